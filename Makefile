@@ -1,0 +1,89 @@
+# dlperf — build, test and demo.
+#   make            build build/dlperf (installs missing Debian packages first)
+#   make demo       the main job: quick calibration, then predict + validate three models
+#   make test       unit, gradient-check and CLI tests (ends with "N passed, M failed")
+#   make asan       the test suite under AddressSanitizer + UBSan
+#   make bench      performance comparisons (bench/, not part of the tests)
+
+CC      ?= gcc
+BUILD   ?= build
+OPT     ?= -O2
+WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+# No -ffast-math anywhere: gradient checks and validations need IEEE semantics.
+CFLAGS  += -std=c11 $(OPT) -g $(WARN) -fopenmp -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
+           -I. $(shell pkg-config --cflags gsl libcjson sqlite3 2>/dev/null)
+# Kernel files only: more aggressive loop optimisation (BLIS habit: only kernels get
+# kernel flags). Still portable x86-64: no -march here; hot loops use target_clones.
+KFLAGS   = -O3
+LDLIBS  += -fopenmp -lopenblas -lgsl -lcjson -lsqlite3 -lz -lm
+TEST_LDLIBS = -lcmocka
+
+LIB_DIRS = ops models microbench predictor db
+LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC  = $(wildcard cli/*.c)
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC = $(wildcard tests/test_*.c)
+TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT = $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+
+DEPS_STAMP = $(BUILD)/.deps-ok
+
+.PHONY: all deps demo test asan bench clean
+all: $(BUILD)/dlperf
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	@scripts/install-deps.sh
+	@touch $@
+
+# The git commit is compiled into cli/version.c only, so a new commit relinks, not rebuilds.
+$(BUILD)/version.h: FORCE | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	@c=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
+	 printf '#define DLPERF_GIT_COMMIT "%s"\n' "$$c" > $@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
+
+$(BUILD)/ops/%.o: ops/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(KFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/cli/version.o: $(BUILD)/version.h
+$(BUILD)/cli/version.o: CFLAGS += -I$(BUILD)
+
+$(BUILD)/libdlperf.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/dlperf: $(CLI_OBJ) $(BUILD)/libdlperf.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlperf.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(BUILD)/libdlperf.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(BUILD)/libdlperf.a $(TEST_LDLIBS) $(LDLIBS)
+
+test: $(BUILD)/dlperf $(TEST_BIN)
+	@BUILD=$(BUILD) tests/run_tests.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	        LDFLAGS="-fsanitize=address,undefined" test
+
+demo: $(BUILD)/dlperf
+	$(BUILD)/dlperf calibrate --quick
+	$(BUILD)/dlperf validate p1b1 alexnet-owt basic-lstm
+
+bench: $(BUILD)/dlperf
+	@scripts/install-deps.sh --bench
+	bench/pytorch_compare.sh
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

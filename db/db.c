@@ -1,0 +1,605 @@
+/* db/db.c — opening, migrating and refusing databases, and the typed reads and writes.
+ *
+ * Every write of one logical record (a run with its steps and trace, a prediction with
+ * its ops) is one transaction, so a crash never leaves half a record behind.
+ */
+#include "db/db.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/schema.h"
+
+struct Db {
+    sqlite3 *h;
+    char path[4096];
+    char err[512];
+};
+
+static int fail(Db *db, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(db->err, sizeof db->err, "%s: ", db->path);
+    if (n < 0 || (size_t)n >= sizeof db->err)
+        n = 0;
+    vsnprintf(db->err + n, sizeof db->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int fail_sqlite(Db *db, const char *what)
+{
+    return fail(db, "%s: %s", what, sqlite3_errmsg(db->h));
+}
+
+const char *db_errmsg(const Db *db) { return db->err; }
+const char *db_path(const Db *db) { return db->path; }
+
+void db_now_iso(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void db_default_path(char *out, size_t n)
+{
+    const char *env = getenv("DLPERF_DB");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    const char *xdg = getenv("XDG_DATA_HOME");
+    if (xdg && *xdg) {
+        snprintf(out, n, "%s/dlperf/dlperf.db", xdg);
+        return;
+    }
+    const char *home = getenv("HOME");
+    snprintf(out, n, "%s/.local/share/dlperf/dlperf.db", home && *home ? home : ".");
+}
+
+/* mkdir -p of the directory part of path. */
+static int make_parent_dirs(const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "%s: cannot create directory %s: %s", path, dir, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create directory %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Refuses, before SQLite ever touches it, a file that exists but is not a SQLite
+ * database: sqlite3_open would happily "open" it and a later write could clobber it. */
+static int check_existing_file(const char *path, bool *exists, char *err, size_t errlen)
+{
+    struct stat st;
+    *exists = false;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "%s: cannot access: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file; --db needs a dlperf SQLite database file", path);
+        return -1;
+    }
+    *exists = true;
+    if (st.st_size == 0)
+        return 0; /* an empty file is a new database to SQLite */
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    char head[16] = {0};
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got != sizeof head || memcmp(head, "SQLite format 3", 16) != 0) {
+        snprintf(err, errlen,
+                 "%s: not a SQLite database (left untouched); --db needs a dlperf database file "
+                 "or a new path", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int pragma_int(Db *db, const char *sql, int *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, sql);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fail_sqlite(db, sql);
+    }
+    *out = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int exec(Db *db, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fail(db, "%s", msg ? msg : sqlite3_errmsg(db->h));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int db_begin(Db *db) { return exec(db, "BEGIN IMMEDIATE"); }
+int db_commit(Db *db) { return exec(db, "COMMIT"); }
+int db_rollback(Db *db)
+{
+    if (sqlite3_get_autocommit(db->h))
+        return 0;
+    char keep[sizeof db->err];
+    memcpy(keep, db->err, sizeof keep); /* keep the error that caused the rollback */
+    int rc = exec(db, "ROLLBACK");
+    memcpy(db->err, keep, sizeof keep);
+    return rc;
+}
+
+/* Brings the schema to the latest version; refuses foreign and newer databases. */
+static int migrate(Db *db)
+{
+    int app = 0, ver = 0, ntables = 0;
+    if (db_begin(db) != 0)
+        return -1;
+    if (pragma_int(db, "PRAGMA application_id", &app) || pragma_int(db, "PRAGMA user_version", &ver) ||
+        pragma_int(db, "SELECT count(*) FROM sqlite_master", &ntables))
+        goto fail;
+    if (app != DB_APPLICATION_ID && (app != 0 || ntables > 0)) {
+        fail(db, "a SQLite database of another application (application_id %d, %d schema objects); "
+                 "refusing to modify it; give --db a dlperf database or a new path", app, ntables);
+        goto fail;
+    }
+    if (ver > db_schema_latest()) {
+        fail(db, "written by a newer dlperf (schema version %d, this dlperf knows up to %d)", ver,
+             db_schema_latest());
+        goto fail;
+    }
+    for (int v = ver; v < db_schema_latest(); v++) {
+        if (exec(db, db_schema_migration(v)) != 0) {
+            char keep[sizeof db->err];
+            memcpy(keep, db->err, sizeof keep);
+            fail(db, "migration to schema version %d failed: %s", v + 1, keep);
+            goto fail;
+        }
+    }
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+             DB_APPLICATION_ID, db_schema_latest());
+    if (exec(db, sql) != 0 || db_commit(db) != 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
+int db_open(const char *path, Db **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!path || !*path) {
+        snprintf(err, errlen, "database path is empty; give --db FILE or set DLPERF_DB");
+        return -1;
+    }
+    bool exists;
+    if (check_existing_file(path, &exists, err, errlen) != 0)
+        return -1;
+    if (!exists && make_parent_dirs(path, err, errlen) != 0)
+        return -1;
+    Db *db = calloc(1, sizeof *db);
+    if (!db) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    snprintf(db->path, sizeof db->path, "%s", path);
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
+        db_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db->h, 15000);
+    /* WAL lets a calibration write while another dlperf reads; NORMAL sync is durable
+     * across application crashes, which is what a measurement store needs. */
+    int app = 0;
+    if (pragma_int(db, "PRAGMA application_id", &app) != 0 ||
+        exec(db, "PRAGMA foreign_keys = ON") != 0 || migrate(db) != 0 ||
+        exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") != 0) {
+        snprintf(err, errlen, "%s", db->err);
+        db_close(db);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+void db_close(Db *db)
+{
+    if (!db)
+        return;
+    sqlite3_close_v2(db->h);
+    free(db);
+}
+
+int db_schema_version(Db *db)
+{
+    int v = -1;
+    pragma_int(db, "PRAGMA user_version", &v);
+    return v;
+}
+
+/* ---- statement helpers: bind by position from a format string ---- */
+
+/* fmt letters: i = int, I = int64_t, d = double, s = text (NULL allowed). */
+static int prepare_bind(Db *db, sqlite3_stmt **st, const char *sql, const char *fmt, va_list ap)
+{
+    if (sqlite3_prepare_v2(db->h, sql, -1, st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    for (int i = 0; fmt[i]; i++) {
+        int rc;
+        switch (fmt[i]) {
+        case 'i': rc = sqlite3_bind_int(*st, i + 1, va_arg(ap, int)); break;
+        case 'I': rc = sqlite3_bind_int64(*st, i + 1, va_arg(ap, int64_t)); break;
+        case 'd': rc = sqlite3_bind_double(*st, i + 1, va_arg(ap, double)); break;
+        case 's': rc = sqlite3_bind_text(*st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
+        default: rc = SQLITE_MISUSE; break;
+        }
+        if (rc != SQLITE_OK) {
+            sqlite3_finalize(*st);
+            *st = NULL;
+            return fail_sqlite(db, "bind");
+        }
+    }
+    return 0;
+}
+
+/* Executes one write statement; sets *rowid (if non-NULL) to the inserted row. */
+static int run_stmt(Db *db, int64_t *rowid, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = prepare_bind(db, &st, sql, fmt, ap);
+    va_end(ap);
+    if (rc != 0)
+        return -1;
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fail_sqlite(db, "write");
+    if (rowid)
+        *rowid = sqlite3_last_insert_rowid(db->h);
+    return 0;
+}
+
+static void col_text(sqlite3_stmt *st, int col, char *out, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+/* ---- machine ---- */
+
+int db_machine_upsert(Db *db, MachineRow *m)
+{
+    char now[32];
+    db_now_iso(now);
+    /* The hostname and OS may change (containers); the hardware fingerprint does not. */
+    if (run_stmt(db, NULL,
+                 "INSERT INTO machine (fingerprint, cpu_model, cpu_flags, cores, mem_bytes, hostname,"
+                 " os, first_seen) VALUES (?,?,?,?,?,?,?,?)"
+                 " ON CONFLICT(fingerprint) DO UPDATE SET hostname = excluded.hostname, os = excluded.os",
+                 "sssiIsss", m->fingerprint, m->cpu_model, m->cpu_flags, m->cores, m->mem_bytes,
+                 m->hostname, m->os, now) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, "SELECT id FROM machine WHERE fingerprint = ?", -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_text(st, 1, m->fingerprint, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        m->id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : fail_sqlite(db, "machine lookup");
+}
+
+/* ---- calibration ---- */
+
+int db_calibration_begin(Db *db, CalibrationRow *c)
+{
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    db_now_iso(c->started_at);
+    snprintf(c->status, sizeof c->status, "running");
+    c->finished_at[0] = '\0';
+    c->pid = (int64_t)getpid();
+    const SoftwareInfo *s = &c->sw;
+    return run_stmt(db, &c->id,
+                    "INSERT INTO calibration (machine_id, mode, status, started_at, pid, hostname,"
+                    " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
+                    " mpi_library) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsssIsiisssss" "s", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
+                    s->threads, s->ranks, s->blas_core, s->blas_config, s->blas_choice, s->compiler,
+                    s->git_commit, s->mpi_library);
+}
+
+int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
+{
+    char now[32];
+    db_now_iso(now);
+    return run_stmt(db, NULL, "UPDATE calibration SET status = ?, finished_at = ? WHERE id = ?", "ssI",
+                    status, now, calibration_id);
+}
+
+int db_calibration_reap(Db *db, int64_t machine_id)
+{
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT id, pid, hostname FROM calibration WHERE machine_id = ? AND status = 'running'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, machine_id);
+    int64_t dead[64];
+    int ndead = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && ndead < 64) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+        const char *h = (const char *)sqlite3_column_text(st, 2);
+        /* Only a process on this host can be checked; one elsewhere may still be running. */
+        bool same_host = h && strcmp(h, host) == 0;
+        if (same_host && kill(pid, 0) != 0 && errno == ESRCH)
+            dead[ndead++] = id;
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < ndead; i++)
+        if (db_calibration_finish(db, dead[i], "interrupted") != 0)
+            return -1;
+    return 0;
+}
+
+static void read_sw(sqlite3_stmt *st, int col, SoftwareInfo *s)
+{
+    s->threads = sqlite3_column_int(st, col);
+    s->ranks = sqlite3_column_int(st, col + 1);
+    col_text(st, col + 2, s->blas_core, sizeof s->blas_core);
+    col_text(st, col + 3, s->blas_config, sizeof s->blas_config);
+    col_text(st, col + 4, s->blas_choice, sizeof s->blas_choice);
+    col_text(st, col + 5, s->compiler, sizeof s->compiler);
+    col_text(st, col + 6, s->git_commit, sizeof s->git_commit);
+    col_text(st, col + 7, s->mpi_library, sizeof s->mpi_library);
+}
+
+int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
+                           " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
+                           " mpi_library FROM calibration"
+                           " WHERE machine_id = ? AND threads = ? AND status = 'complete'"
+                           " ORDER BY id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, machine_id);
+    sqlite3_bind_int(st, 2, threads);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        memset(out, 0, sizeof *out);
+        out->id = sqlite3_column_int64(st, 0);
+        out->machine_id = sqlite3_column_int64(st, 1);
+        col_text(st, 2, out->mode, sizeof out->mode);
+        col_text(st, 3, out->status, sizeof out->status);
+        col_text(st, 4, out->started_at, sizeof out->started_at);
+        col_text(st, 5, out->finished_at, sizeof out->finished_at);
+        out->pid = sqlite3_column_int64(st, 6);
+        read_sw(st, 7, &out->sw);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc == SQLITE_DONE)
+        return DB_NOT_FOUND;
+    return fail_sqlite(db, "calibration lookup");
+}
+
+int db_measurement_insert(Db *db, MeasurementRow *m)
+{
+    if (db_begin(db) != 0)
+        return -1;
+    if (run_stmt(db, &m->id,
+                 "INSERT INTO measurement (calibration_id, family, key, kind, phase, threads, warmups,"
+                 " reps, inner, median_s, min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops,"
+                 " bytes, validated, max_err) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Issssiiiiddddddddd" "id", m->calibration_id, m->family, m->key, m->kind, m->phase,
+                 m->threads, m->warmups, m->reps, m->inner, m->median_s, m->min_s, m->max_s, m->mean_s,
+                 m->stddev_s, m->ci95_lo_s, m->ci95_hi_s, m->flops, m->bytes, (int)m->validated,
+                 m->max_err) != 0)
+        goto fail;
+    for (int i = 0; m->samples && i < m->nsamples; i++)
+        if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s) VALUES (?,?,?)", "Iid",
+                     m->id, i, m->samples[i]) != 0)
+            goto fail;
+    if (db_commit(db) != 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
+int db_measurement_foreach(Db *db, int64_t calibration_id,
+                           int (*fn)(const MeasurementRow *m, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT id, family, key, kind, phase, threads, warmups, reps, inner, median_s,"
+                           " min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops, bytes,"
+                           " validated, max_err FROM measurement WHERE calibration_id = ? ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, calibration_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        MeasurementRow m = {0};
+        m.id = sqlite3_column_int64(st, 0);
+        m.calibration_id = calibration_id;
+        col_text(st, 1, m.family, sizeof m.family);
+        col_text(st, 2, m.key, sizeof m.key);
+        col_text(st, 3, m.kind, sizeof m.kind);
+        col_text(st, 4, m.phase, sizeof m.phase);
+        m.threads = sqlite3_column_int(st, 5);
+        m.warmups = sqlite3_column_int(st, 6);
+        m.reps = sqlite3_column_int(st, 7);
+        m.inner = sqlite3_column_int(st, 8);
+        double *d[] = {&m.median_s, &m.min_s, &m.max_s, &m.mean_s, &m.stddev_s,
+                       &m.ci95_lo_s, &m.ci95_hi_s, &m.flops, &m.bytes};
+        for (int i = 0; i < 9; i++)
+            *d[i] = sqlite3_column_double(st, 9 + i);
+        m.validated = sqlite3_column_int(st, 18) != 0;
+        m.max_err = sqlite3_column_double(st, 19);
+        if (fn(&m, ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "measurement read");
+}
+
+/* ---- runs, predictions, validations ---- */
+
+static int insert_op_rows(Db *db, const char *table, int64_t owner, const OpTimeRow *ops, int nops)
+{
+    char sql[256];
+    bool pred = strcmp(table, "prediction_op") == 0;
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s (%s, op_index, layer, layer_name, key, kind, phase, time_s, flops%s)"
+             " VALUES (?,?,?,?,?,?,?,?,?%s)",
+             table, pred ? "prediction_id" : "run_id", pred ? ", source" : "", pred ? ",?" : "");
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    for (int i = 0; i < nops; i++) {
+        const OpTimeRow *o = &ops[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, owner);
+        sqlite3_bind_int(st, 2, o->op_index);
+        sqlite3_bind_int(st, 3, o->layer);
+        sqlite3_bind_text(st, 4, o->layer_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, o->key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, o->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, o->phase, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 8, o->time_s);
+        sqlite3_bind_double(st, 9, o->flops);
+        if (pred)
+            sqlite3_bind_text(st, 10, o->source, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return fail_sqlite(db, table);
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, int nsteps,
+                  const OpTimeRow *ops, int nops)
+{
+    const SoftwareInfo *s = &r->sw;
+    if (db_begin(db) != 0)
+        return -1;
+    if (run_stmt(db, &r->id,
+                 "INSERT INTO run (machine_id, model, batch, steps, warmup_steps, status, started_at,"
+                 " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit, mpi_library,"
+                 " median_s, min_s, max_s, mean_s, stddev_s, loss_first, loss_last, planned_bytes,"
+                 " peak_rss_bytes, traced) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiiissiissssss" "ddddddddd" "i", r->machine_id, r->model, r->batch, r->steps,
+                 r->warmup_steps, r->status, r->started_at, s->threads, s->ranks, s->blas_core,
+                 s->blas_config, s->blas_choice, s->compiler, s->git_commit, s->mpi_library, r->median_s,
+                 r->min_s, r->max_s, r->mean_s, r->stddev_s, r->loss_first, r->loss_last,
+                 r->planned_bytes, r->peak_rss_bytes, (int)r->traced) != 0)
+        goto fail;
+    for (int i = 0; i < nsteps; i++)
+        if (run_stmt(db, NULL, "INSERT INTO run_step (run_id, step, warmup, time_s, loss) VALUES (?,?,?,?,?)",
+                     "Iiidd", r->id, i, (int)(i < r->warmup_steps), step_s[i], loss ? loss[i] : 0.0) != 0)
+            goto fail;
+    if (ops && insert_op_rows(db, "run_op", r->id, ops, nops) != 0)
+        goto fail;
+    if (db_commit(db) != 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
+int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nops)
+{
+    db_now_iso(p->created_at);
+    if (db_begin(db) != 0)
+        return -1;
+    if (run_stmt(db, &p->id,
+                 "INSERT INTO prediction (calibration_id, model, batch, threads, created_at, iter_s,"
+                 " iter_lo_s, iter_hi_s, fwd_s, bwd_s, update_s, mem_params, mem_grads, mem_opt, mem_act,"
+                 " mem_ws, mem_input, mem_total, n_exact, n_scaled, n_fitted)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiis" "dddddd" "ddddddd" "iii", p->calibration_id, p->model, p->batch, p->threads,
+                 p->created_at, p->iter_s, p->iter_lo_s, p->iter_hi_s, p->fwd_s, p->bwd_s, p->update_s,
+                 p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input,
+                 p->mem_total, p->n_exact, p->n_scaled, p->n_fitted) != 0)
+        goto fail;
+    if (ops && insert_op_rows(db, "prediction_op", p->id, ops, nops) != 0)
+        goto fail;
+    if (db_commit(db) != 0)
+        goto fail;
+    return 0;
+fail:
+    db_rollback(db);
+    return -1;
+}
+
+int db_validation_insert(Db *db, ValidationRow *v)
+{
+    db_now_iso(v->created_at);
+    return run_stmt(db, &v->id,
+                    "INSERT INTO validation (prediction_id, run_id, model, batch, threads, created_at,"
+                    " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisddddd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
+                    v->error_pct);
+}

@@ -1,0 +1,183 @@
+/* db/db.h — the dlperf SQLite database: schema with a migration chain, typed rows, and
+ * the reads and writes the rest of the tool needs.
+ *
+ * One plain file (default $XDG_DATA_HOME/dlperf/dlperf.db; --db and DLPERF_DB override it)
+ * in WAL mode with a busy timeout, so concurrent dlperf processes can write. db/ knows no
+ * op or model internals: ops are stored by their canonical key string (ops/op_key).
+ * A file that is not a SQLite database, or a SQLite database that is not dlperf's
+ * (application_id), is refused and never written.
+ *
+ * Every function returning int returns 0 on success and -1 on error with a one-line
+ * message in db_errmsg(db) that names the database path.
+ */
+#ifndef DLPERF_DB_H
+#define DLPERF_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Db Db;
+
+enum { DB_NOT_FOUND = 1 }; /* returned by lookups that found nothing (not an error) */
+
+/* ---- rows ---- */
+
+typedef struct {
+    int64_t id;
+    char fingerprint[32]; /* hex hash of cpu model, flags, cores, memory: identifies the machine */
+    char cpu_model[128];
+    char cpu_flags[2048];
+    int cores;             /* online logical CPUs */
+    int64_t mem_bytes;     /* MemTotal */
+    char hostname[128];
+    char os[128];          /* uname sysname release machine */
+} MachineRow;
+
+/* The software side of a measurement: recorded with every calibration and every run. */
+typedef struct {
+    int threads;
+    int ranks;
+    char blas_core[32];    /* OpenBLAS core type in use, e.g. "SkylakeX" */
+    char blas_config[256]; /* openblas_get_config() */
+    char blas_choice[160]; /* how the core was chosen: "probed: SkylakeX 196 GF/s > Haswell 98", "user: OPENBLAS_CORETYPE" */
+    char compiler[128];
+    char git_commit[64];
+    char mpi_library[128]; /* empty when not under MPI */
+} SoftwareInfo;
+
+typedef struct {
+    int64_t id;
+    int64_t machine_id;
+    char mode[16];    /* "quick" | "default" */
+    char status[16];  /* "running" | "complete" | "interrupted" */
+    char started_at[32], finished_at[32]; /* ISO 8601 UTC */
+    int64_t pid;      /* of the calibrating process, to detect a dead "running" one */
+    SoftwareInfo sw;
+} CalibrationRow;
+
+/* One timed kernel (microbench protocol result). */
+typedef struct {
+    int64_t id;
+    int64_t calibration_id;
+    char family[24];        /* "gemm", "conv", "stream", "eltwise", "model-op", ... */
+    char key[160];          /* ops/op_key canonical key */
+    char kind[24];          /* op_kind_name */
+    char phase[16];         /* op_phase_name */
+    int threads;
+    int warmups;
+    int reps;               /* samples kept */
+    int inner;              /* kernel executions per sample (for kernels near timer resolution) */
+    double median_s, min_s, max_s, mean_s, stddev_s; /* per execution */
+    double ci95_lo_s, ci95_hi_s;                      /* 95% CI of the mean (Student t) */
+    double flops, bytes;    /* per execution, from op_cost */
+    bool validated;         /* spot check passed outside the timed region */
+    double max_err;         /* largest scaled error of the spot check */
+    const double *samples;  /* reps per-execution times (seconds); written, not read back */
+    int nsamples;
+} MeasurementRow;
+
+typedef struct {
+    int64_t id;
+    int64_t machine_id;
+    char model[48];
+    int batch;
+    int steps;        /* timed steps */
+    int warmup_steps; /* excluded from the statistics */
+    char status[16];  /* "complete" | "failed" */
+    char started_at[32];
+    SoftwareInfo sw;
+    double median_s, min_s, max_s, mean_s, stddev_s; /* per iteration */
+    double loss_first, loss_last;
+    double planned_bytes;   /* memory the plan allocates (profile) */
+    double peak_rss_bytes;  /* measured VmHWM */
+    bool traced;
+} RunRow;
+
+typedef struct {
+    int op_index;   /* position in the training-step plan */
+    int layer;      /* layer index, -1 for model-level ops (loss, update) */
+    char layer_name[48];
+    char key[160];
+    char kind[24];
+    char phase[16];
+    double time_s;  /* runs: median measured; predictions: predicted */
+    double flops;
+    char source[16]; /* predictions: "exact" | "scaled" | "fitted"; runs: "" */
+} OpTimeRow;
+
+typedef struct {
+    int64_t id;
+    int64_t calibration_id;
+    char model[48];
+    int batch;
+    int threads;
+    char created_at[32];
+    double iter_s;          /* predicted time per training iteration */
+    double iter_lo_s, iter_hi_s; /* band from measurement spread (min..max of per-op medians' CI) */
+    double fwd_s, bwd_s, update_s;
+    double mem_params, mem_grads, mem_opt, mem_act, mem_ws, mem_input, mem_total; /* bytes */
+    int n_exact, n_scaled, n_fitted; /* ops priced by each path */
+} PredictionRow;
+
+typedef struct {
+    int64_t id;
+    int64_t prediction_id;
+    int64_t run_id;
+    char model[48];
+    int batch;
+    int threads;
+    char created_at[32];
+    double predicted_s, measured_s, measured_min_s, measured_max_s;
+    double error_pct; /* 100 * (predicted - measured) / measured */
+} ValidationRow;
+
+/* ---- opening ---- */
+
+/* The path dlperf uses when --db is not given: $DLPERF_DB, else
+ * $XDG_DATA_HOME/dlperf/dlperf.db, else $HOME/.local/share/dlperf/dlperf.db. */
+void db_default_path(char *out, size_t n);
+
+/* Opens (creating the file and its directory if needed) and migrates to the current
+ * schema. Refuses a file that is not SQLite or belongs to another application, and a
+ * database from a newer dlperf. On failure *out is NULL and err holds one line. */
+int db_open(const char *path, Db **out, char *err, size_t errlen);
+void db_close(Db *db);
+const char *db_errmsg(const Db *db);
+const char *db_path(const Db *db);
+int db_schema_version(Db *db);
+int db_begin(Db *db);   /* BEGIN IMMEDIATE */
+int db_commit(Db *db);
+int db_rollback(Db *db);
+
+/* ---- machine ---- */
+/* Finds the machine by fingerprint or inserts it; sets m->id. */
+int db_machine_upsert(Db *db, MachineRow *m);
+
+/* ---- calibration ---- */
+/* Inserts with status "running" and started_at = now; sets c->id. */
+int db_calibration_begin(Db *db, CalibrationRow *c);
+/* Sets status ("complete" or "interrupted") and finished_at = now. */
+int db_calibration_finish(Db *db, int64_t calibration_id, const char *status);
+/* Marks "running" calibrations of this machine whose process is gone as "interrupted". */
+int db_calibration_reap(Db *db, int64_t machine_id);
+/* Latest complete calibration of the machine at this thread count: 0, DB_NOT_FOUND or -1. */
+int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out);
+int db_measurement_insert(Db *db, MeasurementRow *m);
+/* Calls fn for every measurement of the calibration (samples not loaded). fn returns
+ * nonzero to stop. */
+int db_measurement_foreach(Db *db, int64_t calibration_id,
+                           int (*fn)(const MeasurementRow *m, void *ctx), void *ctx);
+
+/* ---- runs, predictions, validations ---- */
+/* Inserts the run, its per-step times (step_s[0..nsteps), loss[0..nsteps), warm-up steps
+ * included and flagged) and, when ops != NULL, its per-op trace. Sets r->id. */
+int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, int nsteps,
+                  const OpTimeRow *ops, int nops);
+int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nops);
+int db_validation_insert(Db *db, ValidationRow *v);
+
+/* Current time as ISO 8601 UTC ("2026-11-22T10:00:00Z"). */
+void db_now_iso(char out[32]);
+
+#endif

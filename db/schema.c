@@ -1,0 +1,110 @@
+/* db/schema.c — the schema as a migration chain.
+ *
+ * migrations[i] takes a database from user_version i to i+1. A migration is only ever
+ * appended, never edited: databases in the field have already run the old ones.
+ */
+#include "db/schema.h"
+
+#include <stddef.h>
+
+static const char *const migrations[] = {
+    /* v1: machines, calibrations with their measurements and raw samples, runs with
+     * per-step times and per-op traces, predictions with per-op prices, validations. */
+    "CREATE TABLE machine ("
+    "  id INTEGER PRIMARY KEY,"
+    "  fingerprint TEXT NOT NULL UNIQUE,"
+    "  cpu_model TEXT NOT NULL, cpu_flags TEXT NOT NULL, cores INTEGER NOT NULL,"
+    "  mem_bytes INTEGER NOT NULL, hostname TEXT NOT NULL, os TEXT NOT NULL,"
+    "  first_seen TEXT NOT NULL);"
+    "CREATE TABLE calibration ("
+    "  id INTEGER PRIMARY KEY,"
+    "  machine_id INTEGER NOT NULL REFERENCES machine(id),"
+    "  mode TEXT NOT NULL,"
+    "  status TEXT NOT NULL CHECK (status IN ('running','complete','interrupted')),"
+    "  started_at TEXT NOT NULL, finished_at TEXT, pid INTEGER NOT NULL, hostname TEXT NOT NULL,"
+    "  threads INTEGER NOT NULL, ranks INTEGER NOT NULL,"
+    "  blas_core TEXT NOT NULL, blas_config TEXT NOT NULL, blas_choice TEXT NOT NULL,"
+    "  compiler TEXT NOT NULL, git_commit TEXT NOT NULL, mpi_library TEXT NOT NULL);"
+    "CREATE INDEX calibration_by_machine ON calibration(machine_id, threads, status);"
+    "CREATE TABLE measurement ("
+    "  id INTEGER PRIMARY KEY,"
+    "  calibration_id INTEGER NOT NULL REFERENCES calibration(id) ON DELETE CASCADE,"
+    "  family TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,"
+    "  threads INTEGER NOT NULL, warmups INTEGER NOT NULL, reps INTEGER NOT NULL,"
+    "  inner INTEGER NOT NULL,"
+    "  median_s REAL NOT NULL, min_s REAL NOT NULL, max_s REAL NOT NULL, mean_s REAL NOT NULL,"
+    "  stddev_s REAL NOT NULL, ci95_lo_s REAL NOT NULL, ci95_hi_s REAL NOT NULL,"
+    "  flops REAL NOT NULL, bytes REAL NOT NULL,"
+    "  validated INTEGER NOT NULL, max_err REAL NOT NULL,"
+    "  UNIQUE (calibration_id, key));"
+    "CREATE TABLE sample ("
+    "  measurement_id INTEGER NOT NULL REFERENCES measurement(id) ON DELETE CASCADE,"
+    "  rep INTEGER NOT NULL, time_s REAL NOT NULL, PRIMARY KEY (measurement_id, rep))"
+    "  WITHOUT ROWID;"
+    "CREATE TABLE run ("
+    "  id INTEGER PRIMARY KEY,"
+    "  machine_id INTEGER NOT NULL REFERENCES machine(id),"
+    "  model TEXT NOT NULL, batch INTEGER NOT NULL, steps INTEGER NOT NULL,"
+    "  warmup_steps INTEGER NOT NULL, status TEXT NOT NULL, started_at TEXT NOT NULL,"
+    "  threads INTEGER NOT NULL, ranks INTEGER NOT NULL,"
+    "  blas_core TEXT NOT NULL, blas_config TEXT NOT NULL, blas_choice TEXT NOT NULL,"
+    "  compiler TEXT NOT NULL, git_commit TEXT NOT NULL, mpi_library TEXT NOT NULL,"
+    "  median_s REAL, min_s REAL, max_s REAL, mean_s REAL, stddev_s REAL,"
+    "  loss_first REAL, loss_last REAL, planned_bytes REAL, peak_rss_bytes REAL,"
+    "  traced INTEGER NOT NULL);"
+    "CREATE TABLE run_step ("
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    "  step INTEGER NOT NULL, warmup INTEGER NOT NULL, time_s REAL NOT NULL, loss REAL,"
+    "  PRIMARY KEY (run_id, step)) WITHOUT ROWID;"
+    "CREATE TABLE run_op ("
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    "  op_index INTEGER NOT NULL, layer INTEGER NOT NULL, layer_name TEXT NOT NULL,"
+    "  key TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,"
+    "  time_s REAL NOT NULL, flops REAL NOT NULL,"
+    "  PRIMARY KEY (run_id, op_index)) WITHOUT ROWID;"
+    "CREATE TABLE prediction ("
+    "  id INTEGER PRIMARY KEY,"
+    "  calibration_id INTEGER NOT NULL REFERENCES calibration(id),"
+    "  model TEXT NOT NULL, batch INTEGER NOT NULL, threads INTEGER NOT NULL,"
+    "  created_at TEXT NOT NULL,"
+    "  iter_s REAL NOT NULL, iter_lo_s REAL NOT NULL, iter_hi_s REAL NOT NULL,"
+    "  fwd_s REAL NOT NULL, bwd_s REAL NOT NULL, update_s REAL NOT NULL,"
+    "  mem_params REAL NOT NULL, mem_grads REAL NOT NULL, mem_opt REAL NOT NULL,"
+    "  mem_act REAL NOT NULL, mem_ws REAL NOT NULL, mem_input REAL NOT NULL,"
+    "  mem_total REAL NOT NULL,"
+    "  n_exact INTEGER NOT NULL, n_scaled INTEGER NOT NULL, n_fitted INTEGER NOT NULL);"
+    "CREATE TABLE prediction_op ("
+    "  prediction_id INTEGER NOT NULL REFERENCES prediction(id) ON DELETE CASCADE,"
+    "  op_index INTEGER NOT NULL, layer INTEGER NOT NULL, layer_name TEXT NOT NULL,"
+    "  key TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,"
+    "  time_s REAL NOT NULL, flops REAL NOT NULL, source TEXT NOT NULL,"
+    "  PRIMARY KEY (prediction_id, op_index)) WITHOUT ROWID;"
+    "CREATE TABLE validation ("
+    "  id INTEGER PRIMARY KEY,"
+    "  prediction_id INTEGER NOT NULL REFERENCES prediction(id),"
+    "  run_id INTEGER NOT NULL REFERENCES run(id),"
+    "  model TEXT NOT NULL, batch INTEGER NOT NULL, threads INTEGER NOT NULL,"
+    "  created_at TEXT NOT NULL,"
+    "  predicted_s REAL NOT NULL, measured_s REAL NOT NULL,"
+    "  measured_min_s REAL NOT NULL, measured_max_s REAL NOT NULL, error_pct REAL NOT NULL);"
+    /* Every measurement with the machine and software it was taken on, one row each:
+     * what a user opening the file with sqlite3 wants to read. */
+    "CREATE VIEW measurement_full AS"
+    "  SELECT m.*, c.mode, c.status AS calibration_status, c.started_at,"
+    "         c.blas_core, c.blas_config, c.blas_choice, c.compiler, c.git_commit,"
+    "         c.mpi_library, c.ranks, h.fingerprint, h.cpu_model, h.cpu_flags, h.cores,"
+    "         h.mem_bytes, h.hostname,"
+    "         CASE WHEN m.median_s > 0 THEN m.flops / m.median_s / 1e9 END AS gflops,"
+    "         CASE WHEN m.median_s > 0 THEN m.bytes / m.median_s / 1e9 END AS gbs"
+    "  FROM measurement m JOIN calibration c ON c.id = m.calibration_id"
+    "  JOIN machine h ON h.id = c.machine_id;",
+};
+
+int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }
+
+const char *db_schema_migration(int from_version)
+{
+    if (from_version < 0 || from_version >= db_schema_latest())
+        return NULL;
+    return migrations[from_version];
+}

@@ -1,0 +1,284 @@
+/* ops/ops.h — the operation API shared by models, microbenchmarks and the predictor.
+ *
+ * Every operation has three faces that live together here (seed 002's "BLAS for deep
+ * learning"):
+ *   1. a descriptor  (OpDesc: kind + phase + shape parameters),
+ *   2. a cost        (op_cost: FLOPs and compulsory bytes, from the descriptor alone),
+ *   3. a kernel      (op_run: executes the descriptor on caller-provided buffers).
+ * Models run kernels only through descriptors, microbenchmarks time the very same
+ * descriptors, and the predictor prices them: what is measured is what the models run.
+ *
+ * Conventions
+ *   - fp32, row-major, tensors NCHW; weights (K, C/groups, R, S); dense kernels (in, out).
+ *   - Buffers are passed to op_run as an array `bufs[]` in a fixed order per kind:
+ *     OUTPUTS FIRST, then inputs (see the table in op_buffer_info). Integer buffers are
+ *     int32_t; everything else is float.
+ *   - Backward ops ACCUMULATE into gradients when their `accumulate` flag (or GEMM beta)
+ *     says so; with the flag cleared they overwrite. Zeroing is a separate op (OP_ZERO).
+ *     The plan builder clears the flag for the first writer of a gradient in a step, so a
+ *     training step never memsets gradient buffers it is about to overwrite.
+ *   - No kernel allocates memory. Scratch space comes from `workspace`, sized by
+ *     op_workspace_bytes(); it may be NULL when that is 0.
+ *   - Kernels may use OpenMP internally but never call BLAS from inside a parallel region.
+ */
+#ifndef DLPERF_OPS_H
+#define DLPERF_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { OP_MAX_BUFS = 8, OP_KEY_MAX = 160 };
+
+typedef enum {
+    OP_GEMM,         /* C = alpha*op(A)*op(B) + beta*C (OpenBLAS sgemm)                 */
+    OP_CONV2D,       /* 2-D convolution; phase = FWD, BWD_DATA or BWD_WEIGHTS            */
+    OP_POOL2D,       /* max / average pooling; phase = FWD or BWD_DATA                   */
+    OP_BIAS,         /* FWD: y[n,c,i] += b[c];  BWD_WEIGHTS: db[c] (+)= sum_{n,i} dy     */
+    OP_ACT,          /* ReLU / sigmoid / tanh; FWD y = f(x); BWD_DATA dx = dy * f'(.)     */
+    OP_SOFTMAX_XENT, /* softmax + cross-entropy, mean over the batch                     */
+    OP_SQERR,        /* squared error: mean (MSE) or sum; FWD loss, BWD_DATA dpred        */
+    OP_LSTM_CELL,    /* element-wise LSTM cell for one time step (the GEMMs are OP_GEMM)  */
+    OP_SGD,          /* w -= lr * g                                                      */
+    OP_RMSPROP,      /* Keras RMSprop: a = rho*a + (1-rho)*g^2; w -= lr*g/(sqrt(a)+eps)   */
+    OP_ZERO,         /* x = 0                                                            */
+    OP_COPY,         /* dst = src                                                        */
+    OP_STREAM,       /* STREAM kernels copy/scale/add/triad (memory-bandwidth benchmark)  */
+    OP_KIND_COUNT
+} OpKind;
+
+typedef enum {
+    PHASE_FWD,
+    PHASE_BWD_DATA,
+    PHASE_BWD_WEIGHTS,
+    PHASE_UPDATE,
+    PHASE_COUNT
+} OpPhase;
+
+typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
+typedef enum { POOL_MAX, POOL_AVG } PoolKind;
+typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
+typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
+
+/* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
+ * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
+typedef struct {
+    int m, n, k;
+    bool trans_a, trans_b;
+    float alpha, beta;
+} GemmDesc;
+
+/* Convolution over x (n, c, h, w) with w (k, c/groups, r, s) giving y (n, k, out_h, out_w).
+ * Padding may be asymmetric (TF "SAME" puts the extra pixel at the bottom/right).
+ * accumulate: for BWD_DATA (dx) and BWD_WEIGHTS (dw) add into the output instead of
+ * overwriting it; FWD always overwrites y. */
+typedef struct {
+    int n, c, h, w;
+    int k, r, s;
+    int stride_h, stride_w;
+    int pad_top, pad_left, pad_bottom, pad_right;
+    int groups;
+    int out_h, out_w;
+    bool accumulate;
+} ConvDesc;
+
+/* Pooling over x (n, c, h, w) giving y (n, c, out_h, out_w). Max pooling ignores padded
+ * cells; average pooling divides by the number of non-padded cells in the window (TF). */
+typedef struct {
+    PoolKind kind;
+    int n, c, h, w;
+    int win_h, win_w;
+    int stride_h, stride_w;
+    int pad_top, pad_left, pad_bottom, pad_right;
+    int out_h, out_w;
+    bool accumulate; /* BWD_DATA: add into dx */
+} PoolDesc;
+
+/* Bias over y viewed as (n, c, spatial): FWD y += b; BWD_WEIGHTS db (+)= sum over n, spatial. */
+typedef struct {
+    int n, c, spatial;
+    bool accumulate;
+} BiasDesc;
+
+/* Element-wise activation over `count` values. FWD: y = f(x) (y may alias x).
+ * BWD_DATA: dx = dy * f'(y), written (never accumulated; dx may alias dy). The derivative
+ * is taken from the forward OUTPUT y for all three kinds (relu: y > 0). */
+typedef struct {
+    ActKind act;
+    size_t count;
+} ActDesc;
+
+/* Softmax cross-entropy over logits (n, classes) with int32 labels (n).
+ * FWD: loss = -(1/n) sum log softmax(logits)[label]; probs saved for BWD.
+ * BWD_DATA: dlogits = scale * (probs - onehot(label)) / n, written. */
+typedef struct {
+    int n, classes;
+    float scale;
+} XentDesc;
+
+/* Squared error between pred and target, both (n, features).
+ * mean = true (Keras 'mse'): loss = sum (pred-target)^2 / (n*features).
+ * mean = false (summed, rnn-benchmarks): loss = sum (pred-target)^2.
+ * BWD_DATA: dpred = scale * d loss / d pred, written. */
+typedef struct {
+    int n, features;
+    bool mean;
+    float scale;
+} SqErrDesc;
+
+/* One LSTM time step (TensorFlow BasicLSTMCell: gates in the order i, j, f, o of the
+ * pre-activation columns; forget bias added to f; no peepholes).
+ *   c_t = c_{t-1} * sigmoid(f + b_f + forget_bias) + sigmoid(i + b_i) * tanh(j + b_j)
+ *   h_t = tanh(c_t) * sigmoid(o + b_o)
+ * pre is (batch, 4*hidden) = x_t W_x + h_{t-1} W_h, computed by OP_GEMM. */
+typedef struct {
+    int batch, hidden;
+    float forget_bias;
+} LstmCellDesc;
+
+/* Optimizer updates over `count` parameters. */
+typedef struct {
+    size_t count;
+    float lr;
+    float rho, eps; /* RMSprop only */
+} UpdateDesc;
+
+/* Memory ops and STREAM kernels over `count` floats. STREAM (McCalpin):
+ * copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c. */
+typedef struct {
+    StreamKind kind; /* OP_STREAM only */
+    size_t count;
+    float scalar;
+} MemDesc;
+
+typedef struct {
+    OpKind kind;
+    OpPhase phase;
+    union {
+        GemmDesc gemm;
+        ConvDesc conv;
+        PoolDesc pool;
+        BiasDesc bias;
+        ActDesc act;
+        XentDesc xent;
+        SqErrDesc sqerr;
+        LstmCellDesc lstm;
+        UpdateDesc update;
+        MemDesc mem;
+    } u;
+} OpDesc;
+
+typedef struct {
+    double flops; /* floating-point operations, a multiply-add counted as 2           */
+    double bytes; /* compulsory bytes: each input read once, each output written once  */
+} OpCost;
+
+typedef enum { BUF_FLOAT, BUF_INT32 } BufType;
+typedef enum { BUF_OUT, BUF_IN, BUF_INOUT } BufRole;
+
+typedef struct {
+    const char *name; /* "C", "x", "dw", ...                              */
+    size_t bytes;
+    BufType type;
+    BufRole role;     /* INOUT: read and written (accumulate, in-place, update) */
+} OpBufInfo;
+
+/* ---- descriptor constructors (they fill derived fields; asserts on programmer error) ----
+ * Backward-phase constructors (CONV2D BWD_DATA / BWD_WEIGHTS, POOL2D BWD_DATA, BIAS
+ * BWD_WEIGHTS) set accumulate = true (gradients accumulate, STYLE habit 1); the plan builder
+ * clears it for the first writer. FWD descriptors have accumulate = false. */
+OpDesc op_gemm(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b, float beta);
+/* stride and padding per TF: VALID: out = ceil((in - k + 1) / stride), no padding;
+ * SAME: out = ceil(in / stride), total pad = max((out-1)*stride + k - in, 0), the extra
+ * pixel (odd total) at the bottom/right. */
+OpDesc op_conv2d(OpPhase phase, int n, int c, int h, int w, int k, int r, int s,
+                 int stride, PadMode pad, int groups);
+/* Explicit symmetric padding (Caffe/DeepBench style): out = floor((in + 2p - k)/stride) + 1. */
+OpDesc op_conv2d_explicit(OpPhase phase, int n, int c, int h, int w, int k, int r, int s,
+                          int stride_h, int stride_w, int pad_h, int pad_w, int groups);
+OpDesc op_pool2d(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int win,
+                 int stride, PadMode pad);
+OpDesc op_bias(OpPhase phase, int n, int c, int spatial);
+OpDesc op_act(OpPhase phase, ActKind act, size_t count);
+OpDesc op_softmax_xent(OpPhase phase, int n, int classes);
+OpDesc op_sqerr(OpPhase phase, int n, int features, bool mean);
+OpDesc op_lstm_cell(OpPhase phase, int batch, int hidden, float forget_bias);
+OpDesc op_sgd(size_t count, float lr);
+OpDesc op_rmsprop(size_t count, float lr, float rho, float eps);
+OpDesc op_zero(OpPhase phase, size_t count);
+OpDesc op_copy(OpPhase phase, size_t count);
+OpDesc op_stream(StreamKind kind, size_t count, float scalar);
+
+/* ---- the three faces ---- */
+
+/* FLOPs and compulsory bytes of one execution. */
+OpCost op_cost(const OpDesc *d);
+
+/* Scratch bytes op_run needs for this descriptor (0 if none). */
+size_t op_workspace_bytes(const OpDesc *d);
+
+/* Fills info[0..n) in the order op_run expects bufs[] and returns n (<= OP_MAX_BUFS).
+ *   GEMM              C(inout if beta!=0) | A | B
+ *   CONV2D  FWD       y | x | w
+ *           BWD_DATA  dx | dy | w
+ *           BWD_W     dw | dy | x
+ *   POOL2D  FWD       y | x
+ *           BWD_DATA  dx | dy | x | y
+ *   BIAS    FWD       y(inout) | b
+ *           BWD_W     db | dy
+ *   ACT     FWD       y | x            (y may alias x)
+ *           BWD_DATA  dx | dy | y      (dx may alias dy)
+ *   SOFTMAX_XENT FWD  loss[1] | probs | logits | labels(int32)
+ *           BWD_DATA  dlogits | probs | labels(int32)
+ *   SQERR   FWD       loss[1] | pred | target
+ *           BWD_DATA  dpred | pred | target
+ *   LSTM_CELL FWD     c_t | h_t | act(4H saved: sig(i), tanh(j), sig(f), sig(o)) | pre | c_prev | b
+ *           BWD_DATA  dpre | dc_prev | dh_t | dc_t | act | c_prev | c_t
+ *   SGD               w(inout) | g
+ *   RMSPROP           w(inout) | acc(inout) | g
+ *   ZERO              x
+ *   COPY              dst | src
+ *   STREAM            a | b | c        (roles depend on the kind; all three always passed)
+ */
+int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS]);
+
+/* Executes d. bufs[] as listed above; workspace at least op_workspace_bytes(d). */
+void op_run(const OpDesc *d, void *const bufs[], void *workspace);
+
+/* ---- validation (microbenchmarks check a timed kernel outside the timed region) ---- */
+
+/* After one op_run(d, bufs, ...) recomputes `samples` randomly chosen output elements (seeded
+ * by `seed`; every element when samples >= the output size) plus the first and last element
+ * of each output, directly in double from the inputs, and compares them with what the kernel
+ * wrote: |got - ref| <= atol + rtol * sum|terms| (atol = 1e-5, rtol = 1e-4; sum|terms| is the
+ * sum of the magnitudes of the terms that make up the element). Loss outputs are recomputed
+ * in full. before[i] must hold a copy of bufs[i] taken before the run for every BUF_INOUT
+ * buffer and may be NULL otherwise; outputs must not alias inputs. *max_err (if not NULL)
+ * receives the largest |got - ref| / (atol + rtol * sum|terms|); true when all are <= 1. */
+bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], int samples,
+                   uint64_t seed, double *max_err);
+
+/* ---- naming, used as database keys and in tables ---- */
+
+/* Canonical key of what is timed, e.g. "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0" or
+ * "conv2d bwd_weights n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=1".
+ * Two descriptors with the same key run the same kernel on the same sizes. */
+void op_key(const OpDesc *d, char out[OP_KEY_MAX]);
+/* Parses a key produced by op_key back into a descriptor; false if malformed. */
+bool op_key_parse(const char *key, OpDesc *d);
+
+const char *op_kind_name(OpKind k);   /* "gemm", "conv2d", ...  */
+const char *op_phase_name(OpPhase p); /* "fwd", "bwd_data", "bwd_weights", "update" */
+const char *op_act_name(ActKind a);   /* "relu", "sigmoid", "tanh" */
+bool op_kind_from_name(const char *name, OpKind *out);
+
+/* ---- library facts ---- */
+
+/* Sets the thread count of both OpenBLAS and the OpenMP regions in the kernels. */
+void ops_set_threads(int threads);
+int ops_get_threads(void);
+/* OpenBLAS core type in use ("SkylakeX", "Haswell", ...) and its configuration string. */
+const char *ops_blas_core(void);
+const char *ops_blas_config(void);
+
+#endif

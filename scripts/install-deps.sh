@@ -1,0 +1,18 @@
+#!/bin/sh
+# scripts/install-deps.sh — installs the Debian packages dlperf builds, tests and runs with,
+# but only those that are missing (so `make` stays fast on a prepared machine).
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds the PyTorch peer for bench/)
+set -eu
+pkgs="build-essential pkg-config libopenblas-dev libgsl-dev libsqlite3-dev sqlite3 libcjson-dev
+zlib1g-dev libcmocka-dev openmpi-bin libopenmpi-dev dataset-fashion-mnist gnuplot-nox"
+[ "${1:-}" = "--bench" ] && pkgs="$pkgs python3-torch python3-numpy"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
