@@ -43,7 +43,9 @@ double mb_now_s(void);
 
 /* Times one descriptor by the protocol and fills m (everything except id, family and
  * calibration_id; m->samples points into `samples`, which must hold p->max_reps doubles).
- * Returns 0, or -1 with a message (allocation failure, validation failure). */
+ * Returns 0, or -1 with a message (allocation failure, validation failure). After a
+ * validation failure m is complete with validated = false (evidence the caller may store);
+ * after any other failure m->reps is 0. */
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen);
 

@@ -1,0 +1,414 @@
+/* microbench/protocol.c — the measurement protocol: clock and its resolution, sample
+ * statistics (GSL), and mb_time_op, which allocates, fills, warms up, times and then
+ * validates one operation descriptor (STREAM/OSU habit: validation outside the timed region).
+ */
+#include "microbench/mb.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Buffers are aligned for AVX-512 loads and so that no two buffers share a cache line. */
+enum { MB_ALIGN = 64 };
+
+/* Fill is done in fixed-size chunks, each with its own seed, so the values do not depend
+ * on the number of OpenMP threads that fill them. */
+enum { MB_FILL_CHUNK = 1 << 16 };
+
+/* Points checked by op_spot_check besides the first and last element of each output. */
+enum { MB_SPOT_SAMPLES = 64 };
+
+/* Seed of the input data and of the spot check; fixed so calibrations are reproducible. */
+static const uint64_t MB_SEED = 0x646c70657266ULL; /* "dlperf" */
+
+/* Upper bound on `inner`: keeps a kernel that reports 0 s (broken clock) from spinning. */
+static const long MB_INNER_MAX = 1L << 24;
+
+MbProtocol mb_protocol(bool quick)
+{
+    /* Sample counts and time targets are sized so that the quick lists finish in about a
+     * minute and the default lists in well under 15 minutes on a 2-core machine
+     * (~190 GFLOP/s, ~15 GB/s): the big kernels stop at min_reps, the small ones at the
+     * time target or earlier once the confidence interval is tight. */
+    MbProtocol p;
+    if (quick) {
+        p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 15,
+                         .min_sample_s = 1e-3, .target_s = 0.3, .ci_frac = 0.05};
+    } else {
+        p = (MbProtocol){.mode = "default", .warmups = 2, .min_reps = 5, .max_reps = 50,
+                         .min_sample_s = 2e-3, .target_s = 1.5, .ci_frac = 0.02};
+    }
+    return p;
+}
+
+double mb_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double mb_timer_resolution_s(void)
+{
+    /* clock_getres reports the nominal tick (1 ns on Linux with a TSC), which says nothing
+     * about the cost of reading the clock; the smallest nonzero difference between
+     * consecutive reads is what a timed interval can actually resolve. Take the larger. */
+    struct timespec res;
+    double nominal = 0.0;
+    if (clock_getres(CLOCK_MONOTONIC, &res) == 0)
+        nominal = (double)res.tv_sec + 1e-9 * (double)res.tv_nsec;
+
+    /* Bounded in count and in time: a coarse clock (jiffies in some VMs) would otherwise
+     * make this loop take seconds. */
+    double best = INFINITY;
+    struct timespec t_start;
+    clock_gettime(CLOCK_MONOTONIC, &t_start);
+    for (int i = 0; i < 2000; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        do {
+            clock_gettime(CLOCK_MONOTONIC, &b);
+        } while (b.tv_sec == a.tv_sec && b.tv_nsec == a.tv_nsec);
+        double d = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        if (d > 0 && d < best)
+            best = d;
+        if ((double)(b.tv_sec - t_start.tv_sec) + 1e-9 * (double)(b.tv_nsec - t_start.tv_nsec) > 0.01)
+            break;
+    }
+    if (!isfinite(best))
+        best = 1e-6;
+    return best > nominal ? best : nominal;
+}
+
+void mb_stats(double *samples, int n, MbStats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1)
+        return;
+    gsl_sort(samples, 1, (size_t)n);
+    out->n = n;
+    out->min = samples[0];
+    out->max = samples[n - 1];
+    out->median = gsl_stats_median_from_sorted_data(samples, 1, (size_t)n);
+    out->mean = gsl_stats_mean(samples, 1, (size_t)n);
+    if (n > 1) {
+        out->stddev = gsl_stats_sd(samples, 1, (size_t)n);
+        /* Student t interval of the mean: mean +- t_{0.975, n-1} * s / sqrt(n). */
+        double half = gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * out->stddev / sqrt((double)n);
+        out->ci95_lo = out->mean - half;
+        out->ci95_hi = out->mean + half;
+    } else {
+        /* One sample has no spread estimate; a zero-width interval says "no information"
+         * together with n = 1 rather than inventing one. */
+        out->ci95_lo = out->ci95_hi = out->mean;
+    }
+}
+
+/* ---- buffers ---- */
+
+typedef struct {
+    int n;
+    OpBufInfo info[OP_MAX_BUFS];
+    void *bufs[OP_MAX_BUFS];
+    void *before[OP_MAX_BUFS]; /* snapshots of BUF_INOUT buffers for the spot check */
+    void *ws;
+} MbBuffers;
+
+static void buffers_free(MbBuffers *b)
+{
+    for (int i = 0; i < OP_MAX_BUFS; i++) {
+        free(b->bufs[i]);
+        free(b->before[i]);
+        b->bufs[i] = b->before[i] = NULL;
+    }
+    free(b->ws);
+    b->ws = NULL;
+}
+
+static size_t round_up(size_t bytes)
+{
+    /* aligned_alloc wants a multiple of the alignment; 0-byte buffers still get a line. */
+    size_t r = (bytes + MB_ALIGN - 1) / MB_ALIGN * MB_ALIGN;
+    return r ? r : MB_ALIGN;
+}
+
+/* Value range of float buffer i of d: inputs a kernel of this kind would see in training,
+ * so that no path (NaN, denormal, saturation) is timed that training would not take. */
+static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_clamp)
+{
+    *lo = -1.0f;
+    *hi = 1.0f;
+    *relu_clamp = false;
+    switch (d->kind) {
+    case OP_RMSPROP:
+        if (i == 1) { /* the accumulator of squared gradients is positive */
+            *lo = 0.1f;
+            *hi = 1.0f;
+        }
+        break;
+    case OP_ACT:
+        if (d->phase == PHASE_BWD_DATA && i == 2) { /* y: an output of the activation */
+            if (d->u.act.act == ACT_SIGMOID) {
+                *lo = 0.01f;
+                *hi = 0.99f;
+            } else if (d->u.act.act == ACT_TANH) {
+                *lo = -0.99f;
+                *hi = 0.99f;
+            } else {
+                *relu_clamp = true; /* half zeros, as after a real ReLU */
+            }
+        }
+        break;
+    case OP_SOFTMAX_XENT:
+        if (d->phase == PHASE_BWD_DATA && i == 1) { /* probabilities */
+            *lo = 0.0f;
+            *hi = 1.0f;
+        }
+        break;
+    case OP_LSTM_CELL:
+        if (d->phase == PHASE_BWD_DATA && i == 4) { /* saved gate activations */
+            *lo = 0.0f;
+            *hi = 1.0f;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Fills buffer i with seeded values; returns -1 if no RNG could be allocated. */
+static int buffer_fill(const OpDesc *d, MbBuffers *b, int i, uint64_t seed)
+{
+    const OpBufInfo *bi = &b->info[i];
+    size_t count = bi->bytes / 4; /* float and int32 are both 4 bytes */
+    size_t nchunks = (count + MB_FILL_CHUNK - 1) / MB_FILL_CHUNK;
+    float lo, hi;
+    bool relu_clamp;
+    fill_range(d, i, &lo, &hi, &relu_clamp);
+    unsigned long classes = d->kind == OP_SOFTMAX_XENT && d->u.xent.classes > 0
+                                ? (unsigned long)d->u.xent.classes : 1;
+    int failed = 0;
+
+#pragma omp parallel
+    {
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+        if (!r) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(static)
+        for (size_t c = 0; c < nchunks; c++) {
+            if (!r)
+                continue;
+            gsl_rng_set(r, (unsigned long)(seed ^ (0x9e3779b97f4a7c15ULL * (c + 1))));
+            size_t end = (c + 1) * MB_FILL_CHUNK < count ? (c + 1) * MB_FILL_CHUNK : count;
+            if (bi->type == BUF_INT32) {
+                /* The only int32 buffers are class labels; any value in [0, classes). */
+                int32_t *p = b->bufs[i];
+                for (size_t j = c * MB_FILL_CHUNK; j < end; j++)
+                    p[j] = (int32_t)gsl_rng_uniform_int(r, classes);
+            } else {
+                float *p = b->bufs[i];
+                for (size_t j = c * MB_FILL_CHUNK; j < end; j++) {
+                    float v = lo + (hi - lo) * (float)gsl_rng_uniform(r);
+                    p[j] = relu_clamp && v < 0.0f ? 0.0f : v;
+                }
+            }
+        }
+        gsl_rng_free(r);
+    }
+    return failed ? -1 : 0;
+}
+
+/* Fills every buffer (outputs too: accumulating and in-place kernels read them). For max
+ * pooling backward the saved forward output y must be the max of x's windows, so it is
+ * computed by the forward kernel rather than drawn at random. */
+static int buffers_fill(const OpDesc *d, MbBuffers *b)
+{
+    for (int i = 0; i < b->n; i++)
+        if (buffer_fill(d, b, i, MB_SEED + 7919u * (uint64_t)i) != 0)
+            return -1;
+    if (d->kind == OP_POOL2D && d->phase == PHASE_BWD_DATA) {
+        OpDesc fwd = *d;
+        fwd.phase = PHASE_FWD;
+        fwd.u.pool.accumulate = false;
+        void *fb[OP_MAX_BUFS] = {b->bufs[3], b->bufs[2]}; /* y | x */
+        op_run(&fwd, fb, b->ws);
+    }
+    return 0;
+}
+
+static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    b->n = op_buffer_info(d, b->info);
+    for (int i = 0; i < b->n; i++) {
+        size_t sz = round_up(b->info[i].bytes);
+        b->bufs[i] = aligned_alloc(MB_ALIGN, sz);
+        if (b->bufs[i] && b->info[i].role == BUF_INOUT)
+            b->before[i] = aligned_alloc(MB_ALIGN, sz);
+        if (!b->bufs[i] || (b->info[i].role == BUF_INOUT && !b->before[i])) {
+            snprintf(err, errlen, "out of memory allocating buffer %s (%zu bytes)",
+                     b->info[i].name, b->info[i].bytes);
+            return -1;
+        }
+    }
+    size_t ws = op_workspace_bytes(d);
+    if (d->kind == OP_POOL2D && d->phase == PHASE_BWD_DATA) {
+        OpDesc fwd = *d;
+        fwd.phase = PHASE_FWD;
+        size_t wf = op_workspace_bytes(&fwd);
+        ws = wf > ws ? wf : ws;
+    }
+    if (ws > 0) {
+        b->ws = aligned_alloc(MB_ALIGN, round_up(ws));
+        if (!b->ws) {
+            snprintf(err, errlen, "out of memory allocating workspace (%zu bytes)", ws);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- timing ---- */
+
+/* Seconds taken by `inner` back-to-back executions. */
+static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
+{
+    double t0 = mb_now_s();
+    for (long i = 0; i < inner; i++)
+        op_run(d, b->bufs, b->ws);
+    return mb_now_s() - t0;
+}
+
+int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
+               double *samples, char *err, size_t errlen)
+{
+    int rc = -1;
+    MbBuffers b;
+    double *sorted = NULL;
+    memset(&b, 0, sizeof b);
+    memset(m, 0, sizeof *m);
+    op_key(d, m->key);
+    snprintf(m->kind, sizeof m->kind, "%s", op_kind_name(d->kind));
+    snprintf(m->phase, sizeof m->phase, "%s", op_phase_name(d->phase));
+    m->threads = threads;
+    m->warmups = p->warmups > 1 ? p->warmups : 1; /* at least one: it sizes `inner` */
+    OpCost cost = op_cost(d);
+    m->flops = cost.flops;
+    m->bytes = cost.bytes;
+
+    if (p->min_reps < 1 || p->max_reps < p->min_reps) {
+        snprintf(err, errlen, "bad protocol: min_reps %d, max_reps %d (need 1 <= min <= max)",
+                 p->min_reps, p->max_reps);
+        goto cleanup;
+    }
+    sorted = malloc((size_t)p->max_reps * sizeof *sorted);
+    if (!sorted) {
+        snprintf(err, errlen, "out of memory allocating %d samples", p->max_reps);
+        goto cleanup;
+    }
+    ops_set_threads(threads);
+    if (buffers_alloc(d, &b, err, errlen) != 0)
+        goto cleanup;
+    if (buffers_fill(d, &b) != 0) {
+        snprintf(err, errlen, "out of memory allocating a random number generator");
+        goto cleanup;
+    }
+
+    /* Warm-ups (discarded): page faults, OpenBLAS thread start-up, caches. The fastest of
+     * them estimates one execution, which sizes `inner`. */
+    double t_one = INFINITY;
+    for (int i = 0; i < p->warmups || i < 1; i++) {
+        double t = time_inner(d, &b, 1);
+        if (t < t_one)
+            t_one = t;
+    }
+    /* A sample must be long against the clock's resolution (1000x keeps the quantisation
+     * error at 0.1%) and against p->min_sample_s. */
+    double res = mb_timer_resolution_s();
+    double min_sample = p->min_sample_s > 1000.0 * res ? p->min_sample_s : 1000.0 * res;
+    long inner = 1;
+    if (t_one < min_sample) {
+        /* The warm-up estimate of a tiny kernel is inflated by the first run's cold caches,
+         * so confirm with full batches (also discarded) until one is long enough. */
+        double per = t_one > res ? t_one : res;
+        for (int tries = 0; tries < 8; tries++) {
+            double want = ceil(1.2 * min_sample / per);
+            inner = want > (double)MB_INNER_MAX ? MB_INNER_MAX : (long)want;
+            if (inner < 1)
+                inner = 1;
+            double t = time_inner(d, &b, inner);
+            if (t >= min_sample || inner == MB_INNER_MAX)
+                break;
+            per = t > 0.0 ? t / (double)inner : per / 2.0;
+        }
+    }
+
+    /* Timed samples. */
+    int reps = 0;
+    double start = mb_now_s();
+    MbStats st;
+    for (;;) {
+        samples[reps] = time_inner(d, &b, inner) / (double)inner;
+        reps++;
+        if (reps >= p->max_reps)
+            break;
+        if (reps < p->min_reps)
+            continue;
+        if (mb_now_s() - start >= p->target_s)
+            break;
+        memcpy(sorted, samples, (size_t)reps * sizeof *sorted);
+        mb_stats(sorted, reps, &st);
+        if (0.5 * (st.ci95_hi - st.ci95_lo) <= p->ci_frac * st.median)
+            break;
+    }
+    /* Statistics on a copy: samples[] keeps the time order (drift is visible in the db). */
+    memcpy(sorted, samples, (size_t)reps * sizeof *sorted);
+    mb_stats(sorted, reps, &st);
+    m->reps = reps;
+    m->inner = (int)inner;
+    m->median_s = st.median;
+    m->min_s = st.min;
+    m->max_s = st.max;
+    m->mean_s = st.mean;
+    m->stddev_s = st.stddev;
+    m->ci95_lo_s = st.ci95_lo;
+    m->ci95_hi_s = st.ci95_hi;
+    m->samples = samples;
+    m->nsamples = reps;
+
+    /* Validation, outside the timed region: timing may have let accumulating and in-place
+     * buffers drift, so start again from fresh inputs. */
+    if (buffers_fill(d, &b) != 0) {
+        snprintf(err, errlen, "out of memory allocating a random number generator");
+        m->reps = 0; /* not a validation failure: nothing for the caller to store */
+        goto cleanup;
+    }
+    for (int i = 0; i < b.n; i++)
+        if (b.before[i])
+            memcpy(b.before[i], b.bufs[i], b.info[i].bytes);
+    op_run(d, b.bufs, b.ws);
+    double max_err = 0.0;
+    m->validated = op_spot_check(d, b.bufs, b.before, MB_SPOT_SAMPLES, MB_SEED, &max_err);
+    m->max_err = max_err;
+    if (!m->validated) {
+        snprintf(err, errlen, "%s: spot check failed (max scaled error %.3g > 1)", m->key,
+                 max_err);
+        goto cleanup;
+    }
+    rc = 0;
+
+cleanup:
+    buffers_free(&b);
+    free(sorted);
+    return rc;
+}

@@ -1,0 +1,561 @@
+/* tests/test_microbench.c — the measurement protocol (GSL statistics against hand-computed
+ * values; mb_time_op on small GEMM, convolution and element-wise descriptors), the shape
+ * lists (DeepBench rows checked against MODELS.md §6.4, STREAM's 4x-LLC rule), the
+ * calibration driver end to end into a SQLite file, and the machine fingerprint.
+ * Nothing here asserts a timing target: the machine is shared and noisy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db.h"
+#include "microbench/mb.h"
+#include "ops/ops.h"
+
+/* ---- statistics ---- */
+
+static void test_stats_odd(void **state)
+{
+    (void)state;
+    double x[] = {3, 1, 2, 5, 4};
+    MbStats s;
+    mb_stats(x, 5, &s);
+    assert_int_equal(s.n, 5);
+    assert_float_equal(s.median, 3.0, 1e-12);
+    assert_float_equal(s.mean, 3.0, 1e-12);
+    assert_float_equal(s.min, 1.0, 1e-12);
+    assert_float_equal(s.max, 5.0, 1e-12);
+    assert_float_equal(s.stddev, sqrt(2.5), 1e-12); /* sample sd: sum sq dev 10 / (n-1) */
+    /* mean +- t_{0.975,4} * sd / sqrt(5), t_{0.975,4} = 2.776445105 (tables) */
+    assert_float_equal(s.ci95_lo, 1.0367568385224393, 1e-8);
+    assert_float_equal(s.ci95_hi, 4.9632431614775605, 1e-8);
+    /* the sample is sorted in place */
+    for (int i = 0; i < 5; i++)
+        assert_float_equal(x[i], (double)(i + 1), 0.0);
+}
+
+static void test_stats_even(void **state)
+{
+    (void)state;
+    double x[] = {4, 1, 3, 2};
+    MbStats s;
+    mb_stats(x, 4, &s);
+    assert_float_equal(s.median, 2.5, 1e-12); /* mean of the middle two */
+    assert_float_equal(s.mean, 2.5, 1e-12);
+    assert_float_equal(s.stddev, 1.2909944487358056, 1e-12);
+    /* t_{0.975,3} = 3.182446305 */
+    assert_float_equal(s.ci95_lo, 0.445739743239121, 1e-8);
+    assert_float_equal(s.ci95_hi, 4.5542602567608785, 1e-8);
+}
+
+static void test_stats_single(void **state)
+{
+    (void)state;
+    double x[] = {7.5};
+    MbStats s;
+    mb_stats(x, 1, &s);
+    assert_int_equal(s.n, 1);
+    assert_float_equal(s.median, 7.5, 0.0);
+    assert_float_equal(s.mean, 7.5, 0.0);
+    assert_float_equal(s.min, 7.5, 0.0);
+    assert_float_equal(s.max, 7.5, 0.0);
+    assert_float_equal(s.stddev, 0.0, 0.0);
+    assert_float_equal(s.ci95_lo, 7.5, 0.0); /* zero width: no spread information */
+    assert_float_equal(s.ci95_hi, 7.5, 0.0);
+}
+
+static void test_stats_ci_symmetric_and_t_quantile(void **state)
+{
+    (void)state;
+    double x[] = {1.0e-3, 1.2e-3, 0.9e-3, 1.1e-3, 1.05e-3};
+    MbStats s;
+    mb_stats(x, 5, &s);
+    assert_true(s.ci95_lo <= s.mean && s.mean <= s.ci95_hi);
+    assert_float_equal(s.mean - s.ci95_lo, s.ci95_hi - s.mean, 1e-15);
+    /* half-width * sqrt(n) / sd is the t quantile for 4 degrees of freedom */
+    double t = (s.ci95_hi - s.mean) * sqrt(5.0) / s.stddev;
+    assert_float_equal(t, 2.7764451051977987, 1e-6);
+    assert_true(s.min <= s.median && s.median <= s.max);
+}
+
+static void test_timer(void **state)
+{
+    (void)state;
+    double res = mb_timer_resolution_s();
+    assert_true(res > 0.0 && res < 1e-3);
+    double a = mb_now_s(), b = mb_now_s();
+    assert_true(b >= a);
+}
+
+/* ---- mb_time_op ---- */
+
+/* A protocol that keeps each op to a few milliseconds. */
+static MbProtocol fast_protocol(void)
+{
+    MbProtocol p = mb_protocol(true);
+    p.target_s = 0.01;
+    p.min_sample_s = 1e-4;
+    return p;
+}
+
+static void check_time_op(const OpDesc *d)
+{
+    MbProtocol p = fast_protocol();
+    double samples[64];
+    assert_true(p.max_reps <= 64);
+    MeasurementRow m;
+    char err[256] = "";
+    int rc = mb_time_op(d, &p, 1, &m, samples, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mb_time_op: %s", err);
+    char key[OP_KEY_MAX];
+    op_key(d, key);
+    assert_string_equal(m.key, key);
+    assert_string_equal(m.kind, op_kind_name(d->kind));
+    assert_string_equal(m.phase, op_phase_name(d->phase));
+    assert_true(m.validated);
+    assert_true(m.max_err >= 0.0 && m.max_err <= 1.0);
+    assert_true(m.reps >= p.min_reps && m.reps <= p.max_reps);
+    assert_int_equal(m.nsamples, m.reps);
+    assert_ptr_equal(m.samples, samples);
+    assert_true(m.inner >= 1);
+    assert_int_equal(m.threads, 1);
+    assert_true(m.min_s > 0.0);
+    assert_true(m.min_s <= m.median_s && m.median_s <= m.max_s);
+    assert_true(m.min_s <= m.mean_s && m.mean_s <= m.max_s);
+    assert_true(m.ci95_lo_s <= m.mean_s && m.mean_s <= m.ci95_hi_s);
+    OpCost c = op_cost(d);
+    assert_float_equal(m.flops, c.flops, 0.0);
+    assert_float_equal(m.bytes, c.bytes, 0.0);
+    for (int i = 0; i < m.reps; i++)
+        assert_true(samples[i] >= m.min_s && samples[i] <= m.max_s);
+}
+
+static void test_time_op_gemm(void **state)
+{
+    (void)state;
+    OpDesc nn = op_gemm(PHASE_FWD, 64, 48, 32, false, false, 0.0f);
+    OpDesc tn = op_gemm(PHASE_FWD, 33, 17, 65, true, false, 0.0f);
+    OpDesc nt_acc = op_gemm(PHASE_FWD, 20, 30, 40, false, true, 1.0f); /* C is read: INOUT */
+    check_time_op(&nn);
+    check_time_op(&tn);
+    check_time_op(&nt_acc);
+}
+
+static void test_time_op_conv(void **state)
+{
+    (void)state;
+    OpPhase ph[] = {PHASE_FWD, PHASE_BWD_DATA, PHASE_BWD_WEIGHTS};
+    for (int i = 0; i < 3; i++) {
+        OpDesc d = op_conv2d_explicit(ph[i], 2, 3, 9, 11, 4, 3, 5, 2, 1, 1, 2, 1);
+        check_time_op(&d); /* backward constructors accumulate: INOUT outputs */
+    }
+}
+
+static void test_time_op_eltwise(void **state)
+{
+    (void)state;
+    OpDesc ds[] = {
+        op_act(PHASE_FWD, ACT_RELU, 5000),
+        op_act(PHASE_BWD_DATA, ACT_SIGMOID, 5000),
+        op_act(PHASE_BWD_DATA, ACT_TANH, 4096),
+        op_bias(PHASE_FWD, 2, 8, 49),
+        op_bias(PHASE_BWD_WEIGHTS, 2, 8, 49),
+        op_sgd(3000, 1e-4f),
+        op_rmsprop(3000, 1e-4f, 0.9f, 1e-7f),
+        op_zero(PHASE_FWD, 1000),
+        op_copy(PHASE_FWD, 1000),
+        op_stream(STREAM_TRIAD, 10000, 3.0f),
+        op_softmax_xent(PHASE_FWD, 8, 10),  /* int32 labels must be in [0, classes) */
+        op_softmax_xent(PHASE_BWD_DATA, 8, 10),
+        op_pool2d(PHASE_BWD_DATA, POOL_MAX, 2, 3, 8, 8, 2, 2, PAD_VALID), /* y from forward */
+    };
+    for (size_t i = 0; i < sizeof ds / sizeof *ds; i++)
+        check_time_op(&ds[i]);
+}
+
+/* ---- lists ---- */
+
+typedef struct {
+    int m, n, k;
+    char a, b;
+} GemmRow;
+
+/* DeepBench GEMM training_set, all 160 rows of MODELS.md §6.4 (final list state), in order. */
+static const GemmRow deepbench_gemm_training[160] = {
+    {1760, 16, 1760, 'N', 'N'}, {1760, 32, 1760, 'N', 'N'}, {1760, 64, 1760, 'N', 'N'}, {1760, 128, 1760, 'N', 'N'},
+    {1760, 7000, 1760, 'N', 'N'}, {2048, 16, 2048, 'N', 'N'}, {2048, 32, 2048, 'N', 'N'}, {2048, 64, 2048, 'N', 'N'},
+    {2048, 128, 2048, 'N', 'N'}, {2048, 7000, 2048, 'N', 'N'}, {2560, 16, 2560, 'N', 'N'}, {2560, 32, 2560, 'N', 'N'},
+    {2560, 64, 2560, 'N', 'N'}, {2560, 128, 2560, 'N', 'N'}, {2560, 7000, 2560, 'N', 'N'}, {4096, 16, 4096, 'N', 'N'},
+    {4096, 32, 4096, 'N', 'N'}, {4096, 64, 4096, 'N', 'N'}, {4096, 128, 4096, 'N', 'N'}, {4096, 7000, 4096, 'N', 'N'},
+    {1760, 16, 1760, 'T', 'N'}, {1760, 32, 1760, 'T', 'N'}, {1760, 64, 1760, 'T', 'N'}, {1760, 128, 1760, 'T', 'N'},
+    {1760, 7000, 1760, 'T', 'N'}, {2048, 16, 2048, 'T', 'N'}, {2048, 32, 2048, 'T', 'N'}, {2048, 64, 2048, 'T', 'N'},
+    {2048, 128, 2048, 'T', 'N'}, {2048, 7000, 2048, 'T', 'N'}, {2560, 16, 2560, 'T', 'N'}, {2560, 32, 2560, 'T', 'N'},
+    {2560, 64, 2560, 'T', 'N'}, {2560, 128, 2560, 'T', 'N'}, {2560, 7000, 2560, 'T', 'N'}, {4096, 16, 4096, 'T', 'N'},
+    {4096, 32, 4096, 'T', 'N'}, {4096, 64, 4096, 'T', 'N'}, {4096, 128, 4096, 'T', 'N'}, {4096, 7000, 4096, 'T', 'N'},
+    {1760, 7133, 1760, 'N', 'T'}, {2048, 7133, 2048, 'N', 'T'}, {2560, 7133, 2560, 'N', 'T'}, {4096, 7133, 4096, 'N', 'T'},
+    {5124, 9124, 1760, 'N', 'N'}, {35, 8457, 1760, 'N', 'N'}, {5124, 9124, 2048, 'N', 'N'}, {35, 8457, 2048, 'N', 'N'},
+    {5124, 9124, 2560, 'N', 'N'}, {35, 8457, 2560, 'N', 'N'}, {5124, 9124, 4096, 'N', 'N'}, {35, 8457, 4096, 'N', 'N'},
+    {5124, 9124, 1760, 'T', 'N'}, {35, 8457, 1760, 'T', 'N'}, {5124, 9124, 2048, 'T', 'N'}, {35, 8457, 2048, 'T', 'N'},
+    {5124, 9124, 2560, 'T', 'N'}, {35, 8457, 2560, 'T', 'N'}, {5124, 9124, 4096, 'T', 'N'}, {35, 8457, 4096, 'T', 'N'},
+    {7680, 16, 2560, 'N', 'N'}, {7680, 32, 2560, 'N', 'N'}, {7680, 64, 2560, 'N', 'N'}, {7680, 128, 2560, 'N', 'N'},
+    {7680, 16, 2560, 'T', 'N'}, {7680, 32, 2560, 'T', 'N'}, {7680, 64, 2560, 'T', 'N'}, {7680, 128, 2560, 'T', 'N'},
+    {3072, 16, 1024, 'N', 'N'}, {3072, 32, 1024, 'N', 'N'}, {3072, 64, 1024, 'N', 'N'}, {3072, 128, 1024, 'N', 'N'},
+    {3072, 16, 1024, 'T', 'N'}, {3072, 32, 1024, 'T', 'N'}, {3072, 64, 1024, 'T', 'N'}, {3072, 128, 1024, 'T', 'N'},
+    {3072, 7435, 1024, 'N', 'T'}, {7680, 5481, 2560, 'N', 'T'}, {512, 8, 500000, 'N', 'N'}, {1024, 8, 500000, 'N', 'N'},
+    {512, 16, 500000, 'N', 'N'}, {1024, 16, 500000, 'N', 'N'}, {512, 8, 500000, 'T', 'N'}, {1024, 8, 500000, 'T', 'N'},
+    {512, 16, 500000, 'T', 'N'}, {1024, 16, 500000, 'T', 'N'}, {1024, 700, 512, 'N', 'N'}, {1024, 700, 512, 'T', 'N'},
+    {7680, 24000, 2560, 'N', 'N'}, {6144, 24000, 2048, 'N', 'N'}, {4608, 24000, 1536, 'N', 'N'}, {8448, 24000, 2816, 'N', 'N'},
+    {3072, 24000, 1024, 'N', 'N'}, {7680, 48000, 2560, 'N', 'N'}, {6144, 48000, 2048, 'N', 'N'}, {4608, 48000, 1536, 'N', 'N'},
+    {8448, 48000, 2816, 'N', 'N'}, {3072, 48000, 1024, 'N', 'N'}, {7680, 24000, 2560, 'T', 'N'}, {6144, 24000, 2048, 'T', 'N'},
+    {4608, 24000, 1536, 'T', 'N'}, {8448, 24000, 2816, 'T', 'N'}, {3072, 24000, 1024, 'T', 'N'}, {7680, 48000, 2560, 'T', 'N'},
+    {6144, 48000, 2048, 'T', 'N'}, {4608, 48000, 1536, 'T', 'N'}, {8448, 48000, 2816, 'T', 'N'}, {3072, 48000, 1024, 'T', 'N'},
+    {6144, 16, 2048, 'N', 'N'}, {4608, 16, 1536, 'N', 'N'}, {8448, 16, 2816, 'N', 'N'}, {6144, 32, 2048, 'N', 'N'},
+    {4608, 32, 1536, 'N', 'N'}, {8448, 32, 2816, 'N', 'N'}, {6144, 16, 2048, 'T', 'N'}, {4608, 16, 1536, 'T', 'N'},
+    {8448, 16, 2816, 'T', 'N'}, {6144, 32, 2048, 'T', 'N'}, {4608, 32, 1536, 'T', 'N'}, {8448, 32, 2816, 'T', 'N'},
+    {512, 24000, 2816, 'N', 'N'}, {512, 24000, 2048, 'N', 'N'}, {512, 24000, 2560, 'N', 'N'}, {512, 24000, 1536, 'N', 'N'},
+    {1024, 24000, 2816, 'N', 'N'}, {1024, 24000, 2048, 'N', 'N'}, {1024, 24000, 2560, 'N', 'N'}, {1024, 24000, 1536, 'N', 'N'},
+    {512, 16, 512, 'N', 'N'}, {1024, 16, 512, 'N', 'N'}, {512, 24000, 2816, 'T', 'N'}, {512, 24000, 2048, 'T', 'N'},
+    {512, 24000, 2560, 'T', 'N'}, {512, 24000, 1536, 'T', 'N'}, {1024, 24000, 2816, 'T', 'N'}, {1024, 24000, 2048, 'T', 'N'},
+    {1024, 24000, 2560, 'T', 'N'}, {1024, 24000, 1536, 'T', 'N'}, {512, 16, 512, 'N', 'T'}, {1024, 16, 512, 'N', 'T'},
+    {512, 48000, 2816, 'N', 'N'}, {512, 48000, 2048, 'N', 'N'}, {512, 48000, 2560, 'N', 'N'}, {512, 48000, 1536, 'N', 'N'},
+    {1024, 48000, 2816, 'N', 'N'}, {1024, 48000, 2048, 'N', 'N'}, {1024, 48000, 2560, 'N', 'N'}, {1024, 48000, 1536, 'N', 'N'},
+    {512, 32, 512, 'N', 'N'}, {1024, 32, 512, 'N', 'N'}, {512, 48000, 2816, 'T', 'N'}, {512, 48000, 2048, 'T', 'N'},
+    {512, 48000, 2560, 'T', 'N'}, {512, 48000, 1536, 'T', 'N'}, {1024, 48000, 2816, 'T', 'N'}, {1024, 48000, 2048, 'T', 'N'},
+    {1024, 48000, 2560, 'T', 'N'}, {1024, 48000, 1536, 'T', 'N'}, {512, 32, 512, 'N', 'T'}, {1024, 32, 512, 'N', 'T'},
+};
+
+static bool in_deepbench_table(const GemmDesc *g)
+{
+    for (int i = 0; i < 160; i++) {
+        const GemmRow *r = &deepbench_gemm_training[i];
+        if (r->m == g->m && r->n == g->n && r->k == g->k && (r->a == 'T') == g->trans_a &&
+            (r->b == 'T') == g->trans_b)
+            return true;
+    }
+    return false;
+}
+
+static bool list_has_gemm(const OpDesc *ds, int n, int m, int nn, int k, bool ta, bool tb)
+{
+    for (int i = 0; i < n; i++) {
+        const GemmDesc *g = &ds[i].u.gemm;
+        if (ds[i].kind == OP_GEMM && g->m == m && g->n == nn && g->k == k && g->trans_a == ta &&
+            g->trans_b == tb)
+            return true;
+    }
+    return false;
+}
+
+enum { LIST_MAX = 512 };
+
+static void test_list_gemm_deepbench(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    for (int quick = 1; quick >= 0; quick--) {
+        int n = mb_list_gemm_deepbench(quick, ds, LIST_MAX);
+        assert_true(n > 0 && n <= LIST_MAX);
+        assert_int_equal(mb_list_gemm_deepbench(quick, NULL, 0), n); /* count query */
+        int ta = 0, tb = 0;
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(ds[i].kind, OP_GEMM);
+            assert_int_equal(ds[i].phase, PHASE_FWD);
+            if (!in_deepbench_table(&ds[i].u.gemm))
+                fail_msg("row %d (m=%d n=%d k=%d) is not in DeepBench's training set", i,
+                         ds[i].u.gemm.m, ds[i].u.gemm.n, ds[i].u.gemm.k);
+            double gflop = 2.0 * ds[i].u.gemm.m * ds[i].u.gemm.n * (double)ds[i].u.gemm.k / 1e9;
+            assert_true(gflop <= (quick ? 50.0 : 250.0));
+            assert_float_equal(ds[i].u.gemm.beta, 0.0, 0.0);
+            ta += ds[i].u.gemm.trans_a;
+            tb += ds[i].u.gemm.trans_b;
+        }
+        assert_true(ta > 0 && tb > 0); /* TN and NT rows are both present */
+        /* #5 NN, #24 TN (A transposed), #41 NT (B transposed) in both lists */
+        assert_true(list_has_gemm(ds, n, 1760, 7000, 1760, false, false));
+        assert_true(list_has_gemm(ds, n, 1760, 128, 1760, true, false));
+        assert_true(list_has_gemm(ds, n, 1760, 7133, 1760, false, true));
+        assert_false(list_has_gemm(ds, n, 1760, 7133, 1760, true, false));
+        if (!quick) {
+            assert_true(n >= 30);
+            assert_true(list_has_gemm(ds, n, 512, 8, 500000, false, false));     /* #79 */
+            assert_true(list_has_gemm(ds, n, 3072, 24000, 1024, true, false));   /* #103 */
+            assert_true(list_has_gemm(ds, n, 7680, 5481, 2560, false, true));    /* #78 */
+            assert_false(list_has_gemm(ds, n, 8448, 48000, 2816, false, false)); /* 2284 GFLOP */
+        }
+    }
+}
+
+static void test_list_gemm_square(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    int nq = mb_list_gemm_square(true, ds, LIST_MAX);
+    assert_int_equal(nq, 4);
+    int nd = mb_list_gemm_square(false, ds, LIST_MAX);
+    assert_true(nd > nq && nd <= LIST_MAX);
+    bool non_pow2 = false;
+    for (int i = 0; i < nd; i++) {
+        const GemmDesc *g = &ds[i].u.gemm;
+        assert_true(g->m == g->n && g->n == g->k && !g->trans_a && !g->trans_b);
+        assert_true(g->m >= 64 && g->m <= 4096);
+        non_pow2 |= (g->m & (g->m - 1)) != 0;
+    }
+    assert_true(non_pow2);
+}
+
+static void test_list_conv(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    for (int quick = 1; quick >= 0; quick--) {
+        int n = mb_list_conv_extra(quick, ds, LIST_MAX);
+        assert_true(n > 0 && n <= LIST_MAX);
+        int phases[PHASE_COUNT] = {0};
+        bool first_layer_row = false;
+        for (int i = 0; i < n; i++) {
+            const ConvDesc *c = &ds[i].u.conv;
+            assert_int_equal(ds[i].kind, OP_CONV2D);
+            phases[ds[i].phase]++;
+            if (ds[i].phase == PHASE_BWD_DATA)
+                assert_true(c->c > 3); /* DeepBench: no backward-data for first layers */
+            assert_false(c->accumulate);
+            /* DeepBench #1: W=700 H=161 C=1 N=4 K=32, filter S(width)=20 R(height)=5,
+             * stride 2: output 341 (W) x 79 (H) per MODELS.md */
+            if (c->c == 1 && c->w == 700) {
+                first_layer_row = true;
+                assert_int_equal(c->h, 161);
+                assert_int_equal(c->n, 4);
+                assert_int_equal(c->k, 32);
+                assert_int_equal(c->r, 5);
+                assert_int_equal(c->s, 20);
+                assert_int_equal(c->out_w, 341);
+                assert_int_equal(c->out_h, 79);
+            }
+        }
+        assert_true(first_layer_row);
+        assert_true(phases[PHASE_FWD] > 0 && phases[PHASE_BWD_DATA] > 0 &&
+                    phases[PHASE_BWD_WEIGHTS] > 0);
+        assert_int_equal(phases[PHASE_FWD], phases[PHASE_BWD_WEIGHTS]);
+        assert_true(phases[PHASE_BWD_DATA] < phases[PHASE_FWD]); /* the C=1 row has none */
+    }
+}
+
+static void test_list_stream(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    size_t llc = mb_llc_bytes();
+    assert_true(llc >= 1024);
+    int nq = mb_list_stream(true, ds, LIST_MAX);
+    assert_int_equal(nq, STREAM_COUNT);
+    int nd = mb_list_stream(false, ds, LIST_MAX);
+    assert_int_equal(nd, 2 * STREAM_COUNT);
+    int kinds[STREAM_COUNT] = {0};
+    for (int i = 0; i < nd; i++) {
+        assert_int_equal(ds[i].kind, OP_STREAM);
+        assert_true(ds[i].u.mem.count * sizeof(float) >= 4 * llc); /* STREAM's rule */
+        kinds[ds[i].u.mem.kind]++;
+    }
+    for (int k = 0; k < STREAM_COUNT; k++)
+        assert_int_equal(kinds[k], 2);
+}
+
+static void test_list_eltwise(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    int nq = mb_list_eltwise(true, ds, LIST_MAX);
+    int nd = mb_list_eltwise(false, ds, LIST_MAX);
+    assert_true(nq > 0 && nd > nq && nd <= LIST_MAX);
+    int kinds[OP_KIND_COUNT] = {0};
+    for (int i = 0; i < nd; i++) {
+        OpCost c = op_cost(&ds[i]);
+        assert_true(c.bytes > 0);
+        kinds[ds[i].kind]++;
+    }
+    assert_true(kinds[OP_ACT] > 0 && kinds[OP_BIAS] > 0 && kinds[OP_SGD] > 0 &&
+                kinds[OP_RMSPROP] > 0 && kinds[OP_ZERO] > 0 && kinds[OP_COPY] > 0);
+    /* keys are unique within the list (calibration stores one row per key) */
+    static char keys[LIST_MAX][OP_KEY_MAX];
+    for (int i = 0; i < nd; i++) {
+        op_key(&ds[i], keys[i]);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(keys[i], keys[j]);
+    }
+}
+
+/* ---- calibration end to end ---- */
+
+static char tmpdir[256];
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dlperf-test-mb-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static long long query_int(const char *path, const char *sql, long long arg)
+{
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, arg);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+typedef struct {
+    int calls, last_done, last_total;
+    char last_family[24];
+} ProgressLog;
+
+static void progress_log(int done, int total, const char *family, const char *key,
+                         double elapsed_s, void *ctx)
+{
+    ProgressLog *pl = ctx;
+    assert_non_null(key);
+    assert_true(elapsed_s >= 0.0);
+    assert_int_equal(done, pl->last_done + 1);
+    pl->calls++;
+    pl->last_done = done;
+    pl->last_total = total;
+    snprintf(pl->last_family, sizeof pl->last_family, "%s", family);
+}
+
+static int64_t begin_calibration(Db *db)
+{
+    MachineRow mr;
+    mb_machine_detect(&mr);
+    assert_int_equal(db_machine_upsert(db, &mr), 0);
+    CalibrationRow c;
+    memset(&c, 0, sizeof c);
+    c.machine_id = mr.id;
+    snprintf(c.mode, sizeof c.mode, "quick");
+    mb_software_detect(&c.sw, 1);
+    assert_int_equal(db_calibration_begin(db, &c), 0);
+    return c.id;
+}
+
+static void test_calibrate_end_to_end(void **state)
+{
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/cal.db", tmpdir);
+    Db *db;
+    if (db_open(path, &db, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    int64_t cal = begin_calibration(db);
+
+    /* two families sharing the relu key: it is measured once, under family "a" */
+    OpDesc fa[] = {op_gemm(PHASE_FWD, 32, 24, 16, false, false, 0.0f),
+                   op_act(PHASE_FWD, ACT_RELU, 4096)};
+    OpDesc fb[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f),
+                   op_sgd(4096, 1e-4f) /* duplicate within a family too */};
+    MbFamily fams[] = {{"a", fa, 2}, {"b", fb, 3}};
+    MbProtocol p = fast_protocol();
+    ProgressLog pl = {0};
+    volatile sig_atomic_t stop = 0;
+    int rc = mb_calibrate(db, cal, &p, 1, fams, 2, progress_log, &pl, &stop, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mb_calibrate: %d %s", rc, err);
+    assert_int_equal(pl.calls, 3);
+    assert_int_equal(pl.last_done, 3);
+    assert_int_equal(pl.last_total, 3);
+    assert_string_equal(pl.last_family, "b");
+
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 3);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?"
+                                     " AND family = 'a'", cal), 2);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?"
+                                     " AND validated = 1 AND threads = 1", cal), 3);
+    char relu_key[OP_KEY_MAX], sql[512];
+    op_key(&fa[1], relu_key);
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ? AND"
+                              " family = 'a' AND key = '%s'", relu_key);
+    assert_int_equal(query_int(path, sql, cal), 1);
+    /* every kept sample is stored */
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM sample JOIN measurement ON id ="
+                                     " measurement_id WHERE calibration_id = ?", cal),
+                     query_int(path, "SELECT SUM(reps) FROM measurement WHERE calibration_id = ?", cal));
+
+    /* a stop requested before the first kernel: returns 1, stores nothing */
+    int64_t cal2 = begin_calibration(db);
+    stop = 1;
+    ProgressLog pl2 = {0};
+    rc = mb_calibrate(db, cal2, &p, 1, fams, 2, progress_log, &pl2, &stop, err, sizeof err);
+    assert_int_equal(rc, 1);
+    assert_int_equal(pl2.calls, 0);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal2), 0);
+    db_close(db);
+}
+
+/* ---- machine ---- */
+
+static void test_machine_detect(void **state)
+{
+    (void)state;
+    MachineRow a, b;
+    mb_machine_detect(&a);
+    mb_machine_detect(&b);
+    assert_true(strlen(a.cpu_model) > 0);
+    assert_true(a.cores >= 1);
+    assert_true(a.mem_bytes > 0);
+    assert_true(strlen(a.os) > 0);
+    assert_int_equal(strlen(a.fingerprint), 16);
+    for (int i = 0; i < 16; i++)
+        assert_true(isxdigit((unsigned char)a.fingerprint[i]));
+    assert_string_equal(a.fingerprint, b.fingerprint);
+
+    SoftwareInfo sw;
+    mb_software_detect(&sw, 3);
+    assert_int_equal(sw.threads, 3);
+    assert_int_equal(sw.ranks, 1);
+    assert_true(strlen(sw.compiler) > 0);
+    assert_true(strlen(sw.blas_core) > 0);
+    assert_string_equal(sw.git_commit, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats_odd),
+        cmocka_unit_test(test_stats_even),
+        cmocka_unit_test(test_stats_single),
+        cmocka_unit_test(test_stats_ci_symmetric_and_t_quantile),
+        cmocka_unit_test(test_timer),
+        cmocka_unit_test(test_time_op_gemm),
+        cmocka_unit_test(test_time_op_conv),
+        cmocka_unit_test(test_time_op_eltwise),
+        cmocka_unit_test(test_list_gemm_deepbench),
+        cmocka_unit_test(test_list_gemm_square),
+        cmocka_unit_test(test_list_conv),
+        cmocka_unit_test(test_list_stream),
+        cmocka_unit_test(test_list_eltwise),
+        cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
+        cmocka_unit_test(test_machine_detect),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
