@@ -1,0 +1,219 @@
+/* cli/blas_select.c — running OpenBLAS's fastest correct kernels on this CPU.
+ *
+ * Debian's OpenBLAS is built with DYNAMIC_ARCH and picks a core type from CPUID when it
+ * loads; on some AVX-512 CPUs it picks its AVX2 ("Haswell") kernels although the AVX-512
+ * ones ("SkylakeX", "Cooperlake") run SGEMM about twice as fast. The choice can only be
+ * changed before the library initialises, through OPENBLAS_CORETYPE, so dlperf probes
+ * each plausible core type in a child process (SGEMM timed and validated by the
+ * microbenchmark protocol), caches the verdict per machine and library, and re-executes
+ * itself with the winner. A user's OPENBLAS_CORETYPE is always respected. The choice and
+ * how it was made are recorded with every calibration and run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "microbench/mb.h"
+#include "ops/ops.h"
+
+enum { PROBE_N = 1536, MAX_CAND = 6 };
+
+const char *blas_choice(void)
+{
+    const char *c = getenv("DLPERF_BLAS_CHOICE");
+    return c && *c ? c : "library default (not probed)";
+}
+
+/* The hidden child command: prints "<core> <GFLOP/s> ok|wrong". */
+int cmd_blas_probe(int argc, char **argv, Cli *cli)
+{
+    MbProtocol p = mb_protocol(true);
+    p.min_reps = 3;
+    p.max_reps = 5;
+    OpDesc d = op_gemm(PHASE_FWD, PROBE_N, PROBE_N, PROBE_N, false, false, 0);
+    MeasurementRow m;
+    double samples[64];
+    char err[256];
+    if (p.max_reps > 64)
+        p.max_reps = 64;
+    int rc = mb_time_op(&d, &p, cli->threads, &m, samples, err, sizeof err);
+    printf("%s %.1f %s\n", ops_blas_core(), rc == 0 ? m.flops / m.min_s / 1e9 : 0.0,
+           rc == 0 && m.validated ? "ok" : "wrong");
+    return rc == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+/* Runs the probe with OPENBLAS_CORETYPE=core; false if it failed or computed wrong. */
+static bool probe(const char *core, char *actual, size_t n, double *gflops)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return false;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return false;
+    }
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        setenv("OPENBLAS_CORETYPE", core, 1);
+        setenv("DLPERF_BLAS_CHOICE", "probe", 1);
+        execl("/proc/self/exe", "dlperf", "__blas-probe", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char line[256] = "";
+    FILE *f = fdopen(fd[0], "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        fclose(f);
+    } else {
+        close(fd[0]);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    char name[64], verdict[16];
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || sscanf(line, "%63s %lf %15s", name, gflops, verdict) != 3)
+        return false;
+    snprintf(actual, n, "%s", name);
+    return strcmp(verdict, "ok") == 0;
+}
+
+static void cache_path(char *out, size_t n)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(out, n, "%s/dlperf/blas-core", xdg);
+    else
+        snprintf(out, n, "%s/.cache/dlperf/blas-core", home && *home ? home : "/tmp");
+}
+
+/* Cache line: "<fingerprint>|<blas config>|<core>|<how it was chosen>". */
+static bool cache_read(const char *key, char *core, size_t ncore, char *desc, size_t ndesc)
+{
+    char path[4096], line[1024];
+    cache_path(path, sizeof path);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool found = false;
+    size_t klen = strlen(key);
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, key, klen) != 0 || line[klen] != '|')
+            continue;
+        char *c = line + klen + 1, *bar = strchr(c, '|');
+        if (!bar)
+            continue;
+        *bar = '\0';
+        snprintf(core, ncore, "%s", c);
+        snprintf(desc, ndesc, "%s", bar + 1);
+        found = true;
+    }
+    fclose(f);
+    return found;
+}
+
+static void cache_write(const char *key, const char *core, const char *desc)
+{
+    char path[4096];
+    cache_path(path, sizeof path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "a"); /* best effort: without a cache the next run probes again */
+    if (f) {
+        fprintf(f, "%s|%s|%s\n", key, core, desc);
+        fclose(f);
+    }
+}
+
+static bool has_flag(const char *flags, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (const char *p = strstr(flags, flag); p; p = strstr(p + 1, flag))
+        if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+void blas_select(int argc, char **argv)
+{
+    if (getenv("DLPERF_BLAS_CHOICE"))
+        return; /* decided before the re-exec (or we are a probe) */
+    char desc[160];
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    if (user && *user) {
+        snprintf(desc, sizeof desc, "user: OPENBLAS_CORETYPE=%s", user);
+        setenv("DLPERF_BLAS_CHOICE", desc, 1);
+        return;
+    }
+    MachineRow m;
+    mb_machine_detect(&m);
+    char key[512], best[64], current[64];
+    snprintf(current, sizeof current, "%s", ops_blas_core());
+    snprintf(key, sizeof key, "%s|%s", m.fingerprint, ops_blas_config());
+    for (char *p = key; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    if (!cache_read(key, best, sizeof best, desc, sizeof desc)) {
+        const char *cand[MAX_CAND];
+        int nc = 0;
+        cand[nc++] = current;
+        if (has_flag(m.cpu_flags, "avx512f") && has_flag(m.cpu_flags, "avx512bw") && has_flag(m.cpu_flags, "avx512vl"))
+            cand[nc++] = "SkylakeX";
+        if (has_flag(m.cpu_flags, "avx512_bf16"))
+            cand[nc++] = "Cooperlake";
+        if (has_flag(m.cpu_flags, "avx2") && has_flag(m.cpu_flags, "fma"))
+            cand[nc++] = "Haswell";
+        fprintf(stderr, "dlperf: choosing the OpenBLAS kernels for this CPU (once per machine)...\n");
+        double best_gf = 0, current_gf = 0;
+        int used = snprintf(desc, sizeof desc, "probed sgemm %d^3:", PROBE_N);
+        snprintf(best, sizeof best, "%s", current);
+        for (int i = 0; i < nc; i++) {
+            bool dup = false;
+            for (int j = 0; j < i; j++)
+                dup |= strcmp(cand[i], cand[j]) == 0;
+            char actual[64];
+            double gf = 0;
+            if (dup || !probe(cand[i], actual, sizeof actual, &gf) || strcmp(actual, cand[i]) != 0)
+                continue;
+            if (used < (int)sizeof desc)
+                used += snprintf(desc + used, sizeof desc - (size_t)used, " %s %.0f", actual, gf);
+            if (strcmp(actual, current) == 0)
+                current_gf = gf;
+            if (gf > best_gf) {
+                best_gf = gf;
+                snprintf(best, sizeof best, "%s", actual);
+            }
+        }
+        /* Within 5% is noise on a shared machine: then keep the library's own choice. */
+        if (strcmp(best, current) != 0 && best_gf < 1.05 * current_gf)
+            snprintf(best, sizeof best, "%s", current);
+        if (used < (int)sizeof desc)
+            snprintf(desc + used, sizeof desc - (size_t)used, " GFLOP/s -> %s", best);
+        cache_write(key, best, desc);
+    }
+    setenv("DLPERF_BLAS_CHOICE", desc, 1);
+    if (strcmp(best, current) == 0)
+        return;
+    setenv("OPENBLAS_CORETYPE", best, 1);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "dlperf: cannot re-execute with OPENBLAS_CORETYPE=%s (%s); continuing with %s\n", best,
+            strerror(errno), current);
+    (void)argc;
+}

@@ -1,0 +1,106 @@
+/* cli/cli.h — shared pieces of the `dlperf` command line: the command table entry,
+ * options every command accepts, argument parsing with one-line errors, and output
+ * formatting (tables with units for people, JSON for machines).
+ */
+#ifndef DLPERF_CLI_H
+#define DLPERF_CLI_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "models/model.h"
+
+#define DLPERF_VERSION "0.1.0"
+
+/* Options shared by all commands. */
+typedef struct {
+    const char *cmd;      /* command name, for messages */
+    char db_path[4096];   /* --db, DLPERF_DB or the XDG default */
+    bool json;            /* --json: machine-readable output on stdout */
+    int threads;          /* --threads (default: online cores) */
+    bool threads_given;
+} Cli;
+
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv, Cli *cli);
+    const char *summary;
+    const char *usage; /* full help text of the command */
+} Command;
+
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage/input, 130 interrupted. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+/* getopt_long ids of the common options; commands list them with CLI_COMMON_OPTIONS and
+ * hand them to cli_common_option. */
+enum { OPT_DB = 1000, OPT_JSON, OPT_THREADS, OPT_HELP };
+#define CLI_COMMON_OPTIONS                                                                       \
+    {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, OPT_JSON},              \
+        {"threads", required_argument, NULL, OPT_THREADS}, {"help", no_argument, NULL, OPT_HELP}
+#define CLI_COMMON_HELP                                                                          \
+    "  --db FILE        database (default $DLPERF_DB or $XDG_DATA_HOME/dlperf/dlperf.db)\n"     \
+    "  --threads N      threads for BLAS and kernels (default: all online cores)\n"             \
+    "  --json           machine-readable JSON on stdout\n"                                      \
+    "  --help           this text\n"
+
+/* Handles a common option; returns 0, or EXIT_USAGE after printing the error, or -1 for
+ * --help (caller prints usage and exits 0). */
+int cli_common_option(Cli *cli, int id, const char *arg);
+/* One-line error on stderr: "dlperf CMD: message". Returns EXIT_USAGE or EXIT_FAIL as given. */
+int cli_error(const Cli *cli, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Parses argv with getopt_long (long options only): common options are handled here,
+ * the others passed to fn(cli, id, arg, ctx) which returns 0 or an exit code. Returns 0
+ * with optind at the first operand, -1 after printing usage for --help, or an exit code
+ * after printing a one-line error. */
+typedef int (*CliOptFn)(Cli *cli, int id, const char *arg, void *ctx);
+struct option;
+int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, CliOptFn fn, void *ctx,
+              const char *usage);
+/* Strict integer option in [min, max]: "--batch 'x': expected an integer from 1 to 65536". */
+int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out);
+/* Model by CLI name, or an error listing the valid names. */
+const ModelSpec *cli_model(const Cli *cli, const char *name);
+/* Opens the database at cli->db_path (error printed on failure). */
+Db *cli_db_open(const Cli *cli);
+/* Records this machine (fingerprint) in the database; sets *machine_id. */
+int cli_machine(const Cli *cli, Db *db, MachineRow *m);
+/* Fills the software side of a measurement: threads, BLAS core and how it was chosen,
+ * compiler, git commit. */
+void cli_software(const Cli *cli, SoftwareInfo *sw);
+/* Online cores (the default thread count). */
+int cli_default_threads(void);
+
+/* ---- output ---- */
+/* Human-readable numbers with units into a caller buffer (returned). */
+const char *fmt_time(double s, char *buf, int n);   /* "12.3 ms" */
+const char *fmt_bytes(double b, char *buf, int n);  /* "1.23 GiB" */
+const char *fmt_count(double v, char *buf, int n);  /* "244,397,083" */
+/* Prints a cJSON document on stdout and frees it. */
+void json_print(cJSON *doc);
+/* True if stderr is a terminal (progress is drawn only there). */
+bool progress_enabled(void);
+
+/* ---- BLAS kernel choice (cli/blas_select.c) ---- */
+/* Makes sure OpenBLAS runs its fastest correct core type on this CPU, re-executing the
+ * process with OPENBLAS_CORETYPE set if needed (before any BLAS call). */
+void blas_select(int argc, char **argv);
+/* How the core in use was chosen, for the records ("probed: ...", "user: ..."). */
+const char *blas_choice(void);
+/* The hidden probe command run in child processes. */
+int cmd_blas_probe(int argc, char **argv, Cli *cli);
+
+const char *dlperf_git_commit(void);
+/* The --help text of a command (from the command table in cli/main.c). */
+const char *command_usage(const char *name);
+
+/* ---- commands ---- */
+int cmd_models(int argc, char **argv, Cli *cli);
+int cmd_profile(int argc, char **argv, Cli *cli);
+int cmd_calibrate(int argc, char **argv, Cli *cli);
+int cmd_predict(int argc, char **argv, Cli *cli);
+int cmd_run(int argc, char **argv, Cli *cli);
+int cmd_validate(int argc, char **argv, Cli *cli);
+
+#endif

@@ -1,0 +1,187 @@
+/* cli/cmd_models.c — `dlperf models` and `dlperf profile`: what a model is, from the
+ * same plan expansion that trains and predicts it. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "models/plan.h"
+
+static int no_options(Cli *cli, int id, const char *arg, void *ctx) { return EXIT_USAGE; }
+
+int cmd_models(int argc, char **argv, Cli *cli)
+{
+    static const struct option opts[] = {CLI_COMMON_OPTIONS, {0}};
+    int rc = cli_parse(cli, argc, argv, opts, no_options, NULL, command_usage(cli->cmd));
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'; 'dlperf models' takes no operands", argv[optind]);
+    cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
+    if (!cli->json)
+        printf("%-12s %13s %10s %12s %12s %6s  %s\n", "# model", "params", "MB(fp32)", "fwd GMAC/s.",
+               "fwd GFLOP/s.", "batch", "description");
+    for (int i = 0; i < zoo_count(); i++) {
+        const ModelSpec *m = zoo_get(i);
+        Plan p;
+        char err[256];
+        if (plan_build(m, 1, &p, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        double macs = plan_forward_macs_per_sample(&p);
+        double mb = (double)p.param_count * 4 / 1e6;
+        if (cli->json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", m->name);
+            cJSON_AddStringToObject(o, "title", m->title);
+            cJSON_AddStringToObject(o, "source", m->source);
+            cJSON_AddNumberToObject(o, "params", (double)p.param_count);
+            cJSON_AddNumberToObject(o, "size_mb_fp32", mb);
+            cJSON_AddNumberToObject(o, "fwd_macs_per_sample", macs);
+            cJSON_AddNumberToObject(o, "fwd_flops_per_sample", 2 * macs);
+            cJSON_AddNumberToObject(o, "default_batch", m->default_batch);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            char pc[32];
+            printf("%-12s %13s %10.1f %12.4f %12.4f %6d  %s\n", m->name, fmt_count((double)p.param_count, pc, 32),
+                   mb, macs / 1e9, 2 * macs / 1e9, m->default_batch, m->title);
+        }
+        plan_free(&p);
+    }
+    if (cli->json)
+        json_print(arr);
+    else
+        printf("# params: learnable; fwd: GEMM + convolution work per sample, a multiply-add = 2 FLOPs\n");
+    return EXIT_OK;
+}
+
+typedef struct {
+    int batch;
+    bool layers;
+} ProfileOpts;
+
+enum { OPT_BATCH = 1, OPT_LAYERS };
+
+static int profile_option(Cli *cli, int id, const char *arg, void *ctx)
+{
+    ProfileOpts *o = ctx;
+    switch (id) {
+    case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
+    case OPT_LAYERS: o->layers = true; return 0;
+    }
+    return EXIT_USAGE;
+}
+
+/* Per-layer FLOPs by phase, and the largest workspace any of the layer's ops needs. */
+static void layer_costs(const Plan *p, int layer, double flops[PHASE_COUNT], size_t *ws)
+{
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        flops[ph] = 0;
+    *ws = 0;
+    for (int i = 0; i < p->nops; i++) {
+        const PlanOp *o = &p->ops[i];
+        if (o->layer != layer)
+            continue;
+        flops[o->desc.phase] += op_cost(&o->desc).flops;
+        size_t w = op_workspace_bytes(&o->desc);
+        if (w > *ws)
+            *ws = w;
+    }
+}
+
+int cmd_profile(int argc, char **argv, Cli *cli)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS, {"batch", required_argument, NULL, OPT_BATCH}, {"layers", no_argument, NULL, OPT_LAYERS}, {0}};
+    ProfileOpts po = {0};
+    int rc = cli_parse(cli, argc, argv, opts, profile_option, &po, command_usage(cli->cmd));
+    if (rc)
+        return rc;
+    if (optind != argc - 1)
+        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
+    const ModelSpec *m = cli_model(cli, argv[optind]);
+    if (!m)
+        return EXIT_USAGE;
+    int batch = po.batch ? po.batch : m->default_batch;
+    Plan p;
+    char err[512];
+    if (plan_build(m, batch, &p, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    double flops[PHASE_COUNT];
+    plan_flops(&p, flops);
+    double total_flops = 0;
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        total_flops += flops[ph];
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", m->name);
+        cJSON_AddNumberToObject(o, "batch", batch);
+        cJSON_AddNumberToObject(o, "params", (double)p.param_count);
+        cJSON_AddNumberToObject(o, "fwd_macs_per_sample", plan_forward_macs_per_sample(&p));
+        cJSON *fl = cJSON_AddObjectToObject(o, "flops_per_iteration");
+        for (int ph = 0; ph < PHASE_COUNT; ph++)
+            cJSON_AddNumberToObject(fl, op_phase_name((OpPhase)ph), flops[ph]);
+        cJSON_AddNumberToObject(fl, "total", total_flops);
+        cJSON *mem = cJSON_AddObjectToObject(o, "memory_bytes");
+        for (int a = 0; a < ARENA_COUNT; a++)
+            cJSON_AddNumberToObject(mem, arena_name((ArenaId)a), (double)p.arena_bytes[a]);
+        cJSON_AddNumberToObject(mem, "total", (double)plan_total_bytes(&p));
+        cJSON_AddNumberToObject(o, "ops_per_iteration", p.nops);
+        if (po.layers) {
+            cJSON *ls = cJSON_AddArrayToObject(o, "layers");
+            for (int i = 0; i < p.nlayers; i++) {
+                const PlanLayer *l = &p.layers[i];
+                double lf[PHASE_COUNT];
+                size_t ws;
+                layer_costs(&p, i, lf, &ws);
+                char shape[48];
+                shape_str(&l->out, shape, sizeof shape);
+                cJSON *lo = cJSON_CreateObject();
+                cJSON_AddStringToObject(lo, "name", l->name);
+                cJSON_AddStringToObject(lo, "kind", layer_kind_name(l->kind));
+                cJSON_AddStringToObject(lo, "output_shape", shape);
+                cJSON_AddNumberToObject(lo, "params", (double)l->params);
+                for (int ph = 0; ph < PHASE_UPDATE; ph++)
+                    cJSON_AddNumberToObject(lo, op_phase_name((OpPhase)ph), lf[ph]);
+                cJSON_AddNumberToObject(lo, "activation_bytes", (double)l->act_bytes);
+                cJSON_AddNumberToObject(lo, "workspace_bytes", (double)ws);
+                cJSON_AddItemToArray(ls, lo);
+            }
+        }
+        json_print(o);
+        plan_free(&p);
+        return EXIT_OK;
+    }
+    char b1[32], b2[32];
+    printf("%s — %s\n", m->name, m->title);
+    printf("source: %s\n", m->source);
+    printf("batch %d, %s parameters, %d ops per training iteration\n", batch,
+           fmt_count((double)p.param_count, b1, 32), p.nops);
+    printf("\nFLOPs per iteration (a multiply-add = 2):\n");
+    for (int ph = 0; ph < PHASE_COUNT; ph++)
+        printf("  %-12s %10.2f GFLOP\n", op_phase_name((OpPhase)ph), flops[ph] / 1e9);
+    printf("  %-12s %10.2f GFLOP   (forward %.4f GMAC per sample)\n", "total", total_flops / 1e9,
+           plan_forward_macs_per_sample(&p) / 1e9);
+    printf("\nmemory per process:\n");
+    for (int a = 0; a < ARENA_COUNT; a++)
+        printf("  %-17s %12s\n", arena_name((ArenaId)a), fmt_bytes((double)p.arena_bytes[a], b1, 32));
+    printf("  %-17s %12s\n", "total", fmt_bytes((double)plan_total_bytes(&p), b2, 32));
+    if (po.layers) {
+        printf("\n%-4s %-10s %-8s %-14s %13s %11s %11s %11s %11s %11s\n", "#", "layer", "kind", "output", "params",
+               "fwd GFLOP", "bwd-d GFLOP", "bwd-w GFLOP", "act MiB", "ws MiB");
+        for (int i = 0; i < p.nlayers; i++) {
+            const PlanLayer *l = &p.layers[i];
+            double lf[PHASE_COUNT];
+            size_t ws;
+            layer_costs(&p, i, lf, &ws);
+            char shape[48];
+            shape_str(&l->out, shape, sizeof shape);
+            printf("%-4d %-10s %-8s %-14s %13s %11.3f %11.3f %11.3f %11.1f %11.1f\n", i + 1, l->name,
+                   layer_kind_name(l->kind), shape, fmt_count((double)l->params, b1, 32), lf[PHASE_FWD] / 1e9,
+                   lf[PHASE_BWD_DATA] / 1e9, lf[PHASE_BWD_WEIGHTS] / 1e9, (double)l->act_bytes / 1048576.0,
+                   (double)ws / 1048576.0);
+        }
+        printf("# act: activations and their gradients laid out per layer (batch %d); ws: largest scratch\n", batch);
+    }
+    plan_free(&p);
+    return EXIT_OK;
+}

@@ -1,0 +1,167 @@
+/* cli/cmd_predict.c — `dlperf predict MODEL`: iteration time per op and per layer, which
+ * path priced each op, and memory per process; stored in the database. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/session.h"
+
+typedef struct {
+    int batch;
+    bool all_ops;
+} PredictOpts;
+
+enum { OPT_BATCH = 1, OPT_OPS };
+
+static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
+{
+    PredictOpts *o = ctx;
+    switch (id) {
+    case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
+    case OPT_OPS: o->all_ops = true; return 0;
+    }
+    return EXIT_USAGE;
+}
+
+static void print_memory(const PredictionRow *p)
+{
+    char b[32];
+    printf("\nmemory per process:\n");
+    const char *names[] = {"parameters", "gradients", "optimizer state", "activations", "workspace", "input batch"};
+    const double v[] = {p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input};
+    for (int i = 0; i < 6; i++)
+        printf("  %-16s %12s\n", names[i], fmt_bytes(v[i], b, 32));
+    printf("  %-16s %12s\n", "total", fmt_bytes(p->mem_total, b, 32));
+}
+
+static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int nops, const Plan *plan)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "prediction_id", (double)p->id);
+    cJSON_AddNumberToObject(o, "calibration_id", (double)p->calibration_id);
+    cJSON_AddStringToObject(o, "model", p->model);
+    cJSON_AddNumberToObject(o, "batch", p->batch);
+    cJSON_AddNumberToObject(o, "threads", p->threads);
+    cJSON_AddNumberToObject(o, "iteration_s", p->iter_s);
+    cJSON_AddNumberToObject(o, "iteration_lo_s", p->iter_lo_s);
+    cJSON_AddNumberToObject(o, "iteration_hi_s", p->iter_hi_s);
+    cJSON_AddNumberToObject(o, "forward_s", p->fwd_s);
+    cJSON_AddNumberToObject(o, "backward_s", p->bwd_s);
+    cJSON_AddNumberToObject(o, "update_s", p->update_s);
+    cJSON_AddNumberToObject(o, "samples_per_s", p->batch / p->iter_s);
+    cJSON *src = cJSON_AddObjectToObject(o, "ops_priced");
+    cJSON_AddNumberToObject(src, "exact", p->n_exact);
+    cJSON_AddNumberToObject(src, "scaled", p->n_scaled);
+    cJSON_AddNumberToObject(src, "fitted", p->n_fitted);
+    cJSON *mem = cJSON_AddObjectToObject(o, "memory_bytes");
+    cJSON_AddNumberToObject(mem, "parameters", p->mem_params);
+    cJSON_AddNumberToObject(mem, "gradients", p->mem_grads);
+    cJSON_AddNumberToObject(mem, "optimizer", p->mem_opt);
+    cJSON_AddNumberToObject(mem, "activations", p->mem_act);
+    cJSON_AddNumberToObject(mem, "workspace", p->mem_ws);
+    cJSON_AddNumberToObject(mem, "input", p->mem_input);
+    cJSON_AddNumberToObject(mem, "total", p->mem_total);
+    cJSON *layers = cJSON_AddArrayToObject(o, "layers");
+    for (int l = -1; l < plan->nlayers; l++) {
+        double t = 0;
+        for (int i = 0; i < nops; i++)
+            if (ops[i].layer == l)
+                t += ops[i].time_s;
+        cJSON *lo = cJSON_CreateObject();
+        cJSON_AddStringToObject(lo, "name", l >= 0 ? plan->layers[l].name : "(loss+update)");
+        cJSON_AddNumberToObject(lo, "time_s", t);
+        cJSON_AddItemToArray(layers, lo);
+    }
+    cJSON *arr = cJSON_AddArrayToObject(o, "ops");
+    for (int i = 0; i < nops; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "index", ops[i].op_index);
+        cJSON_AddStringToObject(r, "layer", ops[i].layer_name);
+        cJSON_AddStringToObject(r, "key", ops[i].key);
+        cJSON_AddNumberToObject(r, "time_s", ops[i].time_s);
+        cJSON_AddNumberToObject(r, "flops", ops[i].flops);
+        cJSON_AddStringToObject(r, "source", ops[i].source);
+        cJSON_AddItemToArray(arr, r);
+    }
+    return o;
+}
+
+int cmd_predict(int argc, char **argv, Cli *cli)
+{
+    static const struct option opts[] = {
+        CLI_COMMON_OPTIONS, {"batch", required_argument, NULL, OPT_BATCH}, {"ops", no_argument, NULL, OPT_OPS}, {0}};
+    PredictOpts po = {0};
+    int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
+    if (rc)
+        return rc;
+    if (optind != argc - 1)
+        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
+    const ModelSpec *m = cli_model(cli, argv[optind]);
+    if (!m)
+        return EXIT_USAGE;
+    int batch = po.batch ? po.batch : m->default_batch;
+    Plan plan;
+    char err[512];
+    if (plan_build(m, batch, &plan, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    Db *db = cli_db_open(cli);
+    if (!db) {
+        plan_free(&plan);
+        return EXIT_FAIL;
+    }
+    MachineRow machine;
+    CalibrationRow cal;
+    CostModel *cm = NULL;
+    PredictionRow pred;
+    OpTimeRow *ops = NULL;
+    rc = EXIT_FAIL;
+    if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm) ||
+        session_predict(cli, cm, &cal, &plan, &pred, &ops))
+        goto done;
+    if (db_prediction_insert(db, &pred, ops, plan.nops) != 0) {
+        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        goto done;
+    }
+    rc = EXIT_OK;
+    if (cli->json) {
+        json_print(prediction_json(&pred, ops, plan.nops, &plan));
+        goto done;
+    }
+    char b1[32], b2[32], b3[32];
+    printf("%s at batch %d, %d threads — prediction %lld from calibration %lld (%s, %s, OpenBLAS %s)\n", m->name,
+           batch, cli->threads, (long long)pred.id, (long long)cal.id, cal.mode, cal.started_at, cal.sw.blas_core);
+    printf("\niteration   %s  (band %s .. %s)   %.1f samples/s\n", fmt_time(pred.iter_s, b1, 32),
+           fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32), batch / pred.iter_s);
+    printf("  forward   %s\n  backward  %s\n  update    %s\n", fmt_time(pred.fwd_s, b1, 32),
+           fmt_time(pred.bwd_s, b2, 32), fmt_time(pred.update_s, b3, 32));
+    printf("  ops priced: %d exact, %d scaled from another batch, %d fitted\n", pred.n_exact, pred.n_scaled,
+           pred.n_fitted);
+
+    printf("\n%-14s %12s %7s\n", "layer", "time", "share");
+    for (int l = -1; l < plan.nlayers; l++) {
+        double t = 0;
+        for (int i = 0; i < plan.nops; i++)
+            if (ops[i].layer == l)
+                t += ops[i].time_s;
+        printf("%-14s %12s %6.1f%%\n", l >= 0 ? plan.layers[l].name : "(loss+update)", fmt_time(t, b1, 32),
+               100 * t / pred.iter_s);
+    }
+    OpGroup *g;
+    int ng = op_groups(ops, NULL, plan.nops, &g);
+    int show = po.all_ops ? ng : (ng < 15 ? ng : 15);
+    printf("\n%-12s %5s %12s %9s  %-7s %s\n", "layer", "count", "time", "GFLOP/s", "source", "op");
+    for (int i = 0; i < show; i++)
+        printf("%-12s %5d %12s %9.1f  %-7s %s\n", g[i].layer_name, g[i].count, fmt_time(g[i].time_s, b1, 32),
+               g[i].flops / g[i].time_s / 1e9, g[i].source, g[i].key);
+    if (show < ng)
+        printf("... %d more op groups (--ops lists all)\n", ng - show);
+    free(g);
+    print_memory(&pred);
+done:
+    free(ops);
+    cm_free(cm);
+    db_close(db);
+    plan_free(&plan);
+    return rc;
+}

@@ -1,0 +1,185 @@
+/* cli/common.c — what every command shares: common options, strict argument parsing
+ * with one-line errors, database and machine set-up, and number formatting. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "microbench/mb.h"
+
+int cli_default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int cli_error(const Cli *cli, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "dlperf %s: ", cli->cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, CliOptFn fn, void *ctx,
+              const char *usage)
+{
+    opterr = 0; /* our messages, one line, naming the command */
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        int rc;
+        if (c == '?' || c == ':') {
+            const char *opt = argv[optind - 1];
+            return c == ':' ? cli_error(cli, EXIT_USAGE, "option '%s' needs a value; see 'dlperf %s --help'", opt,
+                                        cli->cmd)
+                            : cli_error(cli, EXIT_USAGE, "unknown option '%s'; see 'dlperf %s --help'", opt,
+                                        cli->cmd);
+        }
+        if (c >= OPT_DB && c <= OPT_HELP)
+            rc = cli_common_option(cli, c, optarg);
+        else
+            rc = fn(cli, c, optarg, ctx);
+        if (rc == -1) {
+            fputs(usage, stdout);
+            return -1;
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (!*val || *end || errno == ERANGE || v < min || v > max)
+        return cli_error(cli, EXIT_USAGE, "%s '%s': expected an integer from %ld to %ld", opt, val, min, max);
+    *out = (int)v;
+    return 0;
+}
+
+int cli_common_option(Cli *cli, int id, const char *arg)
+{
+    switch (id) {
+    case OPT_DB:
+        if (!*arg)
+            return cli_error(cli, EXIT_USAGE, "--db '': expected a file path");
+        snprintf(cli->db_path, sizeof cli->db_path, "%s", arg);
+        return 0;
+    case OPT_JSON:
+        cli->json = true;
+        return 0;
+    case OPT_THREADS: {
+        /* More threads than cores only oversubscribes; allow up to 4x for experiments. */
+        long max = 4L * cli_default_threads();
+        if (cli_parse_int(cli, "--threads", arg, 1, max, &cli->threads) != 0)
+            return EXIT_USAGE;
+        cli->threads_given = true;
+        return 0;
+    }
+    case OPT_HELP:
+        return -1;
+    }
+    return EXIT_USAGE;
+}
+
+const ModelSpec *cli_model(const Cli *cli, const char *name)
+{
+    const ModelSpec *m = zoo_find(name);
+    if (!m) {
+        char names[256];
+        zoo_names(names, sizeof names);
+        cli_error(cli, EXIT_USAGE, "unknown model '%s'; known models: %s (see 'dlperf models')", name, names);
+    }
+    return m;
+}
+
+Db *cli_db_open(const Cli *cli)
+{
+    Db *db;
+    char err[1024];
+    if (db_open(cli->db_path, &db, err, sizeof err) != 0) {
+        cli_error(cli, EXIT_FAIL, "%s", err);
+        return NULL;
+    }
+    return db;
+}
+
+int cli_machine(const Cli *cli, Db *db, MachineRow *m)
+{
+    mb_machine_detect(m);
+    if (db_machine_upsert(db, m) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    return 0;
+}
+
+void cli_software(const Cli *cli, SoftwareInfo *sw)
+{
+    mb_software_detect(sw, cli->threads);
+    snprintf(sw->git_commit, sizeof sw->git_commit, "%s", dlperf_git_commit());
+    snprintf(sw->blas_choice, sizeof sw->blas_choice, "%s", blas_choice());
+}
+
+const char *fmt_time(double s, char *buf, int n)
+{
+    if (s < 0)
+        snprintf(buf, (size_t)n, "-");
+    else if (s >= 100)
+        snprintf(buf, (size_t)n, "%.0f s", s);
+    else if (s >= 1)
+        snprintf(buf, (size_t)n, "%.3f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, (size_t)n, "%.2f ms", s * 1e3);
+    else
+        snprintf(buf, (size_t)n, "%.1f us", s * 1e6);
+    return buf;
+}
+
+const char *fmt_bytes(double b, char *buf, int n)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, (size_t)n, u ? "%.2f %s" : "%.0f %s", b, unit[u]);
+    return buf;
+}
+
+const char *fmt_count(double v, char *buf, int n)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.0f", v);
+    int len = (int)strlen(digits), o = 0;
+    for (int i = 0; i < len && o < n - 1; i++) {
+        if (i > 0 && (len - i) % 3 == 0 && digits[i - 1] != '-' && o < n - 2)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+void json_print(cJSON *doc)
+{
+    char *s = cJSON_Print(doc);
+    if (s) {
+        puts(s);
+        free(s);
+    }
+    cJSON_Delete(doc);
+}
+
+bool progress_enabled(void) { return isatty(STDERR_FILENO); }

@@ -1,0 +1,122 @@
+/* cli/main.c — `dlperf <command> [options]`: the command table and dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ops/ops.h"
+
+static const Command commands[] = {
+    {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
+     "usage: dlperf models [--json]\n\n"
+     "Lists the model zoo: parameters (learnable), size in MB (fp32, 10^6 bytes), forward\n"
+     "multiply-adds and FLOPs per sample (GEMM and convolution; a multiply-add = 2 FLOPs),\n"
+     "and each model's default batch.\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"profile", cmd_profile, "per-layer shapes, parameters, FLOPs per phase and memory of a model",
+     "usage: dlperf profile MODEL [--batch N] [--layers] [--json]\n\n"
+     "The profile comes from the same expansion as the training step and the prediction:\n"
+     "FLOPs per phase for one iteration, and the memory a run allocates, by category.\n"
+     "  --batch N        batch size (default: the model's)\n"
+     "  --layers         one row per layer: output shape, params, FLOPs per phase,\n"
+     "                   activation and workspace bytes\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
+     "usage: dlperf calibrate [--quick] [--threads N] [--db FILE] [--json]\n\n"
+     "Times GEMM (square sweep, the zoo's shapes, a DeepBench subset), convolution (all three\n"
+     "phases), STREAM memory bandwidth and element-wise ops, following the protocol in\n"
+     "DESIGN.md: warm-ups discarded, repetitions until the 95% CI is tight, every result\n"
+     "validated outside the timed region. Every measurement is stored with the machine\n"
+     "fingerprint and the software it ran on. Ctrl-C marks the calibration interrupted;\n"
+     "an interrupted calibration is never used for predictions.\n"
+     "  --quick          fewer shapes and repetitions (about a minute)\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
+     "usage: dlperf predict MODEL [--batch N] [--threads N] [--ops] [--json]\n\n"
+     "Prices every op of one training iteration from the latest complete calibration of\n"
+     "this machine at this thread count: an exact measurement when the calibration has the\n"
+     "op's shape, else the same op scaled from another batch size, else a fitted model;\n"
+     "the source of each price is shown. Also: memory per process by category.\n"
+     "  --batch N        batch size (default: the model's)\n"
+     "  --ops            list every op (default: the 15 most expensive)\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"run", cmd_run, "really train a model and time its iterations",
+     "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--threads N] [--json]\n\n"
+     "Trains the model (forward, backward, optimizer update) on its seeded synthetic data set,\n"
+     "excludes warm-up steps from the statistics, and stores the run. The whole memory is\n"
+     "allocated once, before the first step; a batch that would not fit is refused.\n"
+     "  --steps N        timed steps (default 10)\n"
+     "  --warmup N       untimed steps first (default 2)\n"
+     "  --batch N        batch size (default: the model's)\n"
+     "  --trace          time every op of every step and store the per-op medians\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
+     "usage: dlperf validate [MODEL...] [--steps N] [--warmup N] [--batch N] [--threads N] [--json]\n\n"
+     "For each model (default: all): predicts first, then trains with a per-op trace, then\n"
+     "prints and stores predicted s/iter, measured median s/iter (min..max), the error, and\n"
+     "the ops the prediction missed most.\n"
+     "  --steps N        timed steps (default 5)\n"
+     "  --warmup N       untimed steps first (default 1)\n"
+     "  --batch N        batch size for every model (default: each model's)\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "dlperf %s — how long will this model take to train on this machine, and why?\n\n"
+            "usage: dlperf <command> [options]   (dlperf <command> --help for details)\n\ncommands:\n",
+            DLPERF_VERSION);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\ncommon options:\n" CLI_COMMON_HELP);
+}
+
+/* Commands that execute kernels get the BLAS core choice; the others start instantly. */
+static bool runs_kernels(const char *cmd)
+{
+    return strcmp(cmd, "calibrate") == 0 || strcmp(cmd, "run") == 0 || strcmp(cmd, "validate") == 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("dlperf %s (%s)\n", DLPERF_VERSION, dlperf_git_commit());
+        return EXIT_OK;
+    }
+    Cli cli = {.cmd = name, .threads = cli_default_threads()};
+    db_default_path(cli.db_path, sizeof cli.db_path);
+    if (strcmp(name, "__blas-probe") == 0)
+        return cmd_blas_probe(argc - 1, argv + 1, &cli);
+    for (int i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(commands[i].name, name) != 0)
+            continue;
+        if (runs_kernels(name))
+            blas_select(argc, argv);
+        int rc = commands[i].fn(argc - 1, argv + 1, &cli);
+        return rc < 0 ? EXIT_OK : rc; /* -1: --help was printed */
+    }
+    fprintf(stderr, "dlperf: unknown command '%s'; commands:", name);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(stderr, " %s", commands[i].name);
+    fprintf(stderr, " (see dlperf --help)\n");
+    return EXIT_USAGE;
+}
+
+/* The usage text of a command, for cli_parse. */
+const char *command_usage(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return commands[i].usage;
+    return "";
+}

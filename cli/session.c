@@ -1,0 +1,195 @@
+/* cli/session.c — calibration lookup, prediction and timed runs shared by the commands. */
+#include "cli/session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "microbench/mb.h"
+#include "models/train.h"
+
+int session_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow *cal, CostModel **cm)
+{
+    int rc = db_calibration_latest(db, m->id, cli->threads, cal);
+    if (rc == DB_NOT_FOUND)
+        return cli_error(cli, EXIT_FAIL,
+                         "no complete calibration of this machine at %d threads in %s; run 'dlperf calibrate%s' first",
+                         cli->threads, cli->db_path, cli->threads_given ? " --threads N" : "");
+    if (rc != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    char err[512];
+    *cm = cm_load(db, cal->id, err, sizeof err);
+    if (!*cm)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    return 0;
+}
+
+int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const Plan *p,
+                    PredictionRow *pred, OpTimeRow **ops)
+{
+    memset(pred, 0, sizeof *pred);
+    *ops = calloc((size_t)p->nops, sizeof **ops);
+    if (!*ops)
+        return cli_error(cli, EXIT_FAIL, "out of memory");
+    char err[512];
+    if (pred_iteration(p, cm, pred, *ops, err, sizeof err) != 0) {
+        free(*ops);
+        *ops = NULL;
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
+    pred->calibration_id = cal->id;
+    pred->threads = cli->threads;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int steps, bool trace,
+                const MachineRow *machine, RunResult *out)
+{
+    memset(out, 0, sizeof *out);
+    ops_set_threads(cli->threads);
+    Trainer t;
+    char err[1024];
+    int total = warmup + steps;
+    int nbatches = total < 8 ? total : 8; /* the synthetic data set cycled through */
+    if (progress_enabled())
+        fprintf(stderr, "run: %s batch %d: allocating and initialising...", m->name, batch);
+    if (trainer_init(&t, m, batch, nbatches, 2017, err, sizeof err) != 0) {
+        if (progress_enabled())
+            fputc('\n', stderr);
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
+    out->nsteps = total;
+    out->nops = t.plan.nops;
+    out->step_s = calloc((size_t)total, sizeof *out->step_s);
+    out->loss = calloc((size_t)total, sizeof *out->loss);
+    double *op_t = trace ? calloc((size_t)steps * (size_t)t.plan.nops, sizeof *op_t) : NULL;
+    if (!out->step_s || !out->loss || (trace && !op_t)) {
+        free(op_t);
+        trainer_free(&t);
+        run_result_free(out);
+        return cli_error(cli, EXIT_FAIL, "out of memory");
+    }
+    RunRow *r = &out->row;
+    db_now_iso(r->started_at);
+    for (int s = 0; s < total; s++) {
+        double *trace_row = trace && s >= warmup ? op_t + (size_t)(s - warmup) * t.plan.nops : NULL;
+        double t0 = mb_now_s();
+        out->loss[s] = trainer_step(&t, s, trace_row);
+        out->step_s[s] = mb_now_s() - t0;
+        if (progress_enabled())
+            fprintf(stderr, "\r\033[Krun: %s batch %d: step %d/%d%s %.3f s, loss %.6g", m->name, batch, s + 1, total,
+                    s < warmup ? " (warm-up)" : "", out->step_s[s], out->loss[s]);
+        if (!isfinite(out->loss[s])) {
+            if (progress_enabled())
+                fputc('\n', stderr);
+            free(op_t);
+            trainer_free(&t);
+            run_result_free(out);
+            return cli_error(cli, EXIT_FAIL, "%s: loss became %g at step %d; training diverged", m->name,
+                             out->loss[s], s + 1);
+        }
+    }
+    if (progress_enabled())
+        fputc('\n', stderr);
+
+    snprintf(r->model, sizeof r->model, "%s", m->name);
+    r->machine_id = machine->id;
+    r->batch = batch;
+    r->steps = steps;
+    r->warmup_steps = warmup;
+    snprintf(r->status, sizeof r->status, "complete");
+    cli_software(cli, &r->sw);
+    double *timed = malloc((size_t)steps * sizeof *timed);
+    memcpy(timed, out->step_s + warmup, (size_t)steps * sizeof *timed);
+    MbStats st;
+    mb_stats(timed, steps, &st);
+    free(timed);
+    r->median_s = st.median;
+    r->min_s = st.min;
+    r->max_s = st.max;
+    r->mean_s = st.mean;
+    r->stddev_s = st.stddev;
+    r->loss_first = out->loss[0];
+    r->loss_last = out->loss[total - 1];
+    r->planned_bytes = trainer_bytes_needed(&t.plan, nbatches);
+    r->peak_rss_bytes = peak_rss_bytes();
+    r->traced = trace;
+    if (trace) {
+        out->ops = calloc((size_t)t.plan.nops, sizeof *out->ops);
+        double *col = malloc((size_t)steps * sizeof *col);
+        for (int i = 0; i < t.plan.nops; i++) {
+            for (int s = 0; s < steps; s++)
+                col[s] = op_t[(size_t)s * t.plan.nops + i];
+            OpTimeRow *o = &out->ops[i];
+            const OpDesc *d = &t.plan.ops[i].desc;
+            o->op_index = i;
+            o->layer = t.plan.ops[i].layer;
+            snprintf(o->layer_name, sizeof o->layer_name, "%s", plan_op_owner(&t.plan, i));
+            op_key(d, o->key);
+            snprintf(o->kind, sizeof o->kind, "%s", op_kind_name(d->kind));
+            snprintf(o->phase, sizeof o->phase, "%s", op_phase_name(d->phase));
+            o->time_s = median_of(col, steps);
+            o->flops = op_cost(d).flops;
+        }
+        free(col);
+    }
+    free(op_t);
+    trainer_free(&t);
+    return 0;
+}
+
+void run_result_free(RunResult *r)
+{
+    free(r->step_s);
+    free(r->loss);
+    free(r->ops);
+    memset(r, 0, sizeof *r);
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+    const OpGroup *x = a, *y = b;
+    double dx = x->measured_s >= 0 ? fabs(x->time_s - x->measured_s) : x->time_s;
+    double dy = y->measured_s >= 0 ? fabs(y->time_s - y->measured_s) : y->time_s;
+    return (dx < dy) - (dx > dy);
+}
+
+int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **out)
+{
+    OpGroup *g = calloc((size_t)nops, sizeof *g);
+    int n = 0;
+    for (int i = 0; i < nops; i++) {
+        const OpTimeRow *o = pred ? &pred[i] : &meas[i];
+        int j = 0;
+        while (j < n && !(strcmp(g[j].key, o->key) == 0 && strcmp(g[j].layer_name, o->layer_name) == 0))
+            j++;
+        if (j == n) {
+            snprintf(g[n].layer_name, sizeof g[n].layer_name, "%s", o->layer_name);
+            snprintf(g[n].key, sizeof g[n].key, "%s", o->key);
+            snprintf(g[n].source, sizeof g[n].source, "%s", o->source);
+            g[n].measured_s = pred && meas ? 0 : -1;
+            n++;
+        }
+        g[j].count++;
+        g[j].time_s += o->time_s;
+        g[j].flops += o->flops;
+        if (pred && meas)
+            g[j].measured_s += meas[i].time_s;
+    }
+    qsort(g, (size_t)n, sizeof *g, group_cmp);
+    *out = g;
+    return n;
+}

@@ -1,0 +1,45 @@
+/* cli/session.h — the steps `predict`, `run` and `validate` share: finding this
+ * machine's calibration, pricing a plan, and a timed training run. */
+#ifndef DLPERF_SESSION_H
+#define DLPERF_SESSION_H
+
+#include "cli/cli.h"
+#include "models/plan.h"
+#include "predictor/predict.h"
+
+/* Latest complete calibration of this machine at cli->threads and its cost model.
+ * Prints the error (e.g. "no calibration ...; run dlperf calibrate") and returns nonzero. */
+int session_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow *cal, CostModel **cm);
+
+/* Prices plan p; ops receives p->nops rows (caller frees). Error printed on failure. */
+int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const Plan *p,
+                    PredictionRow *pred, OpTimeRow **ops);
+
+typedef struct {
+    RunRow row;
+    double *step_s, *loss; /* warm-up steps first */
+    int nsteps;            /* warm-up + timed */
+    OpTimeRow *ops;        /* traced runs: per-op median over the timed steps */
+    int nops;
+} RunResult;
+
+/* Trains m at batch for warmup + steps steps (threads from cli), with a per-op trace if
+ * asked. Prints the error and returns nonzero on failure (including "does not fit"). */
+int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int steps, bool trace,
+                const MachineRow *machine, RunResult *out);
+void run_result_free(RunResult *r);
+
+/* Per-op rows aggregated over identical ops of a layer (the 30 LSTM steps become one
+ * row with count 30), sorted by time, for the tables people read. */
+typedef struct {
+    char layer_name[48];
+    char key[160];
+    char source[16];
+    int count;
+    double time_s;     /* predicted (or measured when only one side is given) */
+    double measured_s; /* validate: measured */
+    double flops;
+} OpGroup;
+int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **out);
+
+#endif

@@ -1,0 +1,63 @@
+/* predictor/predict.c — iteration time and memory of a training-step plan.
+ *
+ * Iteration time = sum of the priced ops of the plan (forward, loss, backward, update),
+ * one after another as plan_exec runs them; memory = the plan's arenas, which are exactly
+ * what `dlperf run` allocates (plus the data set it cycles through).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "predictor/predict.h"
+
+void pred_memory(const Plan *p, PredictionRow *out)
+{
+    const size_t *a = p->arena_bytes;
+    out->mem_params = (double)a[ARENA_PARAM];
+    out->mem_grads = (double)a[ARENA_GRAD];
+    out->mem_opt = (double)a[ARENA_OPT];
+    out->mem_act = (double)(a[ARENA_ACT] + a[ARENA_ACTGRAD]);
+    out->mem_ws = (double)a[ARENA_WS];
+    out->mem_input = (double)a[ARENA_INPUT];
+    out->mem_total = (double)plan_total_bytes(p);
+}
+
+int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTimeRow *ops, char *err,
+                   size_t errlen)
+{
+    snprintf(out->model, sizeof out->model, "%s", p->model->name);
+    out->batch = p->batch;
+    out->iter_s = out->iter_lo_s = out->iter_hi_s = 0;
+    out->fwd_s = out->bwd_s = out->update_s = 0;
+    out->n_exact = out->n_scaled = out->n_fitted = 0;
+    for (int i = 0; i < p->nops; i++) {
+        const PlanOp *o = &p->ops[i];
+        OpPrice pr;
+        if (cm_price(cm, &o->desc, &pr, err, errlen) != 0)
+            return -1;
+        out->iter_s += pr.time_s;
+        out->iter_lo_s += pr.lo_s;
+        out->iter_hi_s += pr.hi_s;
+        switch (o->desc.phase) {
+        case PHASE_FWD: out->fwd_s += pr.time_s; break;
+        case PHASE_UPDATE: out->update_s += pr.time_s; break;
+        default: out->bwd_s += pr.time_s; break;
+        }
+        int *count[] = {&out->n_exact, &out->n_scaled, &out->n_fitted};
+        (*count[pr.source])++;
+        if (ops) {
+            OpTimeRow *r = &ops[i];
+            memset(r, 0, sizeof *r);
+            r->op_index = i;
+            r->layer = o->layer;
+            snprintf(r->layer_name, sizeof r->layer_name, "%s", plan_op_owner(p, i));
+            op_key(&o->desc, r->key);
+            snprintf(r->kind, sizeof r->kind, "%s", op_kind_name(o->desc.kind));
+            snprintf(r->phase, sizeof r->phase, "%s", op_phase_name(o->desc.phase));
+            r->time_s = pr.time_s;
+            r->flops = op_cost(&o->desc).flops;
+            snprintf(r->source, sizeof r->source, "%s", price_source_name(pr.source));
+        }
+    }
+    pred_memory(p, out);
+    return 0;
+}
