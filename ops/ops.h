@@ -250,7 +250,7 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace);
 /* After one op_run(d, bufs, ...) recomputes `samples` randomly chosen output elements (seeded
  * by `seed`; every element when samples >= the output size) plus the first and last element
  * of each output, directly in double from the inputs, and compares them with what the kernel
- * wrote: |got - ref| <= atol + rtol * sum|terms| (atol = 1e-5, rtol = 1e-4; sum|terms| is the
+ * wrote: |got - ref| <= atol + rtol * sum|terms| (atol = 1e-6, rtol = 1e-4; sum|terms| is the
  * sum of the magnitudes of the terms that make up the element). Loss outputs are recomputed
  * in full. before[i] must hold a copy of bufs[i] taken before the run for every BUF_INOUT
  * buffer and may be NULL otherwise; outputs must not alias inputs. *max_err (if not NULL)

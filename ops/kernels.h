@@ -1,0 +1,111 @@
+/* ops/kernels.h — the typed kernels behind op_run, one free function per op and phase.
+ *
+ * Signatures follow one habit (llm.c): outputs first, then inputs, then the descriptor,
+ * then scratch. Shapes are in the comments; all tensors are fp32 row-major NCHW unless
+ * said otherwise. Callers outside ops/ should go through op_run (which checks the
+ * descriptor); these are exposed for tests and for the few callers that want the typed
+ * form. No kernel allocates; OpenMP is used inside, BLAS never from a parallel region.
+ */
+#ifndef DLPERF_OPS_KERNELS_H
+#define DLPERF_OPS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/ops.h"
+
+/* Always-on assert (STYLE habit 5): programmer errors abort with file:line whatever
+ * NDEBUG says; a wrong shape or a NULL buffer must never become silent memory corruption. */
+#define OPS_ASSERT(cond) \
+    ((cond) ? (void)0 : ops_assert_fail(#cond, __FILE__, __LINE__, NULL))
+_Noreturn void ops_assert_fail(const char *expr, const char *file, int line,
+                               const char *detail);
+
+/* Element counts below this run serially: an OpenMP fork/join costs a few microseconds,
+ * more than the loop itself for small tensors (and the tests' tiny shapes stay serial). */
+enum { OPS_PAR_MIN = 32768 };
+
+/* The Makefile builds ops/ for baseline x86-64 (no -march), so the loops that are worth
+ * vectorising wider are compiled three times and picked at load time (ifunc). OpenMP
+ * outlines parallel bodies into functions that do not inherit the attribute, hence the
+ * pattern: a parallel region splits the range, a cloned "span" function does the loop. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define OPS_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OPS_TARGET_CLONES
+#endif
+
+/* Splits [0, n) evenly over the threads of the enclosing parallel region (the static
+ * schedule, by hand, so each thread can call a vectorised span kernel on its part). */
+void ops_span_split(size_t n, size_t *lo, size_t *hi);
+
+/* ---- GEMM (gemm.c) ---- */
+/* c (m, n) = alpha * op(a) * op(b) + beta * c; a (m, k) or (k, m) if trans_a;
+ * b (k, n) or (n, k) if trans_b; tightly packed. */
+void gemm_run(float *c, const float *a, const float *b, const GemmDesc *d);
+
+/* ---- convolution (conv.c), im2col + sgemm per image and group (Caffe) ----
+ * x (n, c, h, w); w (k, c/groups, r, s); y (n, k, out_h, out_w);
+ * ws: one image's column buffer (c/groups * r * s, out_h * out_w), NULL on the 1x1 path. */
+bool conv2d_is_1x1(const ConvDesc *d);
+size_t conv2d_workspace_floats(const ConvDesc *d);
+void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d, float *ws);
+/* dx (=|+=) conv^T(dy, w) */
+void conv2d_backward_data(float *dx, const float *dy, const float *w, const ConvDesc *d,
+                          float *ws);
+/* dw (=|+=) sum over images of dy_n * col(x_n)^T */
+void conv2d_backward_weights(float *dw, const float *dy, const float *x, const ConvDesc *d,
+                             float *ws);
+
+/* ---- pooling (pool.c) ---- x, dx (n, c, h, w); y, dy (n, c, out_h, out_w) */
+void pool2d_forward(float *y, const float *x, const PoolDesc *d);
+/* Max: the gradient goes to the first window position where x == y (recomputed, so no
+ * index buffer); avg: dy / (number of non-padded cells) to every non-padded cell. */
+void pool2d_backward_data(float *dx, const float *dy, const float *x, const float *y,
+                          const PoolDesc *d);
+
+/* ---- element-wise (eltwise.c) ---- */
+/* y (n, c, spatial) += b (c) */
+void bias_forward(float *y, const float *b, const BiasDesc *d);
+/* db (c) (=|+=) sum over n, spatial of dy (n, c, spatial) */
+void bias_backward_weights(float *db, const float *dy, const BiasDesc *d);
+/* y (count) = f(x (count)); y may alias x */
+void act_forward(float *y, const float *x, const ActDesc *d);
+/* dx (count) = dy * f'(y), from the forward output y; dx may alias dy */
+void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc *d);
+void mem_zero(float *x, size_t count);
+void mem_copy(float *dst, const float *src, size_t count);
+/* STREAM: copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c (each (count)) */
+void stream_run(float *a, float *b, float *c, const MemDesc *d);
+
+/* ---- losses (loss.c) ---- */
+/* loss[1] = mean over rows of -log softmax(logits)[label]; probs, logits (n, classes);
+ * labels (n) int32 in [0, classes) */
+void softmax_xent_forward(float *loss, float *probs, const float *logits,
+                          const int32_t *labels, const XentDesc *d);
+/* dlogits (n, classes) = scale * (probs - onehot(labels)) / n */
+void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_t *labels,
+                                const XentDesc *d);
+/* loss[1] = sum (pred - target)^2 [/ (n*features) if mean]; pred, target (n, features) */
+void sqerr_forward(float *loss, const float *pred, const float *target, const SqErrDesc *d);
+/* dpred (n, features) = scale * 2 (pred - target) [/ (n*features) if mean] */
+void sqerr_backward_data(float *dpred, const float *pred, const float *target,
+                         const SqErrDesc *d);
+
+/* ---- LSTM cell (lstm.c), TF BasicLSTMCell, gate blocks [i | j | f | o] ----
+ * pre, act, dpre (batch, 4*hidden); b (4*hidden); c_prev, c_t, h_t, dh_t, dc_t,
+ * dc_prev (batch, hidden). act saves [sig(i), tanh(j), sig(f), sig(o)]. */
+void lstm_cell_forward(float *c_t, float *h_t, float *act, const float *pre,
+                       const float *c_prev, const float *b, const LstmCellDesc *d);
+/* dc_t: gradient reaching c_t from step t+1 (zeros at the last step). Each element reads
+ * its inputs before writing its outputs, so dc_prev may alias dc_t. */
+void lstm_cell_backward_data(float *dpre, float *dc_prev, const float *dh_t,
+                             const float *dc_t, const float *act, const float *c_prev,
+                             const float *c_t, const LstmCellDesc *d);
+
+/* ---- optimizer updates (optim.c), each over (count) ---- */
+void sgd_update(float *w, const float *g, const UpdateDesc *d);
+/* Keras 2 RMSprop: acc = rho*acc + (1-rho)*g^2; w -= lr * g / (sqrt(acc) + eps) */
+void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d);
+
+#endif

@@ -1,0 +1,1150 @@
+/* ops/ops.c — the framework half of the operation API: descriptor constructors and
+ * validation, the cost model, buffer tables, op_run dispatch, canonical text keys and the
+ * thread/BLAS facts. The arithmetic lives in the kernel files (gemm.c, conv.c, ...).
+ */
+#include <cblas.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/kernels.h"
+
+_Noreturn void ops_assert_fail(const char *expr, const char *file, int line,
+                               const char *detail)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: ops assertion failed: %s%s%s\n", file, line, expr,
+            detail ? ": " : "", detail ? detail : "");
+    abort();
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Names
+ * ------------------------------------------------------------------------------------- */
+
+static const char *const KIND_NAMES[OP_KIND_COUNT] = {
+    [OP_GEMM] = "gemm",       [OP_CONV2D] = "conv2d",
+    [OP_POOL2D] = "pool2d",   [OP_BIAS] = "bias",
+    [OP_ACT] = "act",         [OP_SOFTMAX_XENT] = "softmax_xent",
+    [OP_SQERR] = "sqerr",     [OP_LSTM_CELL] = "lstm_cell",
+    [OP_SGD] = "sgd",         [OP_RMSPROP] = "rmsprop",
+    [OP_ZERO] = "zero",       [OP_COPY] = "copy",
+    [OP_STREAM] = "stream",
+};
+static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_weights",
+                                                     "update"};
+static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
+static const char *const POOL_NAMES[2] = {"max", "avg"};
+static const char *const STREAM_NAMES[STREAM_COUNT] = {"copy", "scale", "add", "triad"};
+
+const char *op_kind_name(OpKind k)
+{
+    return (k >= 0 && k < OP_KIND_COUNT) ? KIND_NAMES[k] : "?";
+}
+
+const char *op_phase_name(OpPhase p)
+{
+    return (p >= 0 && p < PHASE_COUNT) ? PHASE_NAMES[p] : "?";
+}
+
+const char *op_act_name(ActKind a)
+{
+    return (a >= 0 && a < ACT_COUNT) ? ACT_NAMES[a] : "?";
+}
+
+bool op_kind_from_name(const char *name, OpKind *out)
+{
+    for (int k = 0; name && k < OP_KIND_COUNT; k++)
+        if (strcmp(name, KIND_NAMES[k]) == 0) {
+            if (out)
+                *out = (OpKind)k;
+            return true;
+        }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Validation: one function says what is wrong with a descriptor. Constructors and op_run
+ * treat a complaint as a programmer error (abort); op_key_parse treats it as bad input.
+ * ------------------------------------------------------------------------------------- */
+
+/* Element counts are bounded far below SIZE_MAX/4 so byte sizes and index products can
+ * never wrap, whatever a key string says; 2^40 floats is 4 TiB, beyond any real tensor. */
+#define OPS_MAX_ELEMS 1099511627776.0
+
+static bool phase_in(OpPhase p, unsigned mask)
+{
+    return p >= 0 && p < PHASE_COUNT && (mask & (1u << p));
+}
+#define PH(p) (1u << (p))
+
+static const char *conv_check(const ConvDesc *c)
+{
+    if (c->n < 1 || c->c < 1 || c->h < 1 || c->w < 1 || c->k < 1 || c->r < 1 || c->s < 1)
+        return "conv2d: n, c, h, w, k, r, s must be >= 1";
+    if (c->stride_h < 1 || c->stride_w < 1)
+        return "conv2d: strides must be >= 1";
+    if (c->pad_top < 0 || c->pad_left < 0 || c->pad_bottom < 0 || c->pad_right < 0)
+        return "conv2d: paddings must be >= 0";
+    if (c->groups < 1 || c->c % c->groups || c->k % c->groups)
+        return "conv2d: groups must divide c and k";
+    const double ph = (double)c->h + c->pad_top + c->pad_bottom;
+    const double pw = (double)c->w + c->pad_left + c->pad_right;
+    if (ph < c->r || pw < c->s || ph > INT_MAX / 2 || pw > INT_MAX / 2)
+        return "conv2d: kernel larger than the padded input";
+    if (c->out_h != (int)((ph - c->r) / c->stride_h) + 1 ||
+        c->out_w != (int)((pw - c->s) / c->stride_w) + 1)
+        return "conv2d: out_h/out_w inconsistent with size, kernel, stride and padding";
+    const double cg = (double)(c->c / c->groups);
+    const double ohw = (double)c->out_h * c->out_w;
+    if (cg * c->r * c->s > INT_MAX || ohw > INT_MAX)
+        return "conv2d: a GEMM dimension exceeds INT_MAX";
+    if ((double)c->n * c->c * c->h * c->w > OPS_MAX_ELEMS ||
+        (double)c->n * c->k * ohw > OPS_MAX_ELEMS || cg * c->r * c->s * ohw > OPS_MAX_ELEMS ||
+        (double)c->k * cg * c->r * c->s > OPS_MAX_ELEMS)
+        return "conv2d: tensor too large";
+    return NULL;
+}
+
+static const char *pool_check(const PoolDesc *p)
+{
+    if (p->kind != POOL_MAX && p->kind != POOL_AVG)
+        return "pool2d: kind must be max or avg";
+    if (p->n < 1 || p->c < 1 || p->h < 1 || p->w < 1 || p->win_h < 1 || p->win_w < 1)
+        return "pool2d: n, c, h, w and the window must be >= 1";
+    if (p->stride_h < 1 || p->stride_w < 1)
+        return "pool2d: strides must be >= 1";
+    /* a pad as large as the window would allow windows made of padding only, which have
+     * no max and no average */
+    if (p->pad_top < 0 || p->pad_left < 0 || p->pad_bottom < 0 || p->pad_right < 0 ||
+        p->pad_top >= p->win_h || p->pad_bottom >= p->win_h || p->pad_left >= p->win_w ||
+        p->pad_right >= p->win_w)
+        return "pool2d: paddings must be in [0, window)";
+    const double ph = (double)p->h + p->pad_top + p->pad_bottom;
+    const double pw = (double)p->w + p->pad_left + p->pad_right;
+    if (ph < p->win_h || pw < p->win_w || ph > INT_MAX / 2 || pw > INT_MAX / 2)
+        return "pool2d: window larger than the padded input";
+    if (p->out_h != (int)((ph - p->win_h) / p->stride_h) + 1 ||
+        p->out_w != (int)((pw - p->win_w) / p->stride_w) + 1)
+        return "pool2d: out_h/out_w inconsistent with size, window, stride and padding";
+    if ((double)p->n * p->c * p->h * p->w > OPS_MAX_ELEMS || (double)p->n * p->c > INT_MAX)
+        return "pool2d: tensor too large";
+    return NULL;
+}
+
+static const char *count_check(size_t count)
+{
+    if (count < 1 || (double)count > OPS_MAX_ELEMS)
+        return "count must be in [1, 2^40]";
+    return NULL;
+}
+
+/* NULL if d is valid (shape and phase), else why not. */
+static const char *desc_check(const OpDesc *d)
+{
+    if (!d || d->kind < 0 || d->kind >= OP_KIND_COUNT)
+        return "unknown op kind";
+    const unsigned TRAIN = PH(PHASE_FWD) | PH(PHASE_BWD_DATA) | PH(PHASE_BWD_WEIGHTS);
+    switch (d->kind) {
+    case OP_GEMM: {
+        const GemmDesc *g = &d->u.gemm;
+        if (!phase_in(d->phase, TRAIN))
+            return "gemm: phase must be fwd, bwd_data or bwd_weights";
+        if (g->m < 1 || g->n < 1 || g->k < 1)
+            return "gemm: m, n, k must be >= 1";
+        if ((double)g->m * g->k > OPS_MAX_ELEMS || (double)g->k * g->n > OPS_MAX_ELEMS ||
+            (double)g->m * g->n > OPS_MAX_ELEMS)
+            return "gemm: matrix too large";
+        if (!isfinite(g->alpha) || !isfinite(g->beta))
+            return "gemm: alpha and beta must be finite";
+        return NULL;
+    }
+    case OP_CONV2D:
+        if (!phase_in(d->phase, TRAIN))
+            return "conv2d: phase must be fwd, bwd_data or bwd_weights";
+        return conv_check(&d->u.conv);
+    case OP_POOL2D:
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "pool2d: phase must be fwd or bwd_data (pooling has no weights)";
+        return pool_check(&d->u.pool);
+    case OP_BIAS: {
+        const BiasDesc *b = &d->u.bias;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_WEIGHTS)))
+            return "bias: phase must be fwd or bwd_weights (its data gradient is dy itself)";
+        if (b->n < 1 || b->c < 1 || b->spatial < 1)
+            return "bias: n, c, spatial must be >= 1";
+        if ((double)b->n * b->c * b->spatial > OPS_MAX_ELEMS)
+            return "bias: tensor too large";
+        return NULL;
+    }
+    case OP_ACT:
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "act: phase must be fwd or bwd_data";
+        if (d->u.act.act < 0 || d->u.act.act >= ACT_COUNT)
+            return "act: unknown activation";
+        return count_check(d->u.act.count);
+    case OP_SOFTMAX_XENT:
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "softmax_xent: phase must be fwd or bwd_data";
+        if (d->u.xent.n < 1 || d->u.xent.classes < 1)
+            return "softmax_xent: n and classes must be >= 1";
+        if ((double)d->u.xent.n * d->u.xent.classes > OPS_MAX_ELEMS)
+            return "softmax_xent: tensor too large";
+        return NULL;
+    case OP_SQERR:
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "sqerr: phase must be fwd or bwd_data";
+        if (d->u.sqerr.n < 1 || d->u.sqerr.features < 1)
+            return "sqerr: n and features must be >= 1";
+        if ((double)d->u.sqerr.n * d->u.sqerr.features > OPS_MAX_ELEMS)
+            return "sqerr: tensor too large";
+        return NULL;
+    case OP_LSTM_CELL:
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "lstm_cell: phase must be fwd or bwd_data (dbias is an OP_BIAS)";
+        if (d->u.lstm.batch < 1 || d->u.lstm.hidden < 1)
+            return "lstm_cell: batch and hidden must be >= 1";
+        if ((double)d->u.lstm.batch * d->u.lstm.hidden * 4 > OPS_MAX_ELEMS ||
+            (double)d->u.lstm.hidden * 4 > INT_MAX)
+            return "lstm_cell: tensor too large";
+        return NULL;
+    case OP_SGD:
+    case OP_RMSPROP:
+        if (d->phase != PHASE_UPDATE)
+            return "sgd/rmsprop: phase must be update";
+        return count_check(d->u.update.count);
+    case OP_ZERO:
+    case OP_COPY:
+        if (!phase_in(d->phase, 0xFu))
+            return "zero/copy: unknown phase";
+        return count_check(d->u.mem.count);
+    case OP_STREAM:
+        if (d->phase != PHASE_FWD)
+            return "stream: phase must be fwd";
+        if (d->u.mem.kind < 0 || d->u.mem.kind >= STREAM_COUNT)
+            return "stream: unknown kernel";
+        return count_check(d->u.mem.count);
+    default:
+        return "unknown op kind";
+    }
+}
+
+static void desc_assert_valid(const OpDesc *d, const char *file, int line)
+{
+    const char *why = desc_check(d);
+    if (why)
+        ops_assert_fail("descriptor valid", file, line, why);
+}
+#define DESC_ASSERT_VALID(d) desc_assert_valid((d), __FILE__, __LINE__)
+
+/* ---------------------------------------------------------------------------------------
+ * Constructors
+ * ------------------------------------------------------------------------------------- */
+
+OpDesc op_gemm(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b, float beta)
+{
+    OpDesc d = {.kind = OP_GEMM, .phase = phase};
+    d.u.gemm = (GemmDesc){.m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
+                          .alpha = 1.0f, .beta = beta};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+/* TF padding along one axis: output size and the (before, after) split; the odd pixel
+ * of SAME goes after (bottom/right), as tf.nn.conv2d / max_pool do. */
+static void tf_pad(PadMode pad, int in, int k, int stride, int *out, int *before, int *after)
+{
+    OPS_ASSERT(in >= 1 && k >= 1 && stride >= 1);
+    OPS_ASSERT(pad == PAD_VALID || pad == PAD_SAME);
+    if (pad == PAD_VALID) {
+        OPS_ASSERT(in >= k); /* VALID with a kernel larger than the input has no output */
+        *out = (in - k + stride) / stride; /* ceil((in - k + 1) / stride) */
+        *before = *after = 0;
+    } else {
+        *out = (in + stride - 1) / stride; /* ceil(in / stride) */
+        const long total = (long)(*out - 1) * stride + k - in;
+        const int t = total > 0 ? (int)total : 0;
+        *before = t / 2;
+        *after = t - t / 2;
+    }
+}
+
+OpDesc op_conv2d(OpPhase phase, int n, int c, int h, int w, int k, int r, int s, int stride,
+                 PadMode pad, int groups)
+{
+    int oh, ow, pt, pb, pl, pr;
+    tf_pad(pad, h, r, stride, &oh, &pt, &pb);
+    tf_pad(pad, w, s, stride, &ow, &pl, &pr);
+    OpDesc d = {.kind = OP_CONV2D, .phase = phase};
+    d.u.conv = (ConvDesc){.n = n, .c = c, .h = h, .w = w, .k = k, .r = r, .s = s,
+                          .stride_h = stride, .stride_w = stride, .pad_top = pt,
+                          .pad_left = pl, .pad_bottom = pb, .pad_right = pr,
+                          .groups = groups, .out_h = oh, .out_w = ow,
+                          .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d); /* also checks that the floor formula agrees with TF's */
+    return d;
+}
+
+OpDesc op_conv2d_explicit(OpPhase phase, int n, int c, int h, int w, int k, int r, int s,
+                          int stride_h, int stride_w, int pad_h, int pad_w, int groups)
+{
+    OPS_ASSERT(stride_h >= 1 && stride_w >= 1);
+    OpDesc d = {.kind = OP_CONV2D, .phase = phase};
+    d.u.conv = (ConvDesc){.n = n, .c = c, .h = h, .w = w, .k = k, .r = r, .s = s,
+                          .stride_h = stride_h, .stride_w = stride_w, .pad_top = pad_h,
+                          .pad_left = pad_w, .pad_bottom = pad_h, .pad_right = pad_w,
+                          .groups = groups,
+                          .out_h = (h + 2 * pad_h - r) / stride_h + 1,
+                          .out_w = (w + 2 * pad_w - s) / stride_w + 1,
+                          .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_pool2d(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int win,
+                 int stride, PadMode pad)
+{
+    int oh, ow, pt, pb, pl, pr;
+    tf_pad(pad, h, win, stride, &oh, &pt, &pb);
+    tf_pad(pad, w, win, stride, &ow, &pl, &pr);
+    OpDesc d = {.kind = OP_POOL2D, .phase = phase};
+    d.u.pool = (PoolDesc){.kind = kind, .n = n, .c = c, .h = h, .w = w, .win_h = win,
+                          .win_w = win, .stride_h = stride, .stride_w = stride,
+                          .pad_top = pt, .pad_left = pl, .pad_bottom = pb, .pad_right = pr,
+                          .out_h = oh, .out_w = ow, .accumulate = phase == PHASE_BWD_DATA};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_bias(OpPhase phase, int n, int c, int spatial)
+{
+    OpDesc d = {.kind = OP_BIAS, .phase = phase};
+    d.u.bias = (BiasDesc){.n = n, .c = c, .spatial = spatial,
+                          .accumulate = phase == PHASE_BWD_WEIGHTS};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_act(OpPhase phase, ActKind act, size_t count)
+{
+    OpDesc d = {.kind = OP_ACT, .phase = phase};
+    d.u.act = (ActDesc){.act = act, .count = count};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_softmax_xent(OpPhase phase, int n, int classes)
+{
+    OpDesc d = {.kind = OP_SOFTMAX_XENT, .phase = phase};
+    d.u.xent = (XentDesc){.n = n, .classes = classes, .scale = 1.0f};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_sqerr(OpPhase phase, int n, int features, bool mean)
+{
+    OpDesc d = {.kind = OP_SQERR, .phase = phase};
+    d.u.sqerr = (SqErrDesc){.n = n, .features = features, .mean = mean, .scale = 1.0f};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_lstm_cell(OpPhase phase, int batch, int hidden, float forget_bias)
+{
+    OpDesc d = {.kind = OP_LSTM_CELL, .phase = phase};
+    d.u.lstm = (LstmCellDesc){.batch = batch, .hidden = hidden, .forget_bias = forget_bias};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_sgd(size_t count, float lr)
+{
+    OpDesc d = {.kind = OP_SGD, .phase = PHASE_UPDATE};
+    d.u.update = (UpdateDesc){.count = count, .lr = lr};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_rmsprop(size_t count, float lr, float rho, float eps)
+{
+    OpDesc d = {.kind = OP_RMSPROP, .phase = PHASE_UPDATE};
+    d.u.update = (UpdateDesc){.count = count, .lr = lr, .rho = rho, .eps = eps};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_zero(OpPhase phase, size_t count)
+{
+    OpDesc d = {.kind = OP_ZERO, .phase = phase};
+    d.u.mem = (MemDesc){.count = count};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_copy(OpPhase phase, size_t count)
+{
+    OpDesc d = {.kind = OP_COPY, .phase = phase};
+    d.u.mem = (MemDesc){.count = count};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_stream(StreamKind kind, size_t count, float scalar)
+{
+    OpDesc d = {.kind = OP_STREAM, .phase = PHASE_FWD};
+    d.u.mem = (MemDesc){.kind = kind, .count = count, .scalar = scalar};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Cost
+ *
+ * FLOPs: a multiply-add is 2; for the element-wise ops every add, multiply, divide,
+ * compare/select, square root and transcendental (exp, tanh, log) counts 1, per element:
+ *   pool    fwd and bwd: win_h*win_w per output (compare or add; padding not subtracted)
+ *   bias    fwd and bwd_weights: 1 per element of y / dy
+ *   act     fwd relu 1, sigmoid 4 (neg, exp, add, div), tanh 1;
+ *           bwd relu 1, sigmoid 3, tanh 3
+ *   softmax_xent fwd 5 per logit (max, sub, exp, add, scale); bwd 2 (sub, scale)
+ *   sqerr   fwd 3 per element (sub, mul, add); bwd 2 (sub, scale)
+ *   lstm_cell fwd 23 per (row, unit) (5 bias adds, 3 sigmoids at 4, 2 tanh, 4 for c and h)
+ *             bwd 23 per (row, unit)
+ *   sgd 2, rmsprop 9 per parameter; zero, copy 0; STREAM copy 0, scale 1, add 1, triad 2.
+ * Bytes: compulsory traffic, each input read once and each output written once; a buffer
+ * that is read and written (INOUT: GEMM C with beta != 0, in-place bias, accumulated
+ * gradients of pool/bias, optimizer state) counts twice. Convolution counts x, w, y once
+ * in every phase (the im2col traffic is the implementation's, not the op's). STREAM counts
+ * per its convention: copy/scale 2 arrays, add/triad 3 arrays.
+ * ------------------------------------------------------------------------------------- */
+
+OpCost op_cost(const OpDesc *d)
+{
+    DESC_ASSERT_VALID(d);
+    const double F = sizeof(float);
+    OpCost c = {0.0, 0.0};
+    switch (d->kind) {
+    case OP_GEMM: {
+        const GemmDesc *g = &d->u.gemm;
+        const double m = g->m, n = g->n, k = g->k;
+        c.flops = 2.0 * m * n * k;
+        c.bytes = F * (m * k + k * n + m * n * (g->beta != 0.0f ? 2.0 : 1.0));
+        break;
+    }
+    case OP_CONV2D: {
+        const ConvDesc *v = &d->u.conv;
+        const double x = (double)v->n * v->c * v->h * v->w;
+        const double w = (double)v->k * (v->c / v->groups) * v->r * v->s;
+        const double y = (double)v->n * v->k * v->out_h * v->out_w;
+        c.flops = 2.0 * y * (v->c / v->groups) * v->r * v->s;
+        c.bytes = F * (x + w + y);
+        break;
+    }
+    case OP_POOL2D: {
+        const PoolDesc *p = &d->u.pool;
+        const double x = (double)p->n * p->c * p->h * p->w;
+        const double y = (double)p->n * p->c * p->out_h * p->out_w;
+        c.flops = y * p->win_h * p->win_w;
+        if (d->phase == PHASE_FWD)
+            c.bytes = F * (x + y);
+        else /* dx (maybe read too), dy, x, and y for max */
+            c.bytes = F * (x * (p->accumulate ? 2.0 : 1.0) + y + x +
+                           (p->kind == POOL_MAX ? y : 0.0));
+        break;
+    }
+    case OP_BIAS: {
+        const BiasDesc *b = &d->u.bias;
+        const double y = (double)b->n * b->c * b->spatial;
+        c.flops = y;
+        if (d->phase == PHASE_FWD)
+            c.bytes = F * (2.0 * y + b->c);
+        else
+            c.bytes = F * (y + b->c * (b->accumulate ? 2.0 : 1.0));
+        break;
+    }
+    case OP_ACT: {
+        static const double fwd[ACT_COUNT] = {1, 4, 1}, bwd[ACT_COUNT] = {1, 3, 3};
+        const double n = (double)d->u.act.count;
+        if (d->phase == PHASE_FWD) {
+            c.flops = fwd[d->u.act.act] * n;
+            c.bytes = F * 2.0 * n;
+        } else {
+            c.flops = bwd[d->u.act.act] * n;
+            c.bytes = F * 3.0 * n;
+        }
+        break;
+    }
+    case OP_SOFTMAX_XENT: {
+        const double n = d->u.xent.n, e = n * d->u.xent.classes;
+        if (d->phase == PHASE_FWD) {
+            c.flops = 5.0 * e;
+            c.bytes = F * (2.0 * e + n + 1.0);
+        } else {
+            c.flops = 2.0 * e;
+            c.bytes = F * (2.0 * e + n);
+        }
+        break;
+    }
+    case OP_SQERR: {
+        const double e = (double)d->u.sqerr.n * d->u.sqerr.features;
+        c.flops = (d->phase == PHASE_FWD ? 3.0 : 2.0) * e;
+        c.bytes = F * (d->phase == PHASE_FWD ? 2.0 * e + 1.0 : 3.0 * e);
+        break;
+    }
+    case OP_LSTM_CELL: {
+        const double bh = (double)d->u.lstm.batch * d->u.lstm.hidden;
+        c.flops = 23.0 * bh;
+        if (d->phase == PHASE_FWD) /* pre 4, c_prev 1, b, c_t 1, h_t 1, act 4 */
+            c.bytes = F * (11.0 * bh + 4.0 * d->u.lstm.hidden);
+        else /* dh 1, dc 1, act 4, c_prev 1, c_t 1, dpre 4, dc_prev 1 */
+            c.bytes = F * 13.0 * bh;
+        break;
+    }
+    case OP_SGD:
+        c.flops = 2.0 * (double)d->u.update.count;
+        c.bytes = F * 3.0 * (double)d->u.update.count;
+        break;
+    case OP_RMSPROP:
+        c.flops = 9.0 * (double)d->u.update.count;
+        c.bytes = F * 5.0 * (double)d->u.update.count;
+        break;
+    case OP_ZERO:
+        c.bytes = F * (double)d->u.mem.count;
+        break;
+    case OP_COPY:
+        c.bytes = F * 2.0 * (double)d->u.mem.count;
+        break;
+    case OP_STREAM: {
+        static const double flops[STREAM_COUNT] = {0, 1, 1, 2}, arrays[STREAM_COUNT] = {2, 2, 3, 3};
+        const double n = (double)d->u.mem.count;
+        c.flops = flops[d->u.mem.kind] * n;
+        c.bytes = F * arrays[d->u.mem.kind] * n;
+        break;
+    }
+    default:
+        break;
+    }
+    return c;
+}
+
+size_t op_workspace_bytes(const OpDesc *d)
+{
+    DESC_ASSERT_VALID(d);
+    if (d->kind == OP_CONV2D)
+        return sizeof(float) * conv2d_workspace_floats(&d->u.conv);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Buffers
+ * ------------------------------------------------------------------------------------- */
+
+static OpBufInfo buf_f(const char *name, size_t elems, BufRole role)
+{
+    return (OpBufInfo){.name = name, .bytes = elems * sizeof(float), .type = BUF_FLOAT,
+                       .role = role};
+}
+
+int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    DESC_ASSERT_VALID(d);
+    OPS_ASSERT(info);
+    int n = 0;
+    switch (d->kind) {
+    case OP_GEMM: {
+        const GemmDesc *g = &d->u.gemm;
+        info[n++] = buf_f("C", (size_t)g->m * (size_t)g->n, g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
+        info[n++] = buf_f("A", (size_t)g->m * (size_t)g->k, BUF_IN);
+        info[n++] = buf_f("B", (size_t)g->k * (size_t)g->n, BUF_IN);
+        break;
+    }
+    case OP_CONV2D: {
+        const ConvDesc *v = &d->u.conv;
+        const size_t x = (size_t)v->n * (size_t)v->c * (size_t)v->h * (size_t)v->w;
+        const size_t w = (size_t)v->k * (size_t)(v->c / v->groups) * (size_t)v->r * (size_t)v->s;
+        const size_t y = (size_t)v->n * (size_t)v->k * (size_t)v->out_h * (size_t)v->out_w;
+        const BufRole acc = v->accumulate ? BUF_INOUT : BUF_OUT;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", y, BUF_OUT);
+            info[n++] = buf_f("x", x, BUF_IN);
+            info[n++] = buf_f("w", w, BUF_IN);
+        } else if (d->phase == PHASE_BWD_DATA) {
+            info[n++] = buf_f("dx", x, acc);
+            info[n++] = buf_f("dy", y, BUF_IN);
+            info[n++] = buf_f("w", w, BUF_IN);
+        } else {
+            info[n++] = buf_f("dw", w, acc);
+            info[n++] = buf_f("dy", y, BUF_IN);
+            info[n++] = buf_f("x", x, BUF_IN);
+        }
+        break;
+    }
+    case OP_POOL2D: {
+        const PoolDesc *p = &d->u.pool;
+        const size_t x = (size_t)p->n * (size_t)p->c * (size_t)p->h * (size_t)p->w;
+        const size_t y = (size_t)p->n * (size_t)p->c * (size_t)p->out_h * (size_t)p->out_w;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", y, BUF_OUT);
+            info[n++] = buf_f("x", x, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", x, p->accumulate ? BUF_INOUT : BUF_OUT);
+            info[n++] = buf_f("dy", y, BUF_IN);
+            info[n++] = buf_f("x", x, BUF_IN);
+            info[n++] = buf_f("y", y, BUF_IN);
+        }
+        break;
+    }
+    case OP_BIAS: {
+        const BiasDesc *b = &d->u.bias;
+        const size_t y = (size_t)b->n * (size_t)b->c * (size_t)b->spatial;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", y, BUF_INOUT);
+            info[n++] = buf_f("b", (size_t)b->c, BUF_IN);
+        } else {
+            info[n++] = buf_f("db", (size_t)b->c, b->accumulate ? BUF_INOUT : BUF_OUT);
+            info[n++] = buf_f("dy", y, BUF_IN);
+        }
+        break;
+    }
+    case OP_ACT:
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", d->u.act.count, BUF_OUT);
+            info[n++] = buf_f("x", d->u.act.count, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", d->u.act.count, BUF_OUT);
+            info[n++] = buf_f("dy", d->u.act.count, BUF_IN);
+            info[n++] = buf_f("y", d->u.act.count, BUF_IN);
+        }
+        break;
+    case OP_SOFTMAX_XENT: {
+        const size_t rows = (size_t)d->u.xent.n, e = rows * (size_t)d->u.xent.classes;
+        const OpBufInfo labels = {.name = "labels", .bytes = rows * sizeof(int32_t),
+                                  .type = BUF_INT32, .role = BUF_IN};
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("loss", 1, BUF_OUT);
+            info[n++] = buf_f("probs", e, BUF_OUT);
+            info[n++] = buf_f("logits", e, BUF_IN);
+        } else {
+            info[n++] = buf_f("dlogits", e, BUF_OUT);
+            info[n++] = buf_f("probs", e, BUF_IN);
+        }
+        info[n++] = labels;
+        break;
+    }
+    case OP_SQERR: {
+        const size_t e = (size_t)d->u.sqerr.n * (size_t)d->u.sqerr.features;
+        if (d->phase == PHASE_FWD)
+            info[n++] = buf_f("loss", 1, BUF_OUT);
+        else
+            info[n++] = buf_f("dpred", e, BUF_OUT);
+        info[n++] = buf_f("pred", e, BUF_IN);
+        info[n++] = buf_f("target", e, BUF_IN);
+        break;
+    }
+    case OP_LSTM_CELL: {
+        const size_t h = (size_t)d->u.lstm.hidden, bh = (size_t)d->u.lstm.batch * h;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("c_t", bh, BUF_OUT);
+            info[n++] = buf_f("h_t", bh, BUF_OUT);
+            info[n++] = buf_f("act", 4 * bh, BUF_OUT);
+            info[n++] = buf_f("pre", 4 * bh, BUF_IN);
+            info[n++] = buf_f("c_prev", bh, BUF_IN);
+            info[n++] = buf_f("b", 4 * h, BUF_IN);
+        } else {
+            info[n++] = buf_f("dpre", 4 * bh, BUF_OUT);
+            info[n++] = buf_f("dc_prev", bh, BUF_OUT);
+            info[n++] = buf_f("dh_t", bh, BUF_IN);
+            info[n++] = buf_f("dc_t", bh, BUF_IN);
+            info[n++] = buf_f("act", 4 * bh, BUF_IN);
+            info[n++] = buf_f("c_prev", bh, BUF_IN);
+            info[n++] = buf_f("c_t", bh, BUF_IN);
+        }
+        break;
+    }
+    case OP_SGD:
+        info[n++] = buf_f("w", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("g", d->u.update.count, BUF_IN);
+        break;
+    case OP_RMSPROP:
+        info[n++] = buf_f("w", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("acc", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("g", d->u.update.count, BUF_IN);
+        break;
+    case OP_ZERO:
+        info[n++] = buf_f("x", d->u.mem.count, BUF_OUT);
+        break;
+    case OP_COPY:
+        info[n++] = buf_f("dst", d->u.mem.count, BUF_OUT);
+        info[n++] = buf_f("src", d->u.mem.count, BUF_IN);
+        break;
+    case OP_STREAM: {
+        /* the one array a kernel writes is OUT; an array it does not touch is listed as
+         * IN (it is still passed, so one allocation serves all four kernels) */
+        static const int written[STREAM_COUNT] = {2, 1, 2, 0}; /* c, b, c, a */
+        static const char *const names[3] = {"a", "b", "c"};
+        for (int i = 0; i < 3; i++)
+            info[n++] = buf_f(names[i], d->u.mem.count,
+                              i == written[d->u.mem.kind] ? BUF_OUT : BUF_IN);
+        break;
+    }
+    default:
+        break;
+    }
+    OPS_ASSERT(n <= OP_MAX_BUFS);
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Dispatch
+ * ------------------------------------------------------------------------------------- */
+
+void op_run(const OpDesc *d, void *const bufs[], void *workspace)
+{
+    DESC_ASSERT_VALID(d);
+    OPS_ASSERT(bufs);
+    OpBufInfo info[OP_MAX_BUFS];
+    const int nb = op_buffer_info(d, info);
+    for (int i = 0; i < nb; i++)
+        if (!bufs[i])
+            ops_assert_fail("bufs[i] != NULL", __FILE__, __LINE__, info[i].name);
+    OPS_ASSERT(workspace || op_workspace_bytes(d) == 0);
+    float *const *f = (float *const *)bufs;
+    float *ws = workspace;
+    switch (d->kind) {
+    case OP_GEMM:
+        gemm_run(f[0], f[1], f[2], &d->u.gemm);
+        break;
+    case OP_CONV2D:
+        if (d->phase == PHASE_FWD)
+            conv2d_forward(f[0], f[1], f[2], &d->u.conv, ws);
+        else if (d->phase == PHASE_BWD_DATA)
+            conv2d_backward_data(f[0], f[1], f[2], &d->u.conv, ws);
+        else
+            conv2d_backward_weights(f[0], f[1], f[2], &d->u.conv, ws);
+        break;
+    case OP_POOL2D:
+        if (d->phase == PHASE_FWD)
+            pool2d_forward(f[0], f[1], &d->u.pool);
+        else
+            pool2d_backward_data(f[0], f[1], f[2], f[3], &d->u.pool);
+        break;
+    case OP_BIAS:
+        if (d->phase == PHASE_FWD)
+            bias_forward(f[0], f[1], &d->u.bias);
+        else
+            bias_backward_weights(f[0], f[1], &d->u.bias);
+        break;
+    case OP_ACT:
+        if (d->phase == PHASE_FWD)
+            act_forward(f[0], f[1], &d->u.act);
+        else
+            act_backward_data(f[0], f[1], f[2], &d->u.act);
+        break;
+    case OP_SOFTMAX_XENT:
+        if (d->phase == PHASE_FWD)
+            softmax_xent_forward(f[0], f[1], f[2], (const int32_t *)bufs[3], &d->u.xent);
+        else
+            softmax_xent_backward_data(f[0], f[1], (const int32_t *)bufs[2], &d->u.xent);
+        break;
+    case OP_SQERR:
+        if (d->phase == PHASE_FWD)
+            sqerr_forward(f[0], f[1], f[2], &d->u.sqerr);
+        else
+            sqerr_backward_data(f[0], f[1], f[2], &d->u.sqerr);
+        break;
+    case OP_LSTM_CELL:
+        if (d->phase == PHASE_FWD)
+            lstm_cell_forward(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.lstm);
+        else
+            lstm_cell_backward_data(f[0], f[1], f[2], f[3], f[4], f[5], f[6], &d->u.lstm);
+        break;
+    case OP_SGD:
+        sgd_update(f[0], f[1], &d->u.update);
+        break;
+    case OP_RMSPROP:
+        rmsprop_update(f[0], f[1], f[2], &d->u.update);
+        break;
+    case OP_ZERO:
+        mem_zero(f[0], d->u.mem.count);
+        break;
+    case OP_COPY:
+        mem_copy(f[0], f[1], d->u.mem.count);
+        break;
+    case OP_STREAM:
+        stream_run(f[0], f[1], f[2], &d->u.mem);
+        break;
+    default:
+        OPS_ASSERT(!"unreachable op kind");
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Keys. One line of "name [phase] [variant] field=value ...", fields in a fixed order.
+ * A key names what is executed, so it carries every field that changes the work
+ * (shapes, transposes, beta, alpha when not 1, accumulate, activation, pool kind, mean)
+ * and none that only changes values (lr, rho, eps, loss scale, forget bias, STREAM q):
+ * those parse back as their usual defaults. GEMM, the optimizers, zero, copy and STREAM
+ * run the same code in every phase, so their keys have no phase and parse as the phase
+ * their constructor would give (fwd for gemm/zero/copy/stream, update for optimizers).
+ * FWD keys of conv/pool/bias print acc=0 whatever the flag says: FWD ignores it.
+ * ------------------------------------------------------------------------------------- */
+
+void op_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    DESC_ASSERT_VALID(d);
+    OPS_ASSERT(out);
+    const char *kn = KIND_NAMES[d->kind], *ph = PHASE_NAMES[d->phase];
+    int len = 0;
+    switch (d->kind) {
+    case OP_GEMM: {
+        const GemmDesc *g = &d->u.gemm;
+        len = snprintf(out, OP_KEY_MAX, "%s m=%d n=%d k=%d ta=%d tb=%d beta=%.9g", kn, g->m,
+                       g->n, g->k, (int)g->trans_a, (int)g->trans_b, (double)g->beta);
+        if (g->alpha != 1.0f && len > 0 && len < OP_KEY_MAX)
+            len += snprintf(out + len, (size_t)(OP_KEY_MAX - len), " alpha=%.9g",
+                            (double)g->alpha);
+        break;
+    }
+    case OP_CONV2D: {
+        const ConvDesc *v = &d->u.conv;
+        len = snprintf(out, OP_KEY_MAX,
+                       "%s %s n=%d c=%d h=%d w=%d k=%d r=%d s=%d sh=%d sw=%d p=%d,%d,%d,%d "
+                       "g=%d acc=%d",
+                       kn, ph, v->n, v->c, v->h, v->w, v->k, v->r, v->s, v->stride_h,
+                       v->stride_w, v->pad_top, v->pad_left, v->pad_bottom, v->pad_right,
+                       v->groups, d->phase != PHASE_FWD && v->accumulate);
+        break;
+    }
+    case OP_POOL2D: {
+        const PoolDesc *p = &d->u.pool;
+        len = snprintf(out, OP_KEY_MAX,
+                       "%s %s %s n=%d c=%d h=%d w=%d r=%d s=%d sh=%d sw=%d p=%d,%d,%d,%d acc=%d",
+                       kn, ph, POOL_NAMES[p->kind], p->n, p->c, p->h, p->w, p->win_h, p->win_w,
+                       p->stride_h, p->stride_w, p->pad_top, p->pad_left, p->pad_bottom,
+                       p->pad_right, d->phase != PHASE_FWD && p->accumulate);
+        break;
+    }
+    case OP_BIAS: {
+        const BiasDesc *b = &d->u.bias;
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d c=%d spatial=%d acc=%d", kn, ph, b->n,
+                       b->c, b->spatial, d->phase != PHASE_FWD && b->accumulate);
+        break;
+    }
+    case OP_ACT:
+        len = snprintf(out, OP_KEY_MAX, "%s %s %s count=%zu", kn, ph, ACT_NAMES[d->u.act.act],
+                       d->u.act.count);
+        break;
+    case OP_SOFTMAX_XENT:
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d classes=%d", kn, ph, d->u.xent.n,
+                       d->u.xent.classes);
+        break;
+    case OP_SQERR:
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d features=%d mean=%d", kn, ph,
+                       d->u.sqerr.n, d->u.sqerr.features, (int)d->u.sqerr.mean);
+        break;
+    case OP_LSTM_CELL:
+        len = snprintf(out, OP_KEY_MAX, "%s %s batch=%d hidden=%d", kn, ph, d->u.lstm.batch,
+                       d->u.lstm.hidden);
+        break;
+    case OP_SGD:
+    case OP_RMSPROP:
+        len = snprintf(out, OP_KEY_MAX, "%s count=%zu", kn, d->u.update.count);
+        break;
+    case OP_ZERO:
+    case OP_COPY:
+        len = snprintf(out, OP_KEY_MAX, "%s count=%zu", kn, d->u.mem.count);
+        break;
+    case OP_STREAM:
+        len = snprintf(out, OP_KEY_MAX, "%s %s count=%zu", kn, STREAM_NAMES[d->u.mem.kind],
+                       d->u.mem.count);
+        break;
+    default:
+        break;
+    }
+    /* the longest key (conv2d with ten-digit fields) is about 150 characters */
+    OPS_ASSERT(len > 0 && len < OP_KEY_MAX);
+}
+
+/* A cursor over a key: each reader consumes " name=value" (or a bare word) and clears ok
+ * on any mismatch, so a parse is a straight sequence of reads and one check at the end. */
+typedef struct {
+    const char *p;
+    bool ok;
+} KeyCursor;
+
+static void kc_lit(KeyCursor *kc, const char *lit)
+{
+    const size_t n = strlen(lit);
+    if (kc->ok && strncmp(kc->p, lit, n) == 0)
+        kc->p += n;
+    else
+        kc->ok = false;
+}
+
+/* " word" from a table; returns its index (0 when !ok). */
+static int kc_word(KeyCursor *kc, const char *const *table, int count)
+{
+    kc_lit(kc, " ");
+    if (!kc->ok)
+        return 0;
+    for (int i = 0; i < count; i++) {
+        const size_t n = strlen(table[i]);
+        if (strncmp(kc->p, table[i], n) == 0 && (kc->p[n] == ' ' || kc->p[n] == '\0')) {
+            kc->p += n;
+            return i;
+        }
+    }
+    kc->ok = false;
+    return 0;
+}
+
+/* A decimal integer in [0, max] (digits only; the canonical re-key rejects "007"). */
+static long long kc_num(KeyCursor *kc, long long max)
+{
+    if (!kc->ok || *kc->p < '0' || *kc->p > '9') {
+        kc->ok = false;
+        return 0;
+    }
+    long long v = 0;
+    while (*kc->p >= '0' && *kc->p <= '9') {
+        v = v * 10 + (*kc->p++ - '0');
+        if (v > max) {
+            kc->ok = false;
+            return 0;
+        }
+    }
+    return v;
+}
+
+static int kc_int(KeyCursor *kc, const char *name)
+{
+    kc_lit(kc, " ");
+    kc_lit(kc, name);
+    kc_lit(kc, "=");
+    return (int)kc_num(kc, INT_MAX);
+}
+
+static size_t kc_size(KeyCursor *kc, const char *name)
+{
+    kc_lit(kc, " ");
+    kc_lit(kc, name);
+    kc_lit(kc, "=");
+    return (size_t)kc_num(kc, (long long)OPS_MAX_ELEMS);
+}
+
+static float kc_float(KeyCursor *kc, const char *name)
+{
+    kc_lit(kc, " ");
+    kc_lit(kc, name);
+    kc_lit(kc, "=");
+    if (!kc->ok)
+        return 0.0f;
+    char *end;
+    errno = 0;
+    const float v = strtof(kc->p, &end);
+    if (end == kc->p || errno == ERANGE || !isfinite(v))
+        kc->ok = false;
+    else
+        kc->p = end;
+    return v;
+}
+
+/* " p=a,b,c,d" */
+static void kc_pads(KeyCursor *kc, int pad[4])
+{
+    kc_lit(kc, " p=");
+    for (int i = 0; i < 4; i++) {
+        if (i)
+            kc_lit(kc, ",");
+        pad[i] = (int)kc_num(kc, INT_MAX);
+    }
+}
+
+bool op_key_parse(const char *key, OpDesc *d)
+{
+    if (!key || !d || strlen(key) >= OP_KEY_MAX)
+        return false;
+    OpDesc r;
+    memset(&r, 0, sizeof r);
+    KeyCursor kc = {.p = key, .ok = true};
+    char kind[16];
+    const size_t kl = strcspn(key, " ");
+    if (kl == 0 || kl >= sizeof kind)
+        return false;
+    memcpy(kind, key, kl);
+    kind[kl] = '\0';
+    kc.p += kl;
+    if (!op_kind_from_name(kind, &r.kind))
+        return false;
+    switch (r.kind) {
+    case OP_GEMM: {
+        GemmDesc *g = &r.u.gemm;
+        r.phase = PHASE_FWD;
+        g->m = kc_int(&kc, "m");
+        g->n = kc_int(&kc, "n");
+        g->k = kc_int(&kc, "k");
+        const int ta = kc_int(&kc, "ta"), tb = kc_int(&kc, "tb");
+        if (ta > 1 || tb > 1)
+            return false;
+        g->trans_a = ta;
+        g->trans_b = tb;
+        g->beta = kc_float(&kc, "beta");
+        g->alpha = 1.0f;
+        if (kc.ok && *kc.p == ' ')
+            g->alpha = kc_float(&kc, "alpha");
+        break;
+    }
+    case OP_CONV2D: {
+        ConvDesc *v = &r.u.conv;
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        v->n = kc_int(&kc, "n");
+        v->c = kc_int(&kc, "c");
+        v->h = kc_int(&kc, "h");
+        v->w = kc_int(&kc, "w");
+        v->k = kc_int(&kc, "k");
+        v->r = kc_int(&kc, "r");
+        v->s = kc_int(&kc, "s");
+        v->stride_h = kc_int(&kc, "sh");
+        v->stride_w = kc_int(&kc, "sw");
+        int p[4];
+        kc_pads(&kc, p);
+        v->pad_top = p[0], v->pad_left = p[1], v->pad_bottom = p[2], v->pad_right = p[3];
+        v->groups = kc_int(&kc, "g");
+        v->accumulate = kc_int(&kc, "acc") != 0;
+        if (!kc.ok || v->stride_h < 1 || v->stride_w < 1)
+            return false;
+        /* derived fields, in long arithmetic: the check below rejects what does not fit */
+        const long ph = (long)v->h + p[0] + p[2] - v->r, pw = (long)v->w + p[1] + p[3] - v->s;
+        if (ph < 0 || pw < 0 || ph / v->stride_h + 1 > INT_MAX || pw / v->stride_w + 1 > INT_MAX)
+            return false;
+        v->out_h = (int)(ph / v->stride_h + 1);
+        v->out_w = (int)(pw / v->stride_w + 1);
+        break;
+    }
+    case OP_POOL2D: {
+        PoolDesc *q = &r.u.pool;
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        q->kind = (PoolKind)kc_word(&kc, POOL_NAMES, 2);
+        q->n = kc_int(&kc, "n");
+        q->c = kc_int(&kc, "c");
+        q->h = kc_int(&kc, "h");
+        q->w = kc_int(&kc, "w");
+        q->win_h = kc_int(&kc, "r");
+        q->win_w = kc_int(&kc, "s");
+        q->stride_h = kc_int(&kc, "sh");
+        q->stride_w = kc_int(&kc, "sw");
+        int p[4];
+        kc_pads(&kc, p);
+        q->pad_top = p[0], q->pad_left = p[1], q->pad_bottom = p[2], q->pad_right = p[3];
+        q->accumulate = kc_int(&kc, "acc") != 0;
+        if (!kc.ok || q->stride_h < 1 || q->stride_w < 1)
+            return false;
+        const long ph = (long)q->h + p[0] + p[2] - q->win_h;
+        const long pw = (long)q->w + p[1] + p[3] - q->win_w;
+        if (ph < 0 || pw < 0 || ph / q->stride_h + 1 > INT_MAX || pw / q->stride_w + 1 > INT_MAX)
+            return false;
+        q->out_h = (int)(ph / q->stride_h + 1);
+        q->out_w = (int)(pw / q->stride_w + 1);
+        break;
+    }
+    case OP_BIAS:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.bias.n = kc_int(&kc, "n");
+        r.u.bias.c = kc_int(&kc, "c");
+        r.u.bias.spatial = kc_int(&kc, "spatial");
+        r.u.bias.accumulate = kc_int(&kc, "acc") != 0;
+        break;
+    case OP_ACT:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.act.act = (ActKind)kc_word(&kc, ACT_NAMES, ACT_COUNT);
+        r.u.act.count = kc_size(&kc, "count");
+        break;
+    case OP_SOFTMAX_XENT:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.xent.n = kc_int(&kc, "n");
+        r.u.xent.classes = kc_int(&kc, "classes");
+        r.u.xent.scale = 1.0f;
+        break;
+    case OP_SQERR:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.sqerr.n = kc_int(&kc, "n");
+        r.u.sqerr.features = kc_int(&kc, "features");
+        r.u.sqerr.mean = kc_int(&kc, "mean") != 0;
+        r.u.sqerr.scale = 1.0f;
+        break;
+    case OP_LSTM_CELL:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.lstm.batch = kc_int(&kc, "batch");
+        r.u.lstm.hidden = kc_int(&kc, "hidden");
+        r.u.lstm.forget_bias = 1.0f; /* TF BasicLSTMCell default */
+        break;
+    case OP_SGD:
+    case OP_RMSPROP:
+        /* Keras RMSprop defaults; lr is the SGD default of the suite's Keras models */
+        r.phase = PHASE_UPDATE;
+        r.u.update.count = kc_size(&kc, "count");
+        r.u.update.lr = r.kind == OP_SGD ? 0.01f : 0.001f;
+        if (r.kind == OP_RMSPROP) {
+            r.u.update.rho = 0.9f;
+            r.u.update.eps = 1e-7f;
+        }
+        break;
+    case OP_ZERO:
+    case OP_COPY:
+        r.phase = PHASE_FWD;
+        r.u.mem.count = kc_size(&kc, "count");
+        break;
+    case OP_STREAM:
+        r.phase = PHASE_FWD;
+        r.u.mem.kind = (StreamKind)kc_word(&kc, STREAM_NAMES, STREAM_COUNT);
+        r.u.mem.count = kc_size(&kc, "count");
+        r.u.mem.scalar = 3.0f; /* stream.c's scalar */
+        break;
+    default:
+        return false;
+    }
+    if (!kc.ok || *kc.p != '\0' || desc_check(&r) != NULL)
+        return false;
+    /* canonical form only: the key must be exactly what op_key prints for the result */
+    char again[OP_KEY_MAX];
+    op_key(&r, again);
+    if (strcmp(again, key) != 0)
+        return false;
+    *d = r;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Library facts
+ * ------------------------------------------------------------------------------------- */
+
+/* Contract: from now on OpenBLAS GEMMs and the kernels' OpenMP regions (started from the
+ * calling thread) use `threads` threads. */
+void ops_set_threads(int threads)
+{
+    OPS_ASSERT(threads >= 1);
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads);
+}
+
+/* The OpenBLAS thread count (the OpenMP one equals it after ops_set_threads). */
+int ops_get_threads(void)
+{
+    return openblas_get_num_threads();
+}
+
+const char *ops_blas_core(void)
+{
+    const char *s = openblas_get_corename();
+    return s ? s : "unknown";
+}
+
+const char *ops_blas_config(void)
+{
+    const char *s = openblas_get_config();
+    return s ? s : "unknown";
+}

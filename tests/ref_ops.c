@@ -1,0 +1,283 @@
+/* tests/ref_ops.c — naive double-precision references for the op kernels (ref_ops.h).
+ * Written from the formulas in ops/ops.h, deliberately sharing no code with ops/. */
+#include "tests/ref_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+void ref_gemm(double *c, const float *a, const float *b, const float *c0, const GemmDesc *d)
+{
+    const int m = d->m, n = d->n, k = d->k;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int p = 0; p < k; p++) {
+                const double av = d->trans_a ? a[p * m + i] : a[i * k + p];
+                const double bv = d->trans_b ? b[j * k + p] : b[p * n + j];
+                s += av * bv;
+            }
+            c[i * n + j] = d->alpha * s + (d->beta != 0.0f ? d->beta * (double)c0[i * n + j] : 0.0);
+        }
+}
+
+/* Index helpers in the NCHW / KCRS layouts. */
+#define X4(t, n, c, h, w, C, H, W) (t)[(((size_t)(n) * (C) + (c)) * (H) + (h)) * (W) + (w)]
+
+void ref_conv_forward(double *y, const float *x, const float *w, const ConvDesc *d)
+{
+    const int cg = d->c / d->groups, kg = d->k / d->groups;
+    for (int n = 0; n < d->n; n++)
+        for (int k = 0; k < d->k; k++)
+            for (int oh = 0; oh < d->out_h; oh++)
+                for (int ow = 0; ow < d->out_w; ow++) {
+                    const int g = k / kg;
+                    double s = 0.0;
+                    for (int c = 0; c < cg; c++)
+                        for (int i = 0; i < d->r; i++)
+                            for (int j = 0; j < d->s; j++) {
+                                const int ih = oh * d->stride_h - d->pad_top + i;
+                                const int iw = ow * d->stride_w - d->pad_left + j;
+                                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
+                                    continue;
+                                s += (double)X4(x, n, g * cg + c, ih, iw, d->c, d->h, d->w) *
+                                     X4(w, k, c, i, j, cg, d->r, d->s);
+                            }
+                    X4(y, n, k, oh, ow, d->k, d->out_h, d->out_w) = s;
+                }
+}
+
+/* The adjoints below scatter: each (output, tap) pair adds its product where the forward
+ * read it from, the definition of the transpose. */
+void ref_conv_backward_data(double *dx, const float *dy, const float *w, const ConvDesc *d)
+{
+    const int cg = d->c / d->groups, kg = d->k / d->groups;
+    memset(dx, 0, sizeof(double) * (size_t)d->n * d->c * d->h * d->w);
+    for (int n = 0; n < d->n; n++)
+        for (int k = 0; k < d->k; k++)
+            for (int oh = 0; oh < d->out_h; oh++)
+                for (int ow = 0; ow < d->out_w; ow++) {
+                    const int g = k / kg;
+                    const double gy = X4(dy, n, k, oh, ow, d->k, d->out_h, d->out_w);
+                    for (int c = 0; c < cg; c++)
+                        for (int i = 0; i < d->r; i++)
+                            for (int j = 0; j < d->s; j++) {
+                                const int ih = oh * d->stride_h - d->pad_top + i;
+                                const int iw = ow * d->stride_w - d->pad_left + j;
+                                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
+                                    continue;
+                                X4(dx, n, g * cg + c, ih, iw, d->c, d->h, d->w) +=
+                                    gy * X4(w, k, c, i, j, cg, d->r, d->s);
+                            }
+                }
+}
+
+void ref_conv_backward_weights(double *dw, const float *dy, const float *x, const ConvDesc *d)
+{
+    const int cg = d->c / d->groups, kg = d->k / d->groups;
+    memset(dw, 0, sizeof(double) * (size_t)d->k * cg * d->r * d->s);
+    for (int n = 0; n < d->n; n++)
+        for (int k = 0; k < d->k; k++)
+            for (int oh = 0; oh < d->out_h; oh++)
+                for (int ow = 0; ow < d->out_w; ow++) {
+                    const int g = k / kg;
+                    const double gy = X4(dy, n, k, oh, ow, d->k, d->out_h, d->out_w);
+                    for (int c = 0; c < cg; c++)
+                        for (int i = 0; i < d->r; i++)
+                            for (int j = 0; j < d->s; j++) {
+                                const int ih = oh * d->stride_h - d->pad_top + i;
+                                const int iw = ow * d->stride_w - d->pad_left + j;
+                                if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
+                                    continue;
+                                X4(dw, k, c, i, j, cg, d->r, d->s) +=
+                                    gy * X4(x, n, g * cg + c, ih, iw, d->c, d->h, d->w);
+                            }
+                }
+}
+
+/* Visits the in-image cells of the window of (oh, ow); returns the cell count. */
+static int ref_pool_window(const PoolDesc *d, int oh, int ow, int *h0, int *h1, int *w0, int *w1)
+{
+    *h0 = oh * d->stride_h - d->pad_top;
+    *w0 = ow * d->stride_w - d->pad_left;
+    *h1 = *h0 + d->win_h;
+    *w1 = *w0 + d->win_w;
+    if (*h0 < 0) *h0 = 0;
+    if (*w0 < 0) *w0 = 0;
+    if (*h1 > d->h) *h1 = d->h;
+    if (*w1 > d->w) *w1 = d->w;
+    return (*h1 - *h0) * (*w1 - *w0);
+}
+
+void ref_pool_forward(double *y, const float *x, const PoolDesc *d)
+{
+    for (int p = 0; p < d->n * d->c; p++)
+        for (int oh = 0; oh < d->out_h; oh++)
+            for (int ow = 0; ow < d->out_w; ow++) {
+                int h0, h1, w0, w1;
+                const int cnt = ref_pool_window(d, oh, ow, &h0, &h1, &w0, &w1);
+                double v = d->kind == POOL_MAX ? -INFINITY : 0.0;
+                for (int i = h0; i < h1; i++)
+                    for (int j = w0; j < w1; j++) {
+                        const double t = X4(x, 0, p, i, j, 0, d->h, d->w);
+                        v = d->kind == POOL_MAX ? fmax(v, t) : v + t;
+                    }
+                X4(y, 0, p, oh, ow, 0, d->out_h, d->out_w) = d->kind == POOL_MAX ? v : v / cnt;
+            }
+}
+
+void ref_pool_backward_data(double *dx, const float *dy, const float *x, const PoolDesc *d)
+{
+    memset(dx, 0, sizeof(double) * (size_t)d->n * d->c * d->h * d->w);
+    for (int p = 0; p < d->n * d->c; p++)
+        for (int oh = 0; oh < d->out_h; oh++)
+            for (int ow = 0; ow < d->out_w; ow++) {
+                int h0, h1, w0, w1;
+                const int cnt = ref_pool_window(d, oh, ow, &h0, &h1, &w0, &w1);
+                const double g = X4(dy, 0, p, oh, ow, 0, d->out_h, d->out_w);
+                if (d->kind == POOL_AVG) {
+                    for (int i = h0; i < h1; i++)
+                        for (int j = w0; j < w1; j++)
+                            X4(dx, 0, p, i, j, 0, d->h, d->w) += g / cnt;
+                } else {
+                    int bi = h0, bj = w0;
+                    for (int i = h0; i < h1; i++)
+                        for (int j = w0; j < w1; j++)
+                            if (X4(x, 0, p, i, j, 0, d->h, d->w) > X4(x, 0, p, bi, bj, 0, d->h, d->w))
+                                bi = i, bj = j;
+                    X4(dx, 0, p, bi, bj, 0, d->h, d->w) += g;
+                }
+            }
+}
+
+void ref_bias_forward(double *y, const float *y0, const float *b, const BiasDesc *d)
+{
+    for (int n = 0; n < d->n; n++)
+        for (int c = 0; c < d->c; c++)
+            for (int i = 0; i < d->spatial; i++) {
+                const size_t at = ((size_t)n * d->c + c) * d->spatial + i;
+                y[at] = (double)y0[at] + b[c];
+            }
+}
+
+void ref_bias_backward_weights(double *db, const float *dy, const BiasDesc *d)
+{
+    for (int c = 0; c < d->c; c++) {
+        double s = 0.0;
+        for (int n = 0; n < d->n; n++)
+            for (int i = 0; i < d->spatial; i++)
+                s += dy[((size_t)n * d->c + c) * d->spatial + i];
+        db[c] = s;
+    }
+}
+
+void ref_act_forward(double *y, const float *x, ActKind act, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const double v = x[i];
+        y[i] = act == ACT_RELU ? (v > 0 ? v : 0) : act == ACT_SIGMOID ? 1 / (1 + exp(-v)) : tanh(v);
+    }
+}
+
+void ref_act_backward_data(double *dx, const float *dy, const float *y, ActKind act,
+                           size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const double v = y[i];
+        const double d = act == ACT_RELU ? (v > 0) : act == ACT_SIGMOID ? v * (1 - v) : 1 - v * v;
+        dx[i] = dy[i] * d;
+    }
+}
+
+double ref_softmax_xent_forward(double *probs, const float *logits, const int32_t *labels,
+                                int n, int classes)
+{
+    double loss = 0.0;
+    for (int r = 0; r < n; r++) {
+        const float *l = logits + (size_t)r * classes;
+        double m = l[0], s = 0.0;
+        for (int j = 0; j < classes; j++)
+            m = fmax(m, l[j]);
+        for (int j = 0; j < classes; j++)
+            s += exp(l[j] - m);
+        for (int j = 0; j < classes; j++)
+            probs[(size_t)r * classes + j] = exp(l[j] - m) / s;
+        loss += -(l[labels[r]] - m - log(s));
+    }
+    return loss / n;
+}
+
+void ref_softmax_xent_backward_data(double *dlogits, const float *probs,
+                                    const int32_t *labels, const XentDesc *d)
+{
+    for (int r = 0; r < d->n; r++)
+        for (int j = 0; j < d->classes; j++) {
+            const size_t at = (size_t)r * d->classes + j;
+            dlogits[at] = d->scale * (probs[at] - (labels[r] == j ? 1.0 : 0.0)) / d->n;
+        }
+}
+
+double ref_sqerr_forward(const float *pred, const float *target, const SqErrDesc *d)
+{
+    const size_t count = (size_t)d->n * d->features;
+    double s = 0.0;
+    for (size_t i = 0; i < count; i++)
+        s += ((double)pred[i] - target[i]) * ((double)pred[i] - target[i]);
+    return d->mean ? s / count : s;
+}
+
+void ref_sqerr_backward_data(double *dpred, const float *pred, const float *target,
+                             const SqErrDesc *d)
+{
+    const size_t count = (size_t)d->n * d->features;
+    for (size_t i = 0; i < count; i++)
+        dpred[i] = d->scale * 2.0 * ((double)pred[i] - target[i]) / (d->mean ? (double)count : 1.0);
+}
+
+static double ref_sig(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+void ref_lstm_forward(double *c_t, double *h_t, double *act, const float *pre,
+                      const float *c_prev, const float *b, const LstmCellDesc *d)
+{
+    const int H = d->hidden;
+    for (int r = 0; r < d->batch; r++)
+        for (int u = 0; u < H; u++) {
+            const float *p = pre + (size_t)r * 4 * H;
+            const double i = ref_sig((double)p[u] + b[u]);
+            const double j = tanh((double)p[H + u] + b[H + u]);
+            const double f = ref_sig((double)p[2 * H + u] + b[2 * H + u] + d->forget_bias);
+            const double o = ref_sig((double)p[3 * H + u] + b[3 * H + u]);
+            const double c = c_prev[(size_t)r * H + u] * f + i * j;
+            c_t[(size_t)r * H + u] = c;
+            h_t[(size_t)r * H + u] = tanh(c) * o;
+            double *a = act + (size_t)r * 4 * H;
+            a[u] = i, a[H + u] = j, a[2 * H + u] = f, a[3 * H + u] = o;
+        }
+}
+
+void ref_lstm_backward_data(double *dpre, double *dc_prev, const float *dh_t,
+                            const float *dc_t, const float *pre, const float *c_prev,
+                            const float *b, const LstmCellDesc *d)
+{
+    const int H = d->hidden;
+    for (int r = 0; r < d->batch; r++)
+        for (int u = 0; u < H; u++) {
+            const float *p = pre + (size_t)r * 4 * H;
+            const size_t at = (size_t)r * H + u;
+            const double i = ref_sig((double)p[u] + b[u]);
+            const double j = tanh((double)p[H + u] + b[H + u]);
+            const double f = ref_sig((double)p[2 * H + u] + b[2 * H + u] + d->forget_bias);
+            const double o = ref_sig((double)p[3 * H + u] + b[3 * H + u]);
+            const double c = c_prev[at] * f + i * j, tc = tanh(c);
+            /* chain rule through h = tanh(c) o and c = c_prev f + i j */
+            const double dc = dc_t[at] + dh_t[at] * o * (1 - tc * tc);
+            double *g = dpre + (size_t)r * 4 * H;
+            g[u] = dc * j * i * (1 - i);
+            g[H + u] = dc * i * (1 - j * j);
+            g[2 * H + u] = dc * c_prev[at] * f * (1 - f);
+            g[3 * H + u] = dh_t[at] * tc * o * (1 - o);
+            dc_prev[at] = dc * f;
+        }
+}
