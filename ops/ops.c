@@ -793,10 +793,26 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
  * FWD keys of conv/pool/bias print acc=0 whatever the flag says: FWD ignores it.
  * ------------------------------------------------------------------------------------- */
 
+/* Only the enums are checked (they index name tables), not the shape: callers may key a
+ * normalised descriptor that would not run, e.g. the predictor's batch-free keys with
+ * n = 0. Such keys do not parse back (op_key_parse accepts valid descriptors only). */
+static bool key_enums_ok(const OpDesc *d)
+{
+    if (d->kind < 0 || d->kind >= OP_KIND_COUNT || d->phase < 0 || d->phase >= PHASE_COUNT)
+        return false;
+    if (d->kind == OP_ACT)
+        return d->u.act.act >= 0 && d->u.act.act < ACT_COUNT;
+    if (d->kind == OP_POOL2D)
+        return d->u.pool.kind == POOL_MAX || d->u.pool.kind == POOL_AVG;
+    if (d->kind == OP_STREAM)
+        return d->u.mem.kind >= 0 && d->u.mem.kind < STREAM_COUNT;
+    return true;
+}
+
 void op_key(const OpDesc *d, char out[OP_KEY_MAX])
 {
-    DESC_ASSERT_VALID(d);
-    OPS_ASSERT(out);
+    OPS_ASSERT(d && out);
+    OPS_ASSERT(key_enums_ok(d));
     const char *kn = KIND_NAMES[d->kind], *ph = PHASE_NAMES[d->phase];
     int len = 0;
     switch (d->kind) {
@@ -865,7 +881,7 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX])
     default:
         break;
     }
-    /* the longest key (conv2d with ten-digit fields) is about 150 characters */
+    /* the longest key (conv2d, every field at ten digits or negative) fits: about 150 */
     OPS_ASSERT(len > 0 && len < OP_KEY_MAX);
 }
 

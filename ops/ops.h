@@ -262,7 +262,9 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
 
 /* Canonical key of what is timed, e.g. "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0" or
  * "conv2d bwd_weights n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=1".
- * Two descriptors with the same key run the same kernel on the same sizes. */
+ * Two descriptors with the same key run the same kernel on the same sizes. Only the enums
+ * are checked, not the shape, so a normalised descriptor (e.g. batch 0) can be keyed; such
+ * a key does not parse back. */
 void op_key(const OpDesc *d, char out[OP_KEY_MAX]);
 /* Parses a key produced by op_key back into a descriptor; false if malformed. */
 bool op_key_parse(const char *key, OpDesc *d);

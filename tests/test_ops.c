@@ -1010,6 +1010,15 @@ static void test_keys(void **state)
     op_key(&cf, key);
     assert_non_null(strstr(key, "acc=0"));
 
+    /* a normalised descriptor (batch 0, as the predictor keys them) can be keyed but
+     * does not parse back */
+    OpDesc nz = op_conv2d(PHASE_FWD, 8, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1);
+    nz.u.conv.n = 0;
+    op_key(&nz, key);
+    assert_string_equal(key, "conv2d fwd n=0 c=3 h=9 w=9 k=4 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0");
+    OpDesc back;
+    assert_false(op_key_parse(key, &back));
+
     /* names */
     OpKind k;
     assert_true(op_kind_from_name("lstm_cell", &k) && k == OP_LSTM_CELL);
