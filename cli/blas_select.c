@@ -151,7 +151,7 @@ static bool has_flag(const char *flags, const char *flag)
     return false;
 }
 
-void blas_select(int argc, char **argv)
+void blas_select(const Cli *cli)
 {
     if (getenv("DLPERF_BLAS_CHOICE"))
         return; /* decided before the re-exec (or we are a probe) */
@@ -212,8 +212,7 @@ void blas_select(int argc, char **argv)
     if (strcmp(best, current) == 0)
         return;
     setenv("OPENBLAS_CORETYPE", best, 1);
-    execv("/proc/self/exe", argv);
+    execv("/proc/self/exe", cli->argv);
     fprintf(stderr, "dlperf: cannot re-execute with OPENBLAS_CORETYPE=%s (%s); continuing with %s\n", best,
             strerror(errno), current);
-    (void)argc;
 }

@@ -21,6 +21,7 @@ typedef struct {
     bool json;            /* --json: machine-readable output on stdout */
     int threads;          /* --threads (default: online cores) */
     bool threads_given;
+    char **argv;          /* the whole command line, for re-executing (blas_select) */
 } Cli;
 
 typedef struct {
@@ -84,8 +85,9 @@ bool progress_enabled(void);
 
 /* ---- BLAS kernel choice (cli/blas_select.c) ---- */
 /* Makes sure OpenBLAS runs its fastest correct core type on this CPU, re-executing the
- * process with OPENBLAS_CORETYPE set if needed (before any BLAS call). */
-void blas_select(int argc, char **argv);
+ * process with OPENBLAS_CORETYPE set if needed. Commands that run kernels call it after
+ * their arguments are validated and before the first BLAS call. */
+void blas_select(const Cli *cli);
 /* How the core in use was chosen, for the records ("probed: ...", "user: ..."). */
 const char *blas_choice(void);
 /* The hidden probe command run in child processes. */

@@ -5,6 +5,7 @@
 
 #include "cli/session.h"
 #include "models/plan.h"
+#include "models/train.h"
 
 typedef struct {
     int batch, steps, warmup;
@@ -52,7 +53,13 @@ int cmd_run(int argc, char **argv, Cli *cli)
     plan_flops(&probe, flops);
     for (int ph = 0; ph < PHASE_COUNT; ph++)
         total_flops += flops[ph];
+    /* Refuse a run that cannot fit before anything else happens. */
+    if (trainer_check_memory(&probe, trainer_data_batches(ro.warmup + ro.steps), err, sizeof err) != 0) {
+        plan_free(&probe);
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
     plan_free(&probe);
+    blas_select(cli);
 
     Db *db = cli_db_open(cli);
     if (!db)

@@ -92,6 +92,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         for (int i = 0; i < zoo_count() && nm < 64; i++)
             models[nm++] = zoo_get(i);
 
+    blas_select(cli);
     Db *db = cli_db_open(cli);
     if (!db)
         return EXIT_FAIL;

@@ -21,14 +21,19 @@ static const Command commands[] = {
      "                   activation and workspace bytes\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
-     "usage: dlperf calibrate [--quick] [--threads N] [--db FILE] [--json]\n\n"
+     "usage: dlperf calibrate [--quick] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
+     "                        [--threads N] [--db FILE] [--json]\n\n"
      "Times GEMM (square sweep, the zoo's shapes, a DeepBench subset), convolution (all three\n"
      "phases), STREAM memory bandwidth and element-wise ops, following the protocol in\n"
      "DESIGN.md: warm-ups discarded, repetitions until the 95% CI is tight, every result\n"
      "validated outside the timed region. Every measurement is stored with the machine\n"
      "fingerprint and the software it ran on. Ctrl-C marks the calibration interrupted;\n"
      "an interrupted calibration is never used for predictions.\n"
-     "  --quick          fewer shapes and repetitions (about a minute)\n"
+     "  --quick          fewer shapes and repetitions\n"
+     "  --only LIST      families to measure: model-op, gemm-square, gemm-deepbench,\n"
+     "                   conv-deepbench, stream, eltwise (default: all)\n"
+     "  --models LIST    models whose training-step ops model-op measures (default: all)\n"
+     "  --batch N        batch size of those ops (default: each model's)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL [--batch N] [--threads N] [--ops] [--json]\n\n"
@@ -72,12 +77,6 @@ static void usage(FILE *out)
     fprintf(out, "\ncommon options:\n" CLI_COMMON_HELP);
 }
 
-/* Commands that execute kernels get the BLAS core choice; the others start instantly. */
-static bool runs_kernels(const char *cmd)
-{
-    return strcmp(cmd, "calibrate") == 0 || strcmp(cmd, "run") == 0 || strcmp(cmd, "validate") == 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -93,15 +92,13 @@ int main(int argc, char **argv)
         printf("dlperf %s (%s)\n", DLPERF_VERSION, dlperf_git_commit());
         return EXIT_OK;
     }
-    Cli cli = {.cmd = name, .threads = cli_default_threads()};
+    Cli cli = {.cmd = name, .threads = cli_default_threads(), .argv = argv};
     db_default_path(cli.db_path, sizeof cli.db_path);
     if (strcmp(name, "__blas-probe") == 0)
         return cmd_blas_probe(argc - 1, argv + 1, &cli);
     for (int i = 0; i < NCOMMANDS; i++) {
         if (strcmp(commands[i].name, name) != 0)
             continue;
-        if (runs_kernels(name))
-            blas_select(argc, argv);
         int rc = commands[i].fn(argc - 1, argv + 1, &cli);
         return rc < 0 ? EXIT_OK : rc; /* -1: --help was printed */
     }

@@ -63,7 +63,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int s
     Trainer t;
     char err[1024];
     int total = warmup + steps;
-    int nbatches = total < 8 ? total : 8; /* the synthetic data set cycled through */
+    int nbatches = trainer_data_batches(total);
     if (progress_enabled())
         fprintf(stderr, "run: %s batch %d: allocating and initialising...", m->name, batch);
     if (trainer_init(&t, m, batch, nbatches, 2017, err, sizeof err) != 0) {

@@ -48,23 +48,35 @@ static void *alloc_zeroed(size_t bytes)
     return p;
 }
 
+/* Enough batches that a short run does not train on one batch only, few enough that the
+ * data set stays small next to the model. */
+int trainer_data_batches(int steps) { return steps < 8 ? steps : 8; }
+
+int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
+{
+    double need = trainer_bytes_needed(p, nbatches);
+    double avail = mem_available_bytes();
+    /* 10% headroom for the program, libraries and the kernel's own use */
+    if (avail <= 0 || need <= 0.9 * avail)
+        return 0;
+    const size_t *ab = p->arena_bytes;
+    const double gib = 1073741824.0;
+    snprintf(err, errlen,
+             "%s at batch %d needs %.2f GiB (parameters+gradients+optimizer %.2f, activations %.2f, "
+             "workspace %.2f, data %.2f) but only %.2f GiB of memory is available; use a smaller --batch",
+             p->model->name, p->batch, need / gib, (double)(ab[ARENA_PARAM] + ab[ARENA_GRAD] + ab[ARENA_OPT]) / gib,
+             (double)(ab[ARENA_ACT] + ab[ARENA_ACTGRAD]) / gib, (double)ab[ARENA_WS] / gib,
+             (double)nbatches * (double)ab[ARENA_INPUT] / gib, avail / gib);
+    return -1;
+}
+
 int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64_t seed, char *err,
                  size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (plan_build(m, batch, &t->plan, err, errlen) != 0)
         return -1;
-    double need = trainer_bytes_needed(&t->plan, nbatches);
-    double avail = mem_available_bytes();
-    if (avail > 0 && need > 0.9 * avail) {
-        const size_t *ab = t->plan.arena_bytes;
-        snprintf(err, errlen,
-                 "%s at batch %d needs %.2f GiB (parameters+gradients+optimizer %.2f, activations %.2f, "
-                 "workspace %.2f, data %.2f) but only %.2f GiB of memory is available; use a smaller --batch",
-                 m->name, batch, need / 1073741824.0,
-                 (double)(ab[ARENA_PARAM] + ab[ARENA_GRAD] + ab[ARENA_OPT]) / 1073741824.0,
-                 (double)(ab[ARENA_ACT] + ab[ARENA_ACTGRAD]) / 1073741824.0, (double)ab[ARENA_WS] / 1073741824.0,
-                 (double)nbatches * (double)ab[ARENA_INPUT] / 1073741824.0, avail / 1073741824.0);
+    if (trainer_check_memory(&t->plan, nbatches, err, errlen) != 0) {
         plan_free(&t->plan);
         return -1;
     }

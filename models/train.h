@@ -20,6 +20,11 @@ typedef struct {
 
 /* Bytes a run allocates: every arena plus the data set of nbatches batches. */
 double trainer_bytes_needed(const Plan *p, int nbatches);
+/* Batches in the synthetic data set a run of `steps` steps cycles through. */
+int trainer_data_batches(int steps);
+/* 0 if a run of the plan with nbatches fits in the memory available now, else -1 with a
+ * message naming what it needs (by category) and what is available. */
+int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen);
 
 /* Builds the plan, refuses (before allocating anything) if the run would not fit in the
  * memory available, allocates and zeroes the arenas, initialises parameters and
