@@ -228,10 +228,17 @@ static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
 
 int mb_list_eltwise(bool quick, OpDesc *out, int max)
 {
-    /* quick: every 4th power of two; default: every power of 4 (2^14, 2^16, ... 2^26). */
-    int step = quick ? 4 : 2;
+    /* default: every power of 4 from 2^14 to 2^26. quick: one size per level of the memory
+     * hierarchy (L2, shared L3, DRAM), stopping at 2^24 (64 MiB per buffer, beyond the
+     * last-level cache): 2^26 only costs time, since out of cache the time is linear. */
+    static const int quick_exp[] = {14, 18, 22, 24};
     int n = 0;
-    for (int e = 14; e <= 26; e += step)
-        eltwise_push_size(out, max, &n, (size_t)1 << e);
+    if (quick) {
+        for (size_t i = 0; i < sizeof quick_exp / sizeof *quick_exp; i++)
+            eltwise_push_size(out, max, &n, (size_t)1 << quick_exp[i]);
+    } else {
+        for (int e = 14; e <= 26; e += 2)
+            eltwise_push_size(out, max, &n, (size_t)1 << e);
+    }
     return n;
 }
