@@ -90,9 +90,11 @@ double mb_timer_resolution_s(void)
 
 void mb_stats(double *samples, int n, MbStats *out)
 {
+    if (n < 1) { /* programmer error (STYLE habit 5): always-on, with file:line */
+        fprintf(stderr, "%s:%d: mb_stats: n = %d, need at least one sample\n", __FILE__, __LINE__, n);
+        abort();
+    }
     memset(out, 0, sizeof *out);
-    if (n < 1)
-        return;
     gsl_sort(samples, 1, (size_t)n);
     out->n = n;
     out->min = samples[0];
