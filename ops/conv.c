@@ -1,8 +1,15 @@
 /* ops/conv.c — OP_CONV2D: im2col + sgemm per image and group (the Caffe scheme), all
  * three phases. The workspace is one image's column matrix (C/g*R*S, OH*OW), so memory
  * stays bounded at any batch size; a 1x1, stride-1, unpadded kernel needs no columns at
- * all (the image is its own column matrix). OpenMP does im2col/col2im, OpenBLAS threads
- * do the GEMMs, and the two never nest.
+ * all (the image is its own column matrix). OpenBLAS threads do the GEMMs.
+ *
+ * im2col/col2im run on OpenMP threads only when OMP_WAIT_POLICY=passive. With libgomp's
+ * default policy its idle workers spin (pause loops, milliseconds) after every parallel
+ * region, on the very cores the next per-image sgemm hands to OpenBLAS's own pthreads. On
+ * the 2-core development machine that made AlexNet-OWT conv2 at batch 16 (64->192, 5x5
+ * SAME, 27x27) run at 28 GFLOP/s in every phase with 2 threads, against 80-95 GFLOP/s with
+ * a serial im2col (and 75-95 with OpenMP im2col under the passive policy). A serial im2col
+ * costs ~0.3 ms of the ~2.5-4.5 ms per-image GEMM here.
  */
 #include <string.h>
 
@@ -44,8 +51,8 @@ static void conv_valid_cols(const ConvDesc *d, int kw, int *lo, int *hi)
 }
 
 /* col (cg*r*s, oh*ow) = the receptive fields of one image's group slice
- * x (cg, h, w); padded cells read as zero. Rows are independent, so they are shared
- * among the OpenMP threads (static schedule: contiguous blocks of rows). */
+ * x (cg, h, w); padded cells read as zero. Rows are independent, so (when OpenMP is safe
+ * here, see the file header) they are shared among the threads in contiguous blocks. */
 static void conv_im2col(float *restrict col, const float *restrict x, const ConvDesc *d)
 {
     const int cg = d->c / d->groups, r = d->r, s = d->s;
@@ -53,7 +60,8 @@ static void conv_im2col(float *restrict col, const float *restrict x, const Conv
     const int sh = d->stride_h, sw = d->stride_w;
     const int rows = cg * r * s;
     const size_t ohw = (size_t)oh * (size_t)ow;
-#pragma omp parallel for schedule(static) if ((size_t)rows * ohw >= OPS_PAR_MIN)
+    const bool par = ops_omp_idle_sleeps(); /* see the file header */
+#pragma omp parallel for schedule(static) if ((size_t)rows * ohw >= OPS_PAR_MIN && par)
     for (int row = 0; row < rows; row++) {
         const int ch = row / (r * s), kh = (row / s) % r, kw = row % s;
         const float *xc = x + (size_t)ch * (size_t)h * (size_t)w;
@@ -94,7 +102,8 @@ static void conv_col2im_add(float *restrict x, const float *restrict col, const 
     const int h = d->h, w = d->w, oh = d->out_h, ow = d->out_w;
     const int sh = d->stride_h, sw = d->stride_w;
     const size_t ohw = (size_t)oh * (size_t)ow;
-#pragma omp parallel for schedule(static) if ((size_t)cg * (size_t)r * (size_t)s * ohw >= OPS_PAR_MIN)
+    const bool par = ops_omp_idle_sleeps(); /* see the file header */
+#pragma omp parallel for schedule(static) if ((size_t)cg * (size_t)r * (size_t)s * ohw >= OPS_PAR_MIN && par)
     for (int ch = 0; ch < cg; ch++) {
         float *xc = x + (size_t)ch * (size_t)h * (size_t)w;
         for (int kh = 0; kh < r; kh++) {
@@ -151,8 +160,8 @@ void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d,
 
 /* Contract: dx (n, c, h, w) = (accumulate ? dx : 0) + conv^T(dy (n, k, oh, ow), w).
  * The column gradient W^T dY goes to ws and is scattered back by col2im (which adds, so
- * dx is cleared first unless accumulating); on the 1x1 path the GEMM writes dx directly
- * with beta = accumulate. */
+ * each slice of dx is cleared first unless accumulating); on the 1x1 path the GEMM
+ * writes dx directly with beta = accumulate. */
 void conv2d_backward_data(float *dx, const float *dy, const float *w, const ConvDesc *d,
                           float *ws)
 {
@@ -162,8 +171,6 @@ void conv2d_backward_data(float *dx, const float *dy, const float *w, const Conv
     const int g = d->groups, cg = d->c / g, kg = d->k / g;
     const int crs = cg * d->r * d->s, ohw = d->out_h * d->out_w;
     const size_t hw = (size_t)d->h * (size_t)d->w;
-    if (!direct && !d->accumulate)
-        mem_zero(dx, (size_t)d->n * (size_t)d->c * hw);
     for (int n = 0; n < d->n; n++) {
         for (int gi = 0; gi < g; gi++) {
             float *dxg = dx + ((size_t)n * (size_t)d->c + (size_t)gi * (size_t)cg) * hw;
@@ -176,6 +183,10 @@ void conv2d_backward_data(float *dx, const float *dy, const float *w, const Conv
             } else {
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, crs, ohw, kg, 1.0f, wg,
                             crs, dyg, ohw, 0.0f, ws, ohw);
+                /* cleared slice by slice, not in one parallel pass up front: an OpenMP
+                 * region right before the GEMMs would cost more than it saves (header) */
+                if (!d->accumulate)
+                    memset(dxg, 0, sizeof(float) * (size_t)cg * hw);
                 conv_col2im_add(dxg, ws, d);
             }
         }

@@ -3,11 +3,21 @@
  * OPS_PAR_MIN elements and otherwise split the range over OpenMP threads, each thread
  * calling a vectorised (target-cloned) span function on its contiguous part.
  */
-#include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ops/kernels.h"
+#include "ops/vecmath.h"
+
+/* libgomp reads OMP_WAIT_POLICY once at load time, so the environment now says how its
+ * idle workers behave for the whole run. */
+bool ops_omp_idle_sleeps(void)
+{
+    const char *p = getenv("OMP_WAIT_POLICY");
+    return p && strcasecmp(p, "passive") == 0;
+}
 
 /* Contract: inside a parallel region, [*lo, *hi) is this thread's share of [0, n): equal
  * contiguous blocks (the static schedule), block starts rounded to 16 floats (a 64-byte
@@ -109,18 +119,21 @@ static void act_relu_span(float *y, const float *x, size_t n)
         y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-/* 1/(1+exp(-x)) is safe at both ends in fp32: exp overflows to inf for x < -88 and the
- * quotient is then 0, never NaN. */
+/* vm_sigmoid / vm_tanh rather than libm: they vectorise (see vecmath.h) */
+OPS_TARGET_CLONES
 static void act_sigmoid_span(float *y, const float *x, size_t n)
 {
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
-        y[i] = 1.0f / (1.0f + expf(-x[i]));
+        y[i] = vm_sigmoid(x[i]);
 }
 
+OPS_TARGET_CLONES
 static void act_tanh_span(float *y, const float *x, size_t n)
 {
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
-        y[i] = tanhf(x[i]);
+        y[i] = vm_tanh(x[i]);
 }
 
 OPS_TARGET_CLONES

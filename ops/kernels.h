@@ -35,6 +35,11 @@ enum { OPS_PAR_MIN = 32768 };
 #define OPS_TARGET_CLONES
 #endif
 
+/* True when the OpenMP runtime was started with OMP_WAIT_POLICY=passive, i.e. its idle
+ * workers sleep instead of spinning. See conv.c: an OpenMP region directly followed by an
+ * OpenBLAS call is only harmless then. */
+bool ops_omp_idle_sleeps(void);
+
 /* Splits [0, n) evenly over the threads of the enclosing parallel region (the static
  * schedule, by hand, so each thread can call a vectorised span kernel on its part). */
 void ops_span_split(size_t n, size_t *lo, size_t *hi);

@@ -19,6 +19,7 @@
 
 #include "ops/kernels.h"
 #include "ops/ops.h"
+#include "ops/vecmath.h"
 #include "tests/ref_ops.h"
 #include "tests/testutil.h"
 
@@ -136,6 +137,17 @@ static void test_gemm_vs_reference(void **state)
                     gemm_case(sizes[s][0], sizes[s][1], sizes[s][2], t & 1, t >> 1,
                               a ? -0.75f : 1.0f, (float)b, seed += 3);
     gemm_case(9, 11, 13, true, false, 2.0f, 0.5f, 999); /* beta neither 0 nor 1 */
+
+    /* beta = 0 does not read C: NaN there must not leak into the result (BLAS rule) */
+    OpDesc d = op_gemm(PHASE_FWD, 5, 6, 7, false, false, 0.0f);
+    float A[35], B[42], C[30];
+    tu_fill_uniform(A, 35, -1, 1, 990);
+    tu_fill_uniform(B, 42, -1, 1, 991);
+    tu_fill_const(C, 30, NAN);
+    void *bufs[] = {C, A, B};
+    run(&d, bufs);
+    for (int i = 0; i < 30; i++)
+        assert_true(isfinite(C[i]));
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -315,6 +327,7 @@ static void pool_case_vs_reference(const PoolCase *pc, uint64_t seed)
     tu_fill_uniform(dy, ny, -1, 1, seed + 1);
     char key[OP_KEY_MAX];
     op_key(&f, key);
+    tu_fill_const(y, ny, 77.0f); /* forward overwrites */
     void *fb[] = {y, x};
     run(&f, fb);
     ref_pool_forward(ry, x, p);
@@ -457,6 +470,8 @@ static void act_case(ActKind a, size_t count, uint64_t seed)
     OpDesc f = op_act(PHASE_FWD, a, count), b = op_act(PHASE_BWD_DATA, a, count);
     char key[OP_KEY_MAX];
     op_key(&f, key);
+    tu_fill_const(y, count, 99.0f); /* outputs are written, never accumulated */
+    tu_fill_const(dx, count, 99.0f);
     void *fb[] = {y, x};
     run(&f, fb);
     ref_act_forward(ref, x, a, count);
@@ -509,6 +524,9 @@ static void xent_case(int n, int classes, float logit_scale, uint64_t seed)
     double *rp = tu_doubles(e), *rd = tu_doubles(e);
     tu_fill_uniform(logits, e, -logit_scale, logit_scale, seed);
     tu_fill_labels(labels, (size_t)n, classes, seed + 1);
+    tu_fill_const(probs, e, 99.0f); /* outputs are written, never accumulated */
+    tu_fill_const(dl, e, 99.0f);
+    loss = 99.0f;
     OpDesc f = op_softmax_xent(PHASE_FWD, n, classes);
     void *fb[] = {&loss, probs, logits, labels};
     run(&f, fb);
@@ -553,6 +571,8 @@ static void sqerr_case(int n, int f, bool mean, uint64_t seed)
     double *rd = tu_doubles(e);
     tu_fill_uniform(pred, e, -1, 1, seed);
     tu_fill_uniform(target, e, -1, 1, seed + 1);
+    tu_fill_const(dp, e, 99.0f); /* outputs are written, never accumulated */
+    loss = 99.0f;
     OpDesc fw = op_sqerr(PHASE_FWD, n, f, mean);
     void *fb[] = {&loss, pred, target};
     run(&fw, fb);
@@ -606,6 +626,11 @@ static void lstm_case(int B, int H, float forget_bias, bool fd, uint64_t seed)
     tu_fill_uniform(cp, bh, -1.5f, 1.5f, seed + 2);
     tu_fill_uniform(dh, bh, -1, 1, seed + 3);
     tu_fill_uniform(dc, bh, -1, 1, seed + 4);
+    tu_fill_const(c, bh, 99.0f); /* outputs are written, never accumulated */
+    tu_fill_const(h, bh, 99.0f);
+    tu_fill_const(act, b4, 99.0f);
+    tu_fill_const(dpre, b4, 99.0f);
+    tu_fill_const(dcp, bh, 99.0f);
     OpDesc f = op_lstm_cell(PHASE_FWD, B, H, forget_bias);
     OpDesc bk = op_lstm_cell(PHASE_BWD_DATA, B, H, forget_bias);
     void *fb[] = {c, h, act, pre, cp, b};
@@ -1156,6 +1181,47 @@ static void test_spot_check(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * The vectorisable math helpers against double (the accuracy vecmath.h promises)
+ * ------------------------------------------------------------------------------------- */
+
+static void test_vecmath_accuracy(void **state)
+{
+    (void)state;
+    const double ulp = 5.9604644775390625e-8; /* 2^-24 */
+    double es = 0, ee = 0, eg = 0, et = 0;
+    for (uint32_t u = 0x00800000u; u < 0x7f000000u; u += 4099) { /* normal floats */
+        const float a = vm_bits_to_float(u);
+        es = fmax(es, fabs(vm_sqrt(a) - sqrt((double)a)) / sqrt((double)a));
+    }
+    for (double x = -87.0; x <= 88.0; x += 1.37e-3) {
+        const float f = (float)x;
+        ee = fmax(ee, fabs(vm_exp(f) - exp((double)f)) / exp((double)f));
+    }
+    for (double x = -30.0; x <= 30.0; x += 3.1e-4) {
+        const float f = (float)x;
+        const double s = 1.0 / (1.0 + exp(-(double)f)), t = tanh((double)f);
+        eg = fmax(eg, fabs(vm_sigmoid(f) - s) / s);
+        if (f != 0.0f)
+            et = fmax(et, fabs(vm_tanh(f) - t) / fabs(t));
+    }
+    for (double x = 1e-30; x < 1.0; x *= 1.01) { /* tanh near 0 keeps relative accuracy */
+        const float f = (float)x;
+        et = fmax(et, fabs(vm_tanh(f) - tanh((double)f)) / tanh((double)f));
+        et = fmax(et, fabs(vm_tanh(-f) + tanh((double)f)) / tanh((double)f));
+    }
+    if (es > 4 * ulp || ee > 2 * ulp || eg > 3 * ulp || et > 3 * ulp)
+        fprintf(stderr, "  vecmath relative errors in ulp: sqrt %.2f exp %.2f sigmoid %.2f tanh %.2f\n",
+                es / ulp, ee / ulp, eg / ulp, et / ulp);
+    assert_true(es <= 4 * ulp && ee <= 2 * ulp && eg <= 3 * ulp && et <= 3 * ulp);
+    /* the ends: no inf or NaN where the kernels could meet them */
+    assert_true(vm_sqrt(0.0f) == 0.0f);
+    assert_true(isfinite(vm_exp(1000.0f)) && vm_exp(-1000.0f) > 0.0f);
+    assert_true(vm_sigmoid(-1000.0f) >= 0.0f && vm_sigmoid(-1000.0f) < 1e-37f);
+    assert_true(vm_sigmoid(1000.0f) == 1.0f);
+    assert_true(vm_tanh(1000.0f) == 1.0f && vm_tanh(-1000.0f) == -1.0f && vm_tanh(0.0f) == 0.0f);
+}
+
+/* ---------------------------------------------------------------------------------------
  * Threads, library facts, programmer errors
  * ------------------------------------------------------------------------------------- */
 
@@ -1281,6 +1347,7 @@ int main(void)
         cmocka_unit_test(test_buffer_info),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_spot_check),
+        cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_threads_and_blas),
         cmocka_unit_test(test_programmer_errors_abort),
     };
