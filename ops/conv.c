@@ -7,9 +7,10 @@
  * default policy its idle workers spin (pause loops, milliseconds) after every parallel
  * region, on the very cores the next per-image sgemm hands to OpenBLAS's own pthreads. On
  * the 2-core development machine that made AlexNet-OWT conv2 at batch 16 (64->192, 5x5
- * SAME, 27x27) run at 28 GFLOP/s in every phase with 2 threads, against 80-95 GFLOP/s with
- * a serial im2col (and 75-95 with OpenMP im2col under the passive policy). A serial im2col
- * costs ~0.3 ms of the ~2.5-4.5 ms per-image GEMM here.
+ * SAME, 27x27) run at 28 GFLOP/s in every phase with 2 threads; with the serial im2col it
+ * runs at 160-180 GFLOP/s (its per-image sgemm alone: 180-195), OpenMP im2col under the
+ * passive policy at 150-185. The serial im2col costs ~0.3 ms next to ~2.5 ms of GEMM per
+ * image; on many-core machines, where that ratio grows, run with OMP_WAIT_POLICY=passive.
  */
 #include <string.h>
 
