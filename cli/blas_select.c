@@ -8,6 +8,11 @@
  * microbenchmark protocol), caches the verdict per machine and library, and re-executes
  * itself with the winner. A user's OPENBLAS_CORETYPE is always respected. The choice and
  * how it was made are recorded with every calibration and run.
+ *
+ * The same re-execution sets OMP_WAIT_POLICY=PASSIVE (unless the user set a policy):
+ * libgomp's default keeps idle workers spinning for milliseconds after each parallel
+ * region, on the very cores the next OpenBLAS call needs, which made convolutions (im2col
+ * between GEMMs) 3x slower on 2 cores. libgomp reads the policy only at start-up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -151,15 +156,27 @@ static bool has_flag(const char *flags, const char *flag)
     return false;
 }
 
+/* Re-executes this program with the environment set up so far; returns only on failure. */
+static void reexec(const Cli *cli, const char *why)
+{
+    execv("/proc/self/exe", cli->argv);
+    fprintf(stderr, "dlperf: cannot re-execute to apply %s (%s); continuing without it\n", why, strerror(errno));
+}
+
 void blas_select(const Cli *cli)
 {
     if (getenv("DLPERF_BLAS_CHOICE"))
         return; /* decided before the re-exec (or we are a probe) */
+    bool set_omp = !getenv("OMP_WAIT_POLICY");
+    if (set_omp)
+        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     char desc[160];
     const char *user = getenv("OPENBLAS_CORETYPE");
     if (user && *user) {
         snprintf(desc, sizeof desc, "user: OPENBLAS_CORETYPE=%s", user);
         setenv("DLPERF_BLAS_CHOICE", desc, 1);
+        if (set_omp)
+            reexec(cli, "OMP_WAIT_POLICY=PASSIVE");
         return;
     }
     MachineRow m;
@@ -209,10 +226,8 @@ void blas_select(const Cli *cli)
         cache_write(key, best, desc);
     }
     setenv("DLPERF_BLAS_CHOICE", desc, 1);
-    if (strcmp(best, current) == 0)
-        return;
-    setenv("OPENBLAS_CORETYPE", best, 1);
-    execv("/proc/self/exe", cli->argv);
-    fprintf(stderr, "dlperf: cannot re-execute with OPENBLAS_CORETYPE=%s (%s); continuing with %s\n", best,
-            strerror(errno), current);
+    if (strcmp(best, current) != 0)
+        setenv("OPENBLAS_CORETYPE", best, 1);
+    if (strcmp(best, current) != 0 || set_omp)
+        reexec(cli, "the BLAS core and OpenMP wait policy");
 }

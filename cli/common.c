@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "microbench/mb.h"
+#include "ops/ops.h"
 
 int cli_default_threads(void)
 {
@@ -55,6 +56,9 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
         if (rc != 0)
             return rc;
     }
+    /* Plans lay out per-thread workspace, so the kernels' thread count is set before any
+     * plan is built. */
+    ops_set_threads(cli->threads);
     return 0;
 }
 

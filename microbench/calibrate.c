@@ -85,6 +85,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     rc = 0;
 
 cleanup:
+    mb_release();
     free(keys);
     free(measure);
     free(samples);

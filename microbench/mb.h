@@ -48,6 +48,9 @@ double mb_now_s(void);
  * after any other failure m->reps is 0. */
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen);
+/* mb_time_op keeps its buffers for the next call (fresh multi-GiB buffers cost seconds of
+ * page zeroing each); this frees them. mb_calibrate calls it when done. */
+void mb_release(void);
 
 /* ---- shape lists: each fills out[0..max) and returns the count ---- */
 int mb_list_gemm_square(bool quick, OpDesc *out, int max);    /* square sweep, NN        */

@@ -19,8 +19,7 @@
 /* Buffers are aligned for AVX-512 loads and so that no two buffers share a cache line. */
 enum { MB_ALIGN = 64 };
 
-/* Fill is done in fixed-size chunks, each with its own seed, so the values do not depend
- * on the number of OpenMP threads that fill them. */
+/* Values drawn per buffer; the buffer repeats them (see buffer_fill). */
 enum { MB_FILL_CHUNK = 1 << 16 };
 
 /* Points checked by op_spot_check besides the first and last element of each output. */
@@ -121,17 +120,103 @@ typedef struct {
     OpBufInfo info[OP_MAX_BUFS];
     void *bufs[OP_MAX_BUFS];
     void *before[OP_MAX_BUFS]; /* snapshots of BUF_INOUT buffers for the spot check */
+    size_t cap[OP_MAX_BUFS], before_cap[OP_MAX_BUFS]; /* allocated bytes */
     void *ws;
+    size_t ws_cap;
 } MbBuffers;
+
+/* Blocks kept from one measurement to the next, so a calibration does not pay the
+ * kernel for zeroing fresh pages of every multi-GiB buffer again (that was half of a
+ * quick calibration). Best fit among free blocks; what the pool retains is capped at half
+ * the memory available when it started, the largest blocks going back first. */
+enum { MB_POOL_BLOCKS = 32 };
+static struct {
+    void *p;
+    size_t cap;
+} pool[MB_POOL_BLOCKS];
+static int pool_n;
+static double pool_budget; /* bytes; 0 = not yet set */
+
+static double pool_bytes(void)
+{
+    double t = 0;
+    for (int i = 0; i < pool_n; i++)
+        t += (double)pool[i].cap;
+    return t;
+}
+
+static void pool_drop(int i)
+{
+    free(pool[i].p);
+    pool[i] = pool[--pool_n];
+}
+
+/* A block of at least `bytes` (*cap: its real size), from the pool if one fits without
+ * wasting more than 4x. */
+static void *pool_take(size_t bytes, size_t *cap)
+{
+    int best = -1;
+    for (int i = 0; i < pool_n; i++)
+        if (pool[i].cap >= bytes && pool[i].cap / 4 <= bytes && (best < 0 || pool[i].cap < pool[best].cap))
+            best = i;
+    if (best >= 0) {
+        void *p = pool[best].p;
+        *cap = pool[best].cap;
+        pool[best] = pool[--pool_n];
+        return p;
+    }
+    *cap = bytes;
+    return aligned_alloc(MB_ALIGN, bytes);
+}
+
+static void pool_give(void *p, size_t cap)
+{
+    if (!p)
+        return;
+    if (pool_budget == 0) {
+        FILE *f = fopen("/proc/meminfo", "r");
+        char line[128];
+        double avail_kb = 0;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lf", &avail_kb) == 1)
+                break;
+        if (f)
+            fclose(f);
+        pool_budget = avail_kb > 0 ? avail_kb * 1024.0 / 2 : 1e9;
+    }
+    if (pool_n == MB_POOL_BLOCKS) { /* drop the smallest: cheapest to make again */
+        int small = 0;
+        for (int i = 1; i < pool_n; i++)
+            if (pool[i].cap < pool[small].cap)
+                small = i;
+        pool_drop(small);
+    }
+    pool[pool_n].p = p;
+    pool[pool_n].cap = cap;
+    pool_n++;
+    while (pool_n > 0 && pool_bytes() > pool_budget) {
+        int big = 0;
+        for (int i = 1; i < pool_n; i++)
+            if (pool[i].cap > pool[big].cap)
+                big = i;
+        pool_drop(big);
+    }
+}
+
+void mb_release(void)
+{
+    while (pool_n > 0)
+        pool_drop(0);
+}
 
 static void buffers_free(MbBuffers *b)
 {
     for (int i = 0; i < OP_MAX_BUFS; i++) {
-        free(b->bufs[i]);
-        free(b->before[i]);
+        pool_give(b->bufs[i], b->cap[i]);
+        pool_give(b->before[i], b->before_cap[i]);
         b->bufs[i] = b->before[i] = NULL;
     }
-    free(b->ws);
+    pool_give(b->ws, b->ws_cap);
     b->ws = NULL;
 }
 
@@ -186,48 +271,45 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
     }
 }
 
-/* Fills buffer i with seeded values; returns -1 if no RNG could be allocated. */
+/* Fills buffer i with seeded values; returns -1 if no RNG could be allocated.
+ * One chunk of MB_FILL_CHUNK values is drawn with GSL and then tiled over the buffer:
+ * timing does not depend on the values beyond their range (no NaN, no denormals), and
+ * drawing every value of a 1 GiB buffer cost seconds per kernel for nothing. */
 static int buffer_fill(const OpDesc *d, MbBuffers *b, int i, uint64_t seed)
 {
     const OpBufInfo *bi = &b->info[i];
     size_t count = bi->bytes / 4; /* float and int32 are both 4 bytes */
-    size_t nchunks = (count + MB_FILL_CHUNK - 1) / MB_FILL_CHUNK;
+    size_t chunk = count < MB_FILL_CHUNK ? count : MB_FILL_CHUNK;
     float lo, hi;
     bool relu_clamp;
     fill_range(d, i, &lo, &hi, &relu_clamp);
     unsigned long classes = d->kind == OP_SOFTMAX_XENT && d->u.xent.classes > 0
                                 ? (unsigned long)d->u.xent.classes : 1;
-    int failed = 0;
-
-#pragma omp parallel
-    {
-        gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
-        if (!r) {
-#pragma omp atomic write
-            failed = 1;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    if (!r)
+        return -1;
+    gsl_rng_set(r, (unsigned long)seed);
+    if (bi->type == BUF_INT32) {
+        /* The only int32 buffers are class labels; any value in [0, classes). */
+        int32_t *p = b->bufs[i];
+        for (size_t j = 0; j < chunk; j++)
+            p[j] = (int32_t)gsl_rng_uniform_int(r, classes);
+    } else {
+        float *p = b->bufs[i];
+        for (size_t j = 0; j < chunk; j++) {
+            float v = lo + (hi - lo) * (float)gsl_rng_uniform(r);
+            p[j] = relu_clamp && v < 0.0f ? 0.0f : v;
         }
-#pragma omp for schedule(static)
-        for (size_t c = 0; c < nchunks; c++) {
-            if (!r)
-                continue;
-            gsl_rng_set(r, (unsigned long)(seed ^ (0x9e3779b97f4a7c15ULL * (c + 1))));
-            size_t end = (c + 1) * MB_FILL_CHUNK < count ? (c + 1) * MB_FILL_CHUNK : count;
-            if (bi->type == BUF_INT32) {
-                /* The only int32 buffers are class labels; any value in [0, classes). */
-                int32_t *p = b->bufs[i];
-                for (size_t j = c * MB_FILL_CHUNK; j < end; j++)
-                    p[j] = (int32_t)gsl_rng_uniform_int(r, classes);
-            } else {
-                float *p = b->bufs[i];
-                for (size_t j = c * MB_FILL_CHUNK; j < end; j++) {
-                    float v = lo + (hi - lo) * (float)gsl_rng_uniform(r);
-                    p[j] = relu_clamp && v < 0.0f ? 0.0f : v;
-                }
-            }
-        }
-        gsl_rng_free(r);
     }
-    return failed ? -1 : 0;
+    gsl_rng_free(r);
+    char *base = b->bufs[i];
+    size_t chunk_bytes = chunk * 4, ntiles = (count + chunk - 1) / (chunk ? chunk : 1);
+#pragma omp parallel for schedule(static)
+    for (size_t t = 1; t < ntiles; t++) {
+        size_t off = t * chunk_bytes, len = off + chunk_bytes <= count * 4 ? chunk_bytes : count * 4 - off;
+        memcpy(base + off, base, len);
+    }
+    return 0;
 }
 
 /* Fills every buffer (outputs too: accumulating and in-place kernels read them), or with
@@ -260,9 +342,9 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
     b->n = op_buffer_info(d, b->info);
     for (int i = 0; i < b->n; i++) {
         size_t sz = round_up(b->info[i].bytes);
-        b->bufs[i] = aligned_alloc(MB_ALIGN, sz);
+        b->bufs[i] = pool_take(sz, &b->cap[i]);
         if (b->bufs[i] && b->info[i].role == BUF_INOUT)
-            b->before[i] = aligned_alloc(MB_ALIGN, sz);
+            b->before[i] = pool_take(sz, &b->before_cap[i]);
         if (!b->bufs[i] || (b->info[i].role == BUF_INOUT && !b->before[i])) {
             snprintf(err, errlen, "out of memory allocating buffer %s (%zu bytes)",
                      b->info[i].name, b->info[i].bytes);
@@ -277,7 +359,7 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
         ws = wf > ws ? wf : ws;
     }
     if (ws > 0) {
-        b->ws = aligned_alloc(MB_ALIGN, round_up(ws));
+        b->ws = pool_take(round_up(ws), &b->ws_cap);
         if (!b->ws) {
             snprintf(err, errlen, "out of memory allocating workspace (%zu bytes)", ws);
             return -1;

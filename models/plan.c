@@ -126,6 +126,7 @@ int plan_build(const ModelSpec *m, int batch, Plan *p, char *err, size_t errlen)
     memset(p, 0, sizeof *p);
     p->model = m;
     p->batch = batch;
+    p->threads = ops_get_threads();
     if (batch < 1) {
         snprintf(err, errlen, "batch %d: must be a positive integer", batch);
         return -1;
@@ -273,6 +274,7 @@ static double now_s(void)
 
 void plan_exec(const Plan *p, void *const base[ARENA_COUNT], double *op_time_s)
 {
+    assert(ops_get_threads() == p->threads); /* else per-thread workspace would overflow */
     void *bufs[OP_MAX_BUFS];
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];

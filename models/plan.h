@@ -63,6 +63,7 @@ typedef struct {
 typedef struct {
     const ModelSpec *model;
     int batch;
+    int threads;             /* kernel threads the workspace was sized for */
     PlanOp *ops;
     int nops, cap;
     PlanLayer *layers;
@@ -85,7 +86,8 @@ size_t plan_total_bytes(const Plan *p);
 const char *arena_name(ArenaId a);
 
 /* Runs every op of the plan in order. base[a] points at arena a. If op_time_s is not
- * NULL, the wall time of each op is stored there (trace). */
+ * NULL, the wall time of each op is stored there (trace). The kernels must run with the
+ * thread count the plan was built for (workspace is per thread). */
 void plan_exec(const Plan *p, void *const base[ARENA_COUNT], double *op_time_s);
 
 /* Name of the layer that owns op i, or "(loss)" / "(update)" for model-level ops. */

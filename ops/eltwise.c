@@ -11,14 +11,6 @@
 #include "ops/kernels.h"
 #include "ops/vecmath.h"
 
-/* libgomp reads OMP_WAIT_POLICY once at load time, so the environment now says how its
- * idle workers behave for the whole run. */
-bool ops_omp_idle_sleeps(void)
-{
-    const char *p = getenv("OMP_WAIT_POLICY");
-    return p && strcasecmp(p, "passive") == 0;
-}
-
 /* Contract: inside a parallel region, [*lo, *hi) is this thread's share of [0, n): equal
  * contiguous blocks (the static schedule), block starts rounded to 16 floats (a 64-byte
  * line) so two threads never write the same cache line. Outside a region: [0, n). */

@@ -35,10 +35,10 @@ enum { OPS_PAR_MIN = 32768 };
 #define OPS_TARGET_CLONES
 #endif
 
-/* True when the OpenMP runtime was started with OMP_WAIT_POLICY=passive, i.e. its idle
- * workers sleep instead of spinning. See conv.c: an OpenMP region directly followed by an
- * OpenBLAS call is only harmless then. */
-bool ops_omp_idle_sleeps(void);
+/* Make OpenBLAS calls single-threaded while OpenMP threads each call sgemm (conv.c);
+ * outside parallel regions only. end restores the ops_set_threads count. */
+void ops_blas_serial_begin(void);
+void ops_blas_serial_end(void);
 
 /* Splits [0, n) evenly over the threads of the enclosing parallel region (the static
  * schedule, by hand, so each thread can call a vectorised span kernel on its part). */
@@ -53,7 +53,7 @@ void gemm_run(float *c, const float *a, const float *b, const GemmDesc *d);
  * x (n, c, h, w); w (k, c/groups, r, s); y (n, k, out_h, out_w);
  * ws: one image's column buffer (c/groups * r * s, out_h * out_w), NULL on the 1x1 path. */
 bool conv2d_is_1x1(const ConvDesc *d);
-size_t conv2d_workspace_floats(const ConvDesc *d);
+size_t conv2d_workspace_floats(const ConvDesc *d, OpPhase phase);
 void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d, float *ws);
 /* dx (=|+=) conv^T(dy, w) */
 void conv2d_backward_data(float *dx, const float *dy, const float *w, const ConvDesc *d,

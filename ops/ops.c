@@ -535,7 +535,7 @@ size_t op_workspace_bytes(const OpDesc *d)
 {
     DESC_ASSERT_VALID(d);
     if (d->kind == OP_CONV2D)
-        return sizeof(float) * conv2d_workspace_floats(&d->u.conv);
+        return sizeof(float) * conv2d_workspace_floats(&d->u.conv, d->phase);
     return 0;
 }
 
@@ -1140,18 +1140,30 @@ bool op_key_parse(const char *key, OpDesc *d)
 
 /* Contract: from now on OpenBLAS GEMMs and the kernels' OpenMP regions (started from the
  * calling thread) use `threads` threads. */
+static int ops_threads = 0; /* 0: not set yet, OpenBLAS's own default applies */
+
 void ops_set_threads(int threads)
 {
     OPS_ASSERT(threads >= 1);
+    ops_threads = threads;
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
 }
 
-/* The OpenBLAS thread count (the OpenMP one equals it after ops_set_threads). */
+/* The thread count the kernels use: set by ops_set_threads, else OpenBLAS's default as
+ * first seen (kept, since kernels change OpenBLAS's count for a while; see conv.c). */
 int ops_get_threads(void)
 {
-    return openblas_get_num_threads();
+    if (ops_threads == 0)
+        ops_threads = openblas_get_num_threads();
+    return ops_threads;
 }
+
+/* Kernels that split work among OpenMP threads, each calling sgemm, make those calls
+ * single-threaded for the duration (the call runs on the calling thread, concurrently
+ * with the others; OpenBLAS supports that). Called outside parallel regions only. */
+void ops_blas_serial_begin(void) { openblas_set_num_threads(1); }
+void ops_blas_serial_end(void) { openblas_set_num_threads(ops_get_threads()); }
 
 const char *ops_blas_core(void)
 {

@@ -874,13 +874,22 @@ static void test_costs(void **state)
     assert_true(op_cost(&d).flops == 2000 && op_cost(&d).bytes == 12000);
     d = op_act(PHASE_FWD, ACT_RELU, 1000);
     assert_true(op_cost(&d).flops == 1000 && op_cost(&d).bytes == 8000);
-    /* workspace: one image's columns, none on the 1x1 path */
+    /* workspace: one image's columns per thread that splits the batch, none on the 1x1
+     * path; backward-weights adds a weight-gradient accumulator per extra thread */
+    const int t0 = ops_get_threads();
+    ops_set_threads(2);
     d = op_conv2d(PHASE_FWD, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
-    assert_int_equal(op_workspace_bytes(&d), 4 * 64 * 25 * 729);
+    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * 64 * 25 * 729);
+    d = op_conv2d(PHASE_BWD_WEIGHTS, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
+    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * 64 * 25 * 729 + 4 * 192 * 64 * 25);
     d = op_conv2d(PHASE_BWD_DATA, 16, 64, 27, 27, 192, 1, 1, 1, PAD_SAME, 1);
     assert_int_equal(op_workspace_bytes(&d), 0);
-    d = op_conv2d(PHASE_FWD, 1, 4, 8, 8, 4, 3, 3, 1, PAD_SAME, 2);
+    d = op_conv2d(PHASE_FWD, 1, 4, 8, 8, 4, 3, 3, 1, PAD_SAME, 2); /* batch 1: one thread's */
     assert_int_equal(op_workspace_bytes(&d), 4 * 2 * 9 * 64);
+    ops_set_threads(1);
+    d = op_conv2d(PHASE_FWD, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
+    assert_int_equal(op_workspace_bytes(&d), 4 * 64 * 25 * 729);
+    ops_set_threads(t0);
     d = op_pool2d(PHASE_FWD, POOL_MAX, 1, 64, 112, 112, 3, 2, PAD_SAME);
     assert_int_equal(op_workspace_bytes(&d), 0);
 }
