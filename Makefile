@@ -81,7 +81,7 @@ demo: $(BUILD)/dlperf
 
 bench: $(BUILD)/dlperf
 	@scripts/install-deps.sh --bench
-	bench/pytorch_compare.sh
+	bench/pytorch_compare.py
 
 clean:
 	rm -rf build build-asan

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""bench/pytorch_compare.py — dlperf's training step against PyTorch's, same model, batch,
+threads and precision (fp32, CPU), measured alternately in one run so that both see the
+same machine state. Prints per model the median step time of each and the ratio
+dlperf/PyTorch (median over rounds of the per-round ratio, with its range).
+
+    bench/pytorch_compare.py [--models a,b] [--rounds R] [--steps S] [--warmup W]
+                             [--threads T] [--batch N] [--db FILE]
+Ratio < 1 means dlperf trains faster.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DLPERF = os.path.join(HERE, "..", "build", "dlperf")
+TORCH = os.path.join(HERE, "torch_models.py")
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="p1b1,alexnet-owt,basic-lstm")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--batch", type=int, default=0, help="0: each model's default batch")
+    ap.add_argument("--db", default=os.path.join(tempfile.gettempdir(), "dlperf-bench.db"))
+    a = ap.parse_args()
+    rows = []
+    for model in a.models.split(","):
+        ratios, ours, theirs = [], [], []
+        batch = a.batch
+        for r in range(a.rounds):
+            common = ["--steps", str(a.steps), "--warmup", str(a.warmup), "--threads", str(a.threads)]
+            if a.batch:
+                common += ["--batch", str(a.batch)]
+            d = run_json([DLPERF, "run", model, "--json", "--db", a.db] + common)
+            t = run_json([sys.executable, TORCH, model] + common)
+            batch = d["batch"]
+            ours.append(d["median_s"])
+            theirs.append(t["median_s"])
+            ratios.append(d["median_s"] / t["median_s"])
+            print(f"# {model} round {r + 1}: dlperf {d['median_s']:.4f} s, PyTorch {t['median_s']:.4f} s, "
+                  f"ratio {ratios[-1]:.3f}", file=sys.stderr)
+        rows.append((model, batch, statistics.median(ours), statistics.median(theirs),
+                     statistics.median(ratios), min(ratios), max(ratios), t["torch"]))
+    print(f"# dlperf vs PyTorch {rows[0][7]} (CPU, fp32), {a.threads} threads, "
+          f"{a.rounds} alternating rounds of {a.warmup}+{a.steps} steps")
+    print(f"{'model':<12} {'batch':>5} {'dlperf s/step':>14} {'PyTorch s/step':>15} {'ratio':>7}  range")
+    for m, b, o, t, r, lo, hi, _ in rows:
+        print(f"{m:<12} {b:>5} {o:>14.4f} {t:>15.4f} {r:>7.3f}  {lo:.3f}..{hi:.3f}")
+    print("# ratio = dlperf / PyTorch step time (median over rounds); < 1: dlperf faster")
+
+
+if __name__ == "__main__":
+    main()
