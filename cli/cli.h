@@ -63,6 +63,10 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
 int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out);
 /* Model by CLI name, or an error listing the valid names. */
 const ModelSpec *cli_model(const Cli *cli, const char *name);
+/* The single MODEL operand of a command (argv[optind], nothing after it) and its plan at
+ * `batch` (0: the model's default). Prints the error and returns an exit code, or 0. */
+struct Plan;
+int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, struct Plan *p);
 /* Opens the database at cli->db_path (error printed on failure). */
 Db *cli_db_open(const Cli *cli);
 /* Records this machine (fingerprint) in the database; sets *machine_id. */

@@ -96,16 +96,11 @@ int cmd_profile(int argc, char **argv, Cli *cli)
     int rc = cli_parse(cli, argc, argv, opts, profile_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
-    if (optind != argc - 1)
-        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
-    const ModelSpec *m = cli_model(cli, argv[optind]);
-    if (!m)
-        return EXIT_USAGE;
-    int batch = po.batch ? po.batch : m->default_batch;
+    const ModelSpec *m;
     Plan p;
-    char err[512];
-    if (plan_build(m, batch, &p, err, sizeof err) != 0)
-        return cli_error(cli, EXIT_USAGE, "%s", err);
+    if ((rc = cli_model_plan(cli, argc, argv, po.batch, &m, &p)))
+        return rc;
+    const int batch = p.batch;
     double flops[PHASE_COUNT];
     plan_flops(&p, flops);
     double total_flops = 0;

@@ -95,16 +95,11 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
-    if (optind != argc - 1)
-        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
-    const ModelSpec *m = cli_model(cli, argv[optind]);
-    if (!m)
-        return EXIT_USAGE;
-    int batch = po.batch ? po.batch : m->default_batch;
+    const ModelSpec *m;
     Plan plan;
-    char err[512];
-    if (plan_build(m, batch, &plan, err, sizeof err) != 0)
-        return cli_error(cli, EXIT_USAGE, "%s", err);
+    if ((rc = cli_model_plan(cli, argc, argv, po.batch, &m, &plan)))
+        return rc;
+    const int batch = plan.batch;
     Db *db = cli_db_open(cli);
     if (!db) {
         plan_free(&plan);

@@ -38,17 +38,12 @@ int cmd_run(int argc, char **argv, Cli *cli)
     int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
     if (rc)
         return rc;
-    if (optind != argc - 1)
-        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
-    const ModelSpec *m = cli_model(cli, argv[optind]);
-    if (!m)
-        return EXIT_USAGE;
-    int batch = ro.batch ? ro.batch : m->default_batch;
-    /* Shape errors are the user's input (e.g. a batch too large for size arithmetic). */
-    Plan probe;
+    const ModelSpec *m;
+    Plan probe; /* the run builds its own; this one answers "does it fit" before anything else */
+    if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
+        return rc;
+    const int batch = probe.batch;
     char err[512];
-    if (plan_build(m, batch, &probe, err, sizeof err) != 0)
-        return cli_error(cli, EXIT_USAGE, "%s", err);
     double flops[PHASE_COUNT], total_flops = 0;
     plan_flops(&probe, flops);
     for (int ph = 0; ph < PHASE_COUNT; ph++)

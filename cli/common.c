@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "microbench/mb.h"
+#include "models/plan.h"
 #include "ops/ops.h"
 
 int cli_default_threads(void)
@@ -107,6 +108,18 @@ const ModelSpec *cli_model(const Cli *cli, const char *name)
         cli_error(cli, EXIT_USAGE, "unknown model '%s'; known models: %s (see 'dlperf models')", name, names);
     }
     return m;
+}
+
+int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, Plan *p)
+{
+    if (optind != argc - 1)
+        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
+    if (!(*m = cli_model(cli, argv[optind])))
+        return EXIT_USAGE;
+    char err[512];
+    if (plan_build(*m, batch ? batch : (*m)->default_batch, p, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    return 0;
 }
 
 Db *cli_db_open(const Cli *cli)

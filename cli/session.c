@@ -133,16 +133,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int s
         for (int i = 0; i < t.plan.nops; i++) {
             for (int s = 0; s < steps; s++)
                 col[s] = op_t[(size_t)s * t.plan.nops + i];
-            OpTimeRow *o = &out->ops[i];
-            const OpDesc *d = &t.plan.ops[i].desc;
-            o->op_index = i;
-            o->layer = t.plan.ops[i].layer;
-            snprintf(o->layer_name, sizeof o->layer_name, "%s", plan_op_owner(&t.plan, i));
-            op_key(d, o->key);
-            snprintf(o->kind, sizeof o->kind, "%s", op_kind_name(d->kind));
-            snprintf(o->phase, sizeof o->phase, "%s", op_phase_name(d->phase));
-            o->time_s = median_of(col, steps);
-            o->flops = op_cost(d).flops;
+            pred_op_row(&t.plan, i, median_of(col, steps), &out->ops[i]);
         }
         free(col);
     }

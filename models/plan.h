@@ -60,7 +60,7 @@ typedef struct {
     BufRef saved[8];   /* layer-specific buffers kept from forward for backward */
 } PlanLayer;
 
-typedef struct {
+typedef struct Plan {
     const ModelSpec *model;
     int batch;
     int threads;             /* kernel threads the workspace was sized for */

@@ -21,6 +21,20 @@ void pred_memory(const Plan *p, PredictionRow *out)
     out->mem_total = (double)plan_total_bytes(p);
 }
 
+void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
+{
+    const PlanOp *o = &p->ops[i];
+    memset(r, 0, sizeof *r);
+    r->op_index = i;
+    r->layer = o->layer;
+    snprintf(r->layer_name, sizeof r->layer_name, "%s", plan_op_owner(p, i));
+    op_key(&o->desc, r->key);
+    snprintf(r->kind, sizeof r->kind, "%s", op_kind_name(o->desc.kind));
+    snprintf(r->phase, sizeof r->phase, "%s", op_phase_name(o->desc.phase));
+    r->time_s = time_s;
+    r->flops = op_cost(&o->desc).flops;
+}
+
 int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTimeRow *ops, char *err,
                    size_t errlen)
 {
@@ -45,17 +59,8 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
         int *count[] = {&out->n_exact, &out->n_scaled, &out->n_fitted};
         (*count[pr.source])++;
         if (ops) {
-            OpTimeRow *r = &ops[i];
-            memset(r, 0, sizeof *r);
-            r->op_index = i;
-            r->layer = o->layer;
-            snprintf(r->layer_name, sizeof r->layer_name, "%s", plan_op_owner(p, i));
-            op_key(&o->desc, r->key);
-            snprintf(r->kind, sizeof r->kind, "%s", op_kind_name(o->desc.kind));
-            snprintf(r->phase, sizeof r->phase, "%s", op_phase_name(o->desc.phase));
-            r->time_s = pr.time_s;
-            r->flops = op_cost(&o->desc).flops;
-            snprintf(r->source, sizeof r->source, "%s", price_source_name(pr.source));
+            pred_op_row(p, i, pr.time_s, &ops[i]);
+            snprintf(ops[i].source, sizeof ops[i].source, "%s", price_source_name(pr.source));
         }
     }
     pred_memory(p, out);

@@ -51,6 +51,10 @@ const char *price_source_name(PriceSource s);
 int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTimeRow *ops, char *err,
                    size_t errlen);
 
+/* The row describing plan op i (layer, key, kind, phase, FLOPs) with time_s; the same
+ * rows describe predictions and measured traces, so the two can be compared op by op. */
+void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r);
+
 /* Memory of one process running the plan, by category (bytes). */
 void pred_memory(const Plan *p, PredictionRow *out);
 
