@@ -1,0 +1,226 @@
+/* tests/test_predictor.c — the cost model's three pricing paths (exact, scaled from
+ * another batch, fitted), its guards (roofline floor, non-negative coefficients,
+ * unvalidated rows ignored, a kind nothing can price), and the iteration prediction of a
+ * plan: the sum of its priced ops, with the plan's own memory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "models/plan.h"
+#include "predictor/predict.h"
+
+/* A validated measurement of d with the given median (tight CI around it). */
+static MeasurementRow row(OpDesc d, double median_s)
+{
+    MeasurementRow m = {.validated = true, .reps = 5, .inner = 1, .median_s = median_s, .mean_s = median_s,
+                        .min_s = 0.98 * median_s, .max_s = 1.02 * median_s, .ci95_lo_s = 0.99 * median_s,
+                        .ci95_hi_s = 1.01 * median_s};
+    op_key(&d, m.key);
+    OpCost c = op_cost(&d);
+    m.flops = c.flops;
+    m.bytes = c.bytes;
+    return m;
+}
+
+static void add(CostModel *cm, OpDesc d, double t)
+{
+    MeasurementRow m = row(d, t);
+    cm_add(cm, &m);
+}
+
+static OpPrice price(const CostModel *cm, OpDesc d)
+{
+    OpPrice p;
+    char err[256];
+    assert_int_equal(cm_price(cm, &d, &p, err, sizeof err), 0);
+    return p;
+}
+
+static void test_exact(void **state)
+{
+    CostModel *cm = cm_new();
+    add(cm, op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4);
+    add(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0), 2e-4);
+    cm_fit(cm);
+    OpPrice p = price(cm, op_gemm(PHASE_BWD_DATA, 128, 64, 64, false, false, 0)); /* phase not in a GEMM key */
+    assert_int_equal(p.source, PRICE_EXACT);
+    assert_float_equal(p.time_s, 2e-4, 1e-12);
+    assert_true(p.lo_s < p.time_s && p.time_s < p.hi_s);
+    cm_free(cm);
+}
+
+static void test_scaled_from_another_batch(void **state)
+{
+    CostModel *cm = cm_new();
+    add(cm, op_conv2d(PHASE_FWD, 8, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1), 0.010);
+    add(cm, op_conv2d(PHASE_FWD, 64, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1), 0.070);
+    /* another layer geometry, must not be used for scaling */
+    add(cm, op_conv2d(PHASE_FWD, 16, 16, 14, 14, 64, 3, 3, 1, PAD_SAME, 1), 0.5);
+    cm_fit(cm);
+    /* batch 16: the nearest measured batch (8) scaled by 2 */
+    OpPrice p = price(cm, op_conv2d(PHASE_FWD, 16, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1));
+    assert_int_equal(p.source, PRICE_SCALED);
+    assert_float_equal(p.time_s, 0.020, 1e-9);
+    /* batch 48: nearer to 64 than to 8 */
+    p = price(cm, op_conv2d(PHASE_FWD, 48, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1));
+    assert_float_equal(p.time_s, 0.070 * 48 / 64, 1e-9);
+    /* GEMM: any one of m, n, k may be the batch */
+    CostModel *g = cm_new();
+    add(g, op_gemm(PHASE_FWD, 32, 1000, 500, false, false, 0), 0.004);
+    cm_fit(g);
+    p = price(g, op_gemm(PHASE_FWD, 32, 1000, 1000, false, false, 0));
+    assert_int_equal(p.source, PRICE_SCALED);
+    assert_float_equal(p.time_s, 0.008, 1e-9);
+    cm_free(g);
+    cm_free(cm);
+}
+
+static void test_fitted_predicts_unseen_shapes(void **state)
+{
+    /* a machine whose GEMM time is exactly 20 us + FLOPs / 100 GFLOP/s */
+    CostModel *cm = cm_new();
+    int dims[][3] = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 512, 256},
+                     {64, 4096, 1024}, {1000, 1000, 100}, {300, 700, 900}};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        OpDesc d = op_gemm(PHASE_FWD, dims[i][0], dims[i][1], dims[i][2], false, false, 0);
+        add(cm, d, 20e-6 + op_cost(&d).flops / 1e11);
+    }
+    cm_fit(cm);
+    OpDesc unseen = op_gemm(PHASE_FWD, 777, 1555, 333, true, false, 0);
+    OpPrice p = price(cm, unseen);
+    assert_int_equal(p.source, PRICE_FITTED);
+    double want = 20e-6 + op_cost(&unseen).flops / 1e11;
+    assert_true(fabs(p.time_s - want) < 0.01 * want);
+    cm_free(cm);
+}
+
+static void test_fit_keeps_coefficients_non_negative(void **state)
+{
+    /* element-wise times that fall with size at the small end (a cache effect): an
+     * unconstrained fit would give a negative intercept and price tiny ops below zero */
+    CostModel *cm = cm_new();
+    size_t counts[] = {1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22};
+    double times[] = {1e-6, 3e-6, 2e-5, 1e-4, 4e-4};
+    for (int i = 0; i < 5; i++)
+        add(cm, op_act(PHASE_FWD, ACT_RELU, counts[i]), times[i]);
+    cm_fit(cm);
+    OpPrice p = price(cm, op_act(PHASE_FWD, ACT_RELU, 100));
+    assert_int_equal(p.source, PRICE_FITTED);
+    assert_true(p.time_s > 0);
+    OpPrice big = price(cm, op_act(PHASE_FWD, ACT_RELU, 1 << 24));
+    assert_true(big.time_s > price(cm, op_act(PHASE_FWD, ACT_RELU, 1 << 23)).time_s);
+    cm_free(cm);
+}
+
+static void test_roofline_floor_and_missing_kinds(void **state)
+{
+    CostModel *cm = cm_new();
+    /* best GEMM: 2*512^3 FLOPs in 1 ms = 268 GFLOP/s; best bandwidth from STREAM */
+    add(cm, op_gemm(PHASE_FWD, 512, 512, 512, false, false, 0), 1e-3);
+    OpDesc s = op_stream(STREAM_TRIAD, 1 << 24, 3.0f);
+    add(cm, s, op_cost(&s).bytes / 20e9);
+    cm_fit(cm);
+    /* a convolution kind never measured: priced by the roofline alone, a lower bound */
+    OpDesc conv = op_conv2d(PHASE_BWD_WEIGHTS, 4, 8, 10, 10, 8, 3, 3, 1, PAD_SAME, 1);
+    OpPrice p = price(cm, conv);
+    assert_int_equal(p.source, PRICE_FITTED);
+    OpCost c = op_cost(&conv);
+    assert_float_equal(p.time_s, fmax(c.flops / (2.0 * 512 * 512 * 512 / 1e-3), c.bytes / 20e9), 1e-12);
+    assert_true(p.hi_s > p.time_s && p.lo_s == p.time_s);
+    cm_free(cm);
+
+    /* nothing measured that gives a rate: a clear error, not a made-up number */
+    CostModel *empty = cm_new();
+    add(empty, op_lstm_cell(PHASE_FWD, 4, 8, 1.0f), 1e-5);
+    cm_fit(empty);
+    OpDesc g = op_gemm(PHASE_FWD, 8, 8, 8, false, false, 0);
+    OpPrice q;
+    char err[256];
+    assert_int_equal(cm_price(empty, &g, &q, err, sizeof err), -1);
+    assert_non_null(strstr(err, "dlperf calibrate"));
+    cm_free(empty);
+}
+
+static void test_unvalidated_rows_price_nothing(void **state)
+{
+    CostModel *cm = cm_new();
+    MeasurementRow m = row(op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4);
+    m.validated = false;
+    cm_add(cm, &m);
+    MeasurementRow junk = row(op_gemm(PHASE_FWD, 8, 8, 8, false, false, 0), 1e-6);
+    snprintf(junk.key, sizeof junk.key, "not a key");
+    cm_add(cm, &junk);
+    assert_int_equal(cm_count(cm), 0);
+    cm_free(cm);
+}
+
+/* ---- iteration prediction of a plan ---- */
+
+static const LayerSpec ae_layers[] = {
+    {.kind = LAYER_DENSE, .name = "enc", .input = -1, .act = ACT_RELU, .u.dense = {.units = 16}},
+    {.kind = LAYER_DENSE, .name = "dec", .input = 0, .act = ACTIVATION_NONE, .u.dense = {.units = 32}},
+};
+static const ModelSpec ae = {.name = "tiny-ae", .input = {.rank = 1, .d = {32}}, .layers = ae_layers, .nlayers = 2,
+                             .loss = LOSS_MSE, .opt = {.kind = OPT_RMSPROP, .lr = 1e-3f, .rho = 0.9f, .eps = 1e-8f},
+                             .data = DATA_EXPRESSION};
+
+static void test_iteration_is_the_sum_of_the_plan(void **state)
+{
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(&ae, 8, &p, err, sizeof err), 0);
+    CostModel *cm = cm_new();
+    double want = 0;
+    for (int i = 0; i < p.nops; i++) { /* every op measured: op i takes (i+1) ms */
+        char key[OP_KEY_MAX];
+        op_key(&p.ops[i].desc, key);
+        bool dup = false;
+        for (int j = 0; j < i && !dup; j++) {
+            char k2[OP_KEY_MAX];
+            op_key(&p.ops[j].desc, k2);
+            dup = strcmp(key, k2) == 0;
+        }
+        if (!dup)
+            add(cm, p.ops[i].desc, (i + 1) * 1e-3);
+    }
+    cm_fit(cm);
+    for (int i = 0; i < p.nops; i++) {
+        OpPrice pr = price(cm, p.ops[i].desc);
+        want += pr.time_s;
+    }
+    PredictionRow pred;
+    OpTimeRow ops[64];
+    assert_true(p.nops <= 64);
+    assert_int_equal(pred_iteration(&p, cm, &pred, ops, err, sizeof err), 0);
+    assert_float_equal(pred.iter_s, want, 1e-12);
+    assert_float_equal(pred.fwd_s + pred.bwd_s + pred.update_s, pred.iter_s, 1e-12);
+    assert_int_equal(pred.n_exact, p.nops);
+    assert_true(pred.iter_lo_s < pred.iter_s && pred.iter_s < pred.iter_hi_s);
+    /* memory is the plan's own layout */
+    assert_float_equal(pred.mem_total, (double)plan_total_bytes(&p), 0.5);
+    assert_float_equal(pred.mem_opt, (double)p.arena_bytes[ARENA_PARAM], 0.5); /* RMSprop: one accumulator per weight */
+    assert_string_equal(ops[p.nops - 1].layer_name, "(update)");
+    assert_string_equal(ops[0].layer_name, "enc");
+    assert_string_equal(ops[0].source, "exact");
+    cm_free(cm);
+    plan_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact),
+        cmocka_unit_test(test_scaled_from_another_batch),
+        cmocka_unit_test(test_fitted_predicts_unseen_shapes),
+        cmocka_unit_test(test_fit_keeps_coefficients_non_negative),
+        cmocka_unit_test(test_roofline_floor_and_missing_kinds),
+        cmocka_unit_test(test_unvalidated_rows_price_nothing),
+        cmocka_unit_test(test_iteration_is_the_sum_of_the_plan),
+    };
+    return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
+}
