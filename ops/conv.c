@@ -244,16 +244,19 @@ static void backward_weights_images(float *dw, const float *dy, const float *x, 
     }
 }
 
-/* Contract: y (n, k, oh, ow) = conv(x (n, c, h, w), w (k, c/g, r, s)), overwritten.
- * ws: conv2d_workspace_floats(d, PHASE_FWD) floats (may be NULL when that is 0). */
-void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d, float *ws)
+/* Forward and backward-data have the same shape of work: out = f(a, b) image by image. */
+typedef void (*ConvImagesFn)(float *out, const float *a, const float *b, const ConvDesc *d, float *col_ws,
+                             int n0, int n1);
+
+/* Runs fn over the batch: split among the threads when every thread gets an image (each
+ * with its own column buffer and single-threaded sgemm), else on the calling thread. */
+static void conv_split_batch(ConvImagesFn fn, float *out, const float *a, const float *b, const ConvDesc *d,
+                             float *ws)
 {
-    OPS_ASSERT(y && x && w && d);
-    OPS_ASSERT(conv2d_is_1x1(d) || ws);
     const int nt = conv_batch_threads(d);
     const size_t colf = conv_col_floats(d);
     if (nt == 1) {
-        forward_images(y, x, w, d, ws, 0, d->n);
+        fn(out, a, b, d, ws, 0, d->n);
         return;
     }
     ops_blas_serial_begin();
@@ -261,9 +264,18 @@ void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d,
     {
         int lo, hi;
         conv_my_images(d, nt, &lo, &hi);
-        forward_images(y, x, w, d, ws ? ws + (size_t)omp_get_thread_num() * colf : NULL, lo, hi);
+        fn(out, a, b, d, ws ? ws + (size_t)omp_get_thread_num() * colf : NULL, lo, hi);
     }
     ops_blas_serial_end();
+}
+
+/* Contract: y (n, k, oh, ow) = conv(x (n, c, h, w), w (k, c/g, r, s)), overwritten.
+ * ws: conv2d_workspace_floats(d, PHASE_FWD) floats (may be NULL when that is 0). */
+void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d, float *ws)
+{
+    OPS_ASSERT(y && x && w && d);
+    OPS_ASSERT(conv2d_is_1x1(d) || ws);
+    conv_split_batch(forward_images, y, x, w, d, ws);
 }
 
 /* Contract: dx (n, c, h, w) = (accumulate ? dx : 0) + conv^T(dy (n, k, oh, ow), w).
@@ -275,20 +287,7 @@ void conv2d_backward_data(float *dx, const float *dy, const float *w, const Conv
 {
     OPS_ASSERT(dx && dy && w && d);
     OPS_ASSERT(conv2d_is_1x1(d) || ws);
-    const int nt = conv_batch_threads(d);
-    const size_t colf = conv_col_floats(d);
-    if (nt == 1) {
-        backward_data_images(dx, dy, w, d, ws, 0, d->n);
-        return;
-    }
-    ops_blas_serial_begin();
-#pragma omp parallel num_threads(nt)
-    {
-        int lo, hi;
-        conv_my_images(d, nt, &lo, &hi);
-        backward_data_images(dx, dy, w, d, ws ? ws + (size_t)omp_get_thread_num() * colf : NULL, lo, hi);
-    }
-    ops_blas_serial_end();
+    conv_split_batch(backward_data_images, dx, dy, w, d, ws);
 }
 
 /* Contract: dw (k, c/g, r, s) = (accumulate ? dw : 0) + sum_n dy_n (k, oh*ow) col(x_n)^T.
