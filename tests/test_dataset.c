@@ -400,6 +400,29 @@ static void test_csv_no_header(void **state)
     dataset_free(&ds);
 }
 
+/* Enough rows to grow the row storage several times (it starts at 64 rows). */
+static void test_csv_many_rows(void **state)
+{
+    char path[512], err[512] = "";
+    path_in(path, sizeof path, "many.csv");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "id,a,b,y\n");
+    for (int i = 0; i < 1000; i++)
+        fprintf(f, "r%d,%d,%g,%d\n", i, i, i * 0.5, i % 7);
+    assert_int_equal(fclose(f), 0);
+    Dataset ds;
+    if (dataset_load_csv(path, 1, 3, &ds, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(ds.n, 1000);
+    assert_int_equal(ds.classes, 7);
+    const float *x = ds.x;
+    const int32_t *t = ds.t;
+    for (int i = 0; i < 1000; i++)
+        assert_true(x[2 * i] == (float)i && x[2 * i + 1] == (float)(i * 0.5) && t[i] == i % 7);
+    dataset_free(&ds);
+}
+
 static void test_csv_quotes_crlf_blank_lines(void **state)
 {
     Dataset ds = load_csv_ok("\"case, id\",\"g \"\"1\"\"\",g2\r\n\r\n\"x,y\",\"0.5\",  2 \r\n\n\"z\",3,4\r\n\n", 1, -1);
@@ -524,6 +547,12 @@ static void test_permutation(void **state)
     assert_memory_equal(a, b, sizeof a);      /* seeded */
     assert_memory_not_equal(a, c, sizeof a);  /* another seed, another order */
     assert_true(fixed < 20);                  /* shuffled: about 1 fixed point expected */
+    /* pinned: GSL's MT19937 and gsl_ran_shuffle give this order on every machine, so a
+     * seed names one training run's sample order anywhere */
+    int ten[10];
+    const int want[10] = {5, 0, 6, 2, 9, 4, 1, 8, 7, 3};
+    dataset_permutation(ten, 10, 42);
+    assert_memory_equal(ten, want, sizeof want);
     int one = -1;
     dataset_permutation(&one, 1, 7);
     assert_int_equal(one, 0);
@@ -574,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_csv_header_skip_autoencoder),
         cmocka_unit_test(test_csv_label_column),
         cmocka_unit_test(test_csv_no_header),
+        cmocka_unit_test(test_csv_many_rows),
         cmocka_unit_test(test_csv_quotes_crlf_blank_lines),
         cmocka_unit_test(test_csv_refusals),
         cmocka_unit_test(test_gather),
