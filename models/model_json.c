@@ -74,13 +74,15 @@ static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_ADD] = {"activation"},
     [LAYER_ACTIVATION] = {"activation"},
     [LAYER_FLATTEN] = {NULL},
-    [LAYER_EMBEDDING] = {"input_dim", "output_dim", "kernel_initializer", "init_scale",
+    [LAYER_EMBEDDING] = {"input_dim", "output_dim", "trainable", "kernel_initializer", "init_scale",
                          "weight_decay"},
     [LAYER_SPARSITY] = {"rho", "beta"},
 };
 static const char *const model_fields[] = {
-    "format", "version", "name", "title", "source", "family", "input", "layers", "loss",
-    "classes", "optimizer", "data", "batch", "epochs", "train_samples", "comment", NULL};
+    "format", "version", "name", "title", "source", "family", "origin", "demo", "input",
+    "layers", "loss", "classes", "heads", "autoencoder", "optimizer", "data", "batch", "epochs",
+    "train_samples", "comment", NULL};
+static const char *const head_fields[] = {"layer", "classes", "name", NULL};
 static const char *const input_fields[] = {"shape", "ids", NULL};
 static const char *const opt_fields[][8] = {
     [OPTWORD_SGD] = {"type", "lr", "momentum", "nesterov", "weight_decay", "schedule"},
@@ -806,8 +808,14 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
     case LAYER_DROPOUT:
         return get_float(c, lj, "rate", true, 0, RANGE_RATE, &L->u.dropout.rate);
     case LAYER_EMBEDDING:
-        return get_int(c, lj, "input_dim", true, 0, 1, INT_MAX, &L->u.embed.vocab) ||
-               get_int(c, lj, "output_dim", true, 0, 1, INT_MAX, &L->u.embed.dim);
+    {
+        bool trainable;
+        int rc = get_int(c, lj, "input_dim", true, 0, 1, INT_MAX, &L->u.embed.vocab) ||
+                 get_int(c, lj, "output_dim", true, 0, 1, INT_MAX, &L->u.embed.dim) ||
+                 get_bool(c, lj, "trainable", true, &trainable);
+        L->u.embed.frozen = !trainable;
+        return rc;
+    }
     case LAYER_SPARSITY:
         return get_float(c, lj, "rho", false, DEFAULT_SPARSITY_RHO, RANGE_OPEN01,
                          &L->u.sparsity.rho) ||
@@ -1108,6 +1116,57 @@ done:
     return rc;
 }
 
+/* "heads": [{"layer": "task1_out", "classes": 13, "name": "task1"}, ...] (multi-task
+ * classifiers, P3B1): 1..MODEL_MAX_HEADS outputs, each a distinct layer. */
+static int parse_heads(Ctx *c, const cJSON *root, ModelSpec *m)
+{
+    char got[96], field[32];
+    const cJSON *hj = field_get(root, "heads");
+    if (!hj)
+        return 0;
+    int n = cJSON_IsArray(hj) ? cJSON_GetArraySize(hj) : 0;
+    if (n < 1 || n > MODEL_MAX_HEADS) {
+        json_show(hj, got, sizeof got);
+        return fail(c, "heads", "expected a list of 1 to %d heads like {\"layer\": \"out1\", "
+                                "\"classes\": 10, \"name\": \"task1\"}, got %s",
+                    MODEL_MAX_HEADS, got);
+    }
+    if (m->loss != LOSS_SOFTMAX_XENT)
+        return fail(c, "heads", "heads are classifiers: \"loss\" must be "
+                                "\"softmax_cross_entropy\", not \"%s\"",
+                    loss_words[m->loss]);
+    for (int i = 0; i < n; i++) {
+        const cJSON *h = cJSON_GetArrayItem(hj, i);
+        HeadSpec *hs = &m->heads[i];
+        snprintf(field, sizeof field, "heads[%d]", i + 1);
+        if (expect_object(c, h, field, "{\"layer\": \"out1\", \"classes\": 10}"))
+            return -1;
+        snprintf(field, sizeof field, "heads[%d].", i + 1);
+        c->path = field;
+        if (check_fields(c, h, head_fields, NULL, "head") ||
+            get_int(c, h, "classes", true, 0, 2, INT_MAX, &hs->classes) ||
+            get_text(c, h, "name", &hs->name))
+            return -1;
+        m->nheads = i + 1; /* from here on model_free frees the name */
+        const cJSON *lj = field_get(h, "layer");
+        if (!lj)
+            return fail(c, NULL, "missing field \"%slayer\" (the name of the output layer)",
+                        c->path);
+        json_show(lj, got, sizeof got);
+        hs->layer = -1;
+        for (int k = 0; cJSON_IsString(lj) && k < m->nlayers && hs->layer < 0; k++)
+            if (strcmp(m->layers[k].name, lj->valuestring) == 0)
+                hs->layer = k;
+        if (hs->layer < 0)
+            return fail(c, "layer", "expected the name of a layer, got %s", got);
+        for (int k = 0; k < i; k++)
+            if (m->heads[k].layer == hs->layer)
+                return fail(c, "layer", "%s is already head %d", got, k + 1);
+        c->path = "";
+    }
+    return 0;
+}
+
 static int parse_model(Ctx *c, const cJSON *root, ModelSpec *m)
 {
     char got[96];
@@ -1131,6 +1190,7 @@ static int parse_model(Ctx *c, const cJSON *root, ModelSpec *m)
                     version, FORMAT_VERSION);
     if (parse_model_name(c, root, m->name) || get_text(c, root, "title", &m->title) ||
         get_text(c, root, "source", &m->source) || get_text(c, root, "family", &m->family) ||
+        get_text(c, root, "origin", &m->origin) || get_bool(c, root, "demo", false, &m->demo) ||
         parse_input(c, root, m) || parse_layers(c, root, m))
         return -1;
 
@@ -1138,13 +1198,22 @@ static int parse_model(Ctx *c, const cJSON *root, ModelSpec *m)
                  &loss))
         return -1;
     m->loss = (LossKind)loss;
+    if (parse_heads(c, root, m))
+        return -1;
     if (m->loss == LOSS_SOFTMAX_XENT) {
-        if (get_int(c, root, "classes", true, 0, 2, INT_MAX, &m->classes))
+        /* With heads, the model's classes default to the first head's. */
+        if (get_int(c, root, "classes", m->nheads == 0, m->nheads ? m->heads[0].classes : 0, 2,
+                    INT_MAX, &m->classes))
             return -1;
     } else if (field_get(root, "classes")) {
         return fail(c, "classes", "only used with \"loss\": \"softmax_cross_entropy\", not \"%s\"",
                     loss_words[loss]);
     }
+    if (get_bool(c, root, "autoencoder", false, &m->autoencoder))
+        return -1;
+    if (m->autoencoder && m->loss == LOSS_SOFTMAX_XENT)
+        return fail(c, "autoencoder", "an autoencoder's target is its input: use \"loss\": "
+                                      "\"mse\", \"sse\" or \"half_sse_mean\"");
     if (parse_optimizer(c, root, &m->opt))
         return -1;
     if (get_word(c, root, "data", true, 0, data_words, COUNT(data_words), "data kind",
@@ -1327,6 +1396,9 @@ void model_free(ModelSpec *m)
     free((void *)m->title);
     free((void *)m->source);
     free((void *)m->family);
+    free((void *)m->origin);
+    for (int i = 0; i < m->nheads && i < MODEL_MAX_HEADS; i++)
+        free((void *)m->heads[i].name);
     free(m);
 }
 
@@ -1469,7 +1541,8 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
     }
     case LAYER_DROPOUT: return add_float(o, "rate", L->u.dropout.rate);
     case LAYER_EMBEDDING:
-        return add_int(o, "input_dim", L->u.embed.vocab) && add_int(o, "output_dim", L->u.embed.dim);
+        return add_int(o, "input_dim", L->u.embed.vocab) && add_int(o, "output_dim", L->u.embed.dim) &&
+               (!L->u.embed.frozen || cJSON_AddFalseToObject(o, "trainable"));
     case LAYER_SPARSITY:
         return (L->u.sparsity.rho == DEFAULT_SPARSITY_RHO ||
                 add_float(o, "rho", L->u.sparsity.rho)) &&
@@ -1630,7 +1703,9 @@ char *model_json_export(const ModelSpec *m)
     ok = ok && add_str(root, "format", FORMAT_NAME) && add_int(root, "version", FORMAT_VERSION) &&
          add_str(root, "name", m->name) && (!m->title || add_str(root, "title", m->title)) &&
          (!m->source || add_str(root, "source", m->source)) &&
-         (!m->family || add_str(root, "family", m->family));
+         (!m->family || add_str(root, "family", m->family)) &&
+         (!m->origin || add_str(root, "origin", m->origin)) &&
+         (!m->demo || add_bool(root, "demo", true));
     cJSON *in = ok ? cJSON_AddObjectToObject(root, "input") : NULL;
     cJSON *shape = in ? cJSON_CreateIntArray(m->input.d, m->input.rank) : NULL;
     if (shape && !cJSON_AddItemToObject(in, "shape", shape)) {
@@ -1647,7 +1722,25 @@ char *model_json_export(const ModelSpec *m)
             cJSON_Delete(l);
     }
     ok = ok && add_str(root, "loss", word_of(loss_words, COUNT(loss_words), m->loss)) &&
-         (m->loss != LOSS_SOFTMAX_XENT || add_int(root, "classes", m->classes));
+         (m->loss != LOSS_SOFTMAX_XENT ||
+          (m->nheads > 0 && m->classes == m->heads[0].classes) ||
+          add_int(root, "classes", m->classes)) &&
+         m->nheads >= 0 && m->nheads <= MODEL_MAX_HEADS;
+    cJSON *heads = ok && m->nheads > 0 ? cJSON_AddArrayToObject(root, "heads") : NULL;
+    ok = ok && (m->nheads == 0 || heads);
+    for (int i = 0; ok && i < m->nheads; i++) {
+        const HeadSpec *h = &m->heads[i];
+        cJSON *hj = cJSON_CreateObject();
+        ok = hj && cJSON_AddItemToArray(heads, hj);
+        if (!ok) {
+            cJSON_Delete(hj);
+            break;
+        }
+        ok = h->layer >= 0 && h->layer < m->nlayers &&
+             add_str(hj, "layer", m->layers[h->layer].name) && add_int(hj, "classes", h->classes) &&
+             (!h->name || add_str(hj, "name", h->name));
+    }
+    ok = ok && (!m->autoencoder || add_bool(root, "autoencoder", true));
     cJSON *opt = ok ? optimizer_to_json(&m->opt) : NULL;
     if (opt && !cJSON_AddItemToObject(root, "optimizer", opt)) {
         cJSON_Delete(opt);
@@ -1661,13 +1754,13 @@ char *model_json_export(const ModelSpec *m)
     if (!ok)
         goto done;
 
-    /* One top-level field per line, one layer per line. */
+    /* One top-level field per line; lists of objects (layers, heads) one element a line. */
     sb_add(&b, "{\n");
     for (const cJSON *f = root->child; f; f = f->next) {
         sb_add(&b, "  \"");
         sb_add(&b, f->string);
         sb_add(&b, "\": ");
-        if (f == layers) {
+        if (cJSON_IsArray(f) && cJSON_IsObject(f->child)) {
             sb_add(&b, "[\n");
             for (const cJSON *l = f->child; l; l = l->next) {
                 sb_add(&b, "    ");

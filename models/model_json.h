@@ -34,8 +34,8 @@ ModelSpec *model_json_parse(const char *text, const char *source_name, char *err
  * line:column). NULL with one line in err on any error. */
 ModelSpec *model_json_load(const char *path, char *err, size_t errlen);
 
-/* Frees a ModelSpec from model_json_parse / model_json_load: the struct, its layers and
- * its title/source/family strings. Never pass a zoo model. NULL is a no-op. */
+/* Frees a ModelSpec from model_json_parse / model_json_load: the struct, its layers, its
+ * title/source/family/origin strings and head names. Never pass a zoo model. NULL: no-op. */
 void model_free(ModelSpec *m);
 
 /* A malloc'd JSON text (one layer per line) that model_json_parse turns back into an

@@ -134,9 +134,25 @@ static const char *nesterov_text =
     " \"input\": {\"shape\": [784]},\n"
     " \"layers\": [{\"type\": \"dense\", \"units\": 196, \"activation\": \"sigmoid\"},\n"
     "  {\"type\": \"sparsity\"}, {\"type\": \"dense\", \"units\": 784, \"activation\": \"sigmoid\"}],\n"
-    " \"loss\": \"half_sse_mean\",\n"
+    " \"loss\": \"half_sse_mean\", \"autoencoder\": true,\n"
     " \"optimizer\": {\"type\": \"sgd\", \"momentum\": 0, \"nesterov\": true, \"lr\": 0.1},\n"
     " \"data\": \"fashion_mnist\"}\n";
+
+/* P3B1-like multi-task model: three heads on a shared trunk; autoencoder-free. */
+static const char *heads_text =
+    "{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"mt\", \"origin\": \"user\",\n"
+    " \"demo\": true, \"input\": {\"shape\": [400]},\n"
+    " \"layers\": [\n"
+    "  {\"name\": \"shared\", \"type\": \"dense\", \"units\": 64, \"activation\": \"relu\"},\n"
+    "  {\"name\": \"site_out\", \"type\": \"dense\", \"units\": 13},\n"
+    "  {\"name\": \"side_out\", \"type\": \"dense\", \"units\": 2, \"inputs\": [\"shared\"]},\n"
+    "  {\"name\": \"grade_out\", \"type\": \"dense\", \"units\": 4, \"inputs\": [\"shared\"]}\n"
+    " ],\n"
+    " \"loss\": \"softmax_cross_entropy\",\n"
+    " \"heads\": [{\"layer\": \"site_out\", \"classes\": 13, \"name\": \"primary_site\"},\n"
+    "           {\"layer\": \"side_out\", \"classes\": 2, \"name\": \"laterality\"},\n"
+    "           {\"layer\": \"grade_out\", \"classes\": 4}],\n"
+    " \"optimizer\": \"sgd\", \"data\": \"classes\", \"batch\": 10}\n";
 
 static ModelSpec *parse_ok(const char *text)
 {
@@ -238,6 +254,15 @@ static bool spec_equal(const ModelSpec *a, const ModelSpec *b, char *why, size_t
     DIFF(!str_eq(a->title, b->title), "title differs");
     DIFF(!str_eq(a->source, b->source), "source differs");
     DIFF(!str_eq(a->family, b->family), "family differs");
+    DIFF(!str_eq(a->origin, b->origin), "origin differs");
+    SAME(demo);
+    SAME(autoencoder);
+    SAME(nheads);
+    for (int i = 0; i < a->nheads; i++) {
+        SAME(heads[i].layer);
+        SAME(heads[i].classes);
+        DIFF(!str_eq(a->heads[i].name, b->heads[i].name), "heads[%d].name differs", i);
+    }
     SAME(input.rank);
     for (int i = 0; i < a->input.rank; i++)
         SAME(input.d[i]);
@@ -549,6 +574,28 @@ static void test_parse_embedding(void **state)
     model_free(m);
 }
 
+static void test_parse_heads(void **state)
+{
+    ModelSpec *m = parse_ok(heads_text);
+    assert_string_equal(m->origin, "user");
+    assert_true(m->demo);
+    assert_false(m->autoencoder);
+    assert_int_equal(m->nheads, 3);
+    assert_int_equal(m->heads[0].layer, 1);
+    assert_int_equal(m->heads[0].classes, 13);
+    assert_string_equal(m->heads[0].name, "primary_site");
+    assert_int_equal(m->heads[1].layer, 2);
+    assert_int_equal(m->heads[1].classes, 2);
+    assert_string_equal(m->heads[1].name, "laterality");
+    assert_int_equal(m->heads[2].layer, 3);
+    assert_int_equal(m->heads[2].classes, 4);
+    assert_null(m->heads[2].name);
+    assert_int_equal(m->classes, 13); /* the first head's, when "classes" is left out */
+    assert_int_equal(m->layers[2].inputs[0], 0);
+    assert_int_equal(m->data, DATA_CLASSES);
+    model_free(m);
+}
+
 static void test_parse_misc(void **state)
 {
     /* sgd with a "momentum" key (even 0) is momentum SGD; Nesterov; BOM; the AE losses */
@@ -559,6 +606,7 @@ static void test_parse_misc(void **state)
     assert_true(m->opt.momentum == 0.0f);
     assert_true(m->opt.nesterov);
     assert_int_equal(m->loss, LOSS_HALF_SSE_MEAN);
+    assert_true(m->autoencoder);
     assert_int_equal(m->data, DATA_FASHION_MNIST);
     assert_int_equal(m->layers[1].kind, LAYER_SPARSITY);
     assert_true(m->layers[1].u.sparsity.rho == 0.01f);
@@ -589,7 +637,8 @@ static void test_parse_misc(void **state)
 
 static void test_round_trip(void **state)
 {
-    const char *texts[] = {cnn_text, dag_text, lstm_text, embed_text, sink_text, nesterov_text};
+    const char *texts[] = {cnn_text,  dag_text,      lstm_text, embed_text,
+                           sink_text, nesterov_text, heads_text};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         ModelSpec *m = parse_ok(texts[i]);
         check_round_trip(m, true);
@@ -640,6 +689,8 @@ static const LayerSpec handwritten_layers[] = {
 static const ModelSpec handwritten = {
     .name = "resnet-ish",
     .title = "hand-written like the zoo",
+    .origin = "cookbook",
+    .demo = true,
     .input = {.rank = 3, .d = {3, 224, 224}},
     .layers = handwritten_layers,
     .nlayers = (int)(sizeof handwritten_layers / sizeof handwritten_layers[0]),
@@ -654,9 +705,41 @@ static const ModelSpec handwritten = {
     .epochs = 90,
 };
 
+static const LayerSpec handwritten_mt_layers[] = {
+    {.kind = LAYER_DENSE, .name = "shared", .inputs = {-1}, .act = ACT_RELU, .u.dense = {.units = 8}},
+    {.kind = LAYER_DENSE, .name = "a_out", .inputs = {0}, .act = ACTIVATION_NONE, .u.dense = {.units = 3}},
+    {.kind = LAYER_DENSE, .name = "b_out", .inputs = {0}, .act = ACTIVATION_NONE, .u.dense = {.units = 5}},
+};
+static const ModelSpec handwritten_mt = {
+    .name = "mt",
+    .input = {.rank = 1, .d = {16}},
+    .layers = handwritten_mt_layers,
+    .nlayers = 3,
+    .loss = LOSS_SOFTMAX_XENT,
+    .classes = 7, /* differs from the first head's: written out */
+    .heads = {{.layer = 2, .classes = 5, .name = "b"}, {.layer = 1, .classes = 3}},
+    .nheads = 2,
+    .opt = {.kind = OPT_SGD, .lr = 0.01f},
+    .data = DATA_CLASSES,
+    .default_batch = 10,
+};
+static const ModelSpec handwritten_ae = {
+    .name = "ae",
+    .input = {.rank = 1, .d = {16}},
+    .layers = handwritten_mt_layers,
+    .nlayers = 1,
+    .loss = LOSS_MSE,
+    .autoencoder = true,
+    .opt = {.kind = OPT_RMSPROP, .lr = 0.001f, .rho = 0.9f, .eps = 1e-8f},
+    .data = DATA_EXPRESSION,
+    .default_batch = 60,
+};
+
 static void test_round_trip_handwritten(void **state)
 {
     check_round_trip(&handwritten, false);
+    check_round_trip(&handwritten_mt, false);
+    check_round_trip(&handwritten_ae, false);
 }
 
 /* Every zoo model exports to a file that reads back as the same model. Without a
@@ -978,6 +1061,41 @@ static void test_error_combinations(void **state)
                "field \"input.ids\"", "must be [T], got rank 2");
 }
 
+static void test_error_heads(void **state)
+{
+    const char *fmt = "{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"t\", "
+                      "\"input\": {\"shape\": [4]}, \"layers\": [{\"name\": \"o1\", "
+                      "\"type\": \"dense\", \"units\": 3}, {\"name\": \"o2\", \"type\": "
+                      "\"dense\", \"units\": 2, \"inputs\": \"input\"}], %s, "
+                      "\"optimizer\": \"sgd\", \"data\": \"classes\"}";
+    char buf[1024];
+#define HEADS(x) (snprintf(buf, sizeof buf, fmt, (x)), buf)
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": [{\"layer\": \"o3\", "
+                     "\"classes\": 3}]"),
+               "field \"heads[1].layer\"", "expected the name of a layer, got \"o3\"");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": [{\"layer\": \"o1\", "
+                     "\"classes\": 3}, {\"layer\": \"o1\", \"classes\": 3}]"),
+               "field \"heads[2].layer\"", "\"o1\" is already head 1");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": [{\"layer\": \"o1\"}]"),
+               "missing field \"heads[1].classes\"");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": [{\"classes\": 3}]"),
+               "missing field \"heads[1].layer\"");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": [{\"layer\": \"o1\", "
+                     "\"classes\": 3, \"units\": 3}]"),
+               "unknown field \"heads[1].units\"", "head fields: layer, classes, name");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": []"), "field \"heads\"",
+               "1 to 4 heads");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"heads\": [3]"),
+               "field \"heads[1]\"", "expected an object", "got 3");
+    EXPECT_ERR(HEADS("\"loss\": \"mse\", \"heads\": [{\"layer\": \"o1\", \"classes\": 3}]"),
+               "field \"heads\"", "heads are classifiers", "not \"mse\"");
+    EXPECT_ERR(HEADS("\"loss\": \"softmax_cross_entropy\", \"classes\": 3, \"autoencoder\": true"),
+               "field \"autoencoder\"", "target is its input");
+    EXPECT_ERR(HEADS("\"loss\": \"mse\", \"autoencoder\": 1"), "field \"autoencoder\"",
+               "expected true or false, got 1");
+#undef HEADS
+}
+
 static void test_error_limits(void **state)
 {
     EXPECT_ERR(LAYERS(""), "field \"layers\"", "needs at least one layer");
@@ -1014,7 +1132,7 @@ static void test_error_json_syntax(void **state)
 static void test_error_mutations(void **state)
 {
     static const char subst[] = {'\0', '"', '}', ']', ',', '-', '9', 'x', '\n', (char)0xff};
-    const char *texts[] = {cnn_text, sink_text};
+    const char *texts[] = {cnn_text, sink_text, heads_text};
     for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
         size_t len = strlen(texts[t]);
         char *buf = malloc(len + 1);
@@ -1128,6 +1246,7 @@ int main(void)
         cmocka_unit_test(test_parse_dag),
         cmocka_unit_test(test_parse_lstm),
         cmocka_unit_test(test_parse_embedding),
+        cmocka_unit_test(test_parse_heads),
         cmocka_unit_test(test_parse_misc),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_export_format),
@@ -1143,6 +1262,7 @@ int main(void)
         cmocka_unit_test(test_error_inputs),
         cmocka_unit_test(test_error_names),
         cmocka_unit_test(test_error_combinations),
+        cmocka_unit_test(test_error_heads),
         cmocka_unit_test(test_error_limits),
         cmocka_unit_test(test_error_json_syntax),
         cmocka_unit_test(test_error_mutations),
