@@ -124,14 +124,16 @@ static const char *const field_hints[][2] = {
 #define DEFAULT_EPSILON 1e-7f /* Keras K.epsilon() */
 #define DEFAULT_BETA_1 0.9f
 #define DEFAULT_BETA_2 0.999f
-#define TEXT_FIELD_MAX 4096 /* title, source, family */
+#define TEXT_FIELD_MAX 4096 /* title, source, family, origin, head names */
 
+/* Kinds whose LayerSpec.act is used (model.h); others get ACTIVATION_NONE. */
 static bool kind_has_act(LayerKind k)
 {
     return k == LAYER_DENSE || k == LAYER_CONV2D || k == LAYER_BATCHNORM || k == LAYER_ADD ||
            k == LAYER_ACTIVATION;
 }
 
+/* Kinds with a weight kernel: init, init_scale and no_decay apply. */
 static bool kind_has_kernel(LayerKind k)
 {
     return k == LAYER_DENSE || k == LAYER_CONV2D || k == LAYER_LSTM || k == LAYER_RNN ||
@@ -143,6 +145,7 @@ static InitKind kind_default_init(LayerKind k)
     return k == LAYER_EMBEDDING ? INIT_UNIFORM : INIT_GLOROT_UNIFORM; /* Keras' defaults */
 }
 
+/* Index of s in names[0..n), or -1. */
 static int name_find(const char *const *names, int n, const char *s)
 {
     for (int i = 0; i < n; i++)
@@ -225,11 +228,13 @@ static void json_show(const cJSON *v, char *out, size_t n)
 
 /* ---- typed field readers: 0 with *out set (the default when absent), or -1 with err -- */
 
+/* Case-sensitive, as check_fields is: "Units" is an unknown field, not "units". */
 static const cJSON *field_get(const cJSON *obj, const char *key)
 {
     return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
+/* "a positive integer", "an integer from 0 to 8", ... for messages. */
 static void int_desc(char *out, size_t n, int lo, int hi)
 {
     if (lo == 1 && hi == INT_MAX)
@@ -242,6 +247,7 @@ static void int_desc(char *out, size_t n, int lo, int hi)
         snprintf(out, n, "an integer from %d to %d", lo, hi);
 }
 
+/* v is a whole number in [lo, hi] (32.0 counts, 2.5 does not): true with *out set. */
 static bool json_int_in(const cJSON *v, int lo, int hi, int *out)
 {
     if (!cJSON_IsNumber(v))
@@ -253,6 +259,7 @@ static bool json_int_in(const cJSON *v, int lo, int hi, int *out)
     return true;
 }
 
+/* An integer field in [lo, hi]; absent: dflt, or an error when required. */
 static int get_int(const Ctx *c, const cJSON *obj, const char *key, bool required, int dflt,
                    int lo, int hi, int *out)
 {
@@ -332,6 +339,7 @@ static int get_float(const Ctx *c, const cJSON *obj, const char *key, bool requi
     return 0;
 }
 
+/* A true/false field (not 0/1); absent: dflt. */
 static int get_bool(const Ctx *c, const cJSON *obj, const char *key, bool dflt, bool *out)
 {
     char got[96];
@@ -373,7 +381,8 @@ static int get_word(const Ctx *c, const cJSON *obj, const char *key, bool requir
     return 0;
 }
 
-/* A positive integer n (-> n, n) or [a, b] of positive integers. *scalar tells which. */
+/* A positive integer n (-> out = {n, n}) or [a, b] of positive integers (names2 names
+ * them in messages: "height, width"). Absent: {dflt, dflt}, or an error when required. */
 static int get_pair(const Ctx *c, const cJSON *obj, const char *key, bool required, int dflt,
                     const char *names2, int out[2])
 {
@@ -447,7 +456,8 @@ static int get_padding(const Ctx *c, const cJSON *obj, PadMode *pad, bool *expli
                 got);
 }
 
-/* An optional one-line string (title, source, family): owned copy or NULL. */
+/* An optional one-line string (title, source, family, origin, a head's name): an owned
+ * copy, or NULL when absent. */
 static int get_text(const Ctx *c, const cJSON *obj, const char *key, const char **out)
 {
     char got[96];
@@ -515,6 +525,7 @@ static int check_fields(const Ctx *c, const cJSON *obj, const char *const *a,
     return 0;
 }
 
+/* 0 if v is a JSON object, else an error showing what one looks like. */
 static int expect_object(const Ctx *c, const cJSON *v, const char *field, const char *example)
 {
     char got[96];
@@ -539,6 +550,7 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
+/* An empty table for nlayers names (load <= 1/2); -1 when out of memory. */
 static int names_init(NameTable *t, int nlayers)
 {
     size_t cap = 16;
@@ -564,6 +576,7 @@ static int names_lookup(const NameTable *t, const LayerSpec *layers, const char 
     }
 }
 
+/* Enters layers[idx].name (the caller checked it is not there yet). */
 static void names_insert(NameTable *t, const LayerSpec *layers, int idx)
 {
     size_t i = name_hash(layers[idx].name) & t->mask;
@@ -586,6 +599,8 @@ static void json_layer_name(const cJSON *lj, int idx, char *out, size_t n)
         snprintf(out, n, "%s_%d", ty->valuestring, idx + 1);
 }
 
+/* A valid layer name (1..LAYER_NAME_MAX-1 bytes, no control characters, not "input")
+ * copied to out, or an error. */
 static int check_layer_name(const Ctx *c, const cJSON *v, char *out)
 {
     char got[96];
@@ -683,6 +698,8 @@ static int parse_weights(const Ctx *c, const cJSON *lj, LayerSpec *L)
     return 0;
 }
 
+/* "activation" into L->act: relu/sigmoid/tanh, or linear/null/absent = none (required,
+ * and not linear, for an activation layer). */
 static int parse_activation(const Ctx *c, const cJSON *lj, LayerSpec *L)
 {
     static const char *const words[] = {"relu", "sigmoid", "tanh", "linear"};
@@ -712,6 +729,7 @@ static int parse_activation(const Ctx *c, const cJSON *lj, LayerSpec *L)
     return 0;
 }
 
+/* conv2d fields; groups must divide filters (the input channels are the plan's). */
 static int parse_conv(const Ctx *c, const cJSON *lj, ConvSpec *s)
 {
     int k[2];
@@ -731,6 +749,7 @@ static int parse_conv(const Ctx *c, const cJSON *lj, ConvSpec *s)
     return 0;
 }
 
+/* pool2d fields: a window, or "global": true with none of size/stride/padding/ceil_mode. */
 static int parse_pool(const Ctx *c, const cJSON *lj, PoolSpec *s)
 {
     int kind;
@@ -763,6 +782,7 @@ static int parse_pool(const Ctx *c, const cJSON *lj, PoolSpec *s)
     return 0;
 }
 
+/* lrn fields; the window is odd (centred on the channel, as in Caffe and TF). */
 static int parse_lrn(const Ctx *c, const cJSON *lj, LrnSpec *s)
 {
     if (get_int(c, lj, "size", false, DEFAULT_LRN_SIZE, 1, INT_MAX, &s->size) ||
@@ -776,6 +796,7 @@ static int parse_lrn(const Ctx *c, const cJSON *lj, LrnSpec *s)
     return 0;
 }
 
+/* The fields of L->kind into the union member it uses; non-zero on error. */
 static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
 {
     bool seq;
@@ -894,6 +915,7 @@ static int parse_layer(Ctx *c, const cJSON *all, const cJSON *lj, int idx, Layer
 
 /* ---- model-level sections -------------------------------------------------------------- */
 
+/* "input": {"shape": [...], "ids": bool} into m->input and m->input_ids. */
 static int parse_input(Ctx *c, const cJSON *root, ModelSpec *m)
 {
     char got[96];
@@ -929,6 +951,7 @@ static int parse_input(Ctx *c, const cJSON *root, ModelSpec *m)
     return 0;
 }
 
+/* optimizer.schedule into s (absent: constant). */
 static int parse_schedule(Ctx *c, const cJSON *opt, ScheduleSpec *s)
 {
     const cJSON *sj = field_get(opt, "schedule");
@@ -992,6 +1015,8 @@ static int parse_schedule(Ctx *c, const cJSON *opt, ScheduleSpec *s)
     return 0;
 }
 
+/* "optimizer" (an object, or a type name for all defaults) into o. Only the fields of
+ * its kind are set; the others stay 0. */
 static int parse_optimizer(Ctx *c, const cJSON *root, OptSpec *o)
 {
     const cJSON *oj = field_get(root, "optimizer");
@@ -1052,6 +1077,7 @@ done:
     return rc;
 }
 
+/* The required model "name" (a command-line word) into out (MODEL_NAME_MAX bytes). */
 static int parse_model_name(const Ctx *c, const cJSON *root, char *out)
 {
     char got[96];
@@ -1078,6 +1104,7 @@ static int parse_model_name(const Ctx *c, const cJSON *root, char *out)
     return 0;
 }
 
+/* "layers" into a new m->layers / m->nlayers (set only on success). */
 static int parse_layers(Ctx *c, const cJSON *root, ModelSpec *m)
 {
     char got[96];
@@ -1167,6 +1194,8 @@ static int parse_heads(Ctx *c, const cJSON *root, ModelSpec *m)
     return 0;
 }
 
+/* The whole document into m (zeroed by the caller). On error m may hold partly read
+ * parts, all owned by m: model_free releases them. */
 static int parse_model(Ctx *c, const cJSON *root, ModelSpec *m)
 {
     char got[96];
@@ -1429,6 +1458,7 @@ static bool add_float(cJSON *o, const char *k, float v)
     return cJSON_AddNumberToObject(o, k, float_for_json(v)) != NULL;
 }
 
+/* A NULL v (an enum value with no word) fails like an allocation. */
 static bool add_str(cJSON *o, const char *k, const char *v)
 {
     return v && cJSON_AddStringToObject(o, k, v) != NULL;
@@ -1465,11 +1495,13 @@ static bool add_floats(cJSON *o, const char *k, const float *v, int n)
     return arr != NULL;
 }
 
+/* The file's word for enum value v, or NULL when v is out of range (export fails). */
 static const char *word_of(const char *const *words, int count, int v)
 {
     return v >= 0 && v < count ? words[v] : NULL;
 }
 
+/* "padding" unless "valid" (the default); false for an unknown PadMode. */
 static bool add_padding(cJSON *o, PadMode pad, bool explicit_pad, int ph, int pw)
 {
     if (explicit_pad)
@@ -1479,6 +1511,7 @@ static bool add_padding(cJSON *o, PadMode pad, bool explicit_pad, int ph, int pw
     return pad == PAD_VALID;
 }
 
+/* kernel_initializer / init_scale / weight_decay where they differ from the defaults. */
 static bool add_weights(cJSON *o, const LayerSpec *L)
 {
     if (L->init != kind_default_init(L->kind) &&
@@ -1490,6 +1523,7 @@ static bool add_weights(cJSON *o, const LayerSpec *L)
     return !L->no_decay || add_bool(o, "weight_decay", false);
 }
 
+/* "activation" unless none (an activation layer must have one). */
 static bool add_activation(cJSON *o, const LayerSpec *L)
 {
     if (L->act == ACTIVATION_NONE)
@@ -1497,6 +1531,8 @@ static bool add_activation(cJSON *o, const LayerSpec *L)
     return add_str(o, "activation", word_of(act_words, ACT_COUNT, L->act));
 }
 
+/* The union member L->kind uses, defaults left out (units, filters, kernel, size, rate
+ * and the embedding sizes are always written: they are what a reader looks for). */
 static bool add_kind_fields(cJSON *o, const LayerSpec *L)
 {
     switch (L->kind) {
@@ -1592,6 +1628,7 @@ fail:
     return NULL;
 }
 
+/* The optimizer object (the fields of its kind, and a non-constant schedule), or NULL. */
 static cJSON *optimizer_to_json(const OptSpec *op)
 {
     cJSON *o = cJSON_CreateObject();
@@ -1644,6 +1681,7 @@ typedef struct {
     bool oom;
 } StrBuf;
 
+/* Appends s; on allocation failure sets b->oom and keeps what it had. */
 static void sb_add(StrBuf *b, const char *s)
 {
     size_t n = strlen(s);
