@@ -362,7 +362,7 @@ static void check_sqerr(Check *ck, OpPhase phase, const SqErrDesc *q, float *con
                         int samples, uint64_t seed)
 {
     const size_t count = (size_t)q->n * (size_t)q->features;
-    const double div = q->mean ? (double)count : 1.0;
+    const double div = (q->mean ? (double)count : 1.0) / (double)q->weight;
     const float *pred = f[1], *target = f[2];
     if (phase == PHASE_FWD) {
         double s = 0.0;
@@ -432,25 +432,362 @@ static void check_lstm(Check *ck, OpPhase phase, const LstmCellDesc *l, float *c
     }
 }
 
+/* The decay prefix is checked on its own as well: its last element and, when sampling,
+ * as many samples inside it as outside, so a prefix off by one or not applied shows. */
 static void check_update(Check *ck, OpKind kind, const UpdateDesc *u, float *const f[],
                          float *const b0[], int samples, uint64_t seed)
 {
-    Sampler s = sampler_init(u->count, samples, seed);
-    size_t idx;
     const double lr = u->lr;
-    while (sampler_next(&s, &idx)) {
-        const double w0 = b0[0][idx];
-        if (kind == OP_SGD) {
-            const double g = f[1][idx];
-            check_one(ck, f[0][idx], w0 - lr * g, fabs(w0) + fabs(lr * g));
-        } else {
-            const double a0 = b0[1][idx], g = f[2][idx];
-            const double a = u->rho * a0 + (1.0 - u->rho) * g * g;
-            const double am = fabs(u->rho * a0) + fabs((1.0 - u->rho) * g * g);
-            const double step = lr * g / (sqrt(a) + u->eps);
-            check_one(ck, f[1][idx], a, am);
-            check_one(ck, f[0][idx], w0 - step, fabs(w0) + fabs(step));
+    const size_t ng = kind == OP_SGD ? 1 : kind == OP_ADAM ? 3 : 2; /* index of g */
+    double lr_t = lr;
+    if (kind == OP_ADAM) {
+        const double t = (double)u->step;
+        lr_t = lr * sqrt(1.0 - pow(u->beta2, t)) / (1.0 - pow(u->beta1, t));
+    }
+    for (int part = 0; part < 2; part++) {
+        /* part 0: the whole buffer; part 1: the decay prefix (when there is one) */
+        const size_t total = part == 0 ? u->count : u->decay_count;
+        if (total == 0)
+            continue;
+        Sampler s = sampler_init(total, samples, seed + (uint64_t)part);
+        size_t idx;
+        while (sampler_next(&s, &idx)) {
+            const double w0 = b0[0][idx], graw = f[ng][idx];
+            const bool dec = idx < u->decay_count;
+            const double g = dec ? graw + (double)u->l2 * w0 : graw;
+            const double gm = dec ? fabs(graw) + fabs((double)u->l2 * w0) : fabs(graw);
+            if (kind == OP_SGD) {
+                check_one(ck, f[0][idx], w0 - lr * g, fabs(w0) + fabs(lr) * gm);
+            } else if (kind == OP_RMSPROP) {
+                const double a0 = b0[1][idx];
+                const double a = u->rho * a0 + (1.0 - u->rho) * g * g;
+                const double am = fabs(u->rho * a0) + fabs((1.0 - u->rho)) * gm * gm;
+                const double step = lr * g / (sqrt(a) + u->eps);
+                check_one(ck, f[1][idx], a, am);
+                /* a is a sum of squares (no cancellation): only g's terms matter */
+                check_one(ck, f[0][idx], w0 - step, fabs(w0) + fabs(lr) * gm / (sqrt(a) + u->eps));
+            } else if (kind == OP_MOMENTUM) {
+                const double v0 = b0[1][idx], mom = u->momentum;
+                const double v = mom * v0 - lr * g, vm = fabs(mom * v0) + fabs(lr) * gm;
+                check_one(ck, f[1][idx], v, vm);
+                if (u->nesterov)
+                    check_one(ck, f[0][idx], w0 + mom * v - lr * g,
+                              fabs(w0) + fabs(mom) * vm + fabs(lr) * gm);
+                else
+                    check_one(ck, f[0][idx], w0 + v, fabs(w0) + vm);
+            } else {
+                const double m0 = b0[1][idx], v0 = b0[2][idx];
+                const double m = u->beta1 * m0 + (1.0 - u->beta1) * g;
+                const double mm = fabs(u->beta1 * m0) + (1.0 - u->beta1) * gm;
+                const double v = u->beta2 * v0 + (1.0 - u->beta2) * g * g;
+                const double vm = fabs(u->beta2 * v0) + (1.0 - u->beta2) * gm * gm;
+                const double den = sqrt(v) + u->eps;
+                const double step = lr_t * m / den;
+                check_one(ck, f[1][idx], m, mm);
+                check_one(ck, f[2][idx], v, vm);
+                /* v is a sum of squares (no cancellation): m's terms set the magnitude */
+                check_one(ck, f[0][idx], w0 - step, fabs(w0) + fabs(lr_t) * mm / den);
+            }
         }
+    }
+}
+
+/* ---- model-zoo kinds ---- */
+
+/* Channel statistics in double over the channel's n*spatial values. */
+static void bn_ref_stats(const BnDesc *b, const float *x, size_t ch, double *mean, double *var,
+                         double *meansq)
+{
+    const size_t C = (size_t)b->c, SP = (size_t)b->spatial;
+    double s1 = 0.0, s2 = 0.0;
+    for (size_t n = 0; n < (size_t)b->n; n++)
+        for (size_t i = 0; i < SP; i++) {
+            const double v = x[(n * C + ch) * SP + i];
+            s1 += v;
+            s2 += v * v;
+        }
+    const double m = (double)b->n * (double)SP;
+    *mean = s1 / m;
+    *meansq = s2 / m;
+    *var = fmax(*meansq - *mean * *mean, 0.0);
+}
+
+static void check_batchnorm(Check *ck, OpPhase phase, const BnDesc *b, float *const f[],
+                            float *const b0[], int samples, uint64_t seed)
+{
+    const size_t C = (size_t)b->c, SP = (size_t)b->spatial;
+    const size_t e = (size_t)b->n * C * SP;
+    const double m = (double)b->n * (double)SP, eps = b->eps;
+    size_t idx;
+    if (phase == PHASE_FWD && b->training) {
+        const float *y = f[0], *mean = f[1], *invstd = f[2], *x = f[5], *gamma = f[6], *beta = f[7];
+        Sampler s = sampler_init(C, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double mu, var, msq;
+            bn_ref_stats(b, x, idx, &mu, &var, &msq);
+            const double inv = 1.0 / sqrt(var + eps);
+            check_one(ck, mean[idx], mu, sqrt(msq)); /* sum|x|/m <= sqrt(mean of squares) */
+            check_one(ck, invstd[idx], inv, 0.5 * inv * (msq + mu * mu + eps) / (var + eps));
+            const double unbias = m > 1.0 + eps ? m / (m - (1.0 + eps)) : 1.0;
+            const double mom = b->momentum, rm0 = b0[3][idx], rv0 = b0[4][idx];
+            check_one(ck, f[3][idx], mom * rm0 + (1.0 - mom) * mu,
+                      fabs(mom * rm0) + (1.0 - mom) * sqrt(msq));
+            check_one(ck, f[4][idx], mom * rv0 + (1.0 - mom) * var * unbias,
+                      fabs(mom * rv0) + (1.0 - mom) * (msq + mu * mu) * unbias);
+        }
+        Sampler sy = sampler_init(e, samples, seed + 1);
+        while (sampler_next(&sy, &idx)) {
+            const size_t ch = idx / SP % C;
+            double mu, var, msq;
+            bn_ref_stats(b, x, ch, &mu, &var, &msq);
+            const double a = (double)gamma[ch] / sqrt(var + eps);
+            check_one(ck, y[idx], a * ((double)x[idx] - mu) + beta[ch],
+                      fabs(a) * (fabs(x[idx]) + fabs(mu) + sqrt(msq)) + fabs(beta[ch]));
+        }
+    } else if (phase == PHASE_FWD) {
+        const float *y = f[0], *x = f[1], *gamma = f[2], *beta = f[3], *rm = f[4], *rv = f[5];
+        Sampler s = sampler_init(e, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t ch = idx / SP % C;
+            const double a = (double)gamma[ch] / sqrt((double)rv[ch] + eps);
+            check_one(ck, y[idx], a * ((double)x[idx] - rm[ch]) + beta[ch],
+                      fabs(a) * (fabs(x[idx]) + fabs(rm[ch])) + fabs(beta[ch]));
+        }
+    } else if (phase == PHASE_BWD_WEIGHTS) {
+        const float *dy = f[2], *x = f[3], *mean = f[4], *invstd = f[5];
+        Sampler s = sampler_init(C, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double dg = b->accumulate ? b0[0][idx] : 0.0, dgm = fabs(dg);
+            double db = b->accumulate ? b0[1][idx] : 0.0, dbm = fabs(db);
+            for (size_t n = 0; n < (size_t)b->n; n++)
+                for (size_t i = 0; i < SP; i++) {
+                    const size_t o = (n * C + idx) * SP + i;
+                    const double t = (double)dy[o] * ((double)x[o] - mean[idx]) * invstd[idx];
+                    dg += t;
+                    dgm += fabs((double)dy[o] * invstd[idx]) * (fabs(x[o]) + fabs(mean[idx]));
+                    db += dy[o];
+                    dbm += fabs(dy[o]);
+                }
+            check_one(ck, f[0][idx], dg, dgm);
+            check_one(ck, f[1][idx], db, dbm);
+        }
+    } else {
+        const float *dx = f[0], *dy = f[1], *x = f[2], *gamma = f[3], *mean = f[4];
+        const float *invstd = f[5], *dgamma = f[6], *dbeta = f[7];
+        Sampler s = sampler_init(e, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t ch = idx / SP % C;
+            const double A = (double)gamma[ch] * invstd[ch] / m;
+            const double xhat = ((double)x[idx] - mean[ch]) * invstd[ch];
+            const double xhm = (fabs(x[idx]) + fabs(mean[ch])) * invstd[ch];
+            const double prior = b->accumulate ? b0[0][idx] : 0.0;
+            const double ref = prior + A * (m * dy[idx] - dbeta[ch] - xhat * dgamma[ch]);
+            const double mag = fabs(prior) + fabs(A) * (m * fabs(dy[idx]) + fabs(dbeta[ch]) +
+                                                        xhm * fabs(dgamma[ch]));
+            check_one(ck, dx[idx], ref, mag);
+        }
+    }
+}
+
+static void check_lrn(Check *ck, OpPhase phase, const LrnDesc *l, float *const f[],
+                      float *const b0[], int samples, uint64_t seed)
+{
+    const size_t C = (size_t)l->c, SP = (size_t)l->spatial;
+    const int r = l->size / 2;
+    const double coef = (double)l->alpha / l->size, beta = l->beta;
+    Sampler s = sampler_init((size_t)l->n * C * SP, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t i = idx % SP, c = idx / SP % C, n = idx / (SP * C);
+        const long lo = (long)c - r < 0 ? 0 : (long)c - r;
+        const long hi = (long)c + r >= (long)C ? (long)C - 1 : (long)c + r;
+        if (phase == PHASE_FWD) {
+            const float *y = f[0], *scale = f[1], *x = f[2];
+            double sum = 0.0;
+            for (long q = lo; q <= hi; q++) {
+                const double v = x[(n * C + (size_t)q) * SP + i];
+                sum += v * v;
+            }
+            const double sc = l->k + coef * sum, p = pow(sc, -beta);
+            check_one(ck, scale[idx], sc, sc);
+            /* pow through log and exp: the exponent's error scales with |beta log sc| */
+            check_one(ck, y[idx], x[idx] * p, fabs(x[idx] * p) * (1.0 + fabs(beta * log(sc))));
+        } else {
+            const float *dx = f[0], *dy = f[1], *x = f[2], *y = f[3], *scale = f[4];
+            double sum = 0.0, summ = 0.0;
+            for (long q = lo; q <= hi; q++) {
+                const size_t o = (n * C + (size_t)q) * SP + i;
+                const double t = (double)dy[o] * y[o] / scale[o];
+                sum += t;
+                summ += fabs(t);
+            }
+            const double p = pow((double)scale[idx], -beta), k2 = 2.0 * coef * beta;
+            const double prior = l->accumulate ? b0[0][idx] : 0.0;
+            const double ref = prior + dy[idx] * p - k2 * x[idx] * sum;
+            const double mag = fabs(prior) +
+                               fabs(dy[idx] * p) * (1.0 + fabs(beta * log(scale[idx]))) +
+                               fabs(k2 * x[idx]) * summ;
+            check_one(ck, dx[idx], ref, mag);
+        }
+    }
+}
+
+/* The mask is recomputed from (seed, step, i) exactly and must be 0 or 1/(1-rate). */
+static void check_dropout(Check *ck, OpPhase phase, const DropoutDesc *d, void *const bufs[],
+                          int samples, uint64_t seed)
+{
+    Sampler s = sampler_init(d->count, samples, seed);
+    size_t idx;
+    if (phase == PHASE_FWD) {
+        const float *y = bufs[0], *mask = bufs[1], *x = bufs[2];
+        const int32_t *step = bufs[3];
+        const uint64_t key = dropout_key(d->seed, (uint32_t)step[0]);
+        const uint32_t threshold = dropout_threshold(d->rate);
+        const double scale = dropout_scale(d->rate);
+        while (sampler_next(&s, &idx)) {
+            const bool keep = dropout_bits(key, (uint32_t)idx, (uint32_t)(idx >> 32)) >= threshold;
+            const double mref = keep ? scale : 0.0;
+            check_one(ck, mask[idx], mref, mref);
+            check_one(ck, y[idx], (double)x[idx] * mref, fabs((double)x[idx] * mref));
+        }
+    } else {
+        const float *dx = bufs[0], *dy = bufs[1], *mask = bufs[2];
+        while (sampler_next(&s, &idx)) {
+            const double ref = (double)dy[idx] * mask[idx];
+            check_one(ck, dx[idx], ref, fabs(ref));
+        }
+    }
+}
+
+static void check_channel(Check *ck, OpPhase phase, const ChannelDesc *c, float *const f[],
+                          float *const b0[], int samples, uint64_t seed)
+{
+    const size_t SP = (size_t)c->spatial, CD = (size_t)c->c_dst, CS = (size_t)c->c_src;
+    size_t idx;
+    if (phase == PHASE_FWD) {
+        /* every sampled y element: the slice holds x, the rest what it held before */
+        Sampler s = sampler_init((size_t)c->n * CD * SP, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t i = idx % SP, ch = idx / SP % CD, n = idx / (SP * CD);
+            double ref = b0[0][idx];
+            if (ch >= (size_t)c->offset && ch < (size_t)c->offset + CS)
+                ref = f[1][(n * CS + ch - (size_t)c->offset) * SP + i];
+            check_one(ck, f[0][idx], ref, fabs(ref));
+        }
+    } else {
+        Sampler s = sampler_init((size_t)c->n * CS * SP, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t i = idx % SP, ch = idx / SP % CS, n = idx / (SP * CS);
+            const double g = f[1][(n * CD + ch + (size_t)c->offset) * SP + i];
+            const double prior = c->accumulate ? b0[0][idx] : 0.0;
+            check_one(ck, f[0][idx], prior + g, fabs(prior) + fabs(g));
+        }
+    }
+}
+
+static void check_axpby(Check *ck, const AxpbyDesc *a, float *const f[], int samples,
+                        uint64_t seed)
+{
+    Sampler s = sampler_init(a->count, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const double ta = (double)a->alpha * f[1][idx], tb = (double)a->beta * f[2][idx];
+        check_one(ck, f[0][idx], ta + tb, fabs(ta) + fabs(tb));
+    }
+}
+
+static void check_embedding(Check *ck, OpPhase phase, const EmbedDesc *e, void *const bufs[],
+                            float *const b0[], int samples, uint64_t seed)
+{
+    const size_t D = (size_t)e->dim;
+    size_t idx;
+    if (phase == PHASE_FWD) {
+        const float *y = bufs[0], *W = bufs[2];
+        const int32_t *ids = bufs[1];
+        Sampler s = sampler_init((size_t)e->n * D, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const int32_t id = ids[idx / D];
+            OPS_ASSERT(id >= 0 && id < e->vocab);
+            const double ref = W[(size_t)id * D + idx % D];
+            check_one(ck, y[idx], ref, fabs(ref));
+        }
+    } else {
+        const float *dW = bufs[0], *dy = bufs[1];
+        const int32_t *ids = bufs[2];
+        Sampler s = sampler_init((size_t)e->vocab * D, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t v = idx / D, j = idx % D;
+            double ref = e->accumulate ? b0[0][idx] : 0.0, mag = fabs(ref);
+            for (size_t i = 0; i < (size_t)e->n; i++)
+                if ((size_t)ids[i] == v) {
+                    ref += dy[i * D + j];
+                    mag += fabs(dy[i * D + j]);
+                }
+            check_one(ck, dW[idx], ref, mag);
+        }
+    }
+}
+
+static void check_kl(Check *ck, OpPhase phase, const KlDesc *k, float *const f[],
+                     float *const b0[], int samples, uint64_t seed)
+{
+    const size_t N = (size_t)k->n, U = (size_t)k->units;
+    const double rho = k->rho, beta = k->beta;
+    size_t idx;
+    if (phase == PHASE_FWD) {
+        const float *a = f[2];
+        double pen = 0.0, penm = 0.0;
+        for (size_t j = 0; j < U; j++) {
+            double s = 0.0;
+            for (size_t i = 0; i < N; i++)
+                s += a[i * U + j];
+            const double rh = s / (double)N;
+            const double t1 = rho * log(rho / rh), t2 = (1.0 - rho) * log((1.0 - rho) / (1.0 - rh));
+            pen += t1 + t2;
+            /* log's argument carries the mean's rounding: d t/d rh ~ rho/rh, (1-rho)/(1-rh) */
+            penm += fabs(t1) + fabs(t2) + rho + (1.0 - rho) * rh / (1.0 - rh);
+        }
+        const double l0 = b0[0][0];
+        check_one(ck, f[0][0], l0 + beta * pen, fabs(l0) + beta * penm);
+        Sampler s = sampler_init(U, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double sum = 0.0, mag = 0.0;
+            for (size_t i = 0; i < N; i++) {
+                sum += a[i * U + idx];
+                mag += fabs(a[i * U + idx]);
+            }
+            check_one(ck, f[1][idx], sum / (double)N, mag / (double)N);
+        }
+    } else {
+        const float *rho_hat = f[1];
+        Sampler s = sampler_init(N * U, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const double rh = rho_hat[idx % U], d0 = b0[0][idx];
+            const double t1 = -rho / rh, t2 = (1.0 - rho) / (1.0 - rh);
+            const double fct = beta / (double)N;
+            check_one(ck, f[0][idx], d0 + fct * (t1 + t2), fabs(d0) + fct * (fabs(t1) + fabs(t2)));
+        }
+    }
+}
+
+static void check_shrink_norm1(Check *ck, const OpDesc *d, float *const f[], int samples,
+                               uint64_t seed)
+{
+    const size_t n = d->u.mem.count;
+    if (d->kind == OP_NORM1) {
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++)
+            s += fabs(f[1][i]);
+        check_one(ck, f[0][0], s, s);
+        return;
+    }
+    Sampler s = sampler_init(n, samples, seed);
+    size_t idx;
+    const double t = d->u.mem.scalar;
+    while (sampler_next(&s, &idx)) {
+        const double x = f[1][idx], m = fabs(x) - t;
+        const double ref = m > 0.0 ? copysign(m, x) : 0.0;
+        check_one(ck, f[0][idx], ref, fabs(x) + t);
     }
 }
 
@@ -507,10 +844,21 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
     case OP_SQERR: check_sqerr(&ck, d->phase, &d->u.sqerr, f, samples, seed); break;
     case OP_LSTM_CELL: check_lstm(&ck, d->phase, &d->u.lstm, f, samples, seed); break;
     case OP_SGD:
-    case OP_RMSPROP: check_update(&ck, d->kind, &d->u.update, f, b0, samples, seed); break;
+    case OP_RMSPROP:
+    case OP_MOMENTUM:
+    case OP_ADAM: check_update(&ck, d->kind, &d->u.update, f, b0, samples, seed); break;
     case OP_ZERO:
     case OP_COPY:
     case OP_STREAM: check_mem(&ck, d, f, samples, seed); break;
+    case OP_BATCHNORM: check_batchnorm(&ck, d->phase, &d->u.bn, f, b0, samples, seed); break;
+    case OP_LRN: check_lrn(&ck, d->phase, &d->u.lrn, f, b0, samples, seed); break;
+    case OP_DROPOUT: check_dropout(&ck, d->phase, &d->u.dropout, bufs, samples, seed); break;
+    case OP_CHANNEL_COPY: check_channel(&ck, d->phase, &d->u.chan, f, b0, samples, seed); break;
+    case OP_AXPBY: check_axpby(&ck, &d->u.axpby, f, samples, seed); break;
+    case OP_EMBEDDING: check_embedding(&ck, d->phase, &d->u.embed, bufs, b0, samples, seed); break;
+    case OP_KL_SPARSITY: check_kl(&ck, d->phase, &d->u.kl, f, b0, samples, seed); break;
+    case OP_SHRINK:
+    case OP_NORM1: check_shrink_norm1(&ck, d, f, samples, seed); break;
     default: OPS_ASSERT(!"unreachable op kind");
     }
     if (max_err)

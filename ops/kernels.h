@@ -91,9 +91,9 @@ void softmax_xent_forward(float *loss, float *probs, const float *logits,
 /* dlogits (n, classes) = scale * (probs - onehot(labels)) / n */
 void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_t *labels,
                                 const XentDesc *d);
-/* loss[1] = sum (pred - target)^2 [/ (n*features) if mean]; pred, target (n, features) */
+/* loss[1] = weight * sum (pred - target)^2 [/ (n*features) if mean]; pred, target (n, features) */
 void sqerr_forward(float *loss, const float *pred, const float *target, const SqErrDesc *d);
-/* dpred (n, features) = scale * 2 (pred - target) [/ (n*features) if mean] */
+/* dpred (n, features) = scale * weight * 2 (pred - target) [/ (n*features) if mean] */
 void sqerr_backward_data(float *dpred, const float *pred, const float *target,
                          const SqErrDesc *d);
 
@@ -108,9 +108,104 @@ void lstm_cell_backward_data(float *dpre, float *dc_prev, const float *dh_t,
                              const float *dc_t, const float *act, const float *c_prev,
                              const float *c_t, const LstmCellDesc *d);
 
-/* ---- optimizer updates (optim.c), each over (count) ---- */
+/* ---- optimizer updates (optim.c), each over (count) ----
+ * For i < d->decay_count the gradient used is g[i] + l2 * w[i] (g itself is not written). */
 void sgd_update(float *w, const float *g, const UpdateDesc *d);
 /* Keras 2 RMSprop: acc = rho*acc + (1-rho)*g^2; w -= lr * g / (sqrt(acc) + eps) */
 void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d);
+/* Keras 2 SGD with momentum: v = momentum*v - lr*g; w += v (nesterov: w += momentum*v - lr*g) */
+void momentum_update(float *w, float *v, const float *g, const UpdateDesc *d);
+/* Keras 2 Adam with t = d->step: m, v moments; w -= lr_t * m / (sqrt(v) + eps) */
+void adam_update(float *w, float *m, float *v, const float *g, const UpdateDesc *d);
+
+/* ---- normalisation (norm.c) ---- all tensors (n, c, spatial); per-channel vectors (c) */
+/* Training: y = gamma (x - mean) invstd + beta with this batch's statistics, which are
+ * written to mean and invstd and folded into run_mean / run_var (Keras). */
+void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_mean,
+                             float *run_var, const float *x, const float *gamma,
+                             const float *beta, const BnDesc *d);
+/* Inference: y = gamma (x - run_mean) / sqrt(run_var + eps) + beta */
+void batchnorm_forward_infer(float *y, const float *x, const float *gamma, const float *beta,
+                             const float *run_mean, const float *run_var, const BnDesc *d);
+/* dgamma (=|+=) sum dy (x - mean) invstd; dbeta (=|+=) sum dy */
+void batchnorm_backward_weights(float *dgamma, float *dbeta, const float *dy, const float *x,
+                                const float *mean, const float *invstd, const BnDesc *d);
+/* dx (=|+=) gamma invstd / m (m dy - dbeta - xhat dgamma), dgamma/dbeta of this step */
+void batchnorm_backward_data(float *dx, const float *dy, const float *x, const float *gamma,
+                             const float *mean, const float *invstd, const float *dgamma,
+                             const float *dbeta, const BnDesc *d);
+/* Caffe cross-channel LRN: scale = k + alpha/size sum_window x^2; y = x scale^-beta */
+void lrn_forward(float *y, float *scale, const float *x, const LrnDesc *d);
+/* dx (=|+=) dy scale^-beta - 2 alpha beta / size x sum_window dy y / scale */
+void lrn_backward_data(float *dx, const float *dy, const float *x, const float *y,
+                       const float *scale, const LrnDesc *d);
+
+/* ---- dropout, concatenation, embedding, penalties, FISTA helpers (misc.c) ---- */
+
+/* Dropout's counter-based draw, shared by the kernel and op_spot_check. The key mixes
+ * (seed, step) once per call (splitmix64's finaliser); element i is then two rounds of
+ * Wellons' lowbias32 integer hash, keyed by the two halves of the key, over the low and
+ * high 32 bits of i. 32-bit lanes keep the loop vectorisable on AVX2 (no 64-bit
+ * multiply); the draw of i depends on (seed, step, i) only, never on the thread count. */
+static inline uint64_t dropout_key(uint32_t seed, uint32_t step)
+{
+    uint64_t z = ((uint64_t)seed << 32 | step) + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint32_t dropout_mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+/* The 32-bit draw of element i: uniform over [0, 2^32). */
+static inline uint32_t dropout_bits(uint64_t key, uint32_t i_lo, uint32_t i_hi)
+{
+    return dropout_mix32(dropout_mix32(i_lo ^ (uint32_t)key) ^ (uint32_t)(key >> 32) ^ i_hi);
+}
+
+/* Element i is dropped when its draw is below rate * 2^32 (rate in [0, 1)). */
+static inline uint32_t dropout_threshold(float rate)
+{
+    return (uint32_t)((double)rate * 4294967296.0);
+}
+
+static inline float dropout_scale(float rate)
+{
+    return 1.0f / (1.0f - rate);
+}
+
+/* mask (count) = 0 or 1/(1-rate) from the draw of (seed, *step, i); y (count) = x * mask.
+ * y may alias x. */
+void dropout_forward(float *y, float *mask, const float *x, const int32_t *step,
+                     const DropoutDesc *d);
+/* dx (count) = dy * mask; dx may alias dy */
+void dropout_backward_data(float *dx, const float *dy, const float *mask, const DropoutDesc *d);
+/* y (n, c_dst, sp)[:, offset:offset+c_src, :] = x (n, c_src, sp) */
+void channel_copy_forward(float *y, const float *x, const ChannelDesc *d);
+/* dx (n, c_src, sp) (=|+=) dy (n, c_dst, sp)[:, offset:offset+c_src, :] */
+void channel_copy_backward_data(float *dx, const float *dy, const ChannelDesc *d);
+/* y (count) = alpha a + beta b; y may alias a or b */
+void axpby_run(float *y, const float *a, const float *b, const AxpbyDesc *d);
+/* y (n, dim) row i = W (vocab, dim) row ids[i] */
+void embedding_forward(float *y, const int32_t *ids, const float *W, const EmbedDesc *d);
+/* dW (vocab, dim) (=|+=) scatter-add of dy (n, dim) rows at ids (n) */
+void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
+                                const EmbedDesc *d);
+/* rho_hat (units) = column means of a (n, units); loss[0] += beta sum_j KL(rho || rho_hat_j) */
+void kl_sparsity_forward(float *loss, float *rho_hat, const float *a, const KlDesc *d);
+/* da (n, units) += beta/n (-rho/rho_hat_j + (1-rho)/(1-rho_hat_j)) */
+void kl_sparsity_backward_data(float *da, const float *rho_hat, const KlDesc *d);
+/* y (count) = sign(x) max(|x| - d->scalar, 0); y may alias x */
+void shrink_run(float *y, const float *x, const MemDesc *d);
+/* out[0] = sum |x (count)| */
+void norm1_run(float *out, const float *x, const MemDesc *d);
 
 #endif

@@ -59,7 +59,7 @@ void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_
     }
 }
 
-/* Contract: loss[0] = sum (pred - target)^2, divided by n*features when d->mean. */
+/* Contract: loss[0] = weight * sum (pred - target)^2, divided by n*features when d->mean. */
 void sqerr_forward(float *loss, const float *pred, const float *target, const SqErrDesc *d)
 {
     OPS_ASSERT(loss && pred && target && d);
@@ -70,17 +70,17 @@ void sqerr_forward(float *loss, const float *pred, const float *target, const Sq
         const double e = (double)pred[i] - (double)target[i];
         s += e * e;
     }
-    loss[0] = (float)(d->mean ? s / (double)count : s);
+    loss[0] = (float)((double)d->weight * (d->mean ? s / (double)count : s));
 }
 
-/* Contract: dpred = scale * 2 (pred - target), divided by n*features when d->mean;
- * written. */
+/* Contract: dpred = scale * weight * 2 (pred - target), divided by n*features when
+ * d->mean; written. */
 void sqerr_backward_data(float *dpred, const float *pred, const float *target,
                          const SqErrDesc *d)
 {
     OPS_ASSERT(dpred && pred && target && d);
     const size_t count = (size_t)d->n * (size_t)d->features;
-    const float f = (float)(2.0 * d->scale / (d->mean ? (double)count : 1.0));
+    const float f = (float)(2.0 * d->scale * d->weight / (d->mean ? (double)count : 1.0));
 #pragma omp parallel for simd schedule(static) if (count >= OPS_PAR_MIN)
     for (size_t i = 0; i < count; i++)
         dpred[i] = f * (pred[i] - target[i]);

@@ -34,6 +34,12 @@ static const char *const KIND_NAMES[OP_KIND_COUNT] = {
     [OP_SGD] = "sgd",         [OP_RMSPROP] = "rmsprop",
     [OP_ZERO] = "zero",       [OP_COPY] = "copy",
     [OP_STREAM] = "stream",
+    [OP_BATCHNORM] = "batchnorm", [OP_LRN] = "lrn",
+    [OP_DROPOUT] = "dropout", [OP_CHANNEL_COPY] = "channel_copy",
+    [OP_AXPBY] = "axpby",     [OP_EMBEDDING] = "embedding",
+    [OP_KL_SPARSITY] = "kl_sparsity", [OP_SHRINK] = "shrink",
+    [OP_NORM1] = "norm1",     [OP_MOMENTUM] = "momentum",
+    [OP_ADAM] = "adam",
 };
 static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_weights",
                                                      "update"};
@@ -143,6 +149,35 @@ static const char *count_check(size_t count)
     return NULL;
 }
 
+/* (n, c, spatial) shapes of the normalisation layers */
+static bool ncs_ok(int n, int c, int spatial)
+{
+    return n >= 1 && c >= 1 && spatial >= 1 && (double)n * c * spatial <= OPS_MAX_ELEMS;
+}
+
+static const char *update_check(const OpDesc *d)
+{
+    const UpdateDesc *u = &d->u.update;
+    if (d->phase != PHASE_UPDATE)
+        return "optimizer updates: phase must be update";
+    const char *why = count_check(u->count);
+    if (why)
+        return why;
+    if (u->decay_count > u->count)
+        return "optimizer updates: decay_count must be <= count";
+    if (!isfinite(u->l2))
+        return "optimizer updates: l2 must be finite";
+    if (d->kind == OP_ADAM) {
+        if (u->step < 1)
+            return "adam: step must be >= 1 (Keras counts from 1)";
+        if (!(u->beta1 >= 0.0f && u->beta1 < 1.0f && u->beta2 >= 0.0f && u->beta2 < 1.0f))
+            return "adam: beta1 and beta2 must be in [0, 1)";
+        if (!(u->eps > 0.0f) || !isfinite(u->eps))
+            return "adam: eps must be > 0 (zero gradients would give 0/0)";
+    }
+    return NULL;
+}
+
 /* NULL if d is valid (shape and phase), else why not. */
 static const char *desc_check(const OpDesc *d)
 {
@@ -202,6 +237,9 @@ static const char *desc_check(const OpDesc *d)
             return "sqerr: n and features must be >= 1";
         if ((double)d->u.sqerr.n * d->u.sqerr.features > OPS_MAX_ELEMS)
             return "sqerr: tensor too large";
+        /* also catches a descriptor built by hand before the field existed (weight 0) */
+        if (!(d->u.sqerr.weight > 0.0f) || !isfinite(d->u.sqerr.weight))
+            return "sqerr: weight must be finite and > 0";
         return NULL;
     case OP_LSTM_CELL:
         if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
@@ -214,9 +252,9 @@ static const char *desc_check(const OpDesc *d)
         return NULL;
     case OP_SGD:
     case OP_RMSPROP:
-        if (d->phase != PHASE_UPDATE)
-            return "sgd/rmsprop: phase must be update";
-        return count_check(d->u.update.count);
+    case OP_MOMENTUM:
+    case OP_ADAM:
+        return update_check(d);
     case OP_ZERO:
     case OP_COPY:
         if (!phase_in(d->phase, 0xFu))
@@ -227,6 +265,89 @@ static const char *desc_check(const OpDesc *d)
             return "stream: phase must be fwd";
         if (d->u.mem.kind < 0 || d->u.mem.kind >= STREAM_COUNT)
             return "stream: unknown kernel";
+        return count_check(d->u.mem.count);
+    case OP_BATCHNORM: {
+        const BnDesc *b = &d->u.bn;
+        if (!phase_in(d->phase, TRAIN))
+            return "batchnorm: phase must be fwd, bwd_data or bwd_weights";
+        if (!ncs_ok(b->n, b->c, b->spatial))
+            return "batchnorm: n, c, spatial must be >= 1 (and the tensor at most 2^40)";
+        if (!(b->eps > 0.0f) || !isfinite(b->eps))
+            return "batchnorm: eps must be finite and > 0";
+        if (!(b->momentum >= 0.0f && b->momentum <= 1.0f))
+            return "batchnorm: momentum must be in [0, 1]";
+        if (d->phase != PHASE_FWD && !b->training)
+            return "batchnorm: backward phases need training = true (they differentiate "
+                   "through the batch statistics)";
+        return NULL;
+    }
+    case OP_LRN: {
+        const LrnDesc *l = &d->u.lrn;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "lrn: phase must be fwd or bwd_data";
+        if (!ncs_ok(l->n, l->c, l->spatial))
+            return "lrn: n, c, spatial must be >= 1 (and the tensor at most 2^40)";
+        if (l->size < 1 || l->size > 255 || l->size % 2 == 0)
+            return "lrn: size must be odd and in [1, 255] (Caffe: odd local_size)";
+        if (!(l->alpha >= 0.0f) || !isfinite(l->alpha) || !isfinite(l->beta))
+            return "lrn: alpha must be finite and >= 0, beta finite";
+        if (!(l->k >= 1e-30f) || !isfinite(l->k))
+            return "lrn: k must be finite and > 0 (scale >= k is raised to -beta)";
+        return NULL;
+    }
+    case OP_DROPOUT:
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "dropout: phase must be fwd or bwd_data";
+        if (!(d->u.dropout.rate >= 0.0f && d->u.dropout.rate < 1.0f))
+            return "dropout: rate must be in [0, 1)";
+        return count_check(d->u.dropout.count);
+    case OP_CHANNEL_COPY: {
+        const ChannelDesc *c = &d->u.chan;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "channel_copy: phase must be fwd or bwd_data";
+        if (c->n < 1 || c->c_dst < 1 || c->c_src < 1 || c->spatial < 1)
+            return "channel_copy: n, c_dst, c_src, spatial must be >= 1";
+        if (c->offset < 0 || (long)c->offset + c->c_src > c->c_dst)
+            return "channel_copy: the slice [offset, offset + c_src) must lie in [0, c_dst)";
+        if ((double)c->n * c->c_dst * c->spatial > OPS_MAX_ELEMS)
+            return "channel_copy: tensor too large";
+        return NULL;
+    }
+    case OP_AXPBY:
+        if (!phase_in(d->phase, 0xFu))
+            return "axpby: unknown phase";
+        if (!isfinite(d->u.axpby.alpha) || !isfinite(d->u.axpby.beta))
+            return "axpby: alpha and beta must be finite";
+        return count_check(d->u.axpby.count);
+    case OP_EMBEDDING: {
+        const EmbedDesc *e = &d->u.embed;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_WEIGHTS)))
+            return "embedding: phase must be fwd or bwd_weights (ids have no gradient)";
+        if (e->n < 1 || e->vocab < 1 || e->dim < 1)
+            return "embedding: n, vocab, dim must be >= 1";
+        if ((double)e->n * e->dim > OPS_MAX_ELEMS || (double)e->vocab * e->dim > OPS_MAX_ELEMS)
+            return "embedding: tensor too large";
+        return NULL;
+    }
+    case OP_KL_SPARSITY: {
+        const KlDesc *k = &d->u.kl;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "kl_sparsity: phase must be fwd or bwd_data";
+        if (k->n < 1 || k->units < 1 || (double)k->n * k->units > OPS_MAX_ELEMS)
+            return "kl_sparsity: n and units must be >= 1";
+        if (!(k->rho > 0.0f && k->rho < 1.0f) || !(k->beta >= 0.0f) || !isfinite(k->beta))
+            return "kl_sparsity: rho must be in (0, 1) and beta finite and >= 0";
+        return NULL;
+    }
+    case OP_SHRINK:
+        if (!phase_in(d->phase, 0xFu))
+            return "shrink: unknown phase";
+        if (!(d->u.mem.scalar >= 0.0f) || !isfinite(d->u.mem.scalar))
+            return "shrink: the threshold must be finite and >= 0";
+        return count_check(d->u.mem.count);
+    case OP_NORM1:
+        if (!phase_in(d->phase, 0xFu))
+            return "norm1: unknown phase";
         return count_check(d->u.mem.count);
     default:
         return "unknown op kind";
@@ -348,7 +469,8 @@ OpDesc op_softmax_xent(OpPhase phase, int n, int classes)
 OpDesc op_sqerr(OpPhase phase, int n, int features, bool mean)
 {
     OpDesc d = {.kind = OP_SQERR, .phase = phase};
-    d.u.sqerr = (SqErrDesc){.n = n, .features = features, .mean = mean, .scale = 1.0f};
+    d.u.sqerr = (SqErrDesc){.n = n, .features = features, .mean = mean, .scale = 1.0f,
+                            .weight = 1.0f};
     DESC_ASSERT_VALID(&d);
     return d;
 }
@@ -401,6 +523,132 @@ OpDesc op_stream(StreamKind kind, size_t count, float scalar)
     return d;
 }
 
+OpDesc op_pool2d_pads(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int win,
+                      int stride, int pad_top, int pad_left, int pad_bottom, int pad_right)
+{
+    OPS_ASSERT(win >= 1 && stride >= 1);
+    /* long arithmetic, so that absurd pads fail the check instead of overflowing */
+    const long ph = (long)h + pad_top + pad_bottom - win, pw = (long)w + pad_left + pad_right - win;
+    OPS_ASSERT(ph >= 0 && pw >= 0 && ph / stride + 1 <= INT_MAX && pw / stride + 1 <= INT_MAX);
+    OpDesc d = {.kind = OP_POOL2D, .phase = phase};
+    d.u.pool = (PoolDesc){.kind = kind, .n = n, .c = c, .h = h, .w = w, .win_h = win,
+                          .win_w = win, .stride_h = stride, .stride_w = stride,
+                          .pad_top = pad_top, .pad_left = pad_left, .pad_bottom = pad_bottom,
+                          .pad_right = pad_right, .out_h = (int)(ph / stride + 1),
+                          .out_w = (int)(pw / stride + 1),
+                          .accumulate = phase == PHASE_BWD_DATA};
+    DESC_ASSERT_VALID(&d); /* pads in [0, window): no window made of padding only */
+    return d;
+}
+
+OpDesc op_momentum(size_t count, float lr, float momentum, bool nesterov)
+{
+    OpDesc d = {.kind = OP_MOMENTUM, .phase = PHASE_UPDATE};
+    d.u.update = (UpdateDesc){.count = count, .lr = lr, .momentum = momentum,
+                              .nesterov = nesterov};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_adam(size_t count, float lr, float beta1, float beta2, float eps)
+{
+    OpDesc d = {.kind = OP_ADAM, .phase = PHASE_UPDATE};
+    d.u.update = (UpdateDesc){.count = count, .lr = lr, .beta1 = beta1, .beta2 = beta2,
+                              .eps = eps, .step = 1};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+/* Contract: decay on [0, decay_count) with coefficient l2; l2 == 0 is no decay at all
+ * (decay_count 0), so a model without weight decay keys and runs the undecayed update. */
+void op_update_set_decay(OpDesc *d, size_t decay_count, float l2)
+{
+    OPS_ASSERT(d && (d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM ||
+                     d->kind == OP_ADAM));
+    OPS_ASSERT(decay_count <= d->u.update.count && isfinite(l2));
+    d->u.update.decay_count = l2 != 0.0f ? decay_count : 0;
+    d->u.update.l2 = l2 != 0.0f ? l2 : 0.0f;
+    DESC_ASSERT_VALID(d);
+}
+
+OpDesc op_batchnorm(OpPhase phase, int n, int c, int spatial, float eps, float momentum,
+                    bool training)
+{
+    OpDesc d = {.kind = OP_BATCHNORM, .phase = phase};
+    d.u.bn = (BnDesc){.n = n, .c = c, .spatial = spatial, .eps = eps, .momentum = momentum,
+                      .training = training, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_lrn(OpPhase phase, int n, int c, int spatial, int size, float alpha, float beta,
+              float k)
+{
+    OpDesc d = {.kind = OP_LRN, .phase = phase};
+    d.u.lrn = (LrnDesc){.n = n, .c = c, .spatial = spatial, .size = size, .alpha = alpha,
+                        .beta = beta, .k = k, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_dropout(OpPhase phase, size_t count, float rate, uint32_t seed)
+{
+    OpDesc d = {.kind = OP_DROPOUT, .phase = phase};
+    d.u.dropout = (DropoutDesc){.count = count, .rate = rate, .seed = seed};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_channel_copy(OpPhase phase, int n, int c_dst, int c_src, int offset, int spatial)
+{
+    OpDesc d = {.kind = OP_CHANNEL_COPY, .phase = phase};
+    d.u.chan = (ChannelDesc){.n = n, .c_dst = c_dst, .c_src = c_src, .offset = offset,
+                             .spatial = spatial, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_axpby(OpPhase phase, size_t count, float alpha, float beta)
+{
+    OpDesc d = {.kind = OP_AXPBY, .phase = phase};
+    d.u.axpby = (AxpbyDesc){.count = count, .alpha = alpha, .beta = beta};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim)
+{
+    OpDesc d = {.kind = OP_EMBEDDING, .phase = phase};
+    d.u.embed = (EmbedDesc){.n = n, .vocab = vocab, .dim = dim,
+                            .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_kl_sparsity(OpPhase phase, int n, int units, float rho, float beta)
+{
+    OpDesc d = {.kind = OP_KL_SPARSITY, .phase = phase};
+    d.u.kl = (KlDesc){.n = n, .units = units, .rho = rho, .beta = beta};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_shrink(OpPhase phase, size_t count, float threshold)
+{
+    OpDesc d = {.kind = OP_SHRINK, .phase = phase};
+    d.u.mem = (MemDesc){.count = count, .scalar = threshold};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_norm1(OpPhase phase, size_t count)
+{
+    OpDesc d = {.kind = OP_NORM1, .phase = phase};
+    d.u.mem = (MemDesc){.count = count};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Cost
  *
@@ -414,12 +662,32 @@ OpDesc op_stream(StreamKind kind, size_t count, float scalar)
  *   sqerr   fwd 3 per element (sub, mul, add); bwd 2 (sub, scale)
  *   lstm_cell fwd 23 per (row, unit) (5 bias adds, 3 sigmoids at 4, 2 tanh, 4 for c and h)
  *             bwd 23 per (row, unit)
- *   sgd 2, rmsprop 9 per parameter; zero, copy 0; STREAM copy 0, scale 1, add 1, triad 2.
+ *   sgd 2, rmsprop 9, momentum 4 (nesterov 6), adam 12 per parameter, plus 2 (the
+ *           multiply-add g + l2 w) per decayed parameter;
+ *   zero, copy 0; STREAM copy 0, scale 1, add 1, triad 2.
+ *   batchnorm (per element of x; the per-channel arithmetic is O(c) and ignored)
+ *           fwd training 6 (sum, sum of squares as a multiply-add, then subtract the mean
+ *           and a multiply-add), fwd inference 3, bwd_weights 4 (sum dy, subtract, multiply-
+ *           add), bwd_data 5 (subtract, two multiply-adds), +1 when accumulating
+ *   lrn     fwd 2*size + 6 per element (size multiply-adds for the window of squares, 2 for
+ *           k + alpha/size * sum, pow as log, multiply, exp: 3, times x: 1);
+ *           bwd size + 9 (dy*y/scale 2, size window adds, pow 3, dy*pow 1, the multiply
+ *           by 2*alpha*beta/size * x 2, subtract 1), +1 when accumulating
+ *   dropout fwd 2 (compare, multiply; the integer hash is not floating point), bwd 1
+ *   channel_copy 0 (1 per element when accumulating); axpby 3; embedding fwd 0, bwd 1 per
+ *           element of dy; kl_sparsity fwd 1 per element of a (column sums) + 12 per unit
+ *           (two logs, divisions), bwd 1 per element + 6 per unit; shrink 3 (abs, subtract,
+ *           max); norm1 2 (abs, add).
  * Bytes: compulsory traffic, each input read once and each output written once; a buffer
  * that is read and written (INOUT: GEMM C with beta != 0, in-place bias, accumulated
- * gradients of pool/bias, optimizer state) counts twice. Convolution counts x, w, y once
- * in every phase (the im2col traffic is the implementation's, not the op's). STREAM counts
- * per its convention: copy/scale 2 arrays, add/triad 3 arrays.
+ * gradients, optimizer state, running statistics, the loss a penalty adds to) counts twice.
+ * Convolution counts x, w, y once in every phase (the im2col traffic is the
+ * implementation's, not the op's); likewise batch norm training counts x once although the
+ * kernel reads it twice (statistics, then normalisation; the second read mostly from
+ * cache). Channel copy counts the slice it writes and x, not the rest of y. Embedding
+ * bwd_weights counts dy, the ids and either all of dW written (overwrite: it is cleared) or
+ * the min(n, vocab) rows it reads and writes (accumulate). STREAM counts per its
+ * convention: copy/scale 2 arrays, add/triad 3 arrays.
  * ------------------------------------------------------------------------------------- */
 
 OpCost op_cost(const OpDesc *d)
@@ -505,13 +773,18 @@ OpCost op_cost(const OpDesc *d)
         break;
     }
     case OP_SGD:
-        c.flops = 2.0 * (double)d->u.update.count;
-        c.bytes = F * 3.0 * (double)d->u.update.count;
-        break;
     case OP_RMSPROP:
-        c.flops = 9.0 * (double)d->u.update.count;
-        c.bytes = F * 5.0 * (double)d->u.update.count;
+    case OP_MOMENTUM:
+    case OP_ADAM: {
+        const UpdateDesc *u = &d->u.update;
+        /* flops and arrays (inout twice) per parameter */
+        const double per = d->kind == OP_SGD ? 2.0 : d->kind == OP_RMSPROP ? 9.0
+                           : d->kind == OP_ADAM ? 12.0 : u->nesterov ? 6.0 : 4.0;
+        const double arrays = d->kind == OP_SGD ? 3.0 : d->kind == OP_ADAM ? 7.0 : 5.0;
+        c.flops = per * (double)u->count + 2.0 * (double)u->decay_count;
+        c.bytes = F * arrays * (double)u->count;
         break;
+    }
     case OP_ZERO:
         c.bytes = F * (double)d->u.mem.count;
         break;
@@ -525,6 +798,87 @@ OpCost op_cost(const OpDesc *d)
         c.bytes = F * arrays[d->u.mem.kind] * n;
         break;
     }
+    case OP_BATCHNORM: {
+        const BnDesc *b = &d->u.bn;
+        const double e = (double)b->n * b->c * b->spatial, ch = b->c;
+        const double acc = b->accumulate ? 2.0 : 1.0;
+        if (d->phase == PHASE_FWD && b->training) {
+            /* x, y; gamma, beta, mean, invstd; running mean and variance read and written */
+            c.flops = 6.0 * e;
+            c.bytes = F * (2.0 * e + 8.0 * ch);
+        } else if (d->phase == PHASE_FWD) {
+            c.flops = 3.0 * e;
+            c.bytes = F * (2.0 * e + 4.0 * ch);
+        } else if (d->phase == PHASE_BWD_WEIGHTS) {
+            c.flops = 4.0 * e;
+            c.bytes = F * (2.0 * e + 2.0 * ch + 2.0 * acc * ch);
+        } else {
+            c.flops = (b->accumulate ? 6.0 : 5.0) * e;
+            c.bytes = F * ((1.0 + acc) * e + e + 6.0 * ch);
+        }
+        break;
+    }
+    case OP_LRN: {
+        const LrnDesc *l = &d->u.lrn;
+        const double e = (double)l->n * l->c * l->spatial;
+        if (d->phase == PHASE_FWD) {
+            c.flops = (2.0 * l->size + 6.0) * e;
+            c.bytes = F * 3.0 * e; /* x; y, scale */
+        } else {
+            c.flops = (l->size + (l->accumulate ? 10.0 : 9.0)) * e;
+            c.bytes = F * (l->accumulate ? 6.0 : 5.0) * e; /* dx; dy, x, y, scale */
+        }
+        break;
+    }
+    case OP_DROPOUT: {
+        const double e = (double)d->u.dropout.count;
+        c.flops = (d->phase == PHASE_FWD ? 2.0 : 1.0) * e;
+        c.bytes = F * 3.0 * e + (d->phase == PHASE_FWD ? sizeof(int32_t) : 0.0);
+        break;
+    }
+    case OP_CHANNEL_COPY: {
+        const ChannelDesc *ch = &d->u.chan;
+        const double e = (double)ch->n * ch->c_src * ch->spatial;
+        const bool acc = d->phase != PHASE_FWD && ch->accumulate;
+        c.flops = acc ? e : 0.0;
+        c.bytes = F * (acc ? 3.0 : 2.0) * e;
+        break;
+    }
+    case OP_AXPBY:
+        c.flops = 3.0 * (double)d->u.axpby.count;
+        c.bytes = F * 3.0 * (double)d->u.axpby.count;
+        break;
+    case OP_EMBEDDING: {
+        const EmbedDesc *e = &d->u.embed;
+        const double rows = (double)e->n * e->dim, ids = sizeof(int32_t) * (double)e->n;
+        if (d->phase == PHASE_FWD) {
+            c.bytes = F * 2.0 * rows + ids;
+        } else {
+            const double touched = (double)(e->n < e->vocab ? e->n : e->vocab) * e->dim;
+            c.flops = rows;
+            c.bytes = F * (rows + (e->accumulate ? 2.0 * touched : (double)e->vocab * e->dim)) + ids;
+        }
+        break;
+    }
+    case OP_KL_SPARSITY: {
+        const double e = (double)d->u.kl.n * d->u.kl.units, u = d->u.kl.units;
+        if (d->phase == PHASE_FWD) {
+            c.flops = e + 12.0 * u;
+            c.bytes = F * (e + u + 2.0); /* a; rho_hat; loss read and written */
+        } else {
+            c.flops = e + 6.0 * u;
+            c.bytes = F * (2.0 * e + u); /* da read and written; rho_hat */
+        }
+        break;
+    }
+    case OP_SHRINK:
+        c.flops = 3.0 * (double)d->u.mem.count;
+        c.bytes = F * 2.0 * (double)d->u.mem.count;
+        break;
+    case OP_NORM1:
+        c.flops = 2.0 * (double)d->u.mem.count;
+        c.bytes = F * ((double)d->u.mem.count + 1.0);
+        break;
     default:
         break;
     }
@@ -674,6 +1028,17 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         info[n++] = buf_f("acc", d->u.update.count, BUF_INOUT);
         info[n++] = buf_f("g", d->u.update.count, BUF_IN);
         break;
+    case OP_MOMENTUM:
+        info[n++] = buf_f("w", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("v", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("g", d->u.update.count, BUF_IN);
+        break;
+    case OP_ADAM:
+        info[n++] = buf_f("w", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("m", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("v", d->u.update.count, BUF_INOUT);
+        info[n++] = buf_f("g", d->u.update.count, BUF_IN);
+        break;
     case OP_ZERO:
         info[n++] = buf_f("x", d->u.mem.count, BUF_OUT);
         break;
@@ -691,6 +1056,130 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
                               i == written[d->u.mem.kind] ? BUF_OUT : BUF_IN);
         break;
     }
+    case OP_BATCHNORM: {
+        const BnDesc *b = &d->u.bn;
+        const size_t e = (size_t)b->n * (size_t)b->c * (size_t)b->spatial, c = (size_t)b->c;
+        const BufRole acc = b->accumulate ? BUF_INOUT : BUF_OUT;
+        if (d->phase == PHASE_FWD && b->training) {
+            info[n++] = buf_f("y", e, BUF_OUT);
+            info[n++] = buf_f("mean", c, BUF_OUT);
+            info[n++] = buf_f("invstd", c, BUF_OUT);
+            info[n++] = buf_f("run_mean", c, BUF_INOUT);
+            info[n++] = buf_f("run_var", c, BUF_INOUT);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("gamma", c, BUF_IN);
+            info[n++] = buf_f("beta", c, BUF_IN);
+        } else if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", e, BUF_OUT);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("gamma", c, BUF_IN);
+            info[n++] = buf_f("beta", c, BUF_IN);
+            info[n++] = buf_f("run_mean", c, BUF_IN);
+            info[n++] = buf_f("run_var", c, BUF_IN);
+        } else if (d->phase == PHASE_BWD_WEIGHTS) {
+            info[n++] = buf_f("dgamma", c, acc);
+            info[n++] = buf_f("dbeta", c, acc);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("mean", c, BUF_IN);
+            info[n++] = buf_f("invstd", c, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", e, acc);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("gamma", c, BUF_IN);
+            info[n++] = buf_f("mean", c, BUF_IN);
+            info[n++] = buf_f("invstd", c, BUF_IN);
+            info[n++] = buf_f("dgamma", c, BUF_IN);
+            info[n++] = buf_f("dbeta", c, BUF_IN);
+        }
+        break;
+    }
+    case OP_LRN: {
+        const LrnDesc *l = &d->u.lrn;
+        const size_t e = (size_t)l->n * (size_t)l->c * (size_t)l->spatial;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", e, BUF_OUT);
+            info[n++] = buf_f("scale", e, BUF_OUT);
+            info[n++] = buf_f("x", e, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", e, l->accumulate ? BUF_INOUT : BUF_OUT);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("y", e, BUF_IN);
+            info[n++] = buf_f("scale", e, BUF_IN);
+        }
+        break;
+    }
+    case OP_DROPOUT: {
+        const size_t e = d->u.dropout.count;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", e, BUF_OUT);
+            info[n++] = buf_f("mask", e, BUF_OUT);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = (OpBufInfo){.name = "step", .bytes = sizeof(int32_t),
+                                    .type = BUF_INT32, .role = BUF_IN};
+        } else {
+            info[n++] = buf_f("dx", e, BUF_OUT);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("mask", e, BUF_IN);
+        }
+        break;
+    }
+    case OP_CHANNEL_COPY: {
+        const ChannelDesc *ch = &d->u.chan;
+        const size_t big = (size_t)ch->n * (size_t)ch->c_dst * (size_t)ch->spatial;
+        const size_t small = (size_t)ch->n * (size_t)ch->c_src * (size_t)ch->spatial;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", big, BUF_INOUT); /* the rest of y is kept */
+            info[n++] = buf_f("x", small, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", small, ch->accumulate ? BUF_INOUT : BUF_OUT);
+            info[n++] = buf_f("dy", big, BUF_IN);
+        }
+        break;
+    }
+    case OP_AXPBY:
+        info[n++] = buf_f("y", d->u.axpby.count, BUF_OUT);
+        info[n++] = buf_f("a", d->u.axpby.count, BUF_IN);
+        info[n++] = buf_f("b", d->u.axpby.count, BUF_IN);
+        break;
+    case OP_EMBEDDING: {
+        const EmbedDesc *e = &d->u.embed;
+        const size_t rows = (size_t)e->n * (size_t)e->dim, w = (size_t)e->vocab * (size_t)e->dim;
+        const OpBufInfo ids = {.name = "ids", .bytes = (size_t)e->n * sizeof(int32_t),
+                               .type = BUF_INT32, .role = BUF_IN};
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", rows, BUF_OUT);
+            info[n++] = ids;
+            info[n++] = buf_f("W", w, BUF_IN);
+        } else {
+            info[n++] = buf_f("dW", w, e->accumulate ? BUF_INOUT : BUF_OUT);
+            info[n++] = buf_f("dy", rows, BUF_IN);
+            info[n++] = ids;
+        }
+        break;
+    }
+    case OP_KL_SPARSITY: {
+        const size_t e = (size_t)d->u.kl.n * (size_t)d->u.kl.units, u = (size_t)d->u.kl.units;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("loss", 1, BUF_INOUT);
+            info[n++] = buf_f("rho_hat", u, BUF_OUT);
+            info[n++] = buf_f("a", e, BUF_IN);
+        } else {
+            info[n++] = buf_f("da", e, BUF_INOUT);
+            info[n++] = buf_f("rho_hat", u, BUF_IN);
+        }
+        break;
+    }
+    case OP_SHRINK:
+        info[n++] = buf_f("y", d->u.mem.count, BUF_OUT);
+        info[n++] = buf_f("x", d->u.mem.count, BUF_IN);
+        break;
+    case OP_NORM1:
+        info[n++] = buf_f("out", 1, BUF_OUT);
+        info[n++] = buf_f("x", d->u.mem.count, BUF_IN);
+        break;
     default:
         break;
     }
@@ -777,6 +1266,61 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
     case OP_STREAM:
         stream_run(f[0], f[1], f[2], &d->u.mem);
         break;
+    case OP_MOMENTUM:
+        momentum_update(f[0], f[1], f[2], &d->u.update);
+        break;
+    case OP_ADAM:
+        adam_update(f[0], f[1], f[2], f[3], &d->u.update);
+        break;
+    case OP_BATCHNORM:
+        if (d->phase == PHASE_FWD && d->u.bn.training)
+            batchnorm_forward_train(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], &d->u.bn);
+        else if (d->phase == PHASE_FWD)
+            batchnorm_forward_infer(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.bn);
+        else if (d->phase == PHASE_BWD_WEIGHTS)
+            batchnorm_backward_weights(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.bn);
+        else
+            batchnorm_backward_data(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], &d->u.bn);
+        break;
+    case OP_LRN:
+        if (d->phase == PHASE_FWD)
+            lrn_forward(f[0], f[1], f[2], &d->u.lrn);
+        else
+            lrn_backward_data(f[0], f[1], f[2], f[3], f[4], &d->u.lrn);
+        break;
+    case OP_DROPOUT:
+        if (d->phase == PHASE_FWD)
+            dropout_forward(f[0], f[1], f[2], (const int32_t *)bufs[3], &d->u.dropout);
+        else
+            dropout_backward_data(f[0], f[1], f[2], &d->u.dropout);
+        break;
+    case OP_CHANNEL_COPY:
+        if (d->phase == PHASE_FWD)
+            channel_copy_forward(f[0], f[1], &d->u.chan);
+        else
+            channel_copy_backward_data(f[0], f[1], &d->u.chan);
+        break;
+    case OP_AXPBY:
+        axpby_run(f[0], f[1], f[2], &d->u.axpby);
+        break;
+    case OP_EMBEDDING:
+        if (d->phase == PHASE_FWD)
+            embedding_forward(f[0], (const int32_t *)bufs[1], f[2], &d->u.embed);
+        else
+            embedding_backward_weights(f[0], f[1], (const int32_t *)bufs[2], &d->u.embed);
+        break;
+    case OP_KL_SPARSITY:
+        if (d->phase == PHASE_FWD)
+            kl_sparsity_forward(f[0], f[1], f[2], &d->u.kl);
+        else
+            kl_sparsity_backward_data(f[0], f[1], &d->u.kl);
+        break;
+    case OP_SHRINK:
+        shrink_run(f[0], f[1], &d->u.mem);
+        break;
+    case OP_NORM1:
+        norm1_run(f[0], f[1], &d->u.mem);
+        break;
     default:
         OPS_ASSERT(!"unreachable op kind");
     }
@@ -791,6 +1335,16 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
  * run the same code in every phase, so their keys have no phase and parse as the phase
  * their constructor would give (fwd for gemm/zero/copy/stream, update for optimizers).
  * FWD keys of conv/pool/bias print acc=0 whatever the flag says: FWD ignores it.
+ * The model-zoo kinds follow the same rules: batchnorm keys carry train= (training and
+ * inference forward are different kernels) and acc=; lrn, channel_copy and embedding acc=;
+ * dropout its phase (the forward hashes, the backward multiplies). axpby, shrink and norm1
+ * run the same code in every phase (no phase in the key, parsed as fwd); their alpha, beta
+ * and threshold are values. Updates print " decay=K" after the count when decay_count > 0
+ * (decayed elements do more work; absent otherwise, so undecayed keys are unchanged) and
+ * momentum prints nesterov=. Defaults on parsing: batchnorm eps 1e-3 momentum 0.99 (Keras),
+ * lrn alpha 1e-4 beta 0.75 k 1 (Caffe AlexNet), dropout rate 0.5 seed 0, axpby 1 and 1,
+ * kl rho 0.01 beta 3 (UFLDL), shrink threshold 0.1, momentum lr 0.01 momentum 0.9, adam
+ * lr 0.001 betas 0.9 0.999 eps 1e-7 step 1 (Keras), decay l2 1e-4.
  * ------------------------------------------------------------------------------------- */
 
 /* Only the enums are checked (they index name tables), not the shape: callers may key a
@@ -878,9 +1432,61 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX])
         len = snprintf(out, OP_KEY_MAX, "%s %s count=%zu", kn, STREAM_NAMES[d->u.mem.kind],
                        d->u.mem.count);
         break;
+    case OP_MOMENTUM:
+        len = snprintf(out, OP_KEY_MAX, "%s count=%zu nesterov=%d", kn, d->u.update.count,
+                       (int)d->u.update.nesterov);
+        break;
+    case OP_ADAM:
+        len = snprintf(out, OP_KEY_MAX, "%s count=%zu", kn, d->u.update.count);
+        break;
+    case OP_BATCHNORM: {
+        const BnDesc *b = &d->u.bn;
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d c=%d spatial=%d train=%d acc=%d", kn, ph,
+                       b->n, b->c, b->spatial, (int)b->training,
+                       d->phase != PHASE_FWD && b->accumulate);
+        break;
+    }
+    case OP_LRN: {
+        const LrnDesc *l = &d->u.lrn;
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d c=%d spatial=%d size=%d acc=%d", kn, ph,
+                       l->n, l->c, l->spatial, l->size, d->phase != PHASE_FWD && l->accumulate);
+        break;
+    }
+    case OP_DROPOUT:
+        len = snprintf(out, OP_KEY_MAX, "%s %s count=%zu", kn, ph, d->u.dropout.count);
+        break;
+    case OP_CHANNEL_COPY: {
+        const ChannelDesc *c = &d->u.chan;
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d c_dst=%d c_src=%d offset=%d spatial=%d acc=%d",
+                       kn, ph, c->n, c->c_dst, c->c_src, c->offset, c->spatial,
+                       d->phase != PHASE_FWD && c->accumulate);
+        break;
+    }
+    case OP_AXPBY:
+        len = snprintf(out, OP_KEY_MAX, "%s count=%zu", kn, d->u.axpby.count);
+        break;
+    case OP_EMBEDDING: {
+        const EmbedDesc *e = &d->u.embed;
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d vocab=%d dim=%d acc=%d", kn, ph, e->n,
+                       e->vocab, e->dim, d->phase != PHASE_FWD && e->accumulate);
+        break;
+    }
+    case OP_KL_SPARSITY:
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d units=%d", kn, ph, d->u.kl.n,
+                       d->u.kl.units);
+        break;
+    case OP_SHRINK:
+    case OP_NORM1:
+        len = snprintf(out, OP_KEY_MAX, "%s count=%zu", kn, d->u.mem.count);
+        break;
     default:
         break;
     }
+    const bool update = d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM ||
+                        d->kind == OP_ADAM;
+    if (update && d->u.update.decay_count > 0 && len > 0 && len < OP_KEY_MAX)
+        len += snprintf(out + len, (size_t)(OP_KEY_MAX - len), " decay=%zu",
+                        d->u.update.decay_count);
     /* the longest key (conv2d, every field at ten digits or negative) fits: about 150 */
     OPS_ASSERT(len > 0 && len < OP_KEY_MAX);
 }
@@ -1091,6 +1697,7 @@ bool op_key_parse(const char *key, OpDesc *d)
         r.u.sqerr.features = kc_int(&kc, "features");
         r.u.sqerr.mean = kc_int(&kc, "mean") != 0;
         r.u.sqerr.scale = 1.0f;
+        r.u.sqerr.weight = 1.0f;
         break;
     case OP_LSTM_CELL:
         r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
@@ -1100,15 +1707,34 @@ bool op_key_parse(const char *key, OpDesc *d)
         break;
     case OP_SGD:
     case OP_RMSPROP:
-        /* Keras RMSprop defaults; lr is the SGD default of the suite's Keras models */
+    case OP_MOMENTUM:
+    case OP_ADAM: {
+        /* Keras RMSprop and Adam defaults; lr is the SGD default of the suite's Keras models */
+        UpdateDesc *u = &r.u.update;
         r.phase = PHASE_UPDATE;
-        r.u.update.count = kc_size(&kc, "count");
-        r.u.update.lr = r.kind == OP_SGD ? 0.01f : 0.001f;
+        u->count = kc_size(&kc, "count");
+        u->lr = r.kind == OP_SGD || r.kind == OP_MOMENTUM ? 0.01f : 0.001f;
         if (r.kind == OP_RMSPROP) {
-            r.u.update.rho = 0.9f;
-            r.u.update.eps = 1e-7f;
+            u->rho = 0.9f;
+            u->eps = 1e-7f;
+        } else if (r.kind == OP_MOMENTUM) {
+            u->momentum = 0.9f;
+            const int nest = kc_int(&kc, "nesterov");
+            if (nest > 1)
+                return false;
+            u->nesterov = nest;
+        } else if (r.kind == OP_ADAM) {
+            u->beta1 = 0.9f;
+            u->beta2 = 0.999f;
+            u->eps = 1e-7f;
+            u->step = 1;
+        }
+        if (kc.ok && *kc.p == ' ') {
+            u->decay_count = kc_size(&kc, "decay");
+            u->l2 = 1e-4f;
         }
         break;
+    }
     case OP_ZERO:
     case OP_COPY:
         r.phase = PHASE_FWD;
@@ -1119,6 +1745,77 @@ bool op_key_parse(const char *key, OpDesc *d)
         r.u.mem.kind = (StreamKind)kc_word(&kc, STREAM_NAMES, STREAM_COUNT);
         r.u.mem.count = kc_size(&kc, "count");
         r.u.mem.scalar = 3.0f; /* stream.c's scalar */
+        break;
+    case OP_BATCHNORM: {
+        BnDesc *b = &r.u.bn;
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        b->n = kc_int(&kc, "n");
+        b->c = kc_int(&kc, "c");
+        b->spatial = kc_int(&kc, "spatial");
+        const int train = kc_int(&kc, "train"), acc = kc_int(&kc, "acc");
+        if (train > 1 || acc > 1)
+            return false;
+        b->training = train;
+        b->accumulate = acc;
+        b->eps = 1e-3f;
+        b->momentum = 0.99f;
+        break;
+    }
+    case OP_LRN: {
+        LrnDesc *l = &r.u.lrn;
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        l->n = kc_int(&kc, "n");
+        l->c = kc_int(&kc, "c");
+        l->spatial = kc_int(&kc, "spatial");
+        l->size = kc_int(&kc, "size");
+        l->accumulate = kc_int(&kc, "acc") != 0;
+        l->alpha = 1e-4f;
+        l->beta = 0.75f;
+        l->k = 1.0f;
+        break;
+    }
+    case OP_DROPOUT:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.dropout.count = kc_size(&kc, "count");
+        r.u.dropout.rate = 0.5f;
+        break;
+    case OP_CHANNEL_COPY: {
+        ChannelDesc *c = &r.u.chan;
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        c->n = kc_int(&kc, "n");
+        c->c_dst = kc_int(&kc, "c_dst");
+        c->c_src = kc_int(&kc, "c_src");
+        c->offset = kc_int(&kc, "offset");
+        c->spatial = kc_int(&kc, "spatial");
+        c->accumulate = kc_int(&kc, "acc") != 0;
+        break;
+    }
+    case OP_AXPBY:
+        r.phase = PHASE_FWD;
+        r.u.axpby.count = kc_size(&kc, "count");
+        r.u.axpby.alpha = r.u.axpby.beta = 1.0f;
+        break;
+    case OP_EMBEDDING: {
+        EmbedDesc *e = &r.u.embed;
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        e->n = kc_int(&kc, "n");
+        e->vocab = kc_int(&kc, "vocab");
+        e->dim = kc_int(&kc, "dim");
+        e->accumulate = kc_int(&kc, "acc") != 0;
+        break;
+    }
+    case OP_KL_SPARSITY:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.kl.n = kc_int(&kc, "n");
+        r.u.kl.units = kc_int(&kc, "units");
+        r.u.kl.rho = 0.01f;
+        r.u.kl.beta = 3.0f;
+        break;
+    case OP_SHRINK:
+    case OP_NORM1:
+        r.phase = PHASE_FWD;
+        r.u.mem.count = kc_size(&kc, "count");
+        r.u.mem.scalar = r.kind == OP_SHRINK ? 0.1f : 0.0f;
         break;
     default:
         return false;

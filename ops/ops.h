@@ -44,6 +44,18 @@ typedef enum {
     OP_ZERO,         /* x = 0                                                            */
     OP_COPY,         /* dst = src                                                        */
     OP_STREAM,       /* STREAM kernels copy/scale/add/triad (memory-bandwidth benchmark)  */
+    /* ---- added for the model zoo (issue 3) ---- */
+    OP_BATCHNORM,    /* batch normalisation over (n, c, spatial) per channel               */
+    OP_LRN,          /* local response normalisation across channels (Caffe / AlexNet)   */
+    OP_DROPOUT,      /* inverted dropout with a counter-based mask                        */
+    OP_CHANNEL_COPY, /* concat along channels: copy into / out of a channel slice         */
+    OP_AXPBY,        /* y = alpha*a + beta*b (residual add, gradient accumulation, FISTA) */
+    OP_EMBEDDING,    /* y = W[ids] rows; BWD_WEIGHTS scatter-adds into dW                 */
+    OP_KL_SPARSITY,  /* sparse autoencoder penalty beta * sum_j KL(rho || mean_n a_nj)    */
+    OP_SHRINK,       /* soft threshold sign(x) * max(|x| - t, 0) (FISTA)                 */
+    OP_NORM1,        /* out[0] = sum |x| (FISTA's objective)                              */
+    OP_MOMENTUM,     /* Keras SGD with momentum (optionally Nesterov)                     */
+    OP_ADAM,         /* Keras Adam                                                       */
     OP_KIND_COUNT
 } OpKind;
 
@@ -117,13 +129,15 @@ typedef struct {
 } XentDesc;
 
 /* Squared error between pred and target, both (n, features).
- * mean = true (Keras 'mse'): loss = sum (pred-target)^2 / (n*features).
- * mean = false (summed, rnn-benchmarks): loss = sum (pred-target)^2.
+ * mean = true (Keras 'mse'): loss = weight * sum (pred-target)^2 / (n*features).
+ * mean = false (summed, rnn-benchmarks): loss = weight * sum (pred-target)^2.
+ * weight (default 1; UFLDL's autoencoder uses 1/(2n)) is not part of the key.
  * BWD_DATA: dpred = scale * d loss / d pred, written. */
 typedef struct {
     int n, features;
     bool mean;
     float scale;
+    float weight;
 } SqErrDesc;
 
 /* One LSTM time step (TensorFlow BasicLSTMCell: gates in the order i, j, f, o of the
@@ -136,15 +150,116 @@ typedef struct {
     float forget_bias;
 } LstmCellDesc;
 
-/* Optimizer updates over `count` parameters. */
+/* Optimizer updates over `count` parameters (one flat buffer).
+ * L2 weight decay: for i < decay_count the gradient used is g_i + l2 * w_i (the buffer g
+ * is not modified). Layouts put every decayed tensor (conv/dense kernels) first, so decay
+ * is a prefix. Keras' kernel_regularizer l2(wd) adds wd*sum(w^2) to the loss: l2 = 2*wd.
+ *   SGD       w -= lr * g
+ *   RMSPROP   a = rho*a + (1-rho)*g^2;  w -= lr * g / (sqrt(a) + eps)           (Keras 2)
+ *   MOMENTUM  v = momentum*v - lr*g;  w += v, or w += momentum*v - lr*g if nesterov (Keras 2)
+ *   ADAM      t = step (1-based); lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t);
+ *             m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2;
+ *             w -= lr_t * m / (sqrt(v) + eps)                                      (Keras 2)
+ * ADAM needs step >= 1, beta1 and beta2 in [0, 1) and eps > 0 (the zero gradients of
+ * alignment padding would otherwise give 0/0).
+ * lr, l2, momentum, rho, betas, eps and step are not part of the key (they do not change
+ * the time); a trainer changes lr and step between steps (schedules). decay_count is
+ * (decayed elements do more work), as is nesterov. */
 typedef struct {
     size_t count;
     float lr;
-    float rho, eps; /* RMSprop only */
+    float rho, eps;       /* RMSprop, Adam (eps) */
+    float momentum;       /* MOMENTUM */
+    bool nesterov;        /* MOMENTUM */
+    float beta1, beta2;   /* ADAM */
+    long step;            /* ADAM: 1 for the first update */
+    size_t decay_count;   /* first decay_count parameters get L2 decay */
+    float l2;             /* gradient coefficient of the decay */
 } UpdateDesc;
 
+/* Batch normalisation of x viewed as (n, c, spatial), per channel c.
+ * Training (FWD, training = true): mean and biased variance over m = n*spatial; invstd =
+ * 1/sqrt(var + eps); y = gamma * (x - mean) * invstd + beta; the running statistics are
+ * updated as Keras 2 does: run = momentum * run + (1 - momentum) * batch, where the batch
+ * variance for the running update is made unbiased with Keras' factor m / (m - (1 + eps))
+ * (keras/layers/normalization.py; 1 when m = 1). Keras 2.2's TF backend also zero-debiases
+ * the moving averages (extra hidden state); that is not reproduced.
+ * Inference (FWD, training = false): y = gamma * (x - run_mean) / sqrt(run_var + eps) + beta.
+ * BWD_WEIGHTS: dgamma = sum dy * xhat, dbeta = sum dy (xhat = (x - mean) * invstd).
+ * BWD_DATA: dx = gamma * invstd / m * (m*dy - dbeta - xhat * dgamma), m = n*spatial; it
+ * reads this step's dgamma and dbeta, so BWD_WEIGHTS must run first and must write (not
+ * accumulate). accumulate: BWD_WEIGHTS adds into dgamma/dbeta, BWD_DATA into dx.
+ * Backward phases need training = true (they differentiate through the batch statistics);
+ * eps > 0, momentum in [0, 1]. */
+typedef struct {
+    int n, c, spatial;
+    float eps, momentum;
+    bool training;
+    bool accumulate;
+} BnDesc;
+
+/* Local response normalisation across channels (Caffe ACROSS_CHANNELS, AlexNet):
+ * scale_c = k + alpha/size * sum_{c' in window(c)} x_c'^2 (window of `size` channels
+ * centred on c, clipped at the ends); y = x * scale^-beta. FWD saves scale.
+ * BWD_DATA (accumulate into dx or overwrite), Caffe's formula:
+ *   dx_c = dy_c * scale_c^-beta - 2 alpha beta / size * x_c * sum_{c' in window(c)} dy_c' y_c' / scale_c'.
+ * size is odd (Caffe requires it; "centred" needs it), at most 255; k > 0, alpha >= 0. */
+typedef struct {
+    int n, c, spatial;
+    int size;
+    float alpha, beta, k;
+    bool accumulate;
+} LrnDesc;
+
+/* Inverted dropout over `count` values, rate in [0, 1): mask_i = 0 with probability
+ * `rate`, else 1/(1-rate) (the fp32 value 1.0f / (1.0f - rate)); y = x * mask. The draw for element i is a hash of (seed, step, i), where
+ * step is read from the int32 counter buffer (the trainer advances it), so masks differ
+ * per step, are reproducible, and do not depend on the thread count.
+ * BWD_DATA: dx = dy * mask, written (dx may alias dy). y may alias x. */
+typedef struct {
+    size_t count;
+    float rate;
+    uint32_t seed;
+} DropoutDesc;
+
+/* Channel concatenation, one op per input: the input x (n, c_src, spatial) is the slice
+ * [offset, offset + c_src) of y (n, c_dst, spatial).
+ * FWD: y[:, offset:offset+c_src, :] = x (the rest of y untouched).
+ * BWD_DATA: dx (+)= dy[:, offset:offset+c_src, :] (accumulate or overwrite). */
+typedef struct {
+    int n, c_dst, c_src, offset, spatial;
+    bool accumulate;
+} ChannelDesc;
+
+/* y = alpha * a + beta * b over `count` values; y may alias a or b. b is read whatever
+ * beta is (no BLAS-style beta == 0 shortcut), so the work never depends on the values. */
+typedef struct {
+    size_t count;
+    float alpha, beta;
+} AxpbyDesc;
+
+/* Embedding lookup: ids (n) int32 in [0, vocab); W (vocab, dim).
+ * FWD: y (n, dim) row i = W[ids[i]]. BWD_WEIGHTS: dW (+)= scatter-add of dy rows at ids
+ * (dW cleared first unless accumulate). */
+typedef struct {
+    int n, vocab, dim;
+    bool accumulate;
+} EmbedDesc;
+
+/* Sparse-autoencoder penalty (UFLDL), rho in (0, 1), beta >= 0: a (n, units) are sigmoid
+ * activations (rho_hat must stay inside (0, 1): the penalty is not clamped, as in UFLDL);
+ * rho_hat_j = mean_n a_nj; penalty = beta * sum_j [rho log(rho/rho_hat_j) +
+ * (1-rho) log((1-rho)/(1-rho_hat_j))].
+ * FWD: loss[0] += penalty; rho_hat saved. BWD_DATA: da_nj += beta/n * (-rho/rho_hat_j +
+ * (1-rho)/(1-rho_hat_j)) (added to the gradient the next layer wrote). */
+typedef struct {
+    int n, units;
+    float rho, beta;
+} KlDesc;
+
 /* Memory ops and STREAM kernels over `count` floats. STREAM (McCalpin):
- * copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c. */
+ * copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c.
+ * SHRINK: y = sign(x) * max(|x| - scalar, 0) (y may alias x). NORM1: out[0] = sum |x|. */
 typedef struct {
     StreamKind kind; /* OP_STREAM only */
     size_t count;
@@ -165,6 +280,13 @@ typedef struct {
         LstmCellDesc lstm;
         UpdateDesc update;
         MemDesc mem;
+        BnDesc bn;
+        LrnDesc lrn;
+        DropoutDesc dropout;
+        ChannelDesc chan;
+        AxpbyDesc axpby;
+        EmbedDesc embed;
+        KlDesc kl;
     } u;
 } OpDesc;
 
@@ -208,6 +330,24 @@ OpDesc op_rmsprop(size_t count, float lr, float rho, float eps);
 OpDesc op_zero(OpPhase phase, size_t count);
 OpDesc op_copy(OpPhase phase, size_t count);
 OpDesc op_stream(StreamKind kind, size_t count, float scalar);
+/* Pooling with explicit (possibly asymmetric) padding: Caffe's ceil-mode output is
+ * expressed as extra bottom/right padding. out = (in + pads - win) / stride + 1. */
+OpDesc op_pool2d_pads(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int win, int stride,
+                      int pad_top, int pad_left, int pad_bottom, int pad_right);
+OpDesc op_momentum(size_t count, float lr, float momentum, bool nesterov);
+OpDesc op_adam(size_t count, float lr, float beta1, float beta2, float eps);
+/* Sets L2 decay on the first decay_count (<= count) parameters of any update descriptor.
+ * l2 == 0 records decay_count = 0: no decay work, and the key of an undecayed update. */
+void op_update_set_decay(OpDesc *d, size_t decay_count, float l2);
+OpDesc op_batchnorm(OpPhase phase, int n, int c, int spatial, float eps, float momentum, bool training);
+OpDesc op_lrn(OpPhase phase, int n, int c, int spatial, int size, float alpha, float beta, float k);
+OpDesc op_dropout(OpPhase phase, size_t count, float rate, uint32_t seed);
+OpDesc op_channel_copy(OpPhase phase, int n, int c_dst, int c_src, int offset, int spatial);
+OpDesc op_axpby(OpPhase phase, size_t count, float alpha, float beta);
+OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim);
+OpDesc op_kl_sparsity(OpPhase phase, int n, int units, float rho, float beta);
+OpDesc op_shrink(OpPhase phase, size_t count, float threshold);
+OpDesc op_norm1(OpPhase phase, size_t count);
 
 /* ---- the three faces ---- */
 
@@ -239,6 +379,26 @@ size_t op_workspace_bytes(const OpDesc *d);
  *   ZERO              x
  *   COPY              dst | src
  *   STREAM            a | b | c        (roles depend on the kind; all three always passed)
+ *   BATCHNORM FWD training   y | mean(c) | invstd(c) | run_mean(c, inout) | run_var(c, inout)
+ *                            | x | gamma(c) | beta(c)
+ *           FWD inference    y | x | gamma | beta | run_mean | run_var
+ *           BWD_WEIGHTS      dgamma | dbeta | dy | x | mean | invstd
+ *           BWD_DATA         dx | dy | x | gamma | mean | invstd | dgamma | dbeta
+ *   LRN     FWD       y | scale | x
+ *           BWD_DATA  dx | dy | x | y | scale
+ *   DROPOUT FWD       y | mask | x | step(int32, 1)     (y may alias x)
+ *           BWD_DATA  dx | dy | mask                    (dx may alias dy)
+ *   CHANNEL_COPY FWD  y(inout: (n, c_dst, spatial)) | x(n, c_src, spatial)
+ *           BWD_DATA  dx(n, c_src, spatial) | dy(n, c_dst, spatial)
+ *   AXPBY             y | a | b                         (y may alias a or b)
+ *   EMBEDDING FWD     y(n, dim) | ids(int32 n) | W(vocab, dim)
+ *           BWD_W     dW(vocab, dim) | dy(n, dim) | ids(int32 n)
+ *   KL_SPARSITY FWD   loss[1](inout) | rho_hat(units) | a(n, units)
+ *           BWD_DATA  da(inout) | rho_hat
+ *   SHRINK            y | x                             (y may alias x)
+ *   NORM1             out[1] | x
+ *   MOMENTUM          w(inout) | v(inout) | g
+ *   ADAM              w(inout) | m(inout) | v(inout) | g
  */
 int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS]);
 

@@ -1,4 +1,4 @@
-/* ops/vecmath.h — sqrt, exp, sigmoid and tanh for fp32 written as branch-free arithmetic,
+/* ops/vecmath.h — sqrt, exp, log, sigmoid and tanh for fp32 written as branch-free arithmetic,
  * so the element-wise loops that use them vectorise. Why not libm: the build keeps
  * -fmath-errno (no fast-math anywhere), under which GCC turns sqrtf into a call guarded by
  * an errno branch and never vectorises expf/tanhf; glibc's scalar tanhf then costs ~13 ns
@@ -6,7 +6,8 @@
  * RMSprop (0.3 G updates/s against 2.8 G/s for SGD) compute-bound by an order of magnitude.
  * Accuracy, measured against double on dense grids over the whole useful range (and
  * re-checked in tests/test_ops.c): sqrt 3.6 ulp (2.2e-7 relative), exp 1.3 ulp, sigmoid
- * 2.5 ulp, tanh 2.1 ulp. IEEE special cases are not all honoured (see each function);
+ * 2.5 ulp, tanh 2.1 ulp, log 1.3 ulp (of max(|log x|, 1) over all normal x, and relative
+ * on [0.5, 2)). IEEE special cases are not all honoured (see each function);
  * the callers do not need them.
  */
 #ifndef DLPERF_OPS_VECMATH_H
@@ -72,6 +73,32 @@ static inline float vm_exp(float x)
     p = p * r + 5.0000001201e-1f;
     const float er = p * (r * r) + r + 1.0f;
     return er * vm_bits_to_float((uint32_t)((int32_t)n + 127) << 23);
+}
+
+/* log(x) for normal x > 0 (LRN's scale >= k > 0), the Cephes logf scheme in musl's
+ * branch-free reduction: x = 2^e * m with m in [sqrt(1/2), sqrt(2)) found by integer
+ * arithmetic on the bits (no frexpf), log(1 + f) for f = m - 1 by Cephes' degree-8
+ * polynomial, and e*ln2 added with ln2 split in two. Zero, negative, subnormal, inf or
+ * NaN x gives a finite garbage value. */
+static inline float vm_log(float x)
+{
+    uint32_t ix = vm_float_to_bits(x) + (0x3f800000u - 0x3f3504f3u);
+    const float e = (float)((int32_t)(ix >> 23) - 127);
+    const float f = vm_bits_to_float((ix & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+    const float z = f * f;
+    float p = 7.0376836292e-2f;
+    p = p * f - 1.1514610310e-1f;
+    p = p * f + 1.1676998740e-1f;
+    p = p * f - 1.2420140846e-1f;
+    p = p * f + 1.4249322787e-1f;
+    p = p * f - 1.6668057665e-1f;
+    p = p * f + 2.0000714765e-1f;
+    p = p * f - 2.4999993993e-1f;
+    p = p * f + 3.3333331174e-1f;
+    float y = f * z * p;
+    y += e * -2.12194440e-4f;
+    y += -0.5f * z;
+    return f + y + e * 0.693359375f;
 }
 
 /* 1 / (1 + exp(-x)); saturates to ~3e-39 below x = -88 and to 1 above x = 17. */

@@ -222,7 +222,7 @@ double ref_sqerr_forward(const float *pred, const float *target, const SqErrDesc
     double s = 0.0;
     for (size_t i = 0; i < count; i++)
         s += ((double)pred[i] - target[i]) * ((double)pred[i] - target[i]);
-    return d->mean ? s / count : s;
+    return d->weight * (d->mean ? s / count : s);
 }
 
 void ref_sqerr_backward_data(double *dpred, const float *pred, const float *target,
@@ -230,7 +230,8 @@ void ref_sqerr_backward_data(double *dpred, const float *pred, const float *targ
 {
     const size_t count = (size_t)d->n * d->features;
     for (size_t i = 0; i < count; i++)
-        dpred[i] = d->scale * 2.0 * ((double)pred[i] - target[i]) / (d->mean ? (double)count : 1.0);
+        dpred[i] = d->scale * d->weight * 2.0 * ((double)pred[i] - target[i]) /
+                   (d->mean ? (double)count : 1.0);
 }
 
 static double ref_sig(double x)
@@ -280,4 +281,253 @@ void ref_lstm_backward_data(double *dpre, double *dc_prev, const float *dh_t,
             g[3 * H + u] = dh_t[at] * tc * o * (1 - o);
             dc_prev[at] = dc * f;
         }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Model-zoo ops
+ * ------------------------------------------------------------------------------------- */
+
+#define NCS(t, n, c, i, C, SP) (t)[((size_t)(n) * (C) + (c)) * (SP) + (i)]
+
+void ref_batchnorm_forward_train(double *y, double *mean, double *invstd, double *run_mean,
+                                 double *run_var, const float *x, const float *gamma,
+                                 const float *beta, const float *run0_mean,
+                                 const float *run0_var, const BnDesc *d)
+{
+    const int N = d->n, C = d->c, SP = d->spatial;
+    const double m = (double)N * SP, eps = d->eps, mom = d->momentum;
+    for (int c = 0; c < C; c++) {
+        double mu = 0.0, var = 0.0;
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < SP; i++)
+                mu += NCS(x, n, c, i, C, SP);
+        mu /= m;
+        for (int n = 0; n < N; n++) /* two passes: the textbook variance */
+            for (int i = 0; i < SP; i++) {
+                const double t = NCS(x, n, c, i, C, SP) - mu;
+                var += t * t;
+            }
+        var /= m;
+        const double inv = 1.0 / sqrt(var + eps);
+        if (mean)
+            mean[c] = mu;
+        if (invstd)
+            invstd[c] = inv;
+        if (run_mean)
+            run_mean[c] = mom * run0_mean[c] + (1.0 - mom) * mu;
+        if (run_var)
+            run_var[c] = mom * run0_var[c] + (1.0 - mom) * var * (m > 1.0 + eps ? m / (m - 1.0 - eps) : 1.0);
+        if (y)
+            for (int n = 0; n < N; n++)
+                for (int i = 0; i < SP; i++)
+                    NCS(y, n, c, i, C, SP) = gamma[c] * (NCS(x, n, c, i, C, SP) - mu) * inv + beta[c];
+    }
+}
+
+void ref_batchnorm_forward_infer(double *y, const float *x, const float *gamma,
+                                 const float *beta, const float *run_mean,
+                                 const float *run_var, const BnDesc *d)
+{
+    const int N = d->n, C = d->c, SP = d->spatial;
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < SP; i++)
+                NCS(y, n, c, i, C, SP) = gamma[c] * (NCS(x, n, c, i, C, SP) - run_mean[c]) /
+                                             sqrt((double)run_var[c] + d->eps) + beta[c];
+}
+
+/* y = gamma xhat + beta, xhat = (x - mu) / sqrt(var + eps):
+ *   dbeta = sum g; dgamma = sum g xhat; dxhat = g gamma;
+ *   dvar = sum dxhat (x - mu) * -1/2 (var + eps)^-3/2;
+ *   dmu = sum dxhat * -inv + dvar * sum -2 (x - mu) / m;
+ *   dx = dxhat inv + dvar 2 (x - mu) / m + dmu / m */
+void ref_batchnorm_backward(double *dx, double *dgamma, double *dbeta, const float *dy,
+                            const float *x, const float *gamma, const BnDesc *d)
+{
+    const int N = d->n, C = d->c, SP = d->spatial;
+    const double m = (double)N * SP;
+    for (int c = 0; c < C; c++) {
+        double mu = 0.0, var = 0.0;
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < SP; i++)
+                mu += NCS(x, n, c, i, C, SP);
+        mu /= m;
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < SP; i++) {
+                const double t = NCS(x, n, c, i, C, SP) - mu;
+                var += t * t;
+            }
+        var /= m;
+        const double iv = 1.0 / sqrt(var + d->eps);
+        double db = 0.0, dg = 0.0, dvar = 0.0, dmu = 0.0, sxm = 0.0;
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < SP; i++) {
+                const double g = NCS(dy, n, c, i, C, SP), xm = NCS(x, n, c, i, C, SP) - mu;
+                db += g;
+                dg += g * xm * iv;
+                dvar += g * gamma[c] * xm * -0.5 * iv * iv * iv;
+                dmu += g * gamma[c] * -iv;
+                sxm += -2.0 * xm;
+            }
+        dmu += dvar * sxm / m;
+        if (dgamma)
+            dgamma[c] = dg;
+        if (dbeta)
+            dbeta[c] = db;
+        if (dx)
+            for (int n = 0; n < N; n++)
+                for (int i = 0; i < SP; i++) {
+                    const double g = NCS(dy, n, c, i, C, SP), xm = NCS(x, n, c, i, C, SP) - mu;
+                    NCS(dx, n, c, i, C, SP) = g * gamma[c] * iv + dvar * 2.0 * xm / m + dmu / m;
+                }
+    }
+}
+
+static double lrn_scale_at(const float *x, const LrnDesc *d, int n, int c, int i)
+{
+    const int r = d->size / 2;
+    double s = 0.0;
+    for (int q = c - r; q <= c + r; q++)
+        if (q >= 0 && q < d->c) {
+            const double v = NCS(x, n, q, i, d->c, d->spatial);
+            s += v * v;
+        }
+    return d->k + (double)d->alpha / d->size * s;
+}
+
+void ref_lrn_forward(double *y, double *scale, const float *x, const LrnDesc *d)
+{
+    for (int n = 0; n < d->n; n++)
+        for (int c = 0; c < d->c; c++)
+            for (int i = 0; i < d->spatial; i++) {
+                const double s = lrn_scale_at(x, d, n, c, i);
+                if (scale)
+                    NCS(scale, n, c, i, d->c, d->spatial) = s;
+                if (y)
+                    NCS(y, n, c, i, d->c, d->spatial) =
+                        NCS(x, n, c, i, d->c, d->spatial) * pow(s, -(double)d->beta);
+            }
+}
+
+/* y_c = x_c s_c^-b, s_c = k + a/size sum_{q in win(c)} x_q^2, so for x_j:
+ *   dy_c/dx_j = [c == j] s_c^-b + x_c * -b s_c^(-b-1) * a/size * 2 x_j [j in win(c)] */
+void ref_lrn_backward_data(double *dx, const float *dy, const float *x, const LrnDesc *d)
+{
+    const int r = d->size / 2, C = d->c, SP = d->spatial;
+    const double b = d->beta, a = (double)d->alpha / d->size;
+    for (int n = 0; n < d->n; n++)
+        for (int j = 0; j < C; j++)
+            for (int i = 0; i < SP; i++) {
+                const double xj = NCS(x, n, j, i, C, SP);
+                double g = NCS(dy, n, j, i, C, SP) * pow(lrn_scale_at(x, d, n, j, i), -b);
+                for (int c = j - r; c <= j + r; c++) {
+                    if (c < 0 || c >= C)
+                        continue;
+                    const double sc = lrn_scale_at(x, d, n, c, i);
+                    g += NCS(dy, n, c, i, C, SP) * NCS(x, n, c, i, C, SP) * -b *
+                         pow(sc, -b - 1.0) * a * 2.0 * xj;
+                }
+                NCS(dx, n, j, i, C, SP) = g;
+            }
+}
+
+void ref_channel_copy_forward(double *y, const float *y0, const float *x, const ChannelDesc *d)
+{
+    for (int n = 0; n < d->n; n++)
+        for (int c = 0; c < d->c_dst; c++)
+            for (int i = 0; i < d->spatial; i++) {
+                const bool in = c >= d->offset && c < d->offset + d->c_src;
+                NCS(y, n, c, i, d->c_dst, d->spatial) =
+                    in ? NCS(x, n, c - d->offset, i, d->c_src, d->spatial)
+                       : NCS(y0, n, c, i, d->c_dst, d->spatial);
+            }
+}
+
+void ref_channel_copy_backward_data(double *dx, const float *dy, const ChannelDesc *d)
+{
+    for (int n = 0; n < d->n; n++)
+        for (int c = 0; c < d->c_src; c++)
+            for (int i = 0; i < d->spatial; i++)
+                NCS(dx, n, c, i, d->c_src, d->spatial) =
+                    NCS(dy, n, c + d->offset, i, d->c_dst, d->spatial);
+}
+
+void ref_embedding_forward(double *y, const int32_t *ids, const float *W, const EmbedDesc *d)
+{
+    for (int i = 0; i < d->n; i++)
+        for (int j = 0; j < d->dim; j++)
+            y[(size_t)i * d->dim + j] = W[(size_t)ids[i] * d->dim + j];
+}
+
+void ref_embedding_backward_weights(double *dW, const float *dy, const int32_t *ids,
+                                    const EmbedDesc *d)
+{
+    memset(dW, 0, sizeof(double) * (size_t)d->vocab * d->dim);
+    for (int i = 0; i < d->n; i++)
+        for (int j = 0; j < d->dim; j++)
+            dW[(size_t)ids[i] * d->dim + j] += dy[(size_t)i * d->dim + j];
+}
+
+double ref_kl_forward(double *rho_hat, const float *a, const KlDesc *d)
+{
+    const double rho = d->rho;
+    double pen = 0.0;
+    for (int j = 0; j < d->units; j++) {
+        double s = 0.0;
+        for (int i = 0; i < d->n; i++)
+            s += a[(size_t)i * d->units + j];
+        const double rh = s / d->n;
+        if (rho_hat)
+            rho_hat[j] = rh;
+        pen += rho * log(rho / rh) + (1.0 - rho) * log((1.0 - rho) / (1.0 - rh));
+    }
+    return d->beta * pen;
+}
+
+void ref_kl_backward_data(double *da, const float *a, const KlDesc *d)
+{
+    const double rho = d->rho;
+    for (int j = 0; j < d->units; j++) {
+        double s = 0.0;
+        for (int i = 0; i < d->n; i++)
+            s += a[(size_t)i * d->units + j];
+        const double rh = s / d->n;
+        const double t = d->beta / d->n * (-rho / rh + (1.0 - rho) / (1.0 - rh));
+        for (int i = 0; i < d->n; i++)
+            da[(size_t)i * d->units + j] = t;
+    }
+}
+
+void ref_update_step(OpKind kind, const UpdateDesc *u, double *w, double *s1, double *s2,
+                     const float *g)
+{
+    const double lr = u->lr;
+    for (size_t i = 0; i < u->count; i++) {
+        const double gi = g[i] + (i < u->decay_count ? (double)u->l2 * w[i] : 0.0);
+        switch (kind) {
+        case OP_SGD:
+            w[i] -= lr * gi;
+            break;
+        case OP_RMSPROP:
+            s1[i] = u->rho * s1[i] + (1.0 - u->rho) * gi * gi;
+            w[i] -= lr * gi / (sqrt(s1[i]) + u->eps);
+            break;
+        case OP_MOMENTUM: {
+            const double v = u->momentum * s1[i] - lr * gi;
+            s1[i] = v;
+            w[i] += u->nesterov ? u->momentum * v - lr * gi : v;
+            break;
+        }
+        case OP_ADAM: {
+            const double t = (double)u->step;
+            const double lr_t = lr * sqrt(1.0 - pow(u->beta2, t)) / (1.0 - pow(u->beta1, t));
+            s1[i] = u->beta1 * s1[i] + (1.0 - u->beta1) * gi;
+            s2[i] = u->beta2 * s2[i] + (1.0 - u->beta2) * gi * gi;
+            w[i] -= lr_t * s1[i] / (sqrt(s2[i]) + u->eps);
+            break;
+        }
+        default:
+            break;
+        }
+    }
 }

@@ -45,4 +45,39 @@ void ref_lstm_backward_data(double *dpre, double *dc_prev, const float *dh_t,
                             const float *dc_t, const float *pre, const float *c_prev,
                             const float *b, const LstmCellDesc *d);
 
+/* ---- model-zoo ops ---- */
+
+/* Training forward from scratch: mean, biased var, y; run_* = Keras' moving averages of
+ * run0_* (the variance made unbiased with m / (m - 1 - eps)). Any output may be NULL. */
+void ref_batchnorm_forward_train(double *y, double *mean, double *invstd, double *run_mean,
+                                 double *run_var, const float *x, const float *gamma,
+                                 const float *beta, const float *run0_mean,
+                                 const float *run0_var, const BnDesc *d);
+void ref_batchnorm_forward_infer(double *y, const float *x, const float *gamma,
+                                 const float *beta, const float *run_mean,
+                                 const float *run_var, const BnDesc *d);
+/* The gradients of L = sum y * dy through the batch statistics, from x alone (the textbook
+ * chain rule, not the kernel's closed form): dx, dgamma, dbeta. */
+void ref_batchnorm_backward(double *dx, double *dgamma, double *dbeta, const float *dy,
+                            const float *x, const float *gamma, const BnDesc *d);
+
+/* Caffe LRN: y, scale (either may be NULL) */
+void ref_lrn_forward(double *y, double *scale, const float *x, const LrnDesc *d);
+/* dx of L = sum y * dy, by the chain rule through every scale in x's windows */
+void ref_lrn_backward_data(double *dx, const float *dy, const float *x, const LrnDesc *d);
+
+void ref_channel_copy_forward(double *y, const float *y0, const float *x, const ChannelDesc *d);
+void ref_channel_copy_backward_data(double *dx, const float *dy, const ChannelDesc *d);
+void ref_embedding_forward(double *y, const int32_t *ids, const float *W, const EmbedDesc *d);
+void ref_embedding_backward_weights(double *dW, const float *dy, const int32_t *ids,
+                                    const EmbedDesc *d);
+/* returns the penalty beta * sum KL; rho_hat (units) may be NULL */
+double ref_kl_forward(double *rho_hat, const float *a, const KlDesc *d);
+/* the added term of da (n, units), from a (through rho_hat) */
+void ref_kl_backward_data(double *da, const float *a, const KlDesc *d);
+
+/* One optimizer step in double on double state; g' = g + l2 w for i < decay_count. */
+void ref_update_step(OpKind kind, const UpdateDesc *u, double *w, double *s1, double *s2,
+                     const float *g);
+
 #endif

@@ -53,6 +53,14 @@ static OpDesc with_phase(OpDesc d, OpPhase p, bool acc)
         d.u.pool.accumulate = acc;
     else if (d.kind == OP_BIAS)
         d.u.bias.accumulate = acc;
+    else if (d.kind == OP_BATCHNORM)
+        d.u.bn.accumulate = acc;
+    else if (d.kind == OP_LRN)
+        d.u.lrn.accumulate = acc;
+    else if (d.kind == OP_CHANNEL_COPY)
+        d.u.chan.accumulate = acc;
+    else if (d.kind == OP_EMBEDDING)
+        d.u.embed.accumulate = acc;
     return d;
 }
 
@@ -790,6 +798,727 @@ static void test_memory_and_stream(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * Model-zoo ops: batch norm, LRN, dropout, channel copy, axpby, embedding, KL penalty,
+ * shrink / norm1, and the optimizers with momentum, Adam and L2 decay
+ * ------------------------------------------------------------------------------------- */
+
+/* Batch norm: training forward, running statistics, inference, and the BWD_WEIGHTS /
+ * BWD_DATA pair, each against the reference; finite differences through the batch
+ * statistics for dx, dgamma and dbeta. x has a mean far from 0 (3) so a one-pass variance
+ * without care would show. */
+static void bn_case(int n, int c, int sp, bool fd, uint64_t seed)
+{
+    const size_t e = (size_t)n * c * sp, C = (size_t)c;
+    float *x = tu_floats(e), *y = tu_floats(e), *dy = tu_floats(e), *dx = tu_floats(e);
+    float *gamma = tu_floats(C), *beta = tu_floats(C), *mean = tu_floats(C), *inv = tu_floats(C);
+    float *rm = tu_floats(C), *rv = tu_floats(C), *dg = tu_floats(C), *db = tu_floats(C);
+    double *ry = tu_doubles(e), *rmean = tu_doubles(C), *rinv = tu_doubles(C);
+    double *rrm = tu_doubles(C), *rrv = tu_doubles(C), *rdx = tu_doubles(e);
+    double *rdg = tu_doubles(C), *rdb = tu_doubles(C), *ex = tu_doubles(e), *ec = tu_doubles(C);
+    tu_fill_uniform(x, e, 2.0f, 4.0f, seed);
+    tu_fill_uniform(gamma, C, 0.5f, 1.5f, seed + 1);
+    tu_fill_uniform(beta, C, -0.5f, 0.5f, seed + 2);
+    tu_fill_uniform(rm, C, -1, 1, seed + 3);
+    tu_fill_uniform(rv, C, 0.5f, 2.0f, seed + 4);
+    tu_fill_uniform(dy, e, -1, 1, seed + 5);
+    float *rm0 = tu_dup(rm, C), *rv0 = tu_dup(rv, C);
+    OpDesc f = op_batchnorm(PHASE_FWD, n, c, sp, 1e-3f, 0.9f, true);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    tu_fill_const(y, e, 99.0f);
+    void *fb[] = {y, mean, inv, rm, rv, x, gamma, beta};
+    run(&f, fb);
+    ref_batchnorm_forward_train(ry, rmean, rinv, rrm, rrv, x, gamma, beta, rm0, rv0, &f.u.bn);
+    assert_true(tu_close(key, y, ry, e, 1e-5, 1e-5));
+    assert_true(tu_close("bn mean", mean, rmean, C, 1e-6, 1e-6));
+    assert_true(tu_close("bn invstd", inv, rinv, C, 1e-6, 1e-5));
+    assert_true(tu_close("bn running mean (Keras)", rm, rrm, C, 1e-6, 1e-6));
+    assert_true(tu_close("bn running variance (Keras, unbiased)", rv, rrv, C, 1e-6, 1e-5));
+    void *fb0[] = {NULL, NULL, NULL, rm0, rv0, NULL, NULL, NULL};
+    expect_spot_ok(&f, fb, fb0);
+
+    /* inference uses the running statistics, by the formula */
+    OpDesc fi = op_batchnorm(PHASE_FWD, n, c, sp, 1e-3f, 0.9f, false);
+    void *fib[] = {y, x, gamma, beta, rm, rv};
+    run(&fi, fib);
+    ref_batchnorm_forward_infer(ry, x, gamma, beta, rm, rv, &fi.u.bn);
+    op_key(&fi, key);
+    assert_true(tu_close(key, y, ry, e, 1e-5, 1e-5));
+    expect_spot_ok(&fi, fib, NULL);
+    run(&f, fb); /* back to this batch's statistics for the backward pass */
+
+    ref_batchnorm_backward(rdx, rdg, rdb, dy, x, gamma, &f.u.bn);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc bw = op_batchnorm(PHASE_BWD_WEIGHTS, n, c, sp, 1e-3f, 0.9f, true);
+        OpDesc bd = op_batchnorm(PHASE_BWD_DATA, n, c, sp, 1e-3f, 0.9f, true);
+        bw.u.bn.accumulate = acc;
+        bd.u.bn.accumulate = acc;
+        tu_fill_const(dg, C, 0.5f);
+        tu_fill_const(db, C, -0.5f);
+        tu_fill_const(dx, e, 0.25f);
+        float *dg0 = tu_dup(dg, C), *db0 = tu_dup(db, C), *dx0 = tu_dup(dx, e);
+        void *bwb[] = {dg, db, dy, x, mean, inv};
+        run(&bw, bwb);
+        op_key(&bw, key);
+        for (size_t i = 0; i < C; i++)
+            ec[i] = rdg[i] + (acc ? 0.5 : 0.0);
+        assert_true(tu_close(key, dg, ec, C, 1e-5, 1e-4));
+        for (size_t i = 0; i < C; i++)
+            ec[i] = rdb[i] + (acc ? -0.5 : 0.0);
+        assert_true(tu_close(key, db, ec, C, 1e-5, 1e-4));
+        void *bwx[] = {dg0, db0, NULL, NULL, NULL, NULL};
+        expect_spot_ok(&bw, bwb, bwx);
+        /* BWD_DATA reads the step's own dgamma/dbeta: with accumulate they hold the prior
+         * too, so it is given a written pair (the plan's order: BWD_WEIGHTS first, written) */
+        float *dgw = tu_floats(C), *dbw = tu_floats(C);
+        OpDesc bw1 = bw;
+        bw1.u.bn.accumulate = false;
+        void *bw1b[] = {dgw, dbw, dy, x, mean, inv};
+        run(&bw1, bw1b);
+        void *bdb[] = {dx, dy, x, gamma, mean, inv, dgw, dbw};
+        run(&bd, bdb);
+        op_key(&bd, key);
+        for (size_t i = 0; i < e; i++)
+            ex[i] = rdx[i] + (acc ? 0.25 : 0.0);
+        assert_true(tu_close(key, dx, ex, e, 1e-5, 1e-4));
+        void *bdx[] = {dx0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        expect_spot_ok(&bd, bdb, bdx);
+        free(dg0), free(db0), free(dx0), free(dgw), free(dbw);
+    }
+    if (fd) {
+        /* L = sum y r through the batch statistics: the pair gives dx, BWD_WEIGHTS dgamma
+         * and dbeta, all with accumulate cleared (the plan's first writers) */
+        OpDesc bw = op_batchnorm(PHASE_BWD_WEIGHTS, n, c, sp, 1e-3f, 0.9f, true);
+        OpDesc bd = op_batchnorm(PHASE_BWD_DATA, n, c, sp, 1e-3f, 0.9f, true);
+        bw.u.bn.accumulate = bd.u.bn.accumulate = false;
+        run(&f, fb);
+        void *bwb[] = {dg, db, dy, x, mean, inv}, *bdb[] = {dx, dy, x, gamma, mean, inv, dg, db};
+        run(&bw, bwb);
+        run(&bd, bdb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
+        assert_true(tu_grad_check("bn dx (pair)", x, e, dx, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 6, FD_EPS, FD_ATOL, FD_RTOL));
+        assert_true(tu_grad_check("bn dgamma", gamma, C, dg, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 7, FD_EPS, FD_ATOL, FD_RTOL));
+        assert_true(tu_grad_check("bn dbeta", beta, C, db, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 8, FD_EPS, FD_ATOL, FD_RTOL));
+    }
+    free(x), free(y), free(dy), free(dx), free(gamma), free(beta), free(mean), free(inv);
+    free(rm), free(rv), free(dg), free(db), free(ry), free(rmean), free(rinv), free(rrm);
+    free(rrv), free(rdx), free(rdg), free(rdb), free(ex), free(ec), free(rm0), free(rv0);
+}
+
+static void test_batchnorm(void **state)
+{
+    (void)state;
+    bn_case(3, 4, 5, true, 2000);
+    bn_case(6, 5, 1, true, 2010);     /* dense (n, c): the row path */
+    bn_case(2, 3, 2, true, 2020);     /* tiny planes */
+    bn_case(8, 16, 300, false, 2030); /* OpenMP channels */
+    bn_case(64, 600, 1, false, 2040); /* OpenMP column blocks, a ragged last block */
+    /* one value per channel (m = 1): variance 0, the running update's factor 1 */
+    bn_case(1, 3, 1, false, 2050);
+}
+
+/* Running statistics over several steps match Keras' moving averages exactly as composed
+ * updates (the momentum applied once per step, never to the unbiased factor). */
+static void test_batchnorm_running_stats(void **state)
+{
+    (void)state;
+    const int n = 4, c = 3, sp = 2;
+    const size_t e = (size_t)n * c * sp;
+    float x[24], y[24], mean[3], inv[3], rm[3] = {0, 0, 0}, rv[3] = {1, 1, 1};
+    float gamma[3] = {1, 1, 1}, beta[3] = {0, 0, 0};
+    double erm[3] = {0, 0, 0}, erv[3] = {1, 1, 1};
+    OpDesc f = op_batchnorm(PHASE_FWD, n, c, sp, 1e-3f, 0.99f, true);
+    for (int step = 0; step < 3; step++) {
+        tu_fill_uniform(x, e, -2, 2, 2100 + step);
+        void *fb[] = {y, mean, inv, rm, rv, x, gamma, beta};
+        run(&f, fb);
+        for (int ch = 0; ch < c; ch++) {
+            double s = 0, ss = 0;
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < sp; j++) {
+                    const double v = x[(i * c + ch) * sp + j];
+                    s += v, ss += v * v;
+                }
+            const double mu = s / 8, var = ss / 8 - mu * mu;
+            erm[ch] = 0.99 * erm[ch] + 0.01 * mu;
+            erv[ch] = 0.99 * erv[ch] + 0.01 * var * 8 / (8 - 1.001); /* Keras' sample variance */
+        }
+    }
+    assert_true(tu_close("bn running mean, 3 steps", rm, erm, 3, 1e-7, 1e-6));
+    assert_true(tu_close("bn running variance, 3 steps", rv, erv, 3, 1e-7, 1e-6));
+}
+
+/* LRN against the chain-rule reference, both phases, accumulate and overwrite, plus
+ * finite differences. alpha is large so the normalisation matters. */
+static void lrn_case(int n, int c, int sp, int size, float alpha, float beta, float k, bool fd,
+                     uint64_t seed)
+{
+    const size_t e = (size_t)n * c * sp;
+    float *x = tu_floats(e), *y = tu_floats(e), *sc = tu_floats(e), *dy = tu_floats(e);
+    float *dx = tu_floats(e);
+    double *ry = tu_doubles(e), *rs = tu_doubles(e), *rdx = tu_doubles(e), *ex = tu_doubles(e);
+    tu_fill_uniform(x, e, -2, 2, seed);
+    tu_fill_uniform(dy, e, -1, 1, seed + 1);
+    OpDesc f = op_lrn(PHASE_FWD, n, c, sp, size, alpha, beta, k);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    void *fb[] = {y, sc, x};
+    run(&f, fb);
+    ref_lrn_forward(ry, rs, x, &f.u.lrn);
+    assert_true(tu_close(key, y, ry, e, 1e-6, 1e-5));
+    assert_true(tu_close("lrn scale", sc, rs, e, 1e-6, 1e-6));
+    expect_spot_ok(&f, fb, NULL);
+    ref_lrn_backward_data(rdx, dy, x, &f.u.lrn);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc b = op_lrn(PHASE_BWD_DATA, n, c, sp, size, alpha, beta, k);
+        b.u.lrn.accumulate = acc;
+        tu_fill_const(dx, e, 0.75f);
+        float *dx0 = tu_dup(dx, e);
+        void *bb[] = {dx, dy, x, y, sc};
+        run(&b, bb);
+        for (size_t i = 0; i < e; i++)
+            ex[i] = rdx[i] + (acc ? 0.75 : 0.0);
+        op_key(&b, key);
+        assert_true(tu_close(key, dx, ex, e, 1e-5, 1e-4));
+        void *bx[] = {dx0, NULL, NULL, NULL, NULL};
+        expect_spot_ok(&b, bb, bx);
+        free(dx0);
+    }
+    if (fd) {
+        OpDesc b = op_lrn(PHASE_BWD_DATA, n, c, sp, size, alpha, beta, k);
+        b.u.lrn.accumulate = false;
+        void *bb[] = {dx, dy, x, y, sc};
+        run(&b, bb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
+        op_key(&b, key);
+        assert_true(tu_grad_check(key, x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 2,
+                                  FD_EPS, FD_ATOL, FD_RTOL));
+    }
+    free(x), free(y), free(sc), free(dy), free(dx), free(ry), free(rs), free(rdx), free(ex);
+}
+
+static void test_lrn(void **state)
+{
+    (void)state;
+    lrn_case(2, 7, 9, 5, 0.5f, 0.75f, 2.0f, true, 2200);
+    lrn_case(1, 3, 4, 5, 1.0f, 0.75f, 1.0f, true, 2210);  /* window wider than c */
+    lrn_case(2, 5, 3, 1, 0.8f, 0.6f, 1.5f, true, 2220);   /* size 1 */
+    lrn_case(2, 6, 5, 3, 0.3f, 1.3f, 0.5f, true, 2230);   /* beta > 1, k < 1 */
+    lrn_case(1, 9, 2000, 5, 1e-4f, 0.75f, 1.0f, false, 2240); /* AlexNet values, 3 blocks */
+    lrn_case(2, 9, 2000, 5, 0.5f, 0.75f, 1.0f, false, 2250);  /* OpenMP units */
+}
+
+/* Dropout: the mask statistics (fraction dropped ~ rate, pairs independent), values,
+ * y = x * mask, reproducibility per (seed, step), independence of the thread count, and
+ * the backward pass with the same mask. */
+static void test_dropout(void **state)
+{
+    (void)state;
+    const size_t n = 200003;
+    const float rate = 0.3f;
+    float *x = tu_floats(n), *y = tu_floats(n), *m1 = tu_floats(n), *m2 = tu_floats(n);
+    float *dy = tu_floats(n), *dx = tu_floats(n);
+    tu_fill_uniform(x, n, -1, 1, 2300);
+    tu_fill_uniform(dy, n, -1, 1, 2301);
+    int32_t step = 5;
+    OpDesc f = op_dropout(PHASE_FWD, n, rate, 1234u);
+    void *fb[] = {y, m1, x, &step};
+    run(&f, fb);
+    const float scale = 1.0f / (1.0f - rate);
+    size_t dropped = 0, both = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(m1[i] == 0.0f || m1[i] == scale);
+        assert_true(y[i] == x[i] * m1[i]);
+        dropped += m1[i] == 0.0f;
+        both += i + 1 < n && m1[i] == 0.0f && m1[i + 1] == 0.0f;
+    }
+    /* binomial: sd of the fraction sqrt(p(1-p)/n) = 0.001; 5 sd */
+    const double frac = (double)dropped / (double)n;
+    if (fabs(frac - rate) > 0.005)
+        fprintf(stderr, "  dropout fraction %.4f, rate %.2f\n", frac, rate);
+    assert_true(fabs(frac - rate) <= 0.005);
+    assert_true(fabs((double)both / (double)(n - 1) - rate * rate) <= 0.005); /* neighbours */
+    expect_spot_ok(&f, fb, NULL);
+
+    /* the same step gives the same mask, another step another one, also across threads */
+    const int t0 = ops_get_threads();
+    ops_set_threads(1);
+    void *fb2[] = {y, m2, x, &step};
+    run(&f, fb2);
+    assert_memory_equal(m1, m2, n * sizeof(float));
+    ops_set_threads(2);
+    run(&f, fb2);
+    assert_memory_equal(m1, m2, n * sizeof(float));
+    ops_set_threads(t0);
+    step = 6;
+    run(&f, fb2);
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++)
+        differ += (m1[i] == 0.0f) != (m2[i] == 0.0f);
+    /* two independent masks disagree with probability 2 p (1 - p) = 0.42 */
+    assert_true(fabs((double)differ / (double)n - 2.0 * rate * (1.0 - rate)) <= 0.01);
+    step = 5;
+    OpDesc f2 = op_dropout(PHASE_FWD, n, rate, 1235u); /* another seed */
+    void *fb3[] = {y, m2, x, &step};
+    run(&f2, fb3);
+    assert_true(memcmp(m1, m2, n * sizeof(float)) != 0);
+    run(&f, fb); /* y, m1 back to (seed 1234, step 5) */
+
+    /* in place (y aliasing x) gives the same */
+    float *xi = tu_dup(x, n);
+    void *fi[] = {xi, m2, xi, &step};
+    run(&f, fi);
+    assert_memory_equal(xi, y, n * sizeof(float));
+
+    /* backward with the fixed mask: dx = dy * mask, also in place; finite differences of
+     * L = sum y dy over a small prefix (the op is linear in x for a fixed step) */
+    OpDesc b = op_dropout(PHASE_BWD_DATA, n, rate, 1234u);
+    void *bb[] = {dx, dy, m1};
+    run(&b, bb);
+    for (size_t i = 0; i < n; i++)
+        assert_true(dx[i] == dy[i] * m1[i]);
+    expect_spot_ok(&b, bb, NULL);
+    float *dyi = tu_dup(dy, n);
+    void *bi[] = {dyi, dyi, m1};
+    run(&b, bi);
+    assert_memory_equal(dyi, dx, n * sizeof(float));
+    OpDesc fs = op_dropout(PHASE_FWD, 500, rate, 1234u), bs = op_dropout(PHASE_BWD_DATA, 500, rate, 1234u);
+    void *fsb[] = {y, m2, x, &step}, *bsb[] = {dx, dy, m2};
+    run(&fs, fsb);
+    run(&bs, bsb);
+    FwdObj o = {.fwd = &fs, .bufs = fsb, .nout = 1, .out = {0}, .r = {dy}, .n = {500}};
+    assert_true(tu_grad_check("dropout dx", x, 500, dx, fwd_objective, &o, FD_SAMPLES, 2302,
+                              FD_EPS, FD_ATOL, FD_RTOL));
+    assert_memory_equal(m2, m1, 500 * sizeof(float)); /* a prefix of the same draws */
+
+    /* rate 0 keeps everything */
+    OpDesc z = op_dropout(PHASE_FWD, 1000, 0.0f, 7u);
+    void *zb[] = {y, m2, x, &step};
+    run(&z, zb);
+    for (size_t i = 0; i < 1000; i++)
+        assert_true(m2[i] == 1.0f && y[i] == x[i]);
+    free(x), free(y), free(m1), free(m2), free(dy), free(dx), free(xi), free(dyi);
+}
+
+/* Channel copy: two inputs concatenated into y and their gradients pulled back. */
+static void chan_case(int n, int c1, int c2, int pad_after, int sp, uint64_t seed)
+{
+    const int cd = c1 + c2 + pad_after;
+    const size_t ny = (size_t)n * cd * sp, n1 = (size_t)n * c1 * sp, n2 = (size_t)n * c2 * sp;
+    float *y = tu_floats(ny), *x1 = tu_floats(n1), *x2 = tu_floats(n2), *dy = tu_floats(ny);
+    float *d1 = tu_floats(n1), *d2 = tu_floats(n2);
+    double *ry = tu_doubles(ny), *rd = tu_doubles(n1 > n2 ? n1 : n2);
+    tu_fill_uniform(y, ny, -1, 1, seed);
+    tu_fill_uniform(x1, n1, -1, 1, seed + 1);
+    tu_fill_uniform(x2, n2, -1, 1, seed + 2);
+    tu_fill_uniform(dy, ny, -1, 1, seed + 3);
+    OpDesc f1 = op_channel_copy(PHASE_FWD, n, cd, c1, 0, sp);
+    OpDesc f2 = op_channel_copy(PHASE_FWD, n, cd, c2, c1, sp);
+    char key[OP_KEY_MAX];
+    op_key(&f2, key);
+    float *y0 = tu_dup(y, ny);
+    void *b1[] = {y, x1};
+    run(&f1, b1);
+    void *b1x[] = {y0, NULL};
+    expect_spot_ok(&f1, b1, b1x);
+    float *y1 = tu_dup(y, ny);
+    void *b2[] = {y, x2};
+    run(&f2, b2);
+    void *b2x[] = {y1, NULL};
+    expect_spot_ok(&f2, b2, b2x);
+    ref_channel_copy_forward(ry, y1, x2, &f2.u.chan);
+    assert_true(tu_close(key, y, ry, ny, 0, 0)); /* the slice is x2, the rest untouched */
+    for (size_t i = 0; i < n1; i++) /* and x1 is still there */
+        assert_true(y[(i / ((size_t)c1 * sp)) * (size_t)cd * sp + i % ((size_t)c1 * sp)] == x1[i]);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc b = op_channel_copy(PHASE_BWD_DATA, n, cd, c2, c1, sp);
+        b.u.chan.accumulate = acc;
+        tu_fill_const(d2, n2, 1.5f);
+        float *d20 = tu_dup(d2, n2);
+        void *bb[] = {d2, dy};
+        run(&b, bb);
+        ref_channel_copy_backward_data(rd, dy, &b.u.chan);
+        for (size_t i = 0; i < n2; i++)
+            rd[i] += acc ? 1.5 : 0.0;
+        op_key(&b, key);
+        assert_true(tu_close(key, d2, rd, n2, 0, 1e-7));
+        void *bx[] = {d20, NULL};
+        expect_spot_ok(&b, bb, bx);
+        free(d20);
+    }
+    /* finite differences of L = sum y dy with respect to x1 */
+    OpDesc bk = op_channel_copy(PHASE_BWD_DATA, n, cd, c1, 0, sp);
+    bk.u.chan.accumulate = false;
+    void *bkb[] = {d1, dy};
+    run(&bk, bkb);
+    FwdObj o = {.fwd = &f1, .bufs = b1, .nout = 1, .out = {0}, .r = {dy}, .n = {ny}};
+    assert_true(tu_grad_check("channel_copy dx", x1, n1, d1, fwd_objective, &o, FD_SAMPLES,
+                              seed + 4, FD_EPS, FD_ATOL, FD_RTOL));
+    free(y), free(x1), free(x2), free(dy), free(d1), free(d2), free(ry), free(rd), free(y0);
+    free(y1);
+}
+
+static void test_channel_copy(void **state)
+{
+    (void)state;
+    chan_case(3, 2, 3, 2, 5, 2400);    /* slice in the middle */
+    chan_case(2, 4, 1, 0, 1, 2410);    /* last slice ends at c_dst, spatial 1 */
+    chan_case(2, 32, 16, 16, 784, 2420); /* OpenMP, n smaller than what threads split */
+}
+
+static void test_axpby(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1000, 100003};
+    for (int ci = 0; ci < 2; ci++) {
+        const size_t n = counts[ci];
+        float *a = tu_floats(n), *b = tu_floats(n), *y = tu_floats(n);
+        double *r = tu_doubles(n);
+        tu_fill_uniform(a, n, -1, 1, 2500 + ci);
+        tu_fill_uniform(b, n, -1, 1, 2510 + ci);
+        OpDesc d = op_axpby(PHASE_BWD_DATA, n, 1.5f, -0.25f);
+        void *bufs[] = {y, a, b};
+        run(&d, bufs);
+        for (size_t i = 0; i < n; i++)
+            r[i] = 1.5 * a[i] - 0.25 * b[i];
+        assert_true(tu_close("axpby", y, r, n, 1e-7, 1e-6));
+        expect_spot_ok(&d, bufs, NULL);
+        /* y aliasing a, then b */
+        float *ai = tu_dup(a, n), *bi = tu_dup(b, n);
+        void *ia[] = {ai, ai, b}, *ib[] = {bi, a, bi};
+        run(&d, ia);
+        run(&d, ib);
+        assert_memory_equal(ai, y, n * sizeof(float));
+        assert_memory_equal(bi, y, n * sizeof(float));
+        /* dL/da of L = sum y r is alpha r */
+        float *g = tu_floats(n);
+        for (size_t i = 0; i < n; i++)
+            g[i] = 1.5f * b[i];
+        FwdObj o = {.fwd = &d, .bufs = bufs, .nout = 1, .out = {0}, .r = {b}, .n = {n}};
+        assert_true(tu_grad_check("axpby da", a, n, g, fwd_objective, &o, 10, 2520, FD_EPS,
+                                  FD_ATOL, FD_RTOL));
+        free(a), free(b), free(y), free(r), free(ai), free(bi), free(g);
+    }
+}
+
+static void embed_case(int n, int vocab, int dim, uint64_t seed)
+{
+    const size_t ny = (size_t)n * dim, nw = (size_t)vocab * dim;
+    float *W = tu_floats(nw), *y = tu_floats(ny), *dy = tu_floats(ny), *dW = tu_floats(nw);
+    float *dW2 = tu_floats(nw);
+    int32_t *ids = calloc((size_t)n, sizeof *ids);
+    assert_non_null(ids);
+    double *ry = tu_doubles(ny), *rw = tu_doubles(nw);
+    tu_fill_uniform(W, nw, -1, 1, seed);
+    tu_fill_uniform(dy, ny, -1, 1, seed + 1);
+    tu_fill_labels(ids, (size_t)n, vocab, seed + 2); /* repeats when n > vocab */
+    OpDesc f = op_embedding(PHASE_FWD, n, vocab, dim);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    void *fb[] = {y, ids, W};
+    run(&f, fb);
+    ref_embedding_forward(ry, ids, W, &f.u.embed);
+    assert_true(tu_close(key, y, ry, ny, 0, 0));
+    expect_spot_ok(&f, fb, NULL);
+    ref_embedding_backward_weights(rw, dy, ids, &f.u.embed);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc b = op_embedding(PHASE_BWD_WEIGHTS, n, vocab, dim);
+        b.u.embed.accumulate = acc;
+        tu_fill_const(dW, nw, -2.0f);
+        float *dW0 = tu_dup(dW, nw);
+        void *bb[] = {dW, dy, ids};
+        run(&b, bb);
+        double *e = tu_doubles(nw);
+        for (size_t i = 0; i < nw; i++)
+            e[i] = rw[i] + (acc ? -2.0 : 0.0);
+        op_key(&b, key);
+        assert_true(tu_close(key, dW, e, nw, 1e-6, 1e-5));
+        void *bx[] = {dW0, NULL, NULL};
+        expect_spot_ok(&b, bb, bx);
+        free(e), free(dW0);
+    }
+    /* deterministic: bitwise the same with 1 and 2 threads */
+    OpDesc b = op_embedding(PHASE_BWD_WEIGHTS, n, vocab, dim);
+    b.u.embed.accumulate = false;
+    const int t0 = ops_get_threads();
+    void *b1[] = {dW, dy, ids}, *b2[] = {dW2, dy, ids};
+    ops_set_threads(1);
+    run(&b, b1);
+    ops_set_threads(2);
+    run(&b, b2);
+    ops_set_threads(t0);
+    assert_memory_equal(dW, dW2, nw * sizeof(float));
+    if (nw <= 4096) {
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {ny}};
+        assert_true(tu_grad_check("embedding dW", W, nw, dW, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 3, FD_EPS, FD_ATOL, FD_RTOL));
+    }
+    free(W), free(y), free(dy), free(dW), free(dW2), free(ids), free(ry), free(rw);
+}
+
+static void test_embedding(void **state)
+{
+    (void)state;
+    embed_case(50, 20, 7, 2600);     /* repeated ids */
+    embed_case(5, 40, 3, 2610);      /* most rows untouched */
+    embed_case(2000, 100, 33, 2620); /* OpenMP column blocks */
+}
+
+/* KL sparsity: the loss it adds and rho_hat, the gradient it adds, and finite differences
+ * of the penalty through rho_hat. */
+static void kl_case(int n, int units, bool fd, uint64_t seed)
+{
+    const size_t e = (size_t)n * units;
+    float *a = tu_floats(e), *rh = tu_floats((size_t)units), *da = tu_floats(e), loss = 0.5f;
+    double *rrh = tu_doubles((size_t)units), *rda = tu_doubles(e);
+    tu_fill_uniform(a, e, 0.02f, 0.3f, seed); /* sigmoid outputs, near a sparse target */
+    tu_fill_uniform(da, e, -1, 1, seed + 1);
+    OpDesc f = op_kl_sparsity(PHASE_FWD, n, units, 0.05f, 3.0f);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    float loss0 = loss;
+    void *fb[] = {&loss, rh, a};
+    run(&f, fb);
+    const double pen = ref_kl_forward(rrh, a, &f.u.kl), el = 0.5 + pen;
+    assert_true(tu_close(key, &loss, &el, 1, 1e-6, 1e-5)); /* added to the loss */
+    assert_true(tu_close("kl rho_hat", rh, rrh, (size_t)units, 1e-7, 1e-6));
+    void *fx[] = {&loss0, NULL, NULL};
+    expect_spot_ok(&f, fb, fx);
+    OpDesc b = op_kl_sparsity(PHASE_BWD_DATA, n, units, 0.05f, 3.0f);
+    float *da0 = tu_dup(da, e);
+    void *bb[] = {da, rh};
+    run(&b, bb);
+    ref_kl_backward_data(rda, a, &b.u.kl);
+    for (size_t i = 0; i < e; i++)
+        rda[i] += da0[i]; /* added to what the next layer wrote */
+    op_key(&b, key);
+    assert_true(tu_close(key, da, rda, e, 1e-6, 1e-5));
+    void *bx[] = {da0, NULL};
+    expect_spot_ok(&b, bb, bx);
+    if (fd) {
+        const float zero = 0.0f, one = 1.0f;
+        tu_fill_const(da, e, 0.0f);
+        run(&b, bb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {&one}, .n = {1},
+                    .restore = &zero};
+        assert_true(tu_grad_check("kl da through rho_hat", a, e, da, fwd_objective, &o,
+                                  FD_SAMPLES, seed + 2, 1e-3, 1e-3, FD_RTOL));
+    }
+    free(a), free(rh), free(da), free(rrh), free(rda), free(da0);
+}
+
+static void test_kl_sparsity(void **state)
+{
+    (void)state;
+    kl_case(10, 7, true, 2700);
+    kl_case(300, 300, false, 2710); /* OpenMP: column blocks forward, rows backward */
+    kl_case(2, 600, false, 2720);   /* several column blocks */
+}
+
+static void test_shrink_norm1(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1000, 100003};
+    for (int ci = 0; ci < 2; ci++) {
+        const size_t n = counts[ci];
+        float *x = tu_floats(n), *y = tu_floats(n), out = 0;
+        double *r = tu_doubles(n), s = 0;
+        tu_fill_uniform(x, n, -1, 1, 2800 + ci);
+        OpDesc d = op_shrink(PHASE_FWD, n, 0.3f);
+        void *bufs[] = {y, x};
+        run(&d, bufs);
+        for (size_t i = 0; i < n; i++) {
+            const double m = fabs(x[i]) - 0.3;
+            r[i] = m > 0 ? copysign(m, x[i]) : 0.0;
+            s += fabs(x[i]);
+        }
+        assert_true(tu_close("shrink", y, r, n, 1e-7, 1e-6));
+        expect_spot_ok(&d, bufs, NULL);
+        float *xi = tu_dup(x, n);
+        void *ib[] = {xi, xi};
+        run(&d, ib);
+        assert_memory_equal(xi, y, n * sizeof(float));
+        OpDesc nd = op_norm1(PHASE_FWD, n);
+        void *nb[] = {&out, x};
+        run(&nd, nb);
+        assert_true(tu_close("norm1", &out, &s, 1, 0, 1e-6));
+        expect_spot_ok(&nd, nb, NULL);
+        free(x), free(y), free(r), free(xi);
+    }
+}
+
+/* Every optimizer over several steps against its formula in double (Adam's bias
+ * correction at steps 1, 2, 3), with and without the L2 decay prefix; g is never written. */
+static void update_case(OpDesc d, size_t decay, uint64_t seed)
+{
+    const size_t n = d.u.update.count;
+    op_update_set_decay(&d, decay, 0.1f);
+    assert_int_equal(d.u.update.decay_count, decay);
+    float *w = tu_floats(n), *s1 = tu_floats(n), *s2 = tu_floats(n), *g = tu_floats(n);
+    double *rw = tu_doubles(n), *r1 = tu_doubles(n), *r2 = tu_doubles(n);
+    tu_fill_uniform(w, n, -1, 1, seed);
+    for (size_t i = 0; i < n; i++)
+        rw[i] = w[i];
+    char key[OP_KEY_MAX];
+    op_key(&d, key);
+    for (long step = 1; step <= 3; step++) {
+        d.u.update.step = d.kind == OP_ADAM ? step : 0;
+        tu_fill_uniform(g, n, -1, 1, seed + (uint64_t)step);
+        float *g0 = tu_dup(g, n), *w0 = tu_dup(w, n), *a0 = tu_dup(s1, n), *b0 = tu_dup(s2, n);
+        void *bufs[4], *before[4] = {w0, a0, b0, NULL};
+        int nb = 0;
+        bufs[nb++] = w;
+        if (d.kind != OP_SGD)
+            bufs[nb++] = s1;
+        if (d.kind == OP_ADAM)
+            bufs[nb++] = s2;
+        bufs[nb++] = g;
+        if (d.kind != OP_ADAM)
+            before[nb - 1] = NULL;
+        run(&d, bufs);
+        ref_update_step(d.kind, &d.u.update, rw, r1, r2, g);
+        expect_spot_ok(&d, bufs, before);
+        assert_memory_equal(g, g0, n * sizeof(float)); /* decay never touches g */
+        free(g0), free(w0), free(a0), free(b0);
+    }
+    assert_true(tu_close(key, w, rw, n, 1e-6, 1e-5));
+    if (d.kind != OP_SGD)
+        assert_true(tu_close(key, s1, r1, n, 1e-7, 1e-5));
+    if (d.kind == OP_ADAM)
+        assert_true(tu_close(key, s2, r2, n, 1e-7, 1e-5));
+    free(w), free(s1), free(s2), free(g), free(rw), free(r1), free(r2);
+}
+
+static void test_optimizers_zoo(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {17, 100003};
+    for (int ci = 0; ci < 2; ci++) {
+        const size_t n = counts[ci];
+        /* no decay, a decay prefix (crossing the 2-thread split at n/2 for the large
+         * count), and decay everywhere */
+        const size_t decays[] = {0, n / 3 + n / 4, n};
+        for (int di = 0; di < 3; di++) {
+            const uint64_t seed = 3000 + 100 * (uint64_t)ci + 10 * (uint64_t)di;
+            update_case(op_sgd(n, 0.05f), decays[di], seed);
+            update_case(op_rmsprop(n, 0.001f, 0.9f, 1e-7f), decays[di], seed + 1);
+            update_case(op_momentum(n, 0.05f, 0.9f, false), decays[di], seed + 2);
+            update_case(op_momentum(n, 0.05f, 0.9f, true), decays[di], seed + 3);
+            update_case(op_adam(n, 0.01f, 0.9f, 0.999f, 1e-7f), decays[di], seed + 4);
+        }
+    }
+    /* the decay only where it is set: element decay_count - 1 moves, decay_count does not
+     * (g = 0, lr = 1, l2 = 0.5: w -= 0.5 w on the prefix) */
+    float w[8] = {1, 1, 1, 1, 1, 1, 1, 1}, g[8] = {0};
+    OpDesc s = op_sgd(8, 1.0f);
+    op_update_set_decay(&s, 3, 0.5f);
+    void *bufs[] = {w, g};
+    run(&s, bufs);
+    for (int i = 0; i < 8; i++)
+        assert_true(w[i] == (i < 3 ? 0.5f : 1.0f));
+    /* l2 == 0 is no decay at all, and the key does not change */
+    OpDesc a = op_adam(100, 0.001f, 0.9f, 0.999f, 1e-7f), a0 = a;
+    op_update_set_decay(&a, 50, 0.0f);
+    assert_int_equal(a.u.update.decay_count, 0);
+    char k1[OP_KEY_MAX], k2[OP_KEY_MAX];
+    op_key(&a, k1);
+    op_key(&a0, k2);
+    assert_string_equal(k1, k2);
+    /* Adam's first step moves every weight by about lr (m / sqrt(v) = sign(g)) */
+    float aw[4] = {0}, am[4] = {0}, av[4] = {0}, ag[4] = {0.5f, -2.0f, 0.1f, 3.0f};
+    OpDesc ad = op_adam(4, 0.01f, 0.9f, 0.999f, 1e-7f);
+    void *ab[] = {aw, am, av, ag};
+    run(&ad, ab);
+    for (int i = 0; i < 4; i++)
+        assert_true(fabsf(fabsf(aw[i]) - 0.01f) < 1e-5f && (aw[i] < 0) == (ag[i] > 0));
+}
+
+/* SqErr's weight scales the loss and the gradient (UFLDL's 1/(2n)). */
+static void test_sqerr_weight(void **state)
+{
+    (void)state;
+    const int n = 5, f = 6;
+    const size_t e = (size_t)n * f;
+    float pred[30], target[30], dp[30], loss = 0, dp1[30], loss1 = 0;
+    tu_fill_uniform(pred, e, -1, 1, 3200);
+    tu_fill_uniform(target, e, -1, 1, 3201);
+    for (int mean = 0; mean < 2; mean++) {
+        OpDesc fw = op_sqerr(PHASE_FWD, n, f, mean), bw = op_sqerr(PHASE_BWD_DATA, n, f, mean);
+        assert_true(fw.u.sqerr.weight == 1.0f);
+        void *f1[] = {&loss1, pred, target}, *b1[] = {dp1, pred, target};
+        run(&fw, f1);
+        run(&bw, b1);
+        fw.u.sqerr.weight = bw.u.sqerr.weight = 0.5f / (float)n;
+        void *fb[] = {&loss, pred, target}, *bb[] = {dp, pred, target};
+        run(&fw, fb);
+        run(&bw, bb);
+        const double el = loss1 * 0.1, rl = ref_sqerr_forward(pred, target, &fw.u.sqerr);
+        assert_true(tu_close("sqerr weighted loss", &loss, &el, 1, 0, 1e-6));
+        assert_true(tu_close("sqerr weighted loss vs reference", &loss, &rl, 1, 0, 1e-6));
+        double rd[30];
+        ref_sqerr_backward_data(rd, pred, target, &bw.u.sqerr);
+        assert_true(tu_close("sqerr weighted dpred", dp, rd, e, 1e-8, 1e-5));
+        for (size_t i = 0; i < e; i++)
+            assert_true(fabsf(dp[i] - 0.1f * dp1[i]) <= 1e-7f);
+        expect_spot_ok(&fw, fb, NULL);
+        expect_spot_ok(&bw, bb, NULL);
+        const float one = 1.0f;
+        FwdObj o = {.fwd = &fw, .bufs = fb, .nout = 1, .out = {0}, .r = {&one}, .n = {1}};
+        assert_true(tu_grad_check("sqerr weighted dpred", pred, e, dp, fwd_objective, &o,
+                                  FD_SAMPLES, 3202, FD_EPS, 1e-4, FD_RTOL));
+    }
+}
+
+/* Caffe-style explicit (asymmetric) pooling pads: ceil mode as extra bottom/right pad. */
+static void test_pool_pads(void **state)
+{
+    (void)state;
+    /* Caffe GoogLeNet pool1: 3x3/2 on 112, ceil mode -> 56: pads 0,0,1,1 */
+    OpDesc d = op_pool2d_pads(PHASE_FWD, POOL_MAX, 1, 64, 112, 112, 3, 2, 0, 0, 1, 1);
+    assert_int_equal(d.u.pool.out_h, 56);
+    assert_int_equal(d.u.pool.out_w, 56);
+    /* asymmetric pads against the reference, both kinds, both phases, and finite
+     * differences (average: counts only the non-padded cells) */
+    static const int cases[][9] = {
+        /* kind, n, c, h, w, win, stride, pads t l b r packed below */
+        {POOL_MAX, 2, 3, 6, 7, 3, 2, 0, 0},
+        {POOL_AVG, 2, 3, 6, 7, 3, 2, 0, 0},
+        {POOL_AVG, 1, 2, 5, 5, 2, 1, 0, 0},
+    };
+    static const int pads[][4] = {{0, 1, 1, 1}, {1, 0, 2, 1}, {1, 1, 0, 0}};
+    for (int ci = 0; ci < 3; ci++) {
+        const int *c = cases[ci];
+        OpDesc f = op_pool2d_pads(PHASE_FWD, (PoolKind)c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                                  pads[ci][0], pads[ci][1], pads[ci][2], pads[ci][3]);
+        const PoolDesc *p = &f.u.pool;
+        assert_int_equal(p->out_h, (c[3] + pads[ci][0] + pads[ci][2] - c[5]) / c[6] + 1);
+        const size_t nx = (size_t)p->n * p->c * p->h * p->w, ny = (size_t)p->n * p->c * p->out_h * p->out_w;
+        float *x = tu_floats(nx), *y = tu_floats(ny), *r = tu_floats(ny), *dx = tu_floats(nx);
+        double *ry = tu_doubles(ny), *rx = tu_doubles(nx);
+        tu_fill_distinct(x, nx, -0.025f * (float)nx, 0.05f, 3300 + ci);
+        tu_fill_uniform(r, ny, -1, 1, 3310 + ci);
+        void *fb[] = {y, x};
+        run(&f, fb);
+        ref_pool_forward(ry, x, p);
+        assert_true(tu_close("pool pads fwd", y, ry, ny, REF_ATOL, REF_RTOL));
+        expect_spot_ok(&f, fb, NULL);
+        OpDesc b = with_phase(f, PHASE_BWD_DATA, false);
+        void *bb[] = {dx, r, x, y};
+        run(&b, bb);
+        ref_pool_backward_data(rx, r, x, p);
+        assert_true(tu_close("pool pads bwd", dx, rx, nx, REF_ATOL, REF_RTOL));
+        expect_spot_ok(&b, bb, NULL);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {r}, .n = {ny}};
+        assert_true(tu_grad_check("pool pads dx", x, nx, dx, fwd_objective, &o, FD_SAMPLES,
+                                  3320 + ci, FD_EPS, FD_ATOL, FD_RTOL));
+        free(x), free(y), free(r), free(dx), free(ry), free(rx);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
  * Descriptors: TF padding, costs, buffers, keys
  * ------------------------------------------------------------------------------------- */
 
@@ -892,6 +1621,43 @@ static void test_costs(void **state)
     ops_set_threads(t0);
     d = op_pool2d(PHASE_FWD, POOL_MAX, 1, 64, 112, 112, 3, 2, PAD_SAME);
     assert_int_equal(op_workspace_bytes(&d), 0);
+
+    /* model-zoo kinds: ResNet-50's first bottleneck BN at batch 32 */
+    const double e = 32.0 * 256 * 3136;
+    d = op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, true);
+    assert_true(op_cost(&d).flops == 6 * e && op_cost(&d).bytes == 4 * (2 * e + 8 * 256));
+    assert_int_equal(op_workspace_bytes(&d), 0);
+    d = op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, false);
+    assert_true(op_cost(&d).flops == 3 * e && op_cost(&d).bytes == 4 * (2 * e + 4 * 256));
+    d = op_batchnorm(PHASE_BWD_WEIGHTS, 32, 256, 3136, 1e-3f, 0.99f, true); /* accumulates */
+    assert_true(op_cost(&d).flops == 4 * e && op_cost(&d).bytes == 4 * (2 * e + 6 * 256));
+    d = op_batchnorm(PHASE_BWD_DATA, 32, 256, 3136, 1e-3f, 0.99f, true);
+    d.u.bn.accumulate = false;
+    assert_true(op_cost(&d).flops == 5 * e && op_cost(&d).bytes == 4 * (3 * e + 6 * 256));
+    /* AlexNet's LRN1 at batch 128, size 5 */
+    const double el = 128.0 * 96 * 3025;
+    d = op_lrn(PHASE_FWD, 128, 96, 3025, 5, 1e-4f, 0.75f, 1.0f);
+    assert_true(op_cost(&d).flops == 16 * el && op_cost(&d).bytes == 12 * el);
+    d = op_lrn(PHASE_BWD_DATA, 128, 96, 3025, 5, 1e-4f, 0.75f, 1.0f); /* accumulates */
+    assert_true(op_cost(&d).flops == 15 * el && op_cost(&d).bytes == 24 * el);
+    /* Adam over ResNet-50's 25.6M parameters: w, m, v read and written, g read */
+    d = op_adam(25557032, 0.001f, 0.9f, 0.999f, 1e-7f);
+    assert_true(op_cost(&d).flops == 12.0 * 25557032 && op_cost(&d).bytes == 28.0 * 25557032);
+    op_update_set_decay(&d, 1000, 1e-4f);
+    assert_true(op_cost(&d).flops == 12.0 * 25557032 + 2000); /* bytes unchanged */
+    assert_true(op_cost(&d).bytes == 28.0 * 25557032);
+    d = op_momentum(1000, 0.1f, 0.9f, true);
+    assert_true(op_cost(&d).flops == 6000 && op_cost(&d).bytes == 20000);
+    d = op_dropout(PHASE_FWD, 1000, 0.5f, 1u);
+    assert_true(op_cost(&d).flops == 2000 && op_cost(&d).bytes == 12004);
+    d = op_channel_copy(PHASE_FWD, 2, 10, 4, 3, 5); /* the slice and x only */
+    assert_true(op_cost(&d).flops == 0 && op_cost(&d).bytes == 4 * 2 * 40);
+    d = op_embedding(PHASE_BWD_WEIGHTS, 10, 1000, 8); /* accumulates: touched rows only */
+    assert_true(op_cost(&d).flops == 80 && op_cost(&d).bytes == 4 * (80 + 2 * 80) + 40);
+    d.u.embed.accumulate = false; /* cleared: all of dW written */
+    assert_true(op_cost(&d).bytes == 4 * (80 + 8000) + 40);
+    d = op_axpby(PHASE_FWD, 1000, 1.0f, 1.0f);
+    assert_true(op_cost(&d).flops == 3000 && op_cost(&d).bytes == 12000);
 }
 
 static void test_buffer_info(void **state)
@@ -931,6 +1697,56 @@ static void test_buffer_info(void **state)
     d = op_rmsprop(10, 0.001f, 0.9f, 1e-7f);
     assert_int_equal(op_buffer_info(&d, info), 3);
     assert_int_equal(info[1].role, BUF_INOUT);
+
+    /* model-zoo kinds, in the order of the table in ops.h */
+    d = op_batchnorm(PHASE_FWD, 2, 3, 4, 1e-3f, 0.99f, true);
+    assert_int_equal(op_buffer_info(&d, info), 8);
+    assert_string_equal(info[3].name, "run_mean");
+    assert_int_equal(info[3].role, BUF_INOUT);
+    assert_int_equal(info[4].role, BUF_INOUT);
+    assert_int_equal(info[1].role, BUF_OUT);
+    assert_int_equal(info[0].bytes, 4 * 24);
+    assert_int_equal(info[7].bytes, 4 * 3);
+    d.u.bn.training = false;
+    assert_int_equal(op_buffer_info(&d, info), 6);
+    assert_string_equal(info[5].name, "run_var");
+    assert_int_equal(info[5].role, BUF_IN);
+    d = op_batchnorm(PHASE_BWD_DATA, 2, 3, 4, 1e-3f, 0.99f, true);
+    assert_int_equal(op_buffer_info(&d, info), 8);
+    assert_string_equal(info[6].name, "dgamma");
+    assert_int_equal(info[0].role, BUF_INOUT);
+    d = op_batchnorm(PHASE_BWD_WEIGHTS, 2, 3, 4, 1e-3f, 0.99f, true);
+    assert_int_equal(op_buffer_info(&d, info), 6);
+    assert_int_equal(info[1].role, BUF_INOUT);
+    d = op_lrn(PHASE_BWD_DATA, 2, 3, 4, 3, 1e-4f, 0.75f, 1.0f);
+    assert_int_equal(op_buffer_info(&d, info), 5);
+    assert_string_equal(info[4].name, "scale");
+    d = op_dropout(PHASE_FWD, 10, 0.5f, 1u);
+    assert_int_equal(op_buffer_info(&d, info), 4);
+    assert_int_equal(info[3].type, BUF_INT32);
+    assert_int_equal(info[3].bytes, 4);
+    d = op_channel_copy(PHASE_FWD, 2, 8, 3, 5, 9);
+    assert_int_equal(op_buffer_info(&d, info), 2);
+    assert_int_equal(info[0].role, BUF_INOUT);
+    assert_int_equal(info[0].bytes, 4 * 2 * 8 * 9);
+    assert_int_equal(info[1].bytes, 4 * 2 * 3 * 9);
+    d = op_embedding(PHASE_FWD, 5, 100, 7);
+    assert_int_equal(op_buffer_info(&d, info), 3);
+    assert_int_equal(info[1].type, BUF_INT32);
+    assert_int_equal(info[2].bytes, 4 * 700);
+    d = op_embedding(PHASE_BWD_WEIGHTS, 5, 100, 7);
+    op_buffer_info(&d, info);
+    assert_int_equal(info[2].type, BUF_INT32);
+    d = op_kl_sparsity(PHASE_FWD, 5, 3, 0.1f, 3.0f);
+    op_buffer_info(&d, info);
+    assert_int_equal(info[0].role, BUF_INOUT); /* the penalty is added to the loss */
+    d = op_norm1(PHASE_FWD, 9);
+    op_buffer_info(&d, info);
+    assert_int_equal(info[0].bytes, 4);
+    d = op_adam(10, 0.001f, 0.9f, 0.999f, 1e-7f);
+    assert_int_equal(op_buffer_info(&d, info), 4);
+    assert_int_equal(info[2].role, BUF_INOUT);
+    assert_int_equal(info[3].role, BUF_IN);
 }
 
 static void key_roundtrip(const OpDesc *d)
@@ -986,7 +1802,41 @@ static void key_roundtrip(const OpDesc *d)
         break;
     case OP_SGD:
     case OP_RMSPROP:
-        assert_true(p.phase == PHASE_UPDATE && p.u.update.count == d->u.update.count);
+    case OP_MOMENTUM:
+    case OP_ADAM:
+        assert_true(p.phase == PHASE_UPDATE && p.u.update.count == d->u.update.count &&
+                    p.u.update.decay_count == d->u.update.decay_count);
+        if (d->kind == OP_MOMENTUM)
+            assert_true(p.u.update.nesterov == d->u.update.nesterov);
+        break;
+    case OP_BATCHNORM:
+        assert_true(p.phase == d->phase && p.u.bn.n == d->u.bn.n && p.u.bn.c == d->u.bn.c &&
+                    p.u.bn.spatial == d->u.bn.spatial && p.u.bn.training == d->u.bn.training);
+        assert_true(p.u.bn.accumulate == (d->phase != PHASE_FWD && d->u.bn.accumulate));
+        break;
+    case OP_LRN:
+        assert_true(p.phase == d->phase && p.u.lrn.n == d->u.lrn.n && p.u.lrn.c == d->u.lrn.c &&
+                    p.u.lrn.spatial == d->u.lrn.spatial && p.u.lrn.size == d->u.lrn.size);
+        assert_true(p.u.lrn.accumulate == (d->phase != PHASE_FWD && d->u.lrn.accumulate));
+        break;
+    case OP_DROPOUT:
+        assert_true(p.phase == d->phase && p.u.dropout.count == d->u.dropout.count);
+        break;
+    case OP_CHANNEL_COPY:
+        assert_int_equal(p.phase, d->phase);
+        assert_memory_equal(&p.u.chan, &d->u.chan, offsetof(ChannelDesc, accumulate));
+        assert_true(p.u.chan.accumulate == (d->phase != PHASE_FWD && d->u.chan.accumulate));
+        break;
+    case OP_AXPBY:
+        assert_true(p.u.axpby.count == d->u.axpby.count);
+        break;
+    case OP_EMBEDDING:
+        assert_true(p.phase == d->phase && p.u.embed.n == d->u.embed.n &&
+                    p.u.embed.vocab == d->u.embed.vocab && p.u.embed.dim == d->u.embed.dim);
+        assert_true(p.u.embed.accumulate == (d->phase != PHASE_FWD && d->u.embed.accumulate));
+        break;
+    case OP_KL_SPARSITY:
+        assert_true(p.phase == d->phase && p.u.kl.n == d->u.kl.n && p.u.kl.units == d->u.kl.units);
         break;
     case OP_STREAM:
         assert_true(p.u.mem.kind == d->u.mem.kind);
@@ -1012,6 +1862,22 @@ static void test_keys(void **state)
     ga.u.gemm.alpha = -0.75f;
     OpDesc cd = op_conv2d(PHASE_BWD_DATA, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2);
     cd.u.conv.accumulate = false;
+    OpDesc bnd = op_batchnorm(PHASE_BWD_DATA, 128, 64, 12544, 1e-3f, 0.99f, true);
+    OpDesc bnw = op_batchnorm(PHASE_BWD_WEIGHTS, 2, 3, 4, 1e-3f, 0.99f, true);
+    bnw.u.bn.accumulate = false;
+    OpDesc lrb = op_lrn(PHASE_BWD_DATA, 128, 256, 729, 5, 1e-4f, 0.75f, 2.0f);
+    lrb.u.lrn.accumulate = false;
+    OpDesc chb = op_channel_copy(PHASE_BWD_DATA, 32, 256, 64, 192, 784);
+    chb.u.chan.accumulate = false;
+    OpDesc emb = op_embedding(PHASE_BWD_WEIGHTS, 64 * 400, 20000, 300);
+    emb.u.embed.accumulate = false;
+    OpDesc mn = op_momentum(25557032, 0.1f, 0.9f, true);
+    op_update_set_decay(&mn, 25000000, 2e-4f);
+    OpDesc ad = op_adam(1000, 0.001f, 0.9f, 0.999f, 1e-7f);
+    op_update_set_decay(&ad, 1000, 1e-4f);
+    OpDesc sd = op_sgd(1000, 0.1f), rd = op_rmsprop(1000, 0.001f, 0.9f, 1e-7f);
+    op_update_set_decay(&sd, 1, 1e-4f);
+    op_update_set_decay(&rd, 999, 1e-4f);
     const OpDesc all[] = {
         g, ga, cw, cd,
         op_gemm(PHASE_FWD, 1, 1, 1, false, true, 1.0f),
@@ -1029,6 +1895,22 @@ static void test_keys(void **state)
         op_zero(PHASE_FWD, 5), op_copy(PHASE_FWD, 1ull << 30),
         op_stream(STREAM_COPY, 20000000, 3.0f), op_stream(STREAM_SCALE, 1, 3.0f),
         op_stream(STREAM_ADD, 2, 3.0f), op_stream(STREAM_TRIAD, 3, 3.0f),
+        op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, true),
+        op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, false),
+        op_batchnorm(PHASE_BWD_WEIGHTS, 32, 2048, 1, 1e-5f, 0.9f, true), bnd, bnw,
+        op_lrn(PHASE_FWD, 128, 96, 3025, 5, 1e-4f, 0.75f, 1.0f), lrb,
+        op_lrn(PHASE_BWD_DATA, 1, 1, 1, 1, 1.0f, 1.0f, 1.0f),
+        op_dropout(PHASE_FWD, 4096 * 128, 0.5f, 9u), op_dropout(PHASE_BWD_DATA, 7, 0.1f, 0u),
+        op_channel_copy(PHASE_FWD, 32, 256, 64, 192, 784), chb,
+        op_channel_copy(PHASE_BWD_DATA, 1, 3, 1, 0, 1),
+        op_axpby(PHASE_FWD, 25690112, 1.0f, 1.0f), op_axpby(PHASE_BWD_DATA, 3, -0.5f, 2.0f),
+        op_embedding(PHASE_FWD, 64 * 400, 20000, 300), emb,
+        op_embedding(PHASE_BWD_WEIGHTS, 1, 1, 1),
+        op_kl_sparsity(PHASE_FWD, 10000, 25, 0.01f, 3.0f),
+        op_kl_sparsity(PHASE_BWD_DATA, 1, 1, 0.5f, 0.0f),
+        op_shrink(PHASE_UPDATE, 1000, 0.1f), op_norm1(PHASE_FWD, 123456789),
+        op_momentum(25557032, 0.1f, 0.9f, false), mn, ad, sd, rd,
+        op_adam(1, 0.001f, 0.9f, 0.999f, 1e-7f),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -1052,6 +1934,40 @@ static void test_keys(void **state)
     assert_string_equal(key, "conv2d fwd n=0 c=3 h=9 w=9 k=4 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0");
     OpDesc back;
     assert_false(op_key_parse(key, &back));
+
+    /* the model-zoo keys, spelled out */
+    op_key(&bnd, key);
+    assert_string_equal(key, "batchnorm bwd_data n=128 c=64 spatial=12544 train=1 acc=1");
+    op_key(&mn, key);
+    assert_string_equal(key, "momentum count=25557032 nesterov=1 decay=25000000");
+    op_key(&sd, key);
+    assert_string_equal(key, "sgd count=1000 decay=1");
+    OpDesc sg = op_sgd(1000, 0.1f);
+    op_key(&sg, key);
+    assert_string_equal(key, "sgd count=1000"); /* undecayed keys as before */
+    OpDesc dr = op_dropout(PHASE_FWD, 10, 0.25f, 3u);
+    op_key(&dr, key);
+    assert_string_equal(key, "dropout fwd count=10");
+    OpDesc ax = op_axpby(PHASE_BWD_DATA, 10, 2.0f, 0.0f);
+    op_key(&ax, key);
+    assert_string_equal(key, "axpby count=10");
+    OpDesc ch = op_channel_copy(PHASE_FWD, 2, 8, 3, 5, 9);
+    ch.u.chan.accumulate = true; /* FWD ignores it */
+    op_key(&ch, key);
+    assert_string_equal(key, "channel_copy fwd n=2 c_dst=8 c_src=3 offset=5 spatial=9 acc=0");
+    OpKind k0;
+    assert_true(op_kind_from_name("kl_sparsity", &k0) && k0 == OP_KL_SPARSITY);
+    assert_string_equal(op_kind_name(OP_CHANNEL_COPY), "channel_copy");
+    /* a batch-normalised model-zoo descriptor keys too */
+    OpDesc bz = op_batchnorm(PHASE_FWD, 8, 4, 9, 1e-3f, 0.99f, true);
+    bz.u.bn.n = 0;
+    op_key(&bz, key);
+    assert_false(op_key_parse(key, &back));
+    /* parsed values are the documented defaults */
+    assert_true(op_key_parse("adam count=10", &back) && back.u.update.step == 1 &&
+                back.u.update.beta2 == 0.999f && back.u.update.eps == 1e-7f);
+    assert_true(op_key_parse("batchnorm fwd n=1 c=1 spatial=1 train=1 acc=0", &back) &&
+                back.u.bn.eps == 1e-3f && back.u.bn.momentum == 0.99f);
 
     /* names */
     OpKind k;
@@ -1082,6 +1998,17 @@ static void test_keys(void **state)
         "act bwd_weights relu count=3", "act fwd relu count=0", "sgd count=18446744073709551616",
         "stream fwd triad count=3", "stream triad count=3 q=3", "zero count=5x",
         "lstm_cell fwd batch=1", "sqerr fwd n=1 features=1 mean=2",
+        "batchnorm bwd_data n=1 c=1 spatial=1 train=0 acc=1", /* backward needs training */
+        "batchnorm update n=1 c=1 spatial=1 train=1 acc=0",
+        "batchnorm fwd n=1 c=1 spatial=1 train=2 acc=0",
+        "lrn fwd n=1 c=4 spatial=3 size=4 acc=0", "lrn bwd_weights n=1 c=4 spatial=3 size=3 acc=0",
+        "dropout count=5", "dropout bwd_weights count=5",
+        "channel_copy fwd n=1 c_dst=4 c_src=3 offset=2 spatial=1 acc=0",
+        "axpby fwd count=3", "embedding bwd_data n=1 vocab=2 dim=3 acc=0",
+        "kl_sparsity fwd n=1 units=0", "norm1 count=0",
+        "momentum count=10", "momentum count=10 nesterov=2",
+        "adam count=10 decay=11", "sgd count=10 decay=0x", "sgd count=10 nesterov=0",
+        "rmsprop count=10 decay=010",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         OpDesc p;
@@ -1107,9 +2034,15 @@ static void spot_case(const OpDesc *d, uint64_t seed)
         n[i] = info[i].bytes / 4;
         float *f = tu_floats(n[i]);
         if (info[i].type == BUF_INT32)
-            tu_fill_labels((int32_t *)f, n[i], d->u.xent.classes, seed + i);
-        else if (d->kind == OP_RMSPROP && i == 1)
-            tu_fill_uniform(f, n[i], 0, 1, seed + i); /* acc >= 0 */
+            tu_fill_labels((int32_t *)f, n[i],
+                           d->kind == OP_EMBEDDING ? d->u.embed.vocab
+                           : d->kind == OP_DROPOUT ? 1000 : d->u.xent.classes, seed + i);
+        else if ((d->kind == OP_RMSPROP && i == 1) || (d->kind == OP_ADAM && i == 2))
+            tu_fill_uniform(f, n[i], 0, 1, seed + i); /* accumulators of squares >= 0 */
+        else if (d->kind == OP_KL_SPARSITY) /* activations and their means in (0, 1) */
+            tu_fill_uniform(f, n[i], 0.05f, 0.95f, seed + i);
+        else if (d->kind == OP_BATCHNORM && !d->u.bn.training && i == 5)
+            tu_fill_uniform(f, n[i], 0.5f, 2.0f, seed + i); /* running variance > 0 */
         else
             tu_fill_uniform(f, n[i], -1, 1, seed + i);
         bufs[i] = f;
@@ -1117,6 +2050,11 @@ static void spot_case(const OpDesc *d, uint64_t seed)
     if (d->kind == OP_POOL2D && d->phase == PHASE_BWD_DATA) { /* y must come from x */
         OpDesc f = with_phase(*d, PHASE_FWD, false);
         void *fb[] = {bufs[3], bufs[2]};
+        run(&f, fb);
+    }
+    if (d->kind == OP_LRN && d->phase == PHASE_BWD_DATA) { /* y, scale > 0 come from x */
+        OpDesc f = with_phase(*d, PHASE_FWD, false);
+        void *fb[] = {bufs[3], bufs[4], bufs[2]};
         run(&f, fb);
     }
     for (int i = 0; i < nb; i++)
@@ -1162,6 +2100,15 @@ static void test_spot_check(void **state)
     OpDesc cd = op_conv2d(PHASE_BWD_DATA, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2);
     OpDesc ga = op_gemm(PHASE_FWD, 9, 7, 5, true, false, 0.5f);
     ga.u.gemm.alpha = 2.0f;
+    /* decayed updates: a prefix, an element that crosses it (spot_case corrupts index 0
+     * and an interior element, both in the prefix here) */
+    OpDesc dsgd = op_sgd(1000, 0.1f), drms = op_rmsprop(1000, 0.01f, 0.9f, 1e-7f);
+    OpDesc dmom = op_momentum(1000, 0.1f, 0.9f, true), dadam = op_adam(1000, 0.01f, 0.9f, 0.999f, 1e-7f);
+    op_update_set_decay(&dsgd, 600, 0.5f);
+    op_update_set_decay(&drms, 600, 0.5f);
+    op_update_set_decay(&dmom, 600, 0.5f);
+    op_update_set_decay(&dadam, 600, 0.5f);
+    dadam.u.update.step = 3;
     const OpDesc all[] = {
         op_gemm(PHASE_FWD, 13, 11, 40, false, true, 0.0f), ga,
         op_conv2d(PHASE_FWD, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2), cd,
@@ -1184,6 +2131,22 @@ static void test_spot_check(void **state)
         op_stream(STREAM_COPY, 100, 3.0f), op_stream(STREAM_SCALE, 100, 3.0f),
         op_stream(STREAM_ADD, 100, 3.0f), op_stream(STREAM_TRIAD, 100, 3.0f),
         op_act(PHASE_FWD, ACT_TANH, 200000), /* only first/last + samples checked */
+        op_batchnorm(PHASE_FWD, 3, 4, 5, 1e-3f, 0.9f, true),
+        op_batchnorm(PHASE_FWD, 3, 4, 5, 1e-3f, 0.9f, false),
+        op_batchnorm(PHASE_BWD_WEIGHTS, 3, 4, 5, 1e-3f, 0.9f, true),
+        op_batchnorm(PHASE_BWD_DATA, 3, 4, 5, 1e-3f, 0.9f, true),
+        op_batchnorm(PHASE_FWD, 6, 5, 1, 1e-3f, 0.9f, true),
+        op_lrn(PHASE_FWD, 2, 7, 9, 5, 0.5f, 0.75f, 2.0f),
+        op_lrn(PHASE_BWD_DATA, 2, 7, 9, 5, 0.5f, 0.75f, 2.0f),
+        op_dropout(PHASE_FWD, 300, 0.4f, 5u), op_dropout(PHASE_BWD_DATA, 300, 0.4f, 5u),
+        op_channel_copy(PHASE_FWD, 2, 7, 3, 2, 5), op_channel_copy(PHASE_FWD, 2, 7, 3, 0, 5),
+        op_channel_copy(PHASE_BWD_DATA, 2, 7, 3, 2, 5),
+        op_axpby(PHASE_FWD, 100, 0.5f, -2.0f),
+        op_embedding(PHASE_FWD, 20, 9, 4), op_embedding(PHASE_BWD_WEIGHTS, 20, 9, 4),
+        op_kl_sparsity(PHASE_FWD, 8, 6, 0.1f, 3.0f), op_kl_sparsity(PHASE_BWD_DATA, 8, 6, 0.1f, 3.0f),
+        op_shrink(PHASE_FWD, 100, 0.3f), op_norm1(PHASE_FWD, 100),
+        op_momentum(1000, 0.1f, 0.9f, false), op_momentum(1000, 0.1f, 0.9f, true),
+        op_adam(1000, 0.01f, 0.9f, 0.999f, 1e-7f), dsgd, drms, dmom, dadam,
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         spot_case(&all[i], 1400 + 10 * i);
@@ -1218,10 +2181,25 @@ static void test_vecmath_accuracy(void **state)
         et = fmax(et, fabs(vm_tanh(f) - tanh((double)f)) / tanh((double)f));
         et = fmax(et, fabs(vm_tanh(-f) + tanh((double)f)) / tanh((double)f));
     }
-    if (es > 4 * ulp || ee > 2 * ulp || eg > 3 * ulp || et > 3 * ulp)
-        fprintf(stderr, "  vecmath relative errors in ulp: sqrt %.2f exp %.2f sigmoid %.2f tanh %.2f\n",
-                es / ulp, ee / ulp, eg / ulp, et / ulp);
-    assert_true(es <= 4 * ulp && ee <= 2 * ulp && eg <= 3 * ulp && et <= 3 * ulp);
+    /* log: error relative to max(|log x|, 1) over normal x from 1e-37 to 1e38, and plain
+     * relative error on [0.5, 2), where log x is small and must keep its digits */
+    double el = 0;
+    for (double x = 1e-37; x < 1e38; x *= 1.0007) {
+        const float f = (float)x;
+        const double r = log((double)f);
+        el = fmax(el, fabs(vm_log(f) - r) / fmax(fabs(r), 1.0));
+    }
+    for (double x = 0.5; x < 2.0; x += 1.1e-5) {
+        const float f = (float)x;
+        const double r = log((double)f);
+        if (r != 0)
+            el = fmax(el, fabs(vm_log(f) - r) / fabs(r));
+    }
+    if (es > 4 * ulp || ee > 2 * ulp || eg > 3 * ulp || et > 3 * ulp || el > 2 * ulp)
+        fprintf(stderr, "  vecmath relative errors in ulp: sqrt %.2f exp %.2f sigmoid %.2f tanh %.2f log %.2f\n",
+                es / ulp, ee / ulp, eg / ulp, et / ulp, el / ulp);
+    assert_true(es <= 4 * ulp && ee <= 2 * ulp && eg <= 3 * ulp && et <= 3 * ulp && el <= 2 * ulp);
+    assert_true(vm_log(1.0f) == 0.0f);
     /* the ends: no inf or NaN where the kernels could meet them */
     assert_true(vm_sqrt(0.0f) == 0.0f);
     assert_true(isfinite(vm_exp(1000.0f)) && vm_exp(-1000.0f) > 0.0f);
@@ -1325,9 +2303,66 @@ static void make_valid_too_small(void)
     (void)op_pool2d(PHASE_FWD, POOL_MAX, 1, 1, 2, 2, 3, 1, PAD_VALID);
 }
 
+static void make_lrn_even(void)
+{
+    (void)op_lrn(PHASE_FWD, 1, 4, 4, 4, 1e-4f, 0.75f, 1.0f);
+}
+
+static void make_channel_out_of_range(void)
+{
+    (void)op_channel_copy(PHASE_FWD, 1, 4, 3, 2, 1);
+}
+
+static void make_pool_pad_window(void)
+{
+    (void)op_pool2d_pads(PHASE_FWD, POOL_MAX, 1, 1, 6, 6, 3, 2, 0, 0, 3, 0);
+}
+
+static void make_bn_backward_inference(void)
+{
+    (void)op_batchnorm(PHASE_BWD_DATA, 1, 1, 4, 1e-3f, 0.99f, false);
+}
+
+static void run_adam_step0(void)
+{
+    OpDesc d = op_adam(4, 0.1f, 0.9f, 0.999f, 1e-7f);
+    d.u.update.step = 0;
+    float a[4] = {0}, b[4] = {0}, c[4] = {0}, g[4] = {0};
+    void *bufs[] = {a, b, c, g};
+    op_run(&d, bufs, NULL);
+}
+
+static void make_decay_too_long(void)
+{
+    OpDesc d = op_sgd(4, 0.1f);
+    op_update_set_decay(&d, 5, 0.1f);
+}
+
+static void run_embedding_bad_id(void)
+{
+    OpDesc d = op_embedding(PHASE_FWD, 2, 3, 2);
+    float y[4], W[6] = {0};
+    int32_t ids[2] = {1, 3};
+    void *bufs[] = {y, ids, W};
+    op_run(&d, bufs, NULL);
+}
+
+static void make_dropout_rate_one(void)
+{
+    (void)op_dropout(PHASE_FWD, 4, 1.0f, 0u);
+}
+
 static void test_programmer_errors_abort(void **state)
 {
     (void)state;
+    expect_abort(make_lrn_even, "lrn with an even size");
+    expect_abort(make_channel_out_of_range, "channel slice past c_dst");
+    expect_abort(make_pool_pad_window, "pool pad as large as the window");
+    expect_abort(make_bn_backward_inference, "batchnorm backward in inference mode");
+    expect_abort(run_adam_step0, "adam at step 0");
+    expect_abort(make_decay_too_long, "decay prefix longer than the buffer");
+    expect_abort(run_embedding_bad_id, "embedding id out of range");
+    expect_abort(make_dropout_rate_one, "dropout rate 1");
     expect_abort(run_pool_bwd_weights, "pool2d with bwd_weights");
     expect_abort(make_bad_groups, "conv2d groups not dividing c");
     expect_abort(run_conv_without_workspace, "conv2d without its workspace");
@@ -1350,6 +2385,18 @@ int main(void)
         cmocka_unit_test(test_sqerr),
         cmocka_unit_test(test_lstm_cell),
         cmocka_unit_test(test_updates),
+        cmocka_unit_test(test_batchnorm),
+        cmocka_unit_test(test_batchnorm_running_stats),
+        cmocka_unit_test(test_lrn),
+        cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_channel_copy),
+        cmocka_unit_test(test_axpby),
+        cmocka_unit_test(test_embedding),
+        cmocka_unit_test(test_kl_sparsity),
+        cmocka_unit_test(test_shrink_norm1),
+        cmocka_unit_test(test_optimizers_zoo),
+        cmocka_unit_test(test_sqerr_weight),
+        cmocka_unit_test(test_pool_pads),
         cmocka_unit_test(test_memory_and_stream),
         cmocka_unit_test(test_tf_padding),
         cmocka_unit_test(test_costs),

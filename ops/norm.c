@@ -1,0 +1,425 @@
+/* ops/norm.c — OP_BATCHNORM (per-channel batch normalisation, Keras semantics) and OP_LRN
+ * (Caffe's cross-channel local response normalisation). Both are memory-bound.
+ *
+ * Batch norm threads split the channels: a channel's statistics are a sum over its n
+ * planes, so each channel has one owner and no reduction crosses threads (the result does
+ * not depend on the thread count). The training forward pass reads a channel's planes
+ * twice, statistics then normalisation, back to back, so the second read mostly hits the
+ * cache (a channel of ResNet-50's 32x256x56x56 is 400 KB). Sums are accumulated in double.
+ * A (n, c) input (spatial 1, after a dense layer) has no planes: it is walked row by row
+ * over blocks of columns instead, each thread owning whole blocks.
+ *
+ * LRN works on (image, block of spatial positions) units: every channel of one block,
+ * window sums straight from the input (no running sum, which drifts in fp32), and the
+ * backward window of dy*y/scale kept in a small ring on the stack. pow(scale, -beta) is
+ * exp(-beta log scale) with the vectorisable vm_exp / vm_log.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops/kernels.h"
+#include "ops/vecmath.h"
+
+/* ---------------------------------------------------------------------------------------
+ * Batch normalisation, planes (spatial > 1)
+ * ------------------------------------------------------------------------------------- */
+
+/* sum x and sum x^2 of one plane, in double */
+OPS_TARGET_CLONES
+static void bn_plane_moments(const float *restrict x, size_t n, double *s1, double *s2)
+{
+    double a = 0.0, b = 0.0;
+#pragma omp simd reduction(+ : a, b)
+    for (size_t i = 0; i < n; i++) {
+        const double v = x[i];
+        a += v;
+        b += v * v;
+    }
+    *s1 += a;
+    *s2 += b;
+}
+
+/* y = (x - mean) * scale + shift */
+OPS_TARGET_CLONES
+static void bn_plane_affine(float *restrict y, const float *restrict x, float mean,
+                            float scale, float shift, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = (x[i] - mean) * scale + shift;
+}
+
+/* sum dy and sum dy * (x - mean) of one plane, in double */
+OPS_TARGET_CLONES
+static void bn_plane_grad_sums(const float *restrict dy, const float *restrict x, double mean,
+                               size_t n, double *sdy, double *sdyx)
+{
+    double a = 0.0, b = 0.0;
+#pragma omp simd reduction(+ : a, b)
+    for (size_t i = 0; i < n; i++) {
+        const double g = dy[i];
+        a += g;
+        b += g * ((double)x[i] - mean);
+    }
+    *sdy += a;
+    *sdyx += b;
+}
+
+/* dx (=|+=) a dy + b (x - mean) + c */
+OPS_TARGET_CLONES
+static void bn_plane_dx(float *restrict dx, const float *restrict dy, const float *restrict x,
+                        float mean, float a, float b, float c, bool acc, size_t n)
+{
+    if (acc)
+        for (size_t i = 0; i < n; i++)
+            dx[i] += a * dy[i] + b * (x[i] - mean) + c;
+    else
+        for (size_t i = 0; i < n; i++)
+            dx[i] = a * dy[i] + b * (x[i] - mean) + c;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Batch normalisation, rows (spatial == 1): blocks of BN_COLS channels, row by row
+ * ------------------------------------------------------------------------------------- */
+
+enum { BN_COLS = 128 };
+
+OPS_TARGET_CLONES
+static void bn_row_moments(double *restrict s1, double *restrict s2, const float *restrict x,
+                           size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        const double v = x[j];
+        s1[j] += v;
+        s2[j] += v * v;
+    }
+}
+
+OPS_TARGET_CLONES
+static void bn_row_affine(float *restrict y, const float *restrict x,
+                          const float *restrict mean, const float *restrict scale,
+                          const float *restrict shift, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        y[j] = (x[j] - mean[j]) * scale[j] + shift[j];
+}
+
+OPS_TARGET_CLONES
+static void bn_row_grad_sums(double *restrict sdy, double *restrict sdyx,
+                             const float *restrict dy, const float *restrict x,
+                             const float *restrict mean, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        const double g = dy[j];
+        sdy[j] += g;
+        sdyx[j] += g * ((double)x[j] - (double)mean[j]);
+    }
+}
+
+OPS_TARGET_CLONES
+static void bn_row_dx(float *restrict dx, const float *restrict dy, const float *restrict x,
+                      const float *restrict mean, const float *restrict a,
+                      const float *restrict b, const float *restrict c, bool acc, size_t n)
+{
+    if (acc)
+        for (size_t j = 0; j < n; j++)
+            dx[j] += a[j] * dy[j] + b[j] * (x[j] - mean[j]) + c[j];
+    else
+        for (size_t j = 0; j < n; j++)
+            dx[j] = a[j] * dy[j] + b[j] * (x[j] - mean[j]) + c[j];
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Batch normalisation, per-channel arithmetic shared by both layouts
+ * ------------------------------------------------------------------------------------- */
+
+/* From the channel's sums over m values: writes mean and invstd, updates the running
+ * statistics (Keras: the variance for the moving average is made unbiased with
+ * m / (m - (1 + eps))), and returns the affine map y = (x - mean) * scale + shift. */
+static void bn_channel_stats(float *mean, float *invstd, float *run_mean, float *run_var,
+                             double s1, double s2, double m, float gamma, float beta,
+                             const BnDesc *d, float *scale, float *shift)
+{
+    const double mu = s1 / m;
+    double var = s2 / m - mu * mu; /* in double: cancellation costs nothing visible */
+    var = var > 0.0 ? var : 0.0;
+    const double inv = 1.0 / sqrt(var + (double)d->eps);
+    *mean = (float)mu;
+    *invstd = (float)inv;
+    const double unbias = m > 1.0 + (double)d->eps ? m / (m - (1.0 + (double)d->eps)) : 1.0;
+    const double mom = d->momentum;
+    *run_mean = (float)(mom * *run_mean + (1.0 - mom) * mu);
+    *run_var = (float)(mom * *run_var + (1.0 - mom) * var * unbias);
+    *scale = (float)(gamma * inv);
+    *shift = beta;
+}
+
+/* dx = a dy + b (x - mean) + c with A = gamma invstd:
+ *   a = A, b = -A invstd dgamma / m, c = -A dbeta / m
+ * (the contract's gamma invstd / m (m dy - dbeta - xhat dgamma) expanded). */
+static void bn_channel_dx_coef(float gamma, float invstd, float dgamma, float dbeta, double m,
+                               float *a, float *b, float *c)
+{
+    const double A = (double)gamma * invstd;
+    *a = (float)A;
+    *b = (float)(-A * invstd * dgamma / m);
+    *c = (float)(-A * dbeta / m);
+}
+
+/* Contract: see kernels.h. Channels split over threads (planes) or column blocks (rows). */
+void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_mean,
+                             float *run_var, const float *x, const float *gamma,
+                             const float *beta, const BnDesc *d)
+{
+    OPS_ASSERT(y && mean && invstd && run_mean && run_var && x && gamma && beta && d);
+    const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
+    const double m = (double)N * (double)SP;
+    const bool par = N * C * SP >= OPS_PAR_MIN;
+    if (SP > 1) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t ch = 0; ch < C; ch++) {
+            double s1 = 0.0, s2 = 0.0;
+            for (size_t i = 0; i < N; i++)
+                bn_plane_moments(x + (i * C + ch) * SP, SP, &s1, &s2);
+            float scale, shift;
+            bn_channel_stats(&mean[ch], &invstd[ch], &run_mean[ch], &run_var[ch], s1, s2, m,
+                             gamma[ch], beta[ch], d, &scale, &shift);
+            for (size_t i = 0; i < N; i++)
+                bn_plane_affine(y + (i * C + ch) * SP, x + (i * C + ch) * SP, mean[ch], scale,
+                                shift, SP);
+        }
+    } else {
+        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            double s1[BN_COLS] = {0}, s2[BN_COLS] = {0};
+            float scale[BN_COLS], shift[BN_COLS];
+            for (size_t i = 0; i < N; i++)
+                bn_row_moments(s1, s2, x + i * C + j0, w);
+            for (size_t j = 0; j < w; j++)
+                bn_channel_stats(&mean[j0 + j], &invstd[j0 + j], &run_mean[j0 + j],
+                                 &run_var[j0 + j], s1[j], s2[j], m, gamma[j0 + j],
+                                 beta[j0 + j], d, &scale[j], &shift[j]);
+            for (size_t i = 0; i < N; i++)
+                bn_row_affine(y + i * C + j0, x + i * C + j0, mean + j0, scale, shift, w);
+        }
+    }
+}
+
+/* Contract: see kernels.h. Parallel over (image, channel) planes, or rows. */
+void batchnorm_forward_infer(float *y, const float *x, const float *gamma, const float *beta,
+                             const float *run_mean, const float *run_var, const BnDesc *d)
+{
+    OPS_ASSERT(y && x && gamma && beta && run_mean && run_var && d);
+    const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
+    const bool par = N * C * SP >= OPS_PAR_MIN;
+    if (SP > 1) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t p = 0; p < N * C; p++) {
+            const size_t ch = p % C;
+            const float scale = (float)(gamma[ch] / sqrt((double)run_var[ch] + d->eps));
+            bn_plane_affine(y + p * SP, x + p * SP, run_mean[ch], scale, beta[ch], SP);
+        }
+    } else {
+        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            float scale[BN_COLS];
+            for (size_t j = 0; j < w; j++)
+                scale[j] = (float)(gamma[j0 + j] / sqrt((double)run_var[j0 + j] + d->eps));
+            for (size_t i = 0; i < N; i++)
+                bn_row_affine(y + i * C + j0, x + i * C + j0, run_mean + j0, scale, beta + j0, w);
+        }
+    }
+}
+
+/* Contract: see kernels.h. One owner per channel (or column block). */
+void batchnorm_backward_weights(float *dgamma, float *dbeta, const float *dy, const float *x,
+                                const float *mean, const float *invstd, const BnDesc *d)
+{
+    OPS_ASSERT(dgamma && dbeta && dy && x && mean && invstd && d);
+    const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
+    const bool par = N * C * SP >= OPS_PAR_MIN;
+    if (SP > 1) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t ch = 0; ch < C; ch++) {
+            double sdy = 0.0, sdyx = 0.0;
+            for (size_t i = 0; i < N; i++)
+                bn_plane_grad_sums(dy + (i * C + ch) * SP, x + (i * C + ch) * SP, mean[ch], SP,
+                                   &sdy, &sdyx);
+            const double dg = sdyx * invstd[ch];
+            dgamma[ch] = (float)(d->accumulate ? dgamma[ch] + dg : dg);
+            dbeta[ch] = (float)(d->accumulate ? dbeta[ch] + sdy : sdy);
+        }
+    } else {
+        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            double sdy[BN_COLS] = {0}, sdyx[BN_COLS] = {0};
+            for (size_t i = 0; i < N; i++)
+                bn_row_grad_sums(sdy, sdyx, dy + i * C + j0, x + i * C + j0, mean + j0, w);
+            for (size_t j = 0; j < w; j++) {
+                const double dg = sdyx[j] * invstd[j0 + j];
+                dgamma[j0 + j] = (float)(d->accumulate ? dgamma[j0 + j] + dg : dg);
+                dbeta[j0 + j] = (float)(d->accumulate ? dbeta[j0 + j] + sdy[j] : sdy[j]);
+            }
+        }
+    }
+}
+
+/* Contract: see kernels.h. Parallel over planes, or rows. */
+void batchnorm_backward_data(float *dx, const float *dy, const float *x, const float *gamma,
+                             const float *mean, const float *invstd, const float *dgamma,
+                             const float *dbeta, const BnDesc *d)
+{
+    OPS_ASSERT(dx && dy && x && gamma && mean && invstd && dgamma && dbeta && d);
+    const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
+    const double m = (double)N * (double)SP;
+    const bool par = N * C * SP >= OPS_PAR_MIN;
+    if (SP > 1) {
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t p = 0; p < N * C; p++) {
+            const size_t ch = p % C;
+            float a, b, c;
+            bn_channel_dx_coef(gamma[ch], invstd[ch], dgamma[ch], dbeta[ch], m, &a, &b, &c);
+            bn_plane_dx(dx + p * SP, dy + p * SP, x + p * SP, mean[ch], a, b, c, d->accumulate,
+                        SP);
+        }
+    } else {
+        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+#pragma omp parallel for schedule(static) if (par)
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            float a[BN_COLS], b[BN_COLS], c[BN_COLS];
+            for (size_t j = 0; j < w; j++)
+                bn_channel_dx_coef(gamma[j0 + j], invstd[j0 + j], dgamma[j0 + j], dbeta[j0 + j],
+                                   m, &a[j], &b[j], &c[j]);
+            for (size_t i = 0; i < N; i++)
+                bn_row_dx(dx + i * C + j0, dy + i * C + j0, x + i * C + j0, mean + j0, a, b, c,
+                          d->accumulate, w);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Local response normalisation
+ * ------------------------------------------------------------------------------------- */
+
+/* Floats of the stack ring (backward) and of the window accumulator: 16 KB each. */
+enum { LRN_RING_FLOATS = 4096 };
+
+/* Spatial positions per unit: the backward ring holds `size` rows of this width. */
+static size_t lrn_block_width(const LrnDesc *d)
+{
+    size_t b = (size_t)(LRN_RING_FLOATS / d->size) & ~(size_t)15;
+    b = b < 16 ? 16 : b; /* size <= 255 (desc_check) keeps size * 16 <= 4096 */
+    return b < (size_t)d->spatial ? b : (size_t)d->spatial;
+}
+
+/* One image's block [s0, s0 + bw) of every channel; pointers at the image's start. */
+OPS_TARGET_CLONES
+static void lrn_forward_unit(float *restrict y, float *restrict scale, const float *restrict x,
+                             const LrnDesc *d, size_t s0, size_t bw)
+{
+    const int C = d->c, r = d->size / 2;
+    const size_t SP = (size_t)d->spatial;
+    const float coef = d->alpha / (float)d->size, k = d->k, nbeta = -d->beta;
+    float acc[LRN_RING_FLOATS];
+    for (int c = 0; c < C; c++) {
+        const int lo = c - r < 0 ? 0 : c - r, hi = c + r >= C ? C - 1 : c + r;
+        for (size_t j = 0; j < bw; j++)
+            acc[j] = 0.0f;
+        for (int q = lo; q <= hi; q++) {
+            const float *xq = x + (size_t)q * SP + s0;
+            for (size_t j = 0; j < bw; j++)
+                acc[j] += xq[j] * xq[j];
+        }
+        const float *xc = x + (size_t)c * SP + s0;
+        float *yc = y + (size_t)c * SP + s0, *sc = scale + (size_t)c * SP + s0;
+        for (size_t j = 0; j < bw; j++) {
+            const float s = k + coef * acc[j];
+            sc[j] = s;
+            yc[j] = xc[j] * vm_exp(nbeta * vm_log(s));
+        }
+    }
+}
+
+/* ring row of channel q: dy y / scale */
+static inline void lrn_ratio_row(float *restrict row, const float *restrict dy,
+                                 const float *restrict y, const float *restrict scale,
+                                 size_t bw)
+{
+    for (size_t j = 0; j < bw; j++)
+        row[j] = dy[j] * y[j] / scale[j];
+}
+
+OPS_TARGET_CLONES
+static void lrn_backward_unit(float *restrict dx, const float *restrict dy,
+                              const float *restrict x, const float *restrict y,
+                              const float *restrict scale, const LrnDesc *d, size_t s0,
+                              size_t bw)
+{
+    const int C = d->c, r = d->size / 2, size = d->size;
+    const size_t SP = (size_t)d->spatial;
+    const float nbeta = -d->beta, k2 = 2.0f * d->alpha * d->beta / (float)d->size;
+    float ring[LRN_RING_FLOATS]; /* rows c' in [c - r, c + r] at (c' mod size) * bw */
+    float acc[LRN_RING_FLOATS];
+    for (int q = 0; q <= r && q < C; q++) {
+        const size_t o = (size_t)q * SP + s0;
+        lrn_ratio_row(ring + (size_t)(q % size) * bw, dy + o, y + o, scale + o, bw);
+    }
+    for (int c = 0; c < C; c++) {
+        if (c > 0 && c + r < C) {
+            const size_t o = (size_t)(c + r) * SP + s0;
+            lrn_ratio_row(ring + (size_t)((c + r) % size) * bw, dy + o, y + o, scale + o, bw);
+        }
+        const int lo = c - r < 0 ? 0 : c - r, hi = c + r >= C ? C - 1 : c + r;
+        for (size_t j = 0; j < bw; j++)
+            acc[j] = 0.0f;
+        for (int q = lo; q <= hi; q++) {
+            const float *row = ring + (size_t)(q % size) * bw;
+            for (size_t j = 0; j < bw; j++)
+                acc[j] += row[j];
+        }
+        const size_t o = (size_t)c * SP + s0;
+        const float *dyc = dy + o, *xc = x + o, *sc = scale + o;
+        float *dxc = dx + o;
+        if (d->accumulate)
+            for (size_t j = 0; j < bw; j++)
+                dxc[j] += dyc[j] * vm_exp(nbeta * vm_log(sc[j])) - k2 * xc[j] * acc[j];
+        else
+            for (size_t j = 0; j < bw; j++)
+                dxc[j] = dyc[j] * vm_exp(nbeta * vm_log(sc[j])) - k2 * xc[j] * acc[j];
+    }
+}
+
+/* Contract: see kernels.h. Units (image, spatial block) split over threads. */
+void lrn_forward(float *y, float *scale, const float *x, const LrnDesc *d)
+{
+    OPS_ASSERT(y && scale && x && d && d->size >= 1 && d->size % 2 == 1);
+    const size_t C = (size_t)d->c, SP = (size_t)d->spatial, bw = lrn_block_width(d);
+    const size_t nb = (SP + bw - 1) / bw, units = (size_t)d->n * nb;
+#pragma omp parallel for schedule(static) if ((size_t)d->n * C * SP >= OPS_PAR_MIN)
+    for (size_t u = 0; u < units; u++) {
+        const size_t img = u / nb, s0 = u % nb * bw, w = SP - s0 < bw ? SP - s0 : bw;
+        const size_t o = img * C * SP;
+        lrn_forward_unit(y + o, scale + o, x + o, d, s0, w);
+    }
+}
+
+/* Contract: see kernels.h. */
+void lrn_backward_data(float *dx, const float *dy, const float *x, const float *y,
+                       const float *scale, const LrnDesc *d)
+{
+    OPS_ASSERT(dx && dy && x && y && scale && d && d->size >= 1 && d->size % 2 == 1);
+    const size_t C = (size_t)d->c, SP = (size_t)d->spatial, bw = lrn_block_width(d);
+    const size_t nb = (SP + bw - 1) / bw, units = (size_t)d->n * nb;
+#pragma omp parallel for schedule(static) if ((size_t)d->n * C * SP >= OPS_PAR_MIN)
+    for (size_t u = 0; u < units; u++) {
+        const size_t img = u / nb, s0 = u % nb * bw, w = SP - s0 < bw ? SP - s0 : bw;
+        const size_t o = img * C * SP;
+        lrn_backward_unit(dx + o, dy + o, x + o, y + o, scale + o, d, s0, w);
+    }
+}
