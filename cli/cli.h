@@ -22,6 +22,7 @@ typedef struct {
     int threads;          /* --threads (default: online cores) */
     bool threads_given;
     char **argv;          /* the whole command line, for re-executing (blas_select) */
+    const char *model_file; /* --model-file: a JSON model instead of a zoo name */
 } Cli;
 
 typedef struct {
@@ -36,7 +37,11 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 /* getopt_long ids of the common options; commands list them with CLI_COMMON_OPTIONS and
  * hand them to cli_common_option. */
-enum { OPT_DB = 1000, OPT_JSON, OPT_THREADS, OPT_HELP };
+enum { OPT_DB = 1000, OPT_JSON, OPT_THREADS, OPT_HELP, OPT_MODEL_FILE };
+/* for commands that take a model: --model-file FILE instead of a zoo name */
+#define CLI_MODEL_FILE_OPTION {"model-file", required_argument, NULL, OPT_MODEL_FILE}
+#define CLI_MODEL_FILE_HELP \
+    "  --model-file F   a JSON model file (docs/model-format.md) instead of a zoo MODEL\n"
 #define CLI_COMMON_OPTIONS                                                                       \
     {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, OPT_JSON},              \
         {"threads", required_argument, NULL, OPT_THREADS}, {"help", no_argument, NULL, OPT_HELP}
@@ -63,8 +68,9 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
 int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out);
 /* Model by CLI name, or an error listing the valid names. */
 const ModelSpec *cli_model(const Cli *cli, const char *name);
-/* The single MODEL operand of a command (argv[optind], nothing after it) and its plan at
- * `batch` (0: the model's default). Prints the error and returns an exit code, or 0. */
+/* The single MODEL operand of a command (argv[optind], nothing after it) — or the model
+ * of --model-file, with no operand — and its plan at `batch` (0: the model's default).
+ * Prints the error and returns an exit code, or 0. */
 struct Plan;
 int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, struct Plan *p);
 /* Opens the database at cli->db_path (error printed on failure). */

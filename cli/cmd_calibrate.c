@@ -167,9 +167,13 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         any |= co.family[i];
     for (int i = 0; i < NFAMILIES && !any; i++)
         co.family[i] = true;
-    if (co.nmodels == 0)
-        for (int i = 0; i < zoo_count() && i < MAX_MODELS; i++)
-            co.models[co.nmodels++] = zoo_get(i);
+    /* by default the main job's three models (quick) or the suite's models */
+    for (int i = 0; co.nmodels == 0 && i < zoo_count(); i++) {
+        const ModelSpec *m = zoo_get(i);
+        bool suite = m->origin && strcmp(m->origin, "suite") == 0;
+        if (co.quick ? m->demo : suite)
+            co.models[co.nmodels++] = m;
+    }
 
     blas_select(cli);
     char err[1024];

@@ -1,56 +1,129 @@
 /* cli/cmd_models.c — `dlperf models` and `dlperf profile`: what a model is, from the
  * same plan expansion that trains and predicts it. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "models/model_json.h"
 #include "models/plan.h"
 
-static int no_options(Cli *cli, int id, const char *arg, void *ctx) { return EXIT_USAGE; }
+typedef struct {
+    const char *export_name, *output;
+} ModelsOpts;
+
+enum { OPT_EXPORT = 1, OPT_OUTPUT };
+
+static int models_option(Cli *cli, int id, const char *arg, void *ctx)
+{
+    ModelsOpts *o = ctx;
+    switch (id) {
+    case OPT_EXPORT: o->export_name = arg; return 0;
+    case OPT_OUTPUT: o->output = arg; return 0;
+    }
+    return EXIT_USAGE;
+}
+
+/* Writes a zoo model as a JSON model file (to stdout, or FILE via a temporary + rename so
+ * an existing file is never left half-written). */
+static int export_model(Cli *cli, const char *name, const char *output)
+{
+    const ModelSpec *m = cli_model(cli, name);
+    if (!m)
+        return EXIT_USAGE;
+    char *text = model_json_export(m);
+    if (!text)
+        return cli_error(cli, EXIT_FAIL, "%s: cannot export (out of memory)", name);
+    int rc = EXIT_OK;
+    if (!output) {
+        fputs(text, stdout);
+        fputc('\n', stdout);
+    } else {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", output);
+        FILE *f = fopen(tmp, "w");
+        if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 || rename(tmp, output) != 0) {
+            rc = cli_error(cli, EXIT_FAIL, "--output %s: cannot write: %s", output, strerror(errno));
+            remove(tmp);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+/* Batch-norm layers: Caffe stores one scale-factor blob per BN besides mean and variance. */
+static int bn_layers(const ModelSpec *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->nlayers; i++)
+        n += m->layers[i].kind == LAYER_BATCHNORM;
+    return n;
+}
 
 int cmd_models(int argc, char **argv, Cli *cli)
 {
-    static const struct option opts[] = {CLI_COMMON_OPTIONS, {0}};
-    int rc = cli_parse(cli, argc, argv, opts, no_options, NULL, command_usage(cli->cmd));
+    static const struct option opts[] = {CLI_COMMON_OPTIONS, {"export", required_argument, NULL, OPT_EXPORT},
+                                         {"output", required_argument, NULL, OPT_OUTPUT}, {0}};
+    ModelsOpts mo = {0};
+    int rc = cli_parse(cli, argc, argv, opts, models_option, &mo, command_usage(cli->cmd));
     if (rc)
         return rc;
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'; 'dlperf models' takes no operands", argv[optind]);
+    if (mo.output && !mo.export_name)
+        return cli_error(cli, EXIT_USAGE, "--output goes with --export MODEL");
+    if (mo.export_name)
+        return export_model(cli, mo.export_name, mo.output);
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
     if (!cli->json)
-        printf("%-12s %13s %10s %12s %12s %6s  %s\n", "# model", "params", "MB(fp32)", "fwd GMAC/s.",
-               "fwd GFLOP/s.", "batch", "description");
+        printf("%-15s %-8s %-4s %13s %13s %9s %9s %9s %6s  %s\n", "# model", "origin", "type", "learnable",
+               "stored", "MiB", "fwd GMAC", "fwd GFLOP", "batch", "description");
     for (int i = 0; i < zoo_count(); i++) {
         const ModelSpec *m = zoo_get(i);
         Plan p;
         char err[256];
         if (plan_build(m, 1, &p, err, sizeof err) != 0)
             return cli_error(cli, EXIT_FAIL, "%s", err);
+        /* "stored": what a framework saves: learnable + BN running statistics, and for the
+         * Caffe models one more scale-factor blob per BN (the Cookbook's counts) */
+        bool caffe = m->origin && strcmp(m->origin, "cookbook") == 0;
+        double stored = (double)(p.param_count + p.state_count) + (caffe ? bn_layers(m) : 0);
         double macs = plan_forward_macs_per_sample(&p);
-        double mb = (double)p.param_count * 4 / 1e6;
+        double mib = stored * 4 / 1048576.0;
         if (cli->json) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", m->name);
+            cJSON_AddStringToObject(o, "origin", m->origin ? m->origin : "");
+            cJSON_AddStringToObject(o, "type", m->family ? m->family : "");
             cJSON_AddStringToObject(o, "title", m->title);
             cJSON_AddStringToObject(o, "source", m->source);
             cJSON_AddNumberToObject(o, "params", (double)p.param_count);
-            cJSON_AddNumberToObject(o, "size_mb_fp32", mb);
+            cJSON_AddNumberToObject(o, "params_stored", stored);
+            cJSON_AddStringToObject(o, "stored_convention", caffe ? "caffe blobs: learnable + BN mean, variance and "
+                                                                    "scale factor"
+                                                                  : "learnable + BN running mean and variance");
+            cJSON_AddNumberToObject(o, "size_mib_fp32", mib);
             cJSON_AddNumberToObject(o, "fwd_macs_per_sample", macs);
             cJSON_AddNumberToObject(o, "fwd_flops_per_sample", 2 * macs);
             cJSON_AddNumberToObject(o, "default_batch", m->default_batch);
             cJSON_AddItemToArray(arr, o);
         } else {
-            char pc[32];
-            printf("%-12s %13s %10.1f %12.4f %12.4f %6d  %s\n", m->name, fmt_count((double)p.param_count, pc, 32),
-                   mb, macs / 1e9, 2 * macs / 1e9, m->default_batch, m->title);
+            char pc[32], sc[32];
+            printf("%-15s %-8s %-4s %13s %13s %9.1f %9.4f %9.4f %6d  %s\n", m->name, m->origin ? m->origin : "",
+                   m->family ? m->family : "", fmt_count((double)p.param_count, pc, 32), fmt_count(stored, sc, 32), mib,
+                   macs / 1e9, 2 * macs / 1e9, m->default_batch, m->title);
         }
         plan_free(&p);
     }
     if (cli->json)
         json_print(arr);
     else
-        printf("# params: learnable; fwd: GEMM + convolution work per sample, a multiply-add = 2 FLOPs\n");
+        printf("# learnable: trainable parameters. stored: + batch-norm running statistics (Keras' total), and for\n"
+               "#   the Cookbook's Caffe models + 1 scale-factor blob per batch norm (Caffe's blob count, the\n"
+               "#   Cookbook's convention); MiB: stored x 4 bytes. fwd: GEMM + convolution work per sample;\n"
+               "#   GMAC counts a multiply-add once (the Cookbook's and ResNet paper's 'GFLOPs'), GFLOP twice.\n");
     return EXIT_OK;
 }
 
@@ -91,7 +164,8 @@ static void layer_costs(const Plan *p, int layer, double flops[PHASE_COUNT], siz
 int cmd_profile(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {
-        CLI_COMMON_OPTIONS, {"batch", required_argument, NULL, OPT_BATCH}, {"layers", no_argument, NULL, OPT_LAYERS}, {0}};
+        CLI_COMMON_OPTIONS, CLI_MODEL_FILE_OPTION, {"batch", required_argument, NULL, OPT_BATCH},
+        {"layers", no_argument, NULL, OPT_LAYERS}, {0}};
     ProfileOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, profile_option, &po, command_usage(cli->cmd));
     if (rc)

@@ -90,7 +90,8 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
 int cmd_predict(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {
-        CLI_COMMON_OPTIONS, {"batch", required_argument, NULL, OPT_BATCH}, {"ops", no_argument, NULL, OPT_OPS}, {0}};
+        CLI_COMMON_OPTIONS, CLI_MODEL_FILE_OPTION, {"batch", required_argument, NULL, OPT_BATCH},
+        {"ops", no_argument, NULL, OPT_OPS}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)

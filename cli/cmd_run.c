@@ -1,108 +1,208 @@
-/* cli/cmd_run.c — `dlperf run MODEL`: really train, time the iterations, store the run. */
+/* cli/cmd_run.c — `dlperf run MODEL`: really train and time it, and store the run.
+ *
+ * Three ways to run:
+ *   --steps N (default)   time training iterations on the model's synthetic batches
+ *                         (--mode fwd-bwd / forward time gradients only / inference)
+ *   --protocol convnet    the suite's timing protocol: 10 warm-up and 100 timed steps,
+ *                         forward-only and forward-backward, mean and sd per batch (per
+ *                         sample for recurrent models)
+ *   --epochs N            train to a result on the model's data set (real Fashion-MNIST
+ *                         where it applies), evaluating after every epoch, with the
+ *                         reference metrics and seed 004's execution/inference times
+ */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/session.h"
+#include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
 
 typedef struct {
-    int batch, steps, warmup;
-    bool trace;
+    int batch, steps, warmup, epochs;
+    bool trace, convnet_protocol, steps_given, warmup_given;
+    PlanMode mode;
+    const char *data_dir, *save, *load;
 } RunOpts;
 
-enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_TRACE };
+enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_TRACE, OPT_EPOCHS, OPT_DATA_DIR, OPT_SAVE, OPT_LOAD, OPT_MODE,
+       OPT_PROTOCOL };
 
 static int run_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     RunOpts *o = ctx;
     switch (id) {
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
-    case OPT_STEPS: return cli_parse_int(cli, "--steps", arg, 1, 1000000, &o->steps);
-    case OPT_WARMUP: return cli_parse_int(cli, "--warmup", arg, 0, 100000, &o->warmup);
+    case OPT_STEPS: o->steps_given = true; return cli_parse_int(cli, "--steps", arg, 1, 1000000, &o->steps);
+    case OPT_WARMUP: o->warmup_given = true; return cli_parse_int(cli, "--warmup", arg, 0, 100000, &o->warmup);
+    case OPT_EPOCHS: return cli_parse_int(cli, "--epochs", arg, 1, 100000, &o->epochs);
     case OPT_TRACE: o->trace = true; return 0;
+    case OPT_DATA_DIR: o->data_dir = arg; return 0;
+    case OPT_SAVE: o->save = arg; return 0;
+    case OPT_LOAD: o->load = arg; return 0;
+    case OPT_MODE:
+        if (strcmp(arg, "train") == 0)
+            o->mode = PLAN_TRAIN;
+        else if (strcmp(arg, "fwd-bwd") == 0)
+            o->mode = PLAN_FWD_BWD;
+        else if (strcmp(arg, "forward") == 0)
+            o->mode = PLAN_INFERENCE;
+        else
+            return cli_error(cli, EXIT_USAGE, "--mode '%s': expected train, fwd-bwd or forward", arg);
+        return 0;
+    case OPT_PROTOCOL:
+        if (strcmp(arg, "convnet") != 0)
+            return cli_error(cli, EXIT_USAGE, "--protocol '%s': expected convnet", arg);
+        o->convnet_protocol = true;
+        return 0;
     }
     return EXIT_USAGE;
 }
 
-int cmd_run(int argc, char **argv, Cli *cli)
+static double total_flops(const Plan *p)
 {
-    static const struct option opts[] = {CLI_COMMON_OPTIONS,
-                                         {"batch", required_argument, NULL, OPT_BATCH},
-                                         {"steps", required_argument, NULL, OPT_STEPS},
-                                         {"warmup", required_argument, NULL, OPT_WARMUP},
-                                         {"trace", no_argument, NULL, OPT_TRACE},
-                                         {0}};
-    RunOpts ro = {.steps = 10, .warmup = 2};
-    int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
-    if (rc)
-        return rc;
-    const ModelSpec *m;
-    Plan probe; /* the run builds its own; this one answers "does it fit" before anything else */
-    if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
-        return rc;
-    const int batch = probe.batch;
-    char err[512];
-    double flops[PHASE_COUNT], total_flops = 0;
-    plan_flops(&probe, flops);
-    for (int ph = 0; ph < PHASE_COUNT; ph++)
-        total_flops += flops[ph];
-    /* Refuse a run that cannot fit before anything else happens. */
-    if (trainer_check_memory(&probe, trainer_data_batches(ro.warmup + ro.steps), err, sizeof err) != 0) {
-        plan_free(&probe);
-        return cli_error(cli, EXIT_FAIL, "%s", err);
-    }
-    plan_free(&probe);
-    blas_select(cli);
+    double f[PHASE_COUNT], t = 0;
+    plan_flops(p, f);
+    for (int i = 0; i < PHASE_COUNT; i++)
+        t += f[i];
+    return t;
+}
 
-    Db *db = cli_db_open(cli);
-    if (!db)
-        return EXIT_FAIL;
-    MachineRow machine;
-    RunResult r;
-    if (cli_machine(cli, db, &machine) || session_run(cli, m, batch, ro.warmup, ro.steps, ro.trace, &machine, &r)) {
-        db_close(db);
-        return EXIT_FAIL;
+static void print_progress(const char *line, void *ctx) { fprintf(stderr, "run: %s\n", line); }
+
+/* --epochs: train to a result and report the metrics. */
+static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, const MachineRow *machine)
+{
+    FitOptions fo = {.epochs = ro->epochs, .batch = ro->batch, .seed = 2017, .data_dir = ro->data_dir,
+                     .save_path = ro->save, .load_path = ro->load, .progress = print_progress};
+    FitResult fr;
+    char err[1024];
+    char started[32];
+    db_now_iso(started);
+    ops_set_threads(cli->threads);
+    if (fit_run(m, &fo, &fr, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    /* seed 004's metrics: total execution time = training + validation over the epochs;
+     * total inference time = loading the weights + predicting the test set */
+    MetricRow metrics[FIT_MAX_METRICS + 4];
+    int nm = 0;
+    for (int i = 0; i < fr.nmetrics; i++) {
+        snprintf(metrics[nm].name, sizeof metrics[nm].name, "%s", fr.metrics[i].name);
+        metrics[nm++].value = fr.metrics[i].value;
     }
-    rc = EXIT_OK;
-    if (db_run_insert(db, &r.row, r.step_s, r.loss, r.nsteps, r.ops, r.ops ? r.nops : 0) != 0)
+    double exec_s = fr.train_s + fr.eval_s;
+    metrics[nm++] = (MetricRow){"total_execution_time_s", exec_s};
+    metrics[nm++] = (MetricRow){"total_inference_time_s", fr.infer_s};
+    metrics[nm++] = (MetricRow){"achieved_gflops", fr.flops / exec_s / 1e9};
+    RunRow row = {.machine_id = machine->id, .batch = fr.batch, .steps = (int)fr.steps, .warmup_steps = 0,
+                  .epochs = fr.epochs, .median_s = fr.step_median_s, .min_s = fr.step_median_s,
+                  .max_s = fr.step_median_s, .mean_s = fr.train_s / (fr.steps ? fr.steps : 1),
+                  .loss_first = fr.first_loss, .loss_last = fr.last_loss, .peak_rss_bytes = peak_rss_bytes()};
+    snprintf(row.model, sizeof row.model, "%s", m->name);
+    snprintf(row.status, sizeof row.status, "complete");
+    snprintf(row.mode, sizeof row.mode, "train");
+    snprintf(row.started_at, sizeof row.started_at, "%s", started);
+    cli_software(cli, &row.sw);
+    if (db_run_insert(db, &row, NULL, NULL, 0, NULL, 0, metrics, nm) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "run_id", (double)row.id);
+        cJSON_AddStringToObject(o, "model", m->name);
+        cJSON_AddNumberToObject(o, "batch", fr.batch);
+        cJSON_AddNumberToObject(o, "epochs", fr.epochs);
+        cJSON_AddNumberToObject(o, "steps", (double)fr.steps);
+        cJSON_AddStringToObject(o, "data", fr.data_source);
+        cJSON_AddNumberToObject(o, "train_s", fr.train_s);
+        cJSON_AddNumberToObject(o, "eval_s", fr.eval_s);
+        cJSON_AddNumberToObject(o, "step_median_s", fr.step_median_s);
+        cJSON_AddNumberToObject(o, "loss_first_epoch", fr.first_loss);
+        cJSON_AddNumberToObject(o, "loss_last_epoch", fr.last_loss);
+        cJSON_AddNumberToObject(o, "weights_load_s", fr.load_s);
+        cJSON *mo = cJSON_AddObjectToObject(o, "metrics");
+        for (int i = 0; i < nm; i++)
+            cJSON_AddNumberToObject(mo, metrics[i].name, metrics[i].value);
+        json_print(o);
+        return EXIT_OK;
+    }
+    char b1[32], b2[32], b3[32];
+    printf("%s: %d epoch(s) at batch %d, %d threads, OpenBLAS %s — run %lld\n", m->name, fr.epochs, fr.batch,
+           cli->threads, row.sw.blas_core, (long long)row.id);
+    printf("  data                    %s\n", fr.data_source);
+    printf("  train loss              %.5g (first epoch) -> %.5g (last epoch), %ld steps, median %s/step\n",
+           fr.first_loss, fr.last_loss, fr.steps, fmt_time(fr.step_median_s, b1, 32));
+    for (int i = 0; i < fr.nmetrics; i++)
+        printf("  %-23s %.4f\n", fr.metrics[i].name, fr.metrics[i].value);
+    printf("  total execution time    %s (training %s + validation %s)\n", fmt_time(exec_s, b1, 32),
+           fmt_time(fr.train_s, b2, 32), fmt_time(fr.eval_s, b3, 32));
+    printf("  total inference time    %s (weights load %s + prediction of %d samples)\n",
+           fmt_time(fr.infer_s, b1, 32), fmt_time(fr.load_s, b2, 32), fr.test_n);
+    printf("  achieved                %.1f GFLOP/s over training and validation\n", fr.flops / exec_s / 1e9);
+    if (ro->save)
+        printf("  weights                 %s\n", ro->save);
+    return EXIT_OK;
+}
+
+/* One timed run in a plan mode; stores it and prints (or adds to the JSON array). */
+static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
+                     Db *db, const MachineRow *machine, cJSON *json_out)
+{
+    char err[512];
+    Plan probe;
+    if (plan_build_mode(m, batch, mode, &probe, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    double flops = total_flops(&probe);
+    plan_free(&probe);
+    RunResult r;
+    if (session_run(cli, m, batch, mode, warmup, steps, trace, machine, &r))
+        return EXIT_FAIL;
+    int rc = EXIT_OK;
+    if (db_run_insert(db, &r.row, r.step_s, r.loss, r.nsteps, r.ops, r.ops ? r.nops : 0, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-    db_close(db);
     const RunRow *row = &r.row;
-    if (rc == EXIT_OK && cli->json) {
+    /* recurrent benchmarks report time per sample (rnn-benchmarks) */
+    bool per_sample = m->family && strcmp(m->family, "RNN") == 0;
+    if (rc == EXIT_OK && json_out) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "run_id", (double)row->id);
         cJSON_AddStringToObject(o, "model", m->name);
+        cJSON_AddStringToObject(o, "mode", plan_mode_name(mode));
         cJSON_AddNumberToObject(o, "batch", batch);
         cJSON_AddNumberToObject(o, "threads", cli->threads);
-        cJSON_AddNumberToObject(o, "steps", ro.steps);
-        cJSON_AddNumberToObject(o, "warmup_steps", ro.warmup);
+        cJSON_AddNumberToObject(o, "steps", steps);
+        cJSON_AddNumberToObject(o, "warmup_steps", warmup);
         cJSON_AddNumberToObject(o, "median_s", row->median_s);
         cJSON_AddNumberToObject(o, "min_s", row->min_s);
         cJSON_AddNumberToObject(o, "max_s", row->max_s);
         cJSON_AddNumberToObject(o, "mean_s", row->mean_s);
         cJSON_AddNumberToObject(o, "stddev_s", row->stddev_s);
+        if (per_sample)
+            cJSON_AddNumberToObject(o, "mean_s_per_sample", row->mean_s / batch);
         cJSON_AddNumberToObject(o, "samples_per_s", batch / row->median_s);
-        cJSON_AddNumberToObject(o, "gflops", total_flops / row->median_s / 1e9);
+        cJSON_AddNumberToObject(o, "gflops", flops / row->median_s / 1e9);
         cJSON_AddNumberToObject(o, "loss_first", row->loss_first);
         cJSON_AddNumberToObject(o, "loss_last", row->loss_last);
         cJSON_AddNumberToObject(o, "planned_bytes", row->planned_bytes);
         cJSON_AddNumberToObject(o, "peak_rss_bytes", row->peak_rss_bytes);
         cJSON_AddStringToObject(o, "blas_core", row->sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", row->sw.blas_choice);
-        cJSON *steps = cJSON_AddArrayToObject(o, "step_s");
+        cJSON *st = cJSON_AddArrayToObject(o, "step_s");
         for (int i = 0; i < r.nsteps; i++)
-            cJSON_AddItemToArray(steps, cJSON_CreateNumber(r.step_s[i]));
-        json_print(o);
+            cJSON_AddItemToArray(st, cJSON_CreateNumber(r.step_s[i]));
+        cJSON_AddItemToArray(json_out, o);
     } else if (rc == EXIT_OK) {
-        char b1[32], b2[32], b3[32];
-        printf("%s at batch %d, %d threads, OpenBLAS %s — run %lld\n", m->name, batch, cli->threads,
-               row->sw.blas_core, (long long)row->id);
-        printf("  iteration  %s median (min %s, max %s) over %d steps after %d warm-up\n",
+        char b1[32], b2[32], b3[32], b4[32];
+        printf("%s %s at batch %d, %d threads, OpenBLAS %s — run %lld\n", m->name, plan_mode_name(mode), batch,
+               cli->threads, row->sw.blas_core, (long long)row->id);
+        printf("  iteration  %s median (min %s, max %s), mean %s sd %s over %d steps after %d warm-up\n",
                fmt_time(row->median_s, b1, 32), fmt_time(row->min_s, b2, 32), fmt_time(row->max_s, b3, 32),
-               ro.steps, ro.warmup);
-        printf("  throughput %.1f samples/s, %.1f GFLOP/s\n", batch / row->median_s, total_flops / row->median_s / 1e9);
+               fmt_time(row->mean_s, b4, 32), fmt_time(row->stddev_s, b2, 32), steps, warmup);
+        if (per_sample)
+            printf("  per sample %s (mean / batch, as rnn-benchmarks reports)\n", fmt_time(row->mean_s / batch, b1, 32));
+        printf("  throughput %.1f samples/s, %.1f GFLOP/s\n", batch / row->median_s, flops / row->median_s / 1e9);
         printf("  loss       %.6g (first step) -> %.6g (last step)\n", row->loss_first, row->loss_last);
         printf("  memory     %s planned, %s peak RSS\n", fmt_bytes(row->planned_bytes, b1, 32),
                fmt_bytes(row->peak_rss_bytes, b2, 32));
@@ -117,5 +217,86 @@ int cmd_run(int argc, char **argv, Cli *cli)
         }
     }
     run_result_free(&r);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv, Cli *cli)
+{
+    static const struct option opts[] = {CLI_COMMON_OPTIONS,
+                                         CLI_MODEL_FILE_OPTION,
+                                         {"batch", required_argument, NULL, OPT_BATCH},
+                                         {"steps", required_argument, NULL, OPT_STEPS},
+                                         {"warmup", required_argument, NULL, OPT_WARMUP},
+                                         {"trace", no_argument, NULL, OPT_TRACE},
+                                         {"epochs", required_argument, NULL, OPT_EPOCHS},
+                                         {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+                                         {"save", required_argument, NULL, OPT_SAVE},
+                                         {"load", required_argument, NULL, OPT_LOAD},
+                                         {"mode", required_argument, NULL, OPT_MODE},
+                                         {"protocol", required_argument, NULL, OPT_PROTOCOL},
+                                         {0}};
+    RunOpts ro = {.steps = 10, .warmup = 2, .mode = PLAN_TRAIN};
+    int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
+    if (rc)
+        return rc;
+    if (ro.epochs && (ro.steps_given || ro.convnet_protocol || ro.mode != PLAN_TRAIN || ro.trace))
+        return cli_error(cli, EXIT_USAGE, "--epochs trains to a result; it does not combine with --steps, --mode, "
+                                          "--protocol or --trace");
+    if (!ro.epochs && (ro.data_dir || ro.save || ro.load))
+        return cli_error(cli, EXIT_USAGE, "--data-dir, --save and --load go with --epochs");
+    if (ro.convnet_protocol && ro.mode != PLAN_TRAIN)
+        return cli_error(cli, EXIT_USAGE, "--protocol convnet times forward and fwd-bwd itself; drop --mode");
+    if (ro.convnet_protocol) { /* convnet-benchmarks: 10 burn-in steps, 100 timed */
+        if (!ro.warmup_given)
+            ro.warmup = 10;
+        if (!ro.steps_given)
+            ro.steps = 100;
+    }
+    const ModelSpec *m;
+    Plan probe; /* answers "does it fit" before anything else */
+    if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
+        return rc;
+    const int batch = probe.batch;
+    char err[512];
+    if (!ro.epochs &&
+        trainer_check_memory(&probe, trainer_data_batches(ro.warmup + ro.steps), err, sizeof err) != 0) {
+        plan_free(&probe);
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
+    plan_free(&probe);
+    blas_select(cli);
+
+    Db *db = cli_db_open(cli);
+    if (!db)
+        return EXIT_FAIL;
+    MachineRow machine;
+    if (cli_machine(cli, db, &machine)) {
+        db_close(db);
+        return EXIT_FAIL;
+    }
+    cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
+    if (ro.epochs) {
+        cJSON_Delete(arr);
+        rc = run_epochs(cli, m, &ro, db, &machine);
+    } else if (ro.convnet_protocol) {
+        rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, db, &machine, arr);
+        if (rc == EXIT_OK)
+            rc = run_steps(cli, m, batch, PLAN_FWD_BWD, ro.warmup, ro.steps, ro.trace, db, &machine, arr);
+    } else {
+        rc = run_steps(cli, m, batch, ro.mode, ro.warmup, ro.steps, ro.trace, db, &machine, arr);
+    }
+    if (arr && rc != EXIT_OK) {
+        cJSON_Delete(arr);
+    } else if (arr) {
+        /* one run: its object; the protocol's two runs: the array */
+        if (cJSON_GetArraySize(arr) == 1) {
+            cJSON *one = cJSON_DetachItemFromArray(arr, 0);
+            cJSON_Delete(arr);
+            json_print(one);
+        } else {
+            json_print(arr);
+        }
+    }
+    db_close(db);
     return rc;
 }

@@ -46,8 +46,8 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     RunResult run = {0};
     if (rc == 0)
-        rc = session_run(cli, m, batch, vo->warmup, vo->steps, true, machine, &run);
-    if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops) != 0)
+        rc = session_run(cli, m, batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, &run);
+    if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     if (rc == 0) {
         ValidationRow *v = &res->v;
@@ -88,9 +88,10 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     for (int i = optind; i < argc && nm < 64; i++)
         if (!(models[nm++] = cli_model(cli, argv[i])))
             return EXIT_USAGE;
-    if (optind == argc)
+    if (optind == argc) /* the main job's three models */
         for (int i = 0; i < zoo_count() && nm < 64; i++)
-            models[nm++] = zoo_get(i);
+            if (zoo_get(i)->demo)
+                models[nm++] = zoo_get(i);
 
     blas_select(cli);
     Db *db = cli_db_open(cli);

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "microbench/mb.h"
+#include "models/model_json.h"
 #include "models/plan.h"
 #include "ops/ops.h"
 
@@ -46,7 +47,7 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
                             : cli_error(cli, EXIT_USAGE, "unknown option '%s'; see 'dlperf %s --help'", opt,
                                         cli->cmd);
         }
-        if (c >= OPT_DB && c <= OPT_HELP)
+        if (c >= OPT_DB && c <= OPT_MODEL_FILE)
             rc = cli_common_option(cli, c, optarg);
         else
             rc = fn(cli, c, optarg, ctx);
@@ -95,6 +96,9 @@ int cli_common_option(Cli *cli, int id, const char *arg)
     }
     case OPT_HELP:
         return -1;
+    case OPT_MODEL_FILE:
+        cli->model_file = arg;
+        return 0;
     }
     return EXIT_USAGE;
 }
@@ -112,13 +116,27 @@ const ModelSpec *cli_model(const Cli *cli, const char *name)
 
 int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, Plan *p)
 {
-    if (optind != argc - 1)
-        return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models'), got %d operands", argc - optind);
-    if (!(*m = cli_model(cli, argv[optind])))
-        return EXIT_USAGE;
     char err[512];
-    if (plan_build(*m, batch ? batch : (*m)->default_batch, p, err, sizeof err) != 0)
+    if (cli->model_file) {
+        if (optind != argc)
+            return cli_error(cli, EXIT_USAGE, "give either a MODEL or --model-file, not both ('%s')", argv[optind]);
+        /* lives until the process ends, like the zoo's models */
+        ModelSpec *loaded = model_json_load(cli->model_file, err, sizeof err);
+        if (!loaded)
+            return cli_error(cli, EXIT_USAGE, "%s", err);
+        *m = loaded;
+    } else {
+        if (optind != argc - 1)
+            return cli_error(cli, EXIT_USAGE, "expected one MODEL (see 'dlperf models') or --model-file, got %d "
+                             "operands", argc - optind);
+        if (!(*m = cli_model(cli, argv[optind])))
+            return EXIT_USAGE;
+    }
+    if (plan_build(*m, batch ? batch : (*m)->default_batch, p, err, sizeof err) != 0) {
+        if (cli->model_file)
+            return cli_error(cli, EXIT_USAGE, "%s: %s", cli->model_file, err);
         return cli_error(cli, EXIT_USAGE, "%s", err);
+    }
     return 0;
 }
 

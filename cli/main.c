@@ -7,18 +7,25 @@
 
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
-     "usage: dlperf models [--json]\n\n"
-     "Lists the model zoo: parameters (learnable), size in MB (fp32, 10^6 bytes), forward\n"
-     "multiply-adds and FLOPs per sample (GEMM and convolution; a multiply-add = 2 FLOPs),\n"
+     "usage: dlperf models [--json]\n"
+     "       dlperf models --export MODEL [--output FILE]\n\n"
+     "Lists the model zoo: parameters (learnable, and as stored with batch-norm statistics in\n"
+     "the Keras / Caffe conventions), size in MiB (fp32), forward multiply-adds and FLOPs\n"
+     "per sample (GEMM and convolution; GMAC counts a multiply-add once, GFLOP twice),\n"
      "and each model's default batch.\n"
+     "  --export MODEL   write MODEL as a JSON model file (docs/model-format.md): a starting\n"
+     "                   point for your own models; it profiles and trains identically\n"
+     "  --output FILE    where --export writes (default: standard output)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"profile", cmd_profile, "per-layer shapes, parameters, FLOPs per phase and memory of a model",
-     "usage: dlperf profile MODEL [--batch N] [--layers] [--json]\n\n"
+     "usage: dlperf profile MODEL [--batch N] [--layers] [--json]\n"
+     "       dlperf profile --model-file FILE [--batch N] [--layers] [--json]\n\n"
      "The profile comes from the same expansion as the training step and the prediction:\n"
      "FLOPs per phase for one iteration, and the memory a run allocates, by category.\n"
      "  --batch N        batch size (default: the model's)\n"
      "  --layers         one row per layer: output shape, params, FLOPs per phase,\n"
      "                   activation and workspace bytes\n"
+     CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
@@ -32,31 +39,49 @@ static const Command commands[] = {
      "  --quick          fewer shapes and repetitions\n"
      "  --only LIST      families to measure: model-op, gemm-square, gemm-deepbench,\n"
      "                   conv-deepbench, stream, eltwise (default: all)\n"
-     "  --models LIST    models whose training-step ops model-op measures (default: all)\n"
+     "  --models LIST    models whose training-step ops model-op measures (default: the\n"
+     "                   suite's models; with --quick the main job's three)\n"
      "  --batch N        batch size of those ops (default: each model's)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
-     "usage: dlperf predict MODEL [--batch N] [--threads N] [--ops] [--json]\n\n"
+     "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--json]\n\n"
      "Prices every op of one training iteration from the latest complete calibration of\n"
      "this machine at this thread count: an exact measurement when the calibration has the\n"
      "op's shape, else the same op scaled from another batch size, else a fitted model;\n"
      "the source of each price is shown. Also: memory per process by category.\n"
      "  --batch N        batch size (default: the model's)\n"
      "  --ops            list every op (default: the 15 most expensive)\n"
+     CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
-    {"run", cmd_run, "really train a model and time its iterations",
-     "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--threads N] [--json]\n\n"
-     "Trains the model (forward, backward, optimizer update) on its seeded synthetic data set,\n"
-     "excludes warm-up steps from the statistics, and stores the run. The whole memory is\n"
-     "allocated once, before the first step; a batch that would not fit is refused.\n"
+    {"run", cmd_run, "really train a model: time its steps, or train it to a result",
+     "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--mode M] [--json]\n"
+     "       dlperf run MODEL --protocol convnet [--batch N]\n"
+     "       dlperf run MODEL --epochs N [--batch N] [--data-dir DIR] [--save FILE] [--load FILE]\n\n"
+     "Timing (default): trains on the model's seeded synthetic batches, excludes warm-up steps\n"
+     "from the statistics and stores the run. The whole memory is allocated once, before the\n"
+     "first step; a batch that would not fit is refused.\n"
      "  --steps N        timed steps (default 10)\n"
      "  --warmup N       untimed steps first (default 2)\n"
      "  --batch N        batch size (default: the model's)\n"
      "  --trace          time every op of every step and store the per-op medians\n"
+     "  --mode M         train (forward, backward, update; default), fwd-bwd (gradients only,\n"
+     "                   as convnet-benchmarks times it) or forward (inference)\n"
+     "  --protocol convnet  the suite's protocol: 10 warm-up and 100 timed steps, forward and\n"
+     "                   forward-backward, mean and sd per batch (per sample for RNNs)\n"
+     "Training to a result:\n"
+     "  --epochs N       epochs over the model's data set (Fashion-MNIST for the fmnist-*,\n"
+     "                   sparse-ae and ufldl-cnn models; else the model's synthetic data with\n"
+     "                   the reference's sample counts), evaluating after each epoch; reports\n"
+     "                   the reference metrics and seed 004's total execution time, total\n"
+     "                   inference time (weights load + test-set prediction) and FLOP/s\n"
+     "  --data-dir DIR   Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)\n"
+     "  --save FILE      write the trained weights; --load FILE starts from saved weights\n"
+     CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL...] [--steps N] [--warmup N] [--batch N] [--threads N] [--json]\n\n"
-     "For each model (default: all): predicts first, then trains with a per-op trace, then\n"
+     "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
+     "with a per-op trace, then\n"
      "prints and stores predicted s/iter, measured median s/iter (min..max), the error, and\n"
      "the ops the prediction missed most.\n"
      "  --steps N        timed steps (default 5)\n"

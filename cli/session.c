@@ -55,7 +55,7 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int steps, bool trace,
+int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
                 const MachineRow *machine, RunResult *out)
 {
     memset(out, 0, sizeof *out);
@@ -66,7 +66,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int s
     int nbatches = trainer_data_batches(total);
     if (progress_enabled())
         fprintf(stderr, "run: %s batch %d: allocating and initialising...", m->name, batch);
-    if (trainer_init(&t, m, batch, nbatches, 2017, err, sizeof err) != 0) {
+    if (trainer_init_mode(&t, m, batch, mode, nbatches, 2017, err, sizeof err) != 0) {
         if (progress_enabled())
             fputc('\n', stderr);
         return cli_error(cli, EXIT_FAIL, "%s", err);
@@ -127,6 +127,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int s
     r->planned_bytes = trainer_bytes_needed(&t.plan, nbatches);
     r->peak_rss_bytes = peak_rss_bytes();
     r->traced = trace;
+    snprintf(r->mode, sizeof r->mode, "%s", plan_mode_name(mode));
     if (trace) {
         out->ops = calloc((size_t)t.plan.nops, sizeof *out->ops);
         double *col = malloc((size_t)steps * sizeof *col);

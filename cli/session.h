@@ -25,7 +25,7 @@ typedef struct {
 
 /* Trains m at batch for warmup + steps steps (threads from cli), with a per-op trace if
  * asked. Prints the error and returns nonzero on failure (including "does not fit"). */
-int session_run(const Cli *cli, const ModelSpec *m, int batch, int warmup, int steps, bool trace,
+int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
                 const MachineRow *machine, RunResult *out);
 void run_result_free(RunResult *r);
 

@@ -92,7 +92,15 @@ typedef struct {
     double planned_bytes;   /* memory the plan allocates (profile) */
     double peak_rss_bytes;  /* measured VmHWM */
     bool traced;
+    char mode[16];          /* "train" | "fwd_bwd" | "inference" */
+    int epochs;             /* epoch training: epochs done; 0 for step runs */
 } RunRow;
+
+/* A named result of a run (test accuracy, F1, seed 004's total execution time, ...). */
+typedef struct {
+    char name[48];
+    double value;
+} MetricRow;
 
 typedef struct {
     int op_index;   /* position in the training-step plan */
@@ -173,7 +181,7 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
 /* Inserts the run, its per-step times (step_s[0..nsteps), loss[0..nsteps), warm-up steps
  * included and flagged) and, when ops != NULL, its per-op trace. Sets r->id. */
 int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, int nsteps,
-                  const OpTimeRow *ops, int nops);
+                  const OpTimeRow *ops, int nops, const MetricRow *metrics, int nmetrics);
 int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nops);
 int db_validation_insert(Db *db, ValidationRow *v);
 

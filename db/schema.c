@@ -98,6 +98,13 @@ static const char *const migrations[] = {
     "         CASE WHEN m.median_s > 0 THEN m.bytes / m.median_s / 1e9 END AS gbs"
     "  FROM measurement m JOIN calibration c ON c.id = m.calibration_id"
     "  JOIN machine h ON h.id = c.machine_id;",
+    /* v2: runs record their plan mode (train / fwd_bwd / inference) and epochs, and the
+     * metrics training produced (accuracy, F1, test correlation, seed 004's times). */
+    "ALTER TABLE run ADD COLUMN mode TEXT NOT NULL DEFAULT 'train';"
+    "ALTER TABLE run ADD COLUMN epochs INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE run_metric ("
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    "  name TEXT NOT NULL, value REAL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -1,8 +1,9 @@
-/* models/data.c — parameter initialisers and the seeded synthetic data sets.
+/* models/data.c — tensor initialisers and the seeded synthetic data sets.
  *
- * The suite's data sets (CANDLE expression profiles, ImageNet) cannot be had offline, so
- * each model gets a generator with the original per-sample shape and value range (GSL's
- * MT19937, seeded: the same seed gives the same bytes on every machine).
+ * The suite's data sets (CANDLE expression profiles and pathology reports, ImageNet)
+ * cannot be had offline, so each model gets a generator with the original per-sample
+ * shape and value range (GSL's MT19937, seeded: the same seed gives the same bytes on
+ * every machine). Each generator says what it imitates.
  */
 #include <assert.h>
 #include <gsl/gsl_randist.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/dataset.h"
 #include "models/train.h"
 
 static gsl_rng *rng_new(uint64_t seed)
@@ -22,34 +24,44 @@ static gsl_rng *rng_new(uint64_t seed)
     return r;
 }
 
-void params_init(const Plan *p, float *params, uint64_t seed)
+static void init_kernel(gsl_rng *r, const PlanParam *pp, float *w)
+{
+    switch (pp->init) {
+    case INIT_GLOROT_UNIFORM: { /* Keras default: U(-l, l), l = sqrt(6 / (fan_in + fan_out)) */
+        double l = sqrt(6.0 / (pp->fan_in + pp->fan_out));
+        for (size_t j = 0; j < pp->count; j++)
+            w[j] = (float)gsl_ran_flat(r, -l, l);
+        break;
+    }
+    case INIT_HE_NORMAL: { /* N(0, 2 / fan_in): keeps ReLU activations at unit scale */
+        double sd = sqrt(2.0 / pp->fan_in);
+        for (size_t j = 0; j < pp->count; j++)
+            w[j] = (float)gsl_ran_gaussian_ziggurat(r, sd);
+        break;
+    }
+    case INIT_UNIFORM:
+        for (size_t j = 0; j < pp->count; j++)
+            w[j] = (float)gsl_ran_flat(r, -pp->init_scale, pp->init_scale);
+        break;
+    case INIT_NORMAL:
+        for (size_t j = 0; j < pp->count; j++)
+            w[j] = (float)gsl_ran_gaussian_ziggurat(r, pp->init_scale);
+        break;
+    }
+}
+
+void params_init(const Plan *p, float *params, float *state, uint64_t seed)
 {
     gsl_rng *r = rng_new(seed);
     for (int i = 0; i < p->nparams; i++) {
         const PlanParam *pp = &p->params[i];
-        float *w = params + pp->ref.offset / sizeof(float);
-        if (pp->is_bias) {
-            memset(w, 0, pp->count * sizeof(float));
+        float *w = (pp->learnable ? params : state) + pp->ref.offset / sizeof(float);
+        if (strcmp(pp->role, "kernel") == 0 || strcmp(pp->role, "embeddings") == 0) {
+            init_kernel(r, pp, w);
             continue;
         }
-        switch (pp->init) {
-        case INIT_GLOROT_UNIFORM: { /* Keras default: U(-l, l), l = sqrt(6 / (fan_in + fan_out)) */
-            double l = sqrt(6.0 / (pp->fan_in + pp->fan_out));
-            for (size_t j = 0; j < pp->count; j++)
-                w[j] = (float)gsl_ran_flat(r, -l, l);
-            break;
-        }
-        case INIT_HE_NORMAL: { /* N(0, 2 / fan_in): keeps ReLU activations at unit scale */
-            double sd = sqrt(2.0 / pp->fan_in);
-            for (size_t j = 0; j < pp->count; j++)
-                w[j] = (float)gsl_ran_gaussian_ziggurat(r, sd);
-            break;
-        }
-        case INIT_UNIFORM:
-            for (size_t j = 0; j < pp->count; j++)
-                w[j] = (float)gsl_ran_flat(r, -pp->init_scale, pp->init_scale);
-            break;
-        }
+        for (size_t j = 0; j < pp->count; j++)
+            w[j] = pp->fill;
     }
     gsl_rng_free(r);
 }
@@ -74,11 +86,31 @@ static void gen_expression(gsl_rng *r, float *x, int rows, int features, const f
     }
 }
 
+/* P3B1 / seed-002 stand-in: sparse non-negative feature vectors (about 70% zeros, values
+ * up to ~0.7, as measured on P3B1's files) whose non-zero pattern depends on the class, so
+ * a classifier has something to learn; labels balanced by construction (i mod classes). */
+static void gen_classes(gsl_rng *r, float *x, int32_t *labels, int rows, int features, int classes, int first)
+{
+    for (int i = 0; i < rows; i++) {
+        int c = (first + i) % (classes > 0 ? classes : 1);
+        if (labels)
+            labels[i] = c;
+        float *row = x + (size_t)i * features;
+        for (int j = 0; j < features; j++) {
+            /* each class prefers a band of features: higher odds of a non-zero there */
+            bool band = classes > 0 && (j * classes / features) == c;
+            double p_nonzero = band ? 0.6 : 0.25;
+            row[j] = gsl_rng_uniform(r) < p_nonzero ? (float)gsl_ran_flat(r, 0.05, 0.7) : 0.0f;
+        }
+    }
+}
+
 void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed)
 {
     const ModelSpec *m = p->model;
     gsl_rng *r = rng_new(seed);
     int per_sample = shape_count(&m->input), B = p->batch;
+    size_t n = (size_t)B * per_sample;
     float *mean = NULL, *v = NULL;
     if (m->data == DATA_EXPRESSION) {
         mean = malloc((size_t)per_sample * sizeof *mean);
@@ -89,34 +121,110 @@ void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint6
         for (size_t j = 0; j < (size_t)8 * per_sample; j++)
             v[j] = (float)gsl_ran_gaussian_ziggurat(r, 0.04);
     }
+    bool class_target = m->loss == LOSS_SOFTMAX_XENT;
     for (int b = 0; b < nbatches; b++) {
         char *base = data + (size_t)b * stride;
         float *x = (float *)(base + p->input.offset);
-        size_t n = (size_t)B * per_sample;
+        int32_t *labels = class_target ? (int32_t *)(base + p->target.offset) : NULL;
+        size_t nlabels = class_target ? p->target.bytes / sizeof(int32_t) : 0;
         switch (m->data) {
         case DATA_EXPRESSION: /* the target is the input (autoencoder) */
             gen_expression(r, x, B, per_sample, mean, v);
             break;
-        case DATA_IMAGES: { /* convnet-benchmarks: N(0, 0.1) pixels; labels uniform over classes */
+        case DATA_CLASSES:
+            gen_classes(r, x, labels, B, per_sample, class_target ? p->classes : 0, b * B);
+            break;
+        case DATA_TOKENS: { /* token ids, uniform over the vocabulary of the first layer */
+            int vocab = m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 2;
+            int32_t *ids = (int32_t *)x;
             for (size_t i = 0; i < n; i++)
-                x[i] = (float)gsl_ran_gaussian_ziggurat(r, 0.1);
-            int32_t *labels = (int32_t *)(base + p->target.offset);
-            for (int i = 0; i < B; i++)
-                labels[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)m->classes);
+                ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
             break;
         }
-        case DATA_SEQUENCE: { /* rnn-benchmarks: np.random.random inputs and targets */
+        case DATA_SEQUENCE: /* rnn-benchmarks: np.random.random inputs */
             for (size_t i = 0; i < n; i++)
                 x[i] = (float)gsl_rng_uniform(r);
-            float *y = (float *)(base + p->target.offset);
-            size_t ny = p->target.bytes / sizeof(float);
-            for (size_t i = 0; i < ny; i++)
-                y[i] = (float)gsl_rng_uniform(r);
+            break;
+        case DATA_IMAGES: /* convnet-benchmarks: N(0, 0.1) pixels */
+        case DATA_FASHION_MNIST: /* timing runs of the real-data models: same shape, synthetic values */
+        default:
+            for (size_t i = 0; i < n; i++)
+                x[i] = (float)gsl_ran_gaussian_ziggurat(r, 0.1);
             break;
         }
+        if (labels && m->data != DATA_CLASSES) /* uniform random classes */
+            for (size_t i = 0; i < nlabels; i++)
+                labels[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)p->classes);
+        if (!class_target && p->target.offset != p->input.offset) { /* vector targets: U[0,1) */
+            float *y = (float *)(base + p->target.offset);
+            for (size_t i = 0; i < p->target.bytes / sizeof(float); i++)
+                y[i] = (float)gsl_rng_uniform(r);
         }
     }
     free(mean);
     free(v);
     gsl_rng_free(r);
+}
+
+/* ---- synthetic data sets for epoch training (fit.c) ---- */
+
+int data_synthetic(const ModelSpec *m, int classes, int n, int first_class, uint64_t seed, Dataset *ds,
+                   char *err, size_t errlen)
+{
+    memset(ds, 0, sizeof *ds);
+    int per = shape_count(&m->input);
+    ds->n = n;
+    ds->shape = m->input;
+    ds->x_type = m->input_ids ? DS_I32 : DS_F32;
+    ds->x = malloc((size_t)n * per * sizeof(float));
+    bool labels = m->loss == LOSS_SOFTMAX_XENT;
+    ds->target = m->autoencoder ? TARGET_INPUT : labels ? TARGET_CLASS : TARGET_VECTOR;
+    ds->classes = classes;
+    if (!ds->x) {
+        snprintf(err, errlen, "%s: cannot allocate %.2f GiB for a synthetic data set of %d samples", m->name,
+                 (double)n * per * 4 / 1073741824.0, n);
+        return -1;
+    }
+    gsl_rng *r = rng_new(seed);
+    switch (m->data) {
+    case DATA_EXPRESSION: {
+        float *mean = malloc((size_t)per * sizeof *mean), *v = malloc((size_t)8 * per * sizeof *v);
+        assert(mean && v);
+        gsl_rng *rs = rng_new(seed ^ 0x5eed); /* the structure is shared by train and test sets */
+        for (int j = 0; j < per; j++)
+            mean[j] = (float)gsl_ran_flat(rs, 0.2, 0.8);
+        for (size_t j = 0; j < (size_t)8 * per; j++)
+            v[j] = (float)gsl_ran_gaussian_ziggurat(rs, 0.04);
+        gsl_rng_free(rs);
+        gen_expression(r, ds->x, n, per, mean, v);
+        free(mean);
+        free(v);
+        break;
+    }
+    case DATA_CLASSES:
+        ds->t_count = 1;
+        ds->t = malloc((size_t)n * sizeof(int32_t));
+        assert(ds->t);
+        gen_classes(r, ds->x, ds->t, n, per, classes, first_class);
+        break;
+    default: {
+        float *x = ds->x;
+        for (size_t i = 0; i < (size_t)n * per; i++)
+            x[i] = (float)gsl_ran_gaussian_ziggurat(r, 0.1);
+        if (labels) {
+            ds->t_count = 1;
+            ds->t = malloc((size_t)n * sizeof(int32_t));
+            assert(ds->t);
+            for (int i = 0; i < n; i++)
+                ((int32_t *)ds->t)[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)classes);
+        }
+        break;
+    }
+    }
+    if (ds->target == TARGET_INPUT)
+        ds->t_count = per;
+    snprintf(ds->source, sizeof ds->source, "synthetic (%s generator, seed %llu, %d samples)", m->name,
+             (unsigned long long)seed, n);
+    gsl_rng_free(r);
+    return 0;
 }

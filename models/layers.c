@@ -1,9 +1,10 @@
-/* models/layers.c — the layer kinds: dense, conv2d, pool2d, LSTM.
+/* models/layers.c — the layer kinds: what each checks, lays out and emits.
  *
- * For each: shape inference with messages that name what was expected and what the
- * previous layer gives, the memory each lays out, and the ops it appends for forward and
- * backward. Backward op order follows the data dependencies: activation gradient first
- * (in place on dy), then bias and weight gradients, then the input gradient.
+ * For each kind: shape inference with messages that name what was expected and what the
+ * previous layer gives; the parameters (named tensors), state and activations it lays
+ * out; and the ops it appends for forward and backward. Backward op order follows the
+ * data dependencies: activation gradient first (in place on dy), then parameter
+ * gradients, then the input gradients (overwritten by their first writer, else added).
  */
 #include "models/layers.h"
 
@@ -17,6 +18,22 @@
  * surely wrong, and the kernels' index arithmetic stays far from overflow. */
 #define MAX_WEIGHTS 68719476736.0
 
+static const char *const kind_names[LAYER_KIND_COUNT] = {
+    "dense", "conv2d", "pool2d", "lstm", "rnn", "batchnorm", "lrn", "dropout",
+    "concat", "add", "activation", "flatten", "embedding", "sparsity"};
+
+const char *layer_kind_name(LayerKind k) { return (unsigned)k < LAYER_KIND_COUNT ? kind_names[k] : "?"; }
+
+bool layer_kind_from_name(const char *name, LayerKind *out)
+{
+    for (int i = 0; i < LAYER_KIND_COUNT; i++)
+        if (strcmp(name, kind_names[i]) == 0) {
+            *out = (LayerKind)i;
+            return true;
+        }
+    return false;
+}
+
 static int check_weights(double count, char *msg, size_t n)
 {
     if (count <= MAX_WEIGHTS)
@@ -25,11 +42,17 @@ static int check_weights(double count, char *msg, size_t n)
     return -1;
 }
 
-const char *layer_kind_name(LayerKind k)
+static int want_image(const Shape *in, char *msg, size_t n)
 {
-    static const char *const names[LAYER_KIND_COUNT] = {"dense", "conv2d", "pool2d", "lstm"};
-    return (unsigned)k < LAYER_KIND_COUNT ? names[k] : "?";
+    if (in->rank == 3)
+        return 0;
+    char got[48];
+    shape_str(in, got, sizeof got);
+    snprintf(msg, n, "expects a (C,H,W) input, previous layer gives %s", got);
+    return -1;
 }
+
+/* ---- common emission helpers ---- */
 
 static BufRef grad_of(BufRef param)
 {
@@ -37,21 +60,27 @@ static BufRef grad_of(BufRef param)
     return param;
 }
 
-/* db = sum of dy over batch and spatial positions, overwriting: every parameter has one
- * producer of its gradient per step, so gradient buffers are never zeroed. */
-static void emit_bias_grad(LayerCtx *c, BufRef b, BufRef dy, int n, int channels, int spatial)
-{
-    OpDesc d = op_bias(PHASE_BWD_WEIGHTS, n, channels, spatial);
-    d.u.bias.accumulate = false;
-    plan_add(c->plan, c->layer, d, (BufRef[]){grad_of(b), dy}, 2);
-}
+static PlanLayer *self(LayerCtx *c) { return &c->plan->layers[c->layer]; }
+static bool training(const LayerCtx *c) { return c->mode != PLAN_INFERENCE; }
 
-/* Output activation y and its gradient dy for the current layer. */
+/* Output activation y and (when training) its gradient dy. */
 static void alloc_output(LayerCtx *c, size_t count)
 {
-    PlanLayer *pl = &c->plan->layers[c->layer];
+    PlanLayer *pl = self(c);
     pl->y = plan_alloc(c->plan, ARENA_ACT, count * F32);
-    pl->dy = plan_alloc(c->plan, ARENA_ACTGRAD, count * F32);
+    if (training(c))
+        pl->dy = plan_alloc(c->plan, ARENA_ACTGRAD, count * F32);
+}
+
+/* The layer's output is its input's buffer (views: flatten, sparsity, inference dropout). */
+static void alias_input(LayerCtx *c)
+{
+    PlanLayer *pl = self(c);
+    int r = c->in_root[0];
+    pl->alias_of = r;
+    pl->y = c->x[0];
+    if (r >= 0)
+        pl->dy = c->plan->layers[r].dy;
 }
 
 static void emit_act_forward(LayerCtx *c, const LayerSpec *l, BufRef y, size_t count)
@@ -67,6 +96,52 @@ static void emit_act_backward(LayerCtx *c, const LayerSpec *l, BufRef y, BufRef 
         plan_add(c->plan, c->layer, op_act(PHASE_BWD_DATA, (ActKind)l->act, count), (BufRef[]){dy, dy, y}, 3);
 }
 
+/* Whether the gradient of input k is accumulated (another consumer wrote it already);
+ * marks it written. */
+static bool take_dx(LayerCtx *c, bool *written, int k)
+{
+    int r = c->in_root[k];
+    bool acc = written[r];
+    written[r] = true;
+    return acc;
+}
+
+/* Emits d, an op that can only write the gradient of input k (bufs[slot]); when another
+ * consumer already wrote that gradient, d writes a scratch buffer that is then added. */
+static void emit_dx_write(LayerCtx *c, bool *written, int k, OpDesc d, BufRef *bufs, int nbuf, int slot)
+{
+    if (!take_dx(c, written, k)) {
+        bufs[slot] = c->dx[k];
+        plan_add(c->plan, c->layer, d, bufs, nbuf);
+        return;
+    }
+    BufRef tmp = plan_alloc(c->plan, ARENA_ACTGRAD, c->dx[k].bytes);
+    bufs[slot] = tmp;
+    plan_add(c->plan, c->layer, d, bufs, nbuf);
+    plan_add(c->plan, c->layer, op_axpby(PHASE_BWD_DATA, c->dx[k].bytes / F32, 1, 1),
+             (BufRef[]){c->dx[k], c->dx[k], tmp}, 3);
+}
+
+/* db = sum of dy over batch and spatial positions, overwriting: every parameter has one
+ * producer of its gradient per step, so gradient buffers are never zeroed. */
+static void emit_bias_grad(LayerCtx *c, BufRef b, BufRef dy, int n, int channels, int spatial)
+{
+    OpDesc d = op_bias(PHASE_BWD_WEIGHTS, n, channels, spatial);
+    d.u.bias.accumulate = false;
+    plan_add(c->plan, c->layer, d, (BufRef[]){grad_of(b), dy}, 2);
+}
+
+static BufRef add_kernel(LayerCtx *c, const LayerSpec *l, size_t count, int fan_in, int fan_out)
+{
+    return plan_add_tensor(c->plan, c->layer, "kernel", count, true, !l->no_decay, l->init, l->init_scale, 0,
+                           fan_in, fan_out);
+}
+
+static BufRef add_fill(LayerCtx *c, const char *role, size_t count, bool learnable, float fill)
+{
+    return plan_add_tensor(c->plan, c->layer, role, count, learnable, false, INIT_UNIFORM, 0, fill, 0, 0);
+}
+
 /* ---- dense ---- */
 
 static int dense_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
@@ -75,44 +150,57 @@ static int dense_infer(const LayerSpec *l, const Shape *in, Shape *out, char *ms
         snprintf(msg, n, "units %d: must be >= 1", l->u.dense.units);
         return -1;
     }
+    /* on a sequence (T, F): the same dense layer at every step */
     if (in->rank == 2) {
-        snprintf(msg, n, "a dense layer needs a flat or image input, previous layer gives a sequence");
-        return -1;
+        *out = (Shape){.rank = 2, .d = {in->d[0], l->u.dense.units}};
+        return check_weights((double)in->d[1] * l->u.dense.units, msg, n);
     }
     *out = (Shape){.rank = 1, .d = {l->u.dense.units}};
     return check_weights((double)shape_count(in) * l->u.dense.units, msg, n);
 }
 
+static void dense_dims(const LayerCtx *c, const LayerSpec *l, int *rows, int *in)
+{
+    const Shape *s = &c->in_shape[0];
+    *rows = s->rank == 2 ? c->batch * s->d[0] : c->batch;
+    *in = s->rank == 2 ? s->d[1] : shape_count(s);
+}
+
 static void dense_forward(LayerCtx *c, const LayerSpec *l)
 {
     Plan *p = c->plan;
-    PlanLayer *pl = &p->layers[c->layer];
-    int in = shape_count(&pl->in), out = l->u.dense.units, B = c->batch;
-    pl->w = plan_alloc(p, ARENA_PARAM, (size_t)in * out * F32); /* (in, out) */
-    pl->b = plan_alloc(p, ARENA_PARAM, (size_t)out * F32);
-    plan_add_param(p, c->layer, pl->w, (size_t)in * out, in, out, l->init, l->init_scale, false);
-    plan_add_param(p, c->layer, pl->b, (size_t)out, in, out, l->init, 0, true);
-    alloc_output(c, (size_t)B * out);
-    /* y(B, out) = x(B, in) . W(in, out) + b */
-    plan_add(p, c->layer, op_gemm(PHASE_FWD, B, out, in, false, false, 0), (BufRef[]){pl->y, c->x, pl->w}, 3);
-    plan_add(p, c->layer, op_bias(PHASE_FWD, B, out, 1), (BufRef[]){pl->y, pl->b}, 2);
-    emit_act_forward(c, l, pl->y, (size_t)B * out);
+    PlanLayer *pl = self(c);
+    int rows, in, out = l->u.dense.units;
+    dense_dims(c, l, &rows, &in);
+    pl->w = add_kernel(c, l, (size_t)in * out, in, out); /* (in, out) */
+    if (!l->u.dense.no_bias)
+        pl->b = add_fill(c, "bias", (size_t)out, true, 0);
+    if (!c->active)
+        return;
+    alloc_output(c, (size_t)rows * out);
+    /* y(rows, out) = x(rows, in) . W(in, out) + b */
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, rows, out, in, false, false, 0), (BufRef[]){pl->y, c->x[0], pl->w}, 3);
+    if (!l->u.dense.no_bias)
+        plan_add(p, c->layer, op_bias(PHASE_FWD, rows, out, 1), (BufRef[]){pl->y, pl->b}, 2);
+    emit_act_forward(c, l, pl->y, (size_t)rows * out);
 }
 
-static void dense_backward(LayerCtx *c, const LayerSpec *l)
+static void dense_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 {
     Plan *p = c->plan;
-    PlanLayer *pl = &p->layers[c->layer];
-    int in = shape_count(&pl->in), out = l->u.dense.units, B = c->batch;
-    emit_act_backward(c, l, pl->y, pl->dy, (size_t)B * out);
-    emit_bias_grad(c, pl->b, pl->dy, B, out, 1);
+    PlanLayer *pl = self(c);
+    int rows, in, out = l->u.dense.units;
+    dense_dims(c, l, &rows, &in);
+    emit_act_backward(c, l, pl->y, pl->dy, (size_t)rows * out);
+    if (!l->u.dense.no_bias)
+        emit_bias_grad(c, pl->b, pl->dy, rows, out, 1);
     /* dW(in, out) = x^T . dy */
-    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, in, out, B, true, false, 0),
-             (BufRef[]){grad_of(pl->w), c->x, pl->dy}, 3);
-    /* dx(B, in) (+)= dy . W^T */
-    if (c->need_dx)
-        plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, B, in, out, false, true, c->dx_accumulate ? 1 : 0),
-                 (BufRef[]){c->dx, pl->dy, pl->w}, 3);
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, in, out, rows, true, false, 0),
+             (BufRef[]){grad_of(pl->w), c->x[0], pl->dy}, 3);
+    /* dx(rows, in) (+)= dy . W^T */
+    if (c->need_dx[0])
+        plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, rows, in, out, false, true, take_dx(c, written, 0) ? 1 : 0),
+                 (BufRef[]){c->dx[0], pl->dy, pl->w}, 3);
 }
 
 /* ---- conv2d ---- */
@@ -120,6 +208,9 @@ static void dense_backward(LayerCtx *c, const LayerSpec *l)
 static OpDesc conv_desc(const LayerSpec *l, const Shape *in, int batch, OpPhase phase)
 {
     const ConvSpec *s = &l->u.conv;
+    if (s->explicit_pad)
+        return op_conv2d_explicit(phase, batch, in->d[0], in->d[1], in->d[2], s->filters, s->kh, s->kw, s->stride,
+                                  s->stride, s->pad_h, s->pad_w, s->groups);
     return op_conv2d(phase, batch, in->d[0], in->d[1], in->d[2], s->filters, s->kh, s->kw, s->stride, s->pad,
                      s->groups);
 }
@@ -127,24 +218,26 @@ static OpDesc conv_desc(const LayerSpec *l, const Shape *in, int batch, OpPhase 
 static int conv_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
     const ConvSpec *s = &l->u.conv;
-    char got[48];
-    shape_str(in, got, sizeof got);
-    if (in->rank != 3) {
-        snprintf(msg, n, "expects a (C,H,W) input, previous layer gives %s", got);
+    if (want_image(in, msg, n))
         return -1;
-    }
     if (s->filters < 1 || s->kh < 1 || s->kw < 1 || s->stride < 1 || s->groups < 1) {
         snprintf(msg, n, "filters, kernel size, stride and groups must be >= 1");
         return -1;
     }
-    if (in->d[0] % s->groups || s->filters % s->groups) {
-        snprintf(msg, n, "groups %d must divide the %d input channels and the %d filters", s->groups,
-                 in->d[0], s->filters);
+    if (s->explicit_pad && (s->pad_h < 0 || s->pad_w < 0 || s->pad_h >= s->kh || s->pad_w >= s->kw)) {
+        snprintf(msg, n, "padding %dx%d must be >= 0 and smaller than the %dx%d kernel", s->pad_h, s->pad_w, s->kh,
+                 s->kw);
         return -1;
     }
-    if (s->pad == PAD_VALID && (s->kh > in->d[1] || s->kw > in->d[2])) {
-        snprintf(msg, n, "kernel %dx%d is larger than its %dx%d input (VALID padding)", s->kh, s->kw,
-                 in->d[1], in->d[2]);
+    if (in->d[0] % s->groups || s->filters % s->groups) {
+        snprintf(msg, n, "groups %d must divide the %d input channels and the %d filters", s->groups, in->d[0],
+                 s->filters);
+        return -1;
+    }
+    int ph = s->explicit_pad ? 2 * s->pad_h : 0, pw = s->explicit_pad ? 2 * s->pad_w : 0;
+    if ((s->pad == PAD_VALID || s->explicit_pad) && (s->kh > in->d[1] + ph || s->kw > in->d[2] + pw)) {
+        snprintf(msg, n, "kernel %dx%d is larger than its %dx%d input (with padding)", s->kh, s->kw, in->d[1] + ph,
+                 in->d[2] + pw);
         return -1;
     }
     if (check_weights((double)s->filters * in->d[0] / s->groups * s->kh * s->kw, msg, n))
@@ -157,63 +250,97 @@ static int conv_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg
 static void conv_forward(LayerCtx *c, const LayerSpec *l)
 {
     Plan *p = c->plan;
-    PlanLayer *pl = &p->layers[c->layer];
+    PlanLayer *pl = self(c);
     const ConvSpec *s = &l->u.conv;
-    int cin_g = pl->in.d[0] / s->groups, spatial = pl->out.d[1] * pl->out.d[2], B = c->batch;
+    const Shape *in = &c->in_shape[0];
+    int cin_g = in->d[0] / s->groups, spatial = pl->out.d[1] * pl->out.d[2], B = c->batch;
     size_t wcount = (size_t)s->filters * cin_g * s->kh * s->kw; /* (K, C/g, R, S) */
-    pl->w = plan_alloc(p, ARENA_PARAM, wcount * F32);
-    pl->b = plan_alloc(p, ARENA_PARAM, (size_t)s->filters * F32);
-    int fan_in = cin_g * s->kh * s->kw, fan_out = s->filters / s->groups * s->kh * s->kw;
-    plan_add_param(p, c->layer, pl->w, wcount, fan_in, fan_out, l->init, l->init_scale, false);
-    plan_add_param(p, c->layer, pl->b, (size_t)s->filters, fan_in, fan_out, l->init, 0, true);
+    pl->w = add_kernel(c, l, wcount, cin_g * s->kh * s->kw, s->filters / s->groups * s->kh * s->kw);
+    if (!s->no_bias)
+        pl->b = add_fill(c, "bias", (size_t)s->filters, true, 0);
+    if (!c->active)
+        return;
     size_t ycount = (size_t)B * s->filters * spatial;
     alloc_output(c, ycount);
-    plan_add(p, c->layer, conv_desc(l, &pl->in, B, PHASE_FWD), (BufRef[]){pl->y, c->x, pl->w}, 3);
-    plan_add(p, c->layer, op_bias(PHASE_FWD, B, s->filters, spatial), (BufRef[]){pl->y, pl->b}, 2);
+    plan_add(p, c->layer, conv_desc(l, in, B, PHASE_FWD), (BufRef[]){pl->y, c->x[0], pl->w}, 3);
+    if (!s->no_bias)
+        plan_add(p, c->layer, op_bias(PHASE_FWD, B, s->filters, spatial), (BufRef[]){pl->y, pl->b}, 2);
     emit_act_forward(c, l, pl->y, ycount);
 }
 
-static void conv_backward(LayerCtx *c, const LayerSpec *l)
+static void conv_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 {
     Plan *p = c->plan;
-    PlanLayer *pl = &p->layers[c->layer];
+    PlanLayer *pl = self(c);
     const ConvSpec *s = &l->u.conv;
+    const Shape *in = &c->in_shape[0];
     int spatial = pl->out.d[1] * pl->out.d[2], B = c->batch;
     emit_act_backward(c, l, pl->y, pl->dy, (size_t)B * s->filters * spatial);
-    emit_bias_grad(c, pl->b, pl->dy, B, s->filters, spatial);
-    OpDesc dw = conv_desc(l, &pl->in, B, PHASE_BWD_WEIGHTS);
+    if (!s->no_bias)
+        emit_bias_grad(c, pl->b, pl->dy, B, s->filters, spatial);
+    OpDesc dw = conv_desc(l, in, B, PHASE_BWD_WEIGHTS);
     dw.u.conv.accumulate = false;
-    plan_add(p, c->layer, dw, (BufRef[]){grad_of(pl->w), pl->dy, c->x}, 3);
-    if (c->need_dx) {
-        OpDesc dx = conv_desc(l, &pl->in, B, PHASE_BWD_DATA);
-        dx.u.conv.accumulate = c->dx_accumulate;
-        plan_add(p, c->layer, dx, (BufRef[]){c->dx, pl->dy, pl->w}, 3);
+    plan_add(p, c->layer, dw, (BufRef[]){grad_of(pl->w), pl->dy, c->x[0]}, 3);
+    if (c->need_dx[0]) {
+        OpDesc dx = conv_desc(l, in, B, PHASE_BWD_DATA);
+        dx.u.conv.accumulate = take_dx(c, written, 0);
+        plan_add(p, c->layer, dx, (BufRef[]){c->dx[0], pl->dy, pl->w}, 3);
     }
 }
 
 /* ---- pool2d ---- */
 
+/* Caffe rounds pooled sizes up, and drops a last window that would start in the padding;
+ * the overhang becomes extra bottom/right padding. */
+static int caffe_extra_pad(int in, int win, int stride, int pad)
+{
+    int out = (in + 2 * pad - win + stride - 1) / stride + 1;
+    if ((out - 1) * stride >= in + pad)
+        out--;
+    int extra = (out - 1) * stride + win - (in + 2 * pad);
+    return extra > 0 ? extra : 0;
+}
+
 static OpDesc pool_desc(const LayerSpec *l, const Shape *in, int batch, OpPhase phase)
 {
     const PoolSpec *s = &l->u.pool;
-    return op_pool2d(phase, s->kind, batch, in->d[0], in->d[1], in->d[2], s->win, s->stride, s->pad);
+    int C = in->d[0], H = in->d[1], W = in->d[2];
+    if (s->global) { /* one window over the whole image */
+        OpDesc d = op_pool2d_pads(phase, s->kind, batch, C, H, W, 1, 1, 0, 0, 0, 0);
+        d.u.pool.win_h = H;
+        d.u.pool.win_w = W;
+        d.u.pool.out_h = d.u.pool.out_w = 1;
+        return d;
+    }
+    if (s->explicit_pad || s->ceil_mode) {
+        int ph = s->explicit_pad ? s->pad_h : 0, pw = s->explicit_pad ? s->pad_w : 0;
+        int eh = s->ceil_mode ? caffe_extra_pad(H, s->win, s->stride, ph) : 0;
+        int ew = s->ceil_mode ? caffe_extra_pad(W, s->win, s->stride, pw) : 0;
+        return op_pool2d_pads(phase, s->kind, batch, C, H, W, s->win, s->stride, ph, pw, ph + eh, pw + ew);
+    }
+    return op_pool2d(phase, s->kind, batch, C, H, W, s->win, s->stride, s->pad);
 }
 
 static int pool_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
     const PoolSpec *s = &l->u.pool;
-    char got[48];
-    shape_str(in, got, sizeof got);
-    if (in->rank != 3) {
-        snprintf(msg, n, "expects a (C,H,W) input, previous layer gives %s", got);
+    if (want_image(in, msg, n))
         return -1;
+    if (s->global) {
+        *out = (Shape){.rank = 3, .d = {in->d[0], 1, 1}};
+        return 0;
     }
     if (s->win < 1 || s->stride < 1) {
         snprintf(msg, n, "window and stride must be >= 1");
         return -1;
     }
-    if (s->pad == PAD_VALID && (s->win > in->d[1] || s->win > in->d[2])) {
-        snprintf(msg, n, "window %d is larger than its %dx%d input (VALID padding)", s->win, in->d[1], in->d[2]);
+    int ph = s->explicit_pad ? s->pad_h : 0, pw = s->explicit_pad ? s->pad_w : 0;
+    if (s->explicit_pad && (ph < 0 || pw < 0 || ph >= s->win || pw >= s->win)) {
+        snprintf(msg, n, "padding must be >= 0 and smaller than the window %d", s->win);
+        return -1;
+    }
+    if ((s->pad == PAD_VALID || s->explicit_pad) && (s->win > in->d[1] + 2 * ph || s->win > in->d[2] + 2 * pw)) {
+        snprintf(msg, n, "window %d is larger than its %dx%d input", s->win, in->d[1], in->d[2]);
         return -1;
     }
     OpDesc d = pool_desc(l, in, 1, PHASE_FWD);
@@ -223,36 +350,41 @@ static int pool_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg
 
 static void pool_forward(LayerCtx *c, const LayerSpec *l)
 {
-    PlanLayer *pl = &c->plan->layers[c->layer];
-    alloc_output(c, (size_t)c->batch * shape_count(&pl->out));
-    plan_add(c->plan, c->layer, pool_desc(l, &pl->in, c->batch, PHASE_FWD), (BufRef[]){pl->y, c->x}, 2);
-}
-
-static void pool_backward(LayerCtx *c, const LayerSpec *l)
-{
-    PlanLayer *pl = &c->plan->layers[c->layer];
-    if (!c->need_dx)
+    PlanLayer *pl = self(c);
+    if (!c->active)
         return;
-    OpDesc d = pool_desc(l, &pl->in, c->batch, PHASE_BWD_DATA);
-    d.u.pool.accumulate = c->dx_accumulate;
-    plan_add(c->plan, c->layer, d, (BufRef[]){c->dx, pl->dy, c->x, pl->y}, 4);
+    alloc_output(c, (size_t)c->batch * shape_count(&pl->out));
+    plan_add(c->plan, c->layer, pool_desc(l, &c->in_shape[0], c->batch, PHASE_FWD), (BufRef[]){pl->y, c->x[0]}, 2);
 }
 
-/* ---- LSTM ----
- * Sequences are time-major: x is (T, B, F), so each step's input is one contiguous
- * (B, F) block. W is ((F + H), 4H): rows [0, F) multiply x_t, rows [F, F+H) multiply
- * h_{t-1} — the single matmul of concat(x_t, h_{t-1}) in TF's BasicLSTMCell, split so
- * the input projection of all T steps is one large GEMM. Saved for backward:
- * pre (T,B,4H), act (T,B,4H), c (T+1,B,H) and h (T+1,B,H) with c_0 = h_0 = 0. */
-
-enum { LSTM_PRE, LSTM_ACT, LSTM_C, LSTM_H, LSTM_DPRE, LSTM_DC, LSTM_DH };
-
-static int lstm_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+static void pool_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 {
-    const LstmSpec *s = &l->u.lstm;
-    char got[48];
-    shape_str(in, got, sizeof got);
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    OpDesc d = pool_desc(l, &c->in_shape[0], c->batch, PHASE_BWD_DATA);
+    d.u.pool.accumulate = take_dx(c, written, 0);
+    plan_add(c->plan, c->layer, d, (BufRef[]){c->dx[0], pl->dy, c->x[0], pl->y}, 4);
+}
+
+/* ---- recurrent: LSTM and plain RNN ----
+ * Sequences are time-major: x is (T, B, F), so each step's input is one contiguous
+ * (B, F) block. W is ((F + H), G*H) with G = 4 gates (LSTM) or 1 (RNN): rows [0, F)
+ * multiply x_t, rows [F, F+H) multiply h_{t-1} — the single matmul of concat(x_t,
+ * h_{t-1}) in TF's cells, split so the input projection of all T steps is one large GEMM.
+ * Saved for backward: pre (T,B,GH), act (T,B,4H, LSTM), c (T+1,B,H, LSTM) and
+ * h (T+1,B,H), with c_0 = h_0 = 0. */
+
+enum { REC_PRE, REC_ACT, REC_C, REC_H, REC_DPRE, REC_DC, REC_DH };
+
+static int rec_gates(const LayerSpec *l) { return l->kind == LAYER_LSTM ? 4 : 1; }
+
+static int rec_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    const RecurrentSpec *s = &l->u.rnn;
     if (in->rank != 2) {
+        char got[48];
+        shape_str(in, got, sizeof got);
         snprintf(msg, n, "expects a (time steps, features) input, previous layer gives %s", got);
         return -1;
     }
@@ -260,109 +392,559 @@ static int lstm_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg
         snprintf(msg, n, "hidden %d: must be >= 1", s->hidden);
         return -1;
     }
-    if (!s->last_only) {
-        snprintf(msg, n, "only last-step output (last_only) is supported for LSTM layers");
-        return -1;
-    }
-    *out = (Shape){.rank = 1, .d = {s->hidden}};
-    return check_weights(((double)in->d[1] + s->hidden) * 4.0 * s->hidden, msg, n);
+    *out = s->last_only ? (Shape){.rank = 1, .d = {s->hidden}} : (Shape){.rank = 2, .d = {in->d[0], s->hidden}};
+    return check_weights(((double)in->d[1] + s->hidden) * rec_gates(l) * s->hidden, msg, n);
 }
 
 static BufRef step_slice(BufRef b, int t, size_t step_bytes) { return buf_slice(b, (size_t)t * step_bytes, step_bytes); }
 
-static void lstm_forward(LayerCtx *c, const LayerSpec *l)
+static void rec_forward(LayerCtx *c, const LayerSpec *l)
 {
     Plan *p = c->plan;
-    PlanLayer *pl = &p->layers[c->layer];
-    int T = pl->in.d[0], F = pl->in.d[1], H = l->u.lstm.hidden, B = c->batch;
-    size_t g4 = (size_t)B * 4 * H * F32, hb = (size_t)B * H * F32;
-    pl->w = plan_alloc(p, ARENA_PARAM, (size_t)(F + H) * 4 * H * F32);
-    pl->b = plan_alloc(p, ARENA_PARAM, (size_t)4 * H * F32);
-    plan_add_param(p, c->layer, pl->w, (size_t)(F + H) * 4 * H, F + H, 4 * H, l->init, l->init_scale, false);
-    plan_add_param(p, c->layer, pl->b, (size_t)4 * H, F + H, 4 * H, l->init, 0, true);
-    BufRef wx = buf_slice(pl->w, 0, (size_t)F * 4 * H * F32);
-    BufRef wh = buf_slice(pl->w, (size_t)F * 4 * H * F32, (size_t)H * 4 * H * F32);
-    BufRef pre = plan_alloc(p, ARENA_ACT, (size_t)T * g4);
-    BufRef act = plan_alloc(p, ARENA_ACT, (size_t)T * g4);
-    BufRef cs = plan_alloc(p, ARENA_ACT, (size_t)(T + 1) * hb);
+    PlanLayer *pl = self(c);
+    const Shape *in = &c->in_shape[0];
+    int T = in->d[0], F = in->d[1], H = l->u.rnn.hidden, B = c->batch, G = rec_gates(l);
+    bool lstm = l->kind == LAYER_LSTM;
+    size_t gb = (size_t)B * G * H * F32, hb = (size_t)B * H * F32;
+    pl->w = add_kernel(c, l, (size_t)(F + H) * G * H, F + H, G * H);
+    pl->b = add_fill(c, "bias", (size_t)G * H, true, 0);
+    if (!c->active)
+        return;
+    BufRef wx = buf_slice(pl->w, 0, (size_t)F * G * H * F32);
+    BufRef wh = buf_slice(pl->w, (size_t)F * G * H * F32, (size_t)H * G * H * F32);
+    BufRef pre = plan_alloc(p, ARENA_ACT, (size_t)T * gb);
     BufRef hs = plan_alloc(p, ARENA_ACT, (size_t)(T + 1) * hb);
-    BufRef dh = plan_alloc(p, ARENA_ACTGRAD, (size_t)(T + 1) * hb);
-    pl->saved[LSTM_PRE] = pre;
-    pl->saved[LSTM_ACT] = act;
-    pl->saved[LSTM_C] = cs;
-    pl->saved[LSTM_H] = hs;
-    pl->saved[LSTM_DPRE] = plan_alloc(p, ARENA_ACTGRAD, (size_t)T * g4);
-    pl->saved[LSTM_DC] = plan_alloc(p, ARENA_ACTGRAD, (size_t)(T + 1) * hb);
-    pl->y = step_slice(hs, T, hb);
-    pl->dy = step_slice(dh, T, hb);
-    pl->saved[LSTM_DH] = dh;
+    BufRef act = {0}, cs = {0};
+    if (lstm) {
+        act = plan_alloc(p, ARENA_ACT, (size_t)T * gb);
+        cs = plan_alloc(p, ARENA_ACT, (size_t)(T + 1) * hb);
+    }
+    pl->saved[REC_PRE] = pre;
+    pl->saved[REC_ACT] = act;
+    pl->saved[REC_C] = cs;
+    pl->saved[REC_H] = hs;
+    bool last = l->u.rnn.last_only;
+    pl->y = last ? step_slice(hs, T, hb) : buf_slice(hs, hb, (size_t)T * hb);
+    if (training(c)) {
+        BufRef dh = plan_alloc(p, ARENA_ACTGRAD, (size_t)(T + 1) * hb);
+        pl->saved[REC_DH] = dh;
+        pl->saved[REC_DPRE] = plan_alloc(p, ARENA_ACTGRAD, (size_t)T * gb);
+        if (lstm)
+            pl->saved[REC_DC] = plan_alloc(p, ARENA_ACTGRAD, (size_t)(T + 1) * hb);
+        pl->dy = last ? step_slice(dh, T, hb) : buf_slice(dh, hb, (size_t)T * hb);
+    }
 
-    /* pre(T*B, 4H) = x(T*B, F) . W_x: the input projection of every step at once */
-    plan_add(p, c->layer, op_gemm(PHASE_FWD, T * B, 4 * H, F, false, false, 0), (BufRef[]){pre, c->x, wx}, 3);
+    /* pre(T*B, GH) = x(T*B, F) . W_x: the input projection of every step at once */
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, T * B, G * H, F, false, false, 0), (BufRef[]){pre, c->x[0], wx}, 3);
     for (int t = 1; t <= T; t++) {
-        BufRef pre_t = step_slice(pre, t - 1, g4);
+        BufRef pre_t = step_slice(pre, t - 1, gb);
         /* pre_t += h_{t-1} . W_h (computed at t = 1 too, as TF does with h_0 = 0) */
-        plan_add(p, c->layer, op_gemm(PHASE_FWD, B, 4 * H, H, false, false, 1),
+        plan_add(p, c->layer, op_gemm(PHASE_FWD, B, G * H, H, false, false, 1),
                  (BufRef[]){pre_t, step_slice(hs, t - 1, hb), wh}, 3);
-        plan_add(p, c->layer, op_lstm_cell(PHASE_FWD, B, H, l->u.lstm.forget_bias),
-                 (BufRef[]){step_slice(cs, t, hb), step_slice(hs, t, hb), step_slice(act, t - 1, g4), pre_t,
-                            step_slice(cs, t - 1, hb), pl->b},
-                 6);
+        if (lstm) {
+            plan_add(p, c->layer, op_lstm_cell(PHASE_FWD, B, H, l->u.rnn.forget_bias),
+                     (BufRef[]){step_slice(cs, t, hb), step_slice(hs, t, hb), step_slice(act, t - 1, gb), pre_t,
+                                step_slice(cs, t - 1, hb), pl->b},
+                     6);
+        } else { /* TF BasicRNNCell: h_t = tanh(pre_t + b) */
+            plan_add(p, c->layer, op_bias(PHASE_FWD, B, H, 1), (BufRef[]){pre_t, pl->b}, 2);
+            plan_add(p, c->layer, op_act(PHASE_FWD, ACT_TANH, (size_t)B * H),
+                     (BufRef[]){step_slice(hs, t, hb), pre_t}, 2);
+        }
     }
 }
 
-static void lstm_backward(LayerCtx *c, const LayerSpec *l)
+static void rec_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 {
     Plan *p = c->plan;
-    PlanLayer *pl = &p->layers[c->layer];
-    int T = pl->in.d[0], F = pl->in.d[1], H = l->u.lstm.hidden, B = c->batch;
-    size_t g4 = (size_t)B * 4 * H * F32, hb = (size_t)B * H * F32;
-    BufRef wx = buf_slice(pl->w, 0, (size_t)F * 4 * H * F32);
-    BufRef wh = buf_slice(pl->w, (size_t)F * 4 * H * F32, (size_t)H * 4 * H * F32);
-    BufRef act = pl->saved[LSTM_ACT], cs = pl->saved[LSTM_C], hs = pl->saved[LSTM_H];
-    BufRef dpre = pl->saved[LSTM_DPRE], dc = pl->saved[LSTM_DC], dh = pl->saved[LSTM_DH];
+    PlanLayer *pl = self(c);
+    const Shape *in = &c->in_shape[0];
+    int T = in->d[0], F = in->d[1], H = l->u.rnn.hidden, B = c->batch, G = rec_gates(l);
+    bool lstm = l->kind == LAYER_LSTM;
+    size_t gb = (size_t)B * G * H * F32, hb = (size_t)B * H * F32;
+    BufRef wx = buf_slice(pl->w, 0, (size_t)F * G * H * F32);
+    BufRef wh = buf_slice(pl->w, (size_t)F * G * H * F32, (size_t)H * G * H * F32);
+    BufRef act = pl->saved[REC_ACT], cs = pl->saved[REC_C], hs = pl->saved[REC_H];
+    BufRef dpre = pl->saved[REC_DPRE], dc = pl->saved[REC_DC], dh = pl->saved[REC_DH];
+    /* With every step as output, dh_t already holds the consumer's gradient and the
+     * recurrence adds to it; with the last step only, the recurrence writes it. */
+    float rec_beta = l->u.rnn.last_only ? 0 : 1;
 
-    /* Nothing flows into c_T from a later step. */
-    plan_add(p, c->layer, op_zero(PHASE_BWD_DATA, (size_t)B * H), (BufRef[]){step_slice(dc, T, hb)}, 1);
+    if (lstm) /* nothing flows into c_T from a later step */
+        plan_add(p, c->layer, op_zero(PHASE_BWD_DATA, (size_t)B * H), (BufRef[]){step_slice(dc, T, hb)}, 1);
     for (int t = T; t >= 1; t--) {
-        BufRef dpre_t = step_slice(dpre, t - 1, g4);
-        plan_add(p, c->layer, op_lstm_cell(PHASE_BWD_DATA, B, H, l->u.lstm.forget_bias),
-                 (BufRef[]){dpre_t, step_slice(dc, t - 1, hb), step_slice(dh, t, hb), step_slice(dc, t, hb),
-                            step_slice(act, t - 1, g4), step_slice(cs, t - 1, hb), step_slice(cs, t, hb)},
-                 7);
-        /* dh_{t-1}(B, H) = dpre_t . W_h^T: only the recurrence feeds h_{t-1} (last-step output) */
+        BufRef dpre_t = step_slice(dpre, t - 1, gb);
+        if (lstm)
+            plan_add(p, c->layer, op_lstm_cell(PHASE_BWD_DATA, B, H, l->u.rnn.forget_bias),
+                     (BufRef[]){dpre_t, step_slice(dc, t - 1, hb), step_slice(dh, t, hb), step_slice(dc, t, hb),
+                                step_slice(act, t - 1, gb), step_slice(cs, t - 1, hb), step_slice(cs, t, hb)},
+                     7);
+        else /* dpre_t = dh_t * (1 - h_t^2) */
+            plan_add(p, c->layer, op_act(PHASE_BWD_DATA, ACT_TANH, (size_t)B * H),
+                     (BufRef[]){dpre_t, step_slice(dh, t, hb), step_slice(hs, t, hb)}, 3);
+        /* dh_{t-1}(B, H) (+)= dpre_t . W_h^T */
         if (t > 1)
-            plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, B, H, 4 * H, false, true, 0),
+            plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, B, H, G * H, false, true, rec_beta),
                      (BufRef[]){step_slice(dh, t - 1, hb), dpre_t, wh}, 3);
     }
     /* Weight gradients of all steps at once: dW_x = X^T . dPre, dW_h = H_{0..T-1}^T . dPre */
     BufRef dwx = buf_slice(grad_of(pl->w), 0, wx.bytes);
     BufRef dwh = buf_slice(grad_of(pl->w), wx.bytes, wh.bytes);
-    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, F, 4 * H, T * B, true, false, 0), (BufRef[]){dwx, c->x, dpre}, 3);
-    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, H, 4 * H, T * B, true, false, 0),
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, F, G * H, T * B, true, false, 0),
+             (BufRef[]){dwx, c->x[0], dpre}, 3);
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, H, G * H, T * B, true, false, 0),
              (BufRef[]){dwh, buf_slice(hs, 0, (size_t)T * hb), dpre}, 3);
-    emit_bias_grad(c, pl->b, dpre, T * B, 4 * H, 1);
-    if (c->need_dx)
-        plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, T * B, F, 4 * H, false, true, c->dx_accumulate ? 1 : 0),
-                 (BufRef[]){c->dx, dpre, wx}, 3);
+    emit_bias_grad(c, pl->b, dpre, T * B, G * H, 1);
+    if (c->need_dx[0])
+        plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, T * B, F, G * H, false, true, take_dx(c, written, 0) ? 1 : 0),
+                 (BufRef[]){c->dx[0], dpre, wx}, 3);
+}
+
+/* ---- batch normalisation ---- */
+
+/* Per-channel view (n, c, spatial) of an image (C, H*W) or a vector (features, 1). */
+static void bn_dims(const Shape *in, int *ch, int *spatial)
+{
+    *ch = in->rank == 3 ? in->d[0] : shape_count(in);
+    *spatial = in->rank == 3 ? in->d[1] * in->d[2] : 1;
+}
+
+static int bn_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank == 2) {
+        snprintf(msg, n, "batch normalisation of sequences is not supported");
+        return -1;
+    }
+    if (!(l->u.bn.eps > 0) || !(l->u.bn.momentum >= 0 && l->u.bn.momentum < 1)) {
+        snprintf(msg, n, "eps must be > 0 and momentum in [0, 1)");
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+enum { BN_MEAN, BN_INVSTD, BN_RUN_MEAN, BN_RUN_VAR };
+
+static void bn_forward(LayerCtx *c, const LayerSpec *l)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    int ch, sp, B = c->batch;
+    bn_dims(&c->in_shape[0], &ch, &sp);
+    pl->w = add_fill(c, "gamma", (size_t)ch, true, 1);
+    pl->b = add_fill(c, "beta", (size_t)ch, true, 0);
+    pl->saved[BN_RUN_MEAN] = add_fill(c, "running_mean", (size_t)ch, false, 0);
+    pl->saved[BN_RUN_VAR] = add_fill(c, "running_var", (size_t)ch, false, 1);
+    if (!c->active)
+        return;
+    size_t count = (size_t)B * ch * sp;
+    alloc_output(c, count);
+    const BnSpec *s = &l->u.bn;
+    if (training(c)) {
+        pl->saved[BN_MEAN] = plan_alloc(p, ARENA_ACT, (size_t)ch * F32);
+        pl->saved[BN_INVSTD] = plan_alloc(p, ARENA_ACT, (size_t)ch * F32);
+        plan_add(p, c->layer, op_batchnorm(PHASE_FWD, B, ch, sp, s->eps, s->momentum, true),
+                 (BufRef[]){pl->y, pl->saved[BN_MEAN], pl->saved[BN_INVSTD], pl->saved[BN_RUN_MEAN],
+                            pl->saved[BN_RUN_VAR], c->x[0], pl->w, pl->b},
+                 8);
+    } else {
+        plan_add(p, c->layer, op_batchnorm(PHASE_FWD, B, ch, sp, s->eps, s->momentum, false),
+                 (BufRef[]){pl->y, c->x[0], pl->w, pl->b, pl->saved[BN_RUN_MEAN], pl->saved[BN_RUN_VAR]}, 6);
+    }
+    emit_act_forward(c, l, pl->y, count);
+}
+
+static void bn_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    int ch, sp, B = c->batch;
+    bn_dims(&c->in_shape[0], &ch, &sp);
+    const BnSpec *s = &l->u.bn;
+    emit_act_backward(c, l, pl->y, pl->dy, (size_t)B * ch * sp);
+    /* dgamma, dbeta first: the data gradient reads them */
+    OpDesc dw = op_batchnorm(PHASE_BWD_WEIGHTS, B, ch, sp, s->eps, s->momentum, true);
+    dw.u.bn.accumulate = false;
+    plan_add(p, c->layer, dw,
+             (BufRef[]){grad_of(pl->w), grad_of(pl->b), pl->dy, c->x[0], pl->saved[BN_MEAN], pl->saved[BN_INVSTD]},
+             6);
+    if (c->need_dx[0]) {
+        OpDesc dx = op_batchnorm(PHASE_BWD_DATA, B, ch, sp, s->eps, s->momentum, true);
+        dx.u.bn.accumulate = take_dx(c, written, 0);
+        plan_add(p, c->layer, dx,
+                 (BufRef[]){c->dx[0], pl->dy, c->x[0], pl->w, pl->saved[BN_MEAN], pl->saved[BN_INVSTD],
+                            grad_of(pl->w), grad_of(pl->b)},
+                 8);
+    }
+}
+
+/* ---- local response normalisation ---- */
+
+static int lrn_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (want_image(in, msg, n))
+        return -1;
+    if (l->u.lrn.size < 1 || !(l->u.lrn.k > 0)) {
+        snprintf(msg, n, "size must be >= 1 and k > 0");
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+static OpDesc lrn_desc(const LayerSpec *l, const Shape *in, int batch, OpPhase phase)
+{
+    const LrnSpec *s = &l->u.lrn;
+    return op_lrn(phase, batch, in->d[0], in->d[1] * in->d[2], s->size, s->alpha, s->beta, s->k);
+}
+
+static void lrn_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    alloc_output(c, count);
+    pl->saved[0] = plan_alloc(c->plan, ARENA_ACT, count * F32); /* scale */
+    plan_add(c->plan, c->layer, lrn_desc(l, &c->in_shape[0], c->batch, PHASE_FWD),
+             (BufRef[]){pl->y, pl->saved[0], c->x[0]}, 3);
+}
+
+static void lrn_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    OpDesc d = lrn_desc(l, &c->in_shape[0], c->batch, PHASE_BWD_DATA);
+    d.u.lrn.accumulate = take_dx(c, written, 0);
+    plan_add(c->plan, c->layer, d, (BufRef[]){c->dx[0], pl->dy, c->x[0], pl->y, pl->saved[0]}, 5);
+}
+
+/* ---- dropout ---- */
+
+static int dropout_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (!(l->u.dropout.rate >= 0 && l->u.dropout.rate < 1)) {
+        snprintf(msg, n, "rate %g: must be in [0, 1)", l->u.dropout.rate);
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+static void dropout_forward(LayerCtx *c, const LayerSpec *l)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    if (!training(c)) { /* identity at inference */
+        alias_input(c);
+        return;
+    }
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    alloc_output(c, count);
+    pl->saved[0] = plan_alloc(p, ARENA_ACT, count * F32); /* mask */
+    if (p->step_counter.bytes == 0)
+        p->step_counter = plan_alloc(p, ARENA_STATE, sizeof(int32_t));
+    /* each layer its own stream of masks */
+    uint32_t seed = 0x9e3779b9u * (uint32_t)(c->layer + 1);
+    plan_add(p, c->layer, op_dropout(PHASE_FWD, count, l->u.dropout.rate, seed),
+             (BufRef[]){pl->y, pl->saved[0], c->x[0], p->step_counter}, 4);
+}
+
+static void dropout_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    BufRef bufs[3] = {{0}, pl->dy, pl->saved[0]};
+    emit_dx_write(c, written, 0, op_dropout(PHASE_BWD_DATA, count, l->u.dropout.rate, 0), bufs, 3, 0);
+}
+
+/* ---- concat (channels) and add ---- */
+
+/* Channels and spatial size of an image or a vector (as (features, 1)). */
+static void chan_dims(const Shape *s, int *ch, int *spatial)
+{
+    *ch = s->rank == 3 ? s->d[0] : shape_count(s);
+    *spatial = s->rank == 3 ? s->d[1] * s->d[2] : 1;
+}
+
+static int concat_infer(const LayerSpec *l, const Shape *in, int nin, Shape *out, char *msg, size_t n)
+{
+    if (nin < 2) {
+        snprintf(msg, n, "concat needs at least 2 inputs, has %d", nin);
+        return -1;
+    }
+    int total = 0;
+    for (int k = 0; k < nin; k++) {
+        char a[48], b[48];
+        shape_str(&in[0], a, sizeof a);
+        shape_str(&in[k], b, sizeof b);
+        if (in[k].rank != in[0].rank || in[k].rank == 2 ||
+            (in[k].rank == 3 && (in[k].d[1] != in[0].d[1] || in[k].d[2] != in[0].d[2]))) {
+            snprintf(msg, n, "input %d gives %s, input 1 gives %s: concat needs images of one size (or vectors)",
+                     k + 1, b, a);
+            return -1;
+        }
+        int ch, sp;
+        chan_dims(&in[k], &ch, &sp);
+        total += ch;
+    }
+    *out = in[0];
+    out->d[0] = total;
+    return 0;
+}
+
+static void concat_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    int C, sp;
+    chan_dims(&pl->out, &C, &sp);
+    alloc_output(c, (size_t)c->batch * C * sp);
+    for (int k = 0, off = 0; k < c->nin; k++) {
+        int ck, spk;
+        chan_dims(&c->in_shape[k], &ck, &spk);
+        plan_add(c->plan, c->layer, op_channel_copy(PHASE_FWD, c->batch, C, ck, off, sp), (BufRef[]){pl->y, c->x[k]},
+                 2);
+        off += ck;
+    }
+}
+
+static void concat_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    int C, sp;
+    chan_dims(&pl->out, &C, &sp);
+    for (int k = 0, off = 0; k < c->nin; k++) {
+        int ck, spk;
+        chan_dims(&c->in_shape[k], &ck, &spk);
+        if (c->need_dx[k]) {
+            OpDesc d = op_channel_copy(PHASE_BWD_DATA, c->batch, C, ck, off, sp);
+            d.u.chan.accumulate = take_dx(c, written, k);
+            plan_add(c->plan, c->layer, d, (BufRef[]){c->dx[k], pl->dy}, 2);
+        }
+        off += ck;
+    }
+}
+
+static int add_infer(const LayerSpec *l, const Shape *in, int nin, Shape *out, char *msg, size_t n)
+{
+    if (nin < 2) {
+        snprintf(msg, n, "add needs at least 2 inputs, has %d", nin);
+        return -1;
+    }
+    for (int k = 1; k < nin; k++)
+        if (memcmp(&in[k], &in[0], sizeof in[0]) != 0) {
+            char a[48], b[48];
+            shape_str(&in[0], a, sizeof a);
+            shape_str(&in[k], b, sizeof b);
+            snprintf(msg, n, "input %d gives %s, input 1 gives %s: add needs equal shapes", k + 1, b, a);
+            return -1;
+        }
+    *out = in[0];
+    return 0;
+}
+
+static void add_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    alloc_output(c, count);
+    plan_add(c->plan, c->layer, op_axpby(PHASE_FWD, count, 1, 1), (BufRef[]){pl->y, c->x[0], c->x[1]}, 3);
+    for (int k = 2; k < c->nin; k++)
+        plan_add(c->plan, c->layer, op_axpby(PHASE_FWD, count, 1, 1), (BufRef[]){pl->y, pl->y, c->x[k]}, 3);
+    emit_act_forward(c, l, pl->y, count);
+}
+
+static void add_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    emit_act_backward(c, l, pl->y, pl->dy, count);
+    for (int k = 0; k < c->nin; k++) {
+        if (!c->need_dx[k])
+            continue;
+        if (take_dx(c, written, k))
+            plan_add(c->plan, c->layer, op_axpby(PHASE_BWD_DATA, count, 1, 1), (BufRef[]){c->dx[k], c->dx[k], pl->dy},
+                     3);
+        else
+            plan_add(c->plan, c->layer, op_copy(PHASE_BWD_DATA, count), (BufRef[]){c->dx[k], pl->dy}, 2);
+    }
+}
+
+/* ---- activation, flatten ---- */
+
+static int activation_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (l->act == ACTIVATION_NONE) {
+        snprintf(msg, n, "an activation layer needs an activation (relu, sigmoid, tanh)");
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+static void activation_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    alloc_output(c, count);
+    plan_add(c->plan, c->layer, op_act(PHASE_FWD, (ActKind)l->act, count), (BufRef[]){pl->y, c->x[0]}, 2);
+}
+
+static void activation_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    size_t count = (size_t)c->batch * shape_count(&pl->out);
+    BufRef bufs[3] = {{0}, pl->dy, pl->y};
+    emit_dx_write(c, written, 0, op_act(PHASE_BWD_DATA, (ActKind)l->act, count), bufs, 3, 0);
+}
+
+static int flatten_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank == 2) {
+        snprintf(msg, n, "flatten of a sequence is not supported");
+        return -1;
+    }
+    *out = (Shape){.rank = 1, .d = {shape_count(in)}};
+    return 0;
+}
+
+static void view_forward(LayerCtx *c, const LayerSpec *l)
+{
+    if (c->active)
+        alias_input(c);
+}
+
+static void view_backward(LayerCtx *c, const LayerSpec *l, bool *written) {}
+
+/* ---- embedding ---- */
+
+static int embedding_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    const EmbeddingSpec *s = &l->u.embed;
+    if (l->inputs[0] != -1 || !m->input_ids || in->rank != 1) {
+        snprintf(msg, n, "an embedding reads the model's token ids: it must be the first layer of a model whose "
+                         "input is ids (T)");
+        return -1;
+    }
+    if (s->vocab < 1 || s->dim < 1) {
+        snprintf(msg, n, "vocab and dim must be >= 1");
+        return -1;
+    }
+    *out = (Shape){.rank = 3, .d = {1, in->d[0], s->dim}};
+    return check_weights((double)s->vocab * s->dim, msg, n);
+}
+
+static void embedding_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    const EmbeddingSpec *s = &l->u.embed;
+    int rows = c->batch * c->in_shape[0].d[0];
+    /* Keras Embedding: uniform(-0.05, 0.05); a frozen table is state, not a parameter */
+    pl->w = plan_add_tensor(c->plan, c->layer, "embeddings", (size_t)s->vocab * s->dim, !s->frozen, false,
+                            l->init_scale > 0 ? l->init : INIT_UNIFORM, l->init_scale > 0 ? l->init_scale : 0.05f, 0,
+                            s->vocab, s->dim);
+    if (!c->active)
+        return;
+    alloc_output(c, (size_t)rows * s->dim);
+    plan_add(c->plan, c->layer, op_embedding(PHASE_FWD, rows, s->vocab, s->dim), (BufRef[]){pl->y, c->x[0], pl->w},
+             3);
+    /* the output's gradient is never read: only a trainable table needs it */
+}
+
+static void embedding_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    const EmbeddingSpec *s = &l->u.embed;
+    if (s->frozen)
+        return;
+    int rows = c->batch * c->in_shape[0].d[0];
+    OpDesc d = op_embedding(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim);
+    d.u.embed.accumulate = false;
+    plan_add(c->plan, c->layer, d, (BufRef[]){grad_of(pl->w), pl->dy, c->x[0]}, 3);
+}
+
+/* ---- sparsity (a view that adds the KL penalty of its input's mean activation) ---- */
+
+static int sparsity_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    const SparsitySpec *s = &l->u.sparsity;
+    if (in->rank != 1) {
+        snprintf(msg, n, "the sparsity penalty applies to a vector of (sigmoid) activations");
+        return -1;
+    }
+    if (!(s->rho > 0 && s->rho < 1) || !(s->beta >= 0)) {
+        snprintf(msg, n, "rho must be in (0, 1) and beta >= 0");
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+static void sparsity_forward(LayerCtx *c, const LayerSpec *l)
+{
+    if (!c->active)
+        return;
+    alias_input(c);
+    self(c)->saved[0] = plan_alloc(c->plan, ARENA_ACT, (size_t)shape_count(&c->in_shape[0]) * F32); /* rho_hat */
+}
+
+void layer_emit_penalty(LayerCtx *c, int i)
+{
+    const LayerSpec *l = &c->model->layers[i];
+    PlanLayer *pl = &c->plan->layers[i];
+    int units = shape_count(&pl->out);
+    plan_add(c->plan, i, op_kl_sparsity(PHASE_FWD, c->batch, units, l->u.sparsity.rho, l->u.sparsity.beta),
+             (BufRef[]){c->plan->loss, pl->saved[0], pl->y}, 3);
+}
+
+static void sparsity_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    int units = shape_count(&pl->out);
+    /* adds to the gradient the consumers wrote into the viewed layer's dy */
+    plan_add(c->plan, c->layer, op_kl_sparsity(PHASE_BWD_DATA, c->batch, units, l->u.sparsity.rho, l->u.sparsity.beta),
+             (BufRef[]){pl->dy, pl->saved[0]}, 2);
 }
 
 /* ---- dispatch ---- */
 
 typedef struct {
-    int (*infer)(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n);
+    int (*infer1)(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n); /* one-input kinds */
     void (*forward)(LayerCtx *c, const LayerSpec *l);
-    void (*backward)(LayerCtx *c, const LayerSpec *l);
+    void (*backward)(LayerCtx *c, const LayerSpec *l, bool *written);
 } LayerImpl;
 
 static const LayerImpl impls[LAYER_KIND_COUNT] = {
     [LAYER_DENSE] = {dense_infer, dense_forward, dense_backward},
     [LAYER_CONV2D] = {conv_infer, conv_forward, conv_backward},
     [LAYER_POOL2D] = {pool_infer, pool_forward, pool_backward},
-    [LAYER_LSTM] = {lstm_infer, lstm_forward, lstm_backward},
+    [LAYER_LSTM] = {rec_infer, rec_forward, rec_backward},
+    [LAYER_RNN] = {rec_infer, rec_forward, rec_backward},
+    [LAYER_BATCHNORM] = {bn_infer, bn_forward, bn_backward},
+    [LAYER_LRN] = {lrn_infer, lrn_forward, lrn_backward},
+    [LAYER_DROPOUT] = {dropout_infer, dropout_forward, dropout_backward},
+    [LAYER_CONCAT] = {NULL, concat_forward, concat_backward},
+    [LAYER_ADD] = {NULL, add_forward, add_backward},
+    [LAYER_ACTIVATION] = {activation_infer, activation_forward, activation_backward},
+    [LAYER_FLATTEN] = {flatten_infer, view_forward, view_backward},
+    [LAYER_EMBEDDING] = {NULL, embedding_forward, embedding_backward},
+    [LAYER_SPARSITY] = {sparsity_infer, sparsity_forward, sparsity_backward},
 };
 
-int layer_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+int layer_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, int nin, Shape *out, char *msg, size_t n)
 {
     if ((unsigned)l->kind >= LAYER_KIND_COUNT) {
         snprintf(msg, n, "unknown layer kind %d", (int)l->kind);
@@ -372,8 +954,22 @@ int layer_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size
         snprintf(msg, n, "unknown activation %d", l->act);
         return -1;
     }
-    return impls[l->kind].infer(l, in, out, msg, n);
+    switch (l->kind) {
+    case LAYER_CONCAT: return concat_infer(l, in, nin, out, msg, n);
+    case LAYER_ADD: return add_infer(l, in, nin, out, msg, n);
+    case LAYER_EMBEDDING: return embedding_infer(m, l, in, out, msg, n);
+    default:
+        if (nin != 1) {
+            snprintf(msg, n, "a %s layer takes 1 input, has %d", layer_kind_name(l->kind), nin);
+            return -1;
+        }
+        if (m->input_ids && l->inputs[0] == -1) {
+            snprintf(msg, n, "the model input is token ids: only an embedding layer can read it");
+            return -1;
+        }
+        return impls[l->kind].infer1(l, in, out, msg, n);
+    }
 }
 
 void layer_forward(LayerCtx *c, const LayerSpec *l) { impls[l->kind].forward(c, l); }
-void layer_backward(LayerCtx *c, const LayerSpec *l) { impls[l->kind].backward(c, l); }
+void layer_backward(LayerCtx *c, const LayerSpec *l, bool *written) { impls[l->kind].backward(c, l, written); }

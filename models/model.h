@@ -2,8 +2,12 @@
  *
  * A ModelSpec is pure description (no buffers). plan_build() expands it, at a batch size,
  * into the training-step plan from which the profile, the step itself and the prediction
- * all come (models/plan.h). Zoo models (models/zoo.c) and, later, JSON model files produce
- * the same ModelSpec.
+ * all come (models/plan.h). Zoo models (models/zoo*.c) and JSON model files
+ * (models/model_json.c) produce the same ModelSpec.
+ *
+ * Layers form a DAG: each names its input layers by index (earlier layers only; -1 is the
+ * model input). Tensors are NCHW per sample: (C, H, W), (features), or sequences
+ * (T, features) stored time-major, i.e. (T, batch, features) in memory.
  */
 #ifndef DLPERF_MODEL_H
 #define DLPERF_MODEL_H
@@ -12,7 +16,7 @@
 
 #include "ops/ops.h"
 
-enum { MODEL_NAME_MAX = 48, LAYER_NAME_MAX = 48 };
+enum { MODEL_NAME_MAX = 48, LAYER_NAME_MAX = 48, LAYER_MAX_INPUTS = 8 };
 
 /* Per-sample tensor shape (the batch dimension is added by the plan).
  * rank 1: (features); rank 2: (time steps, features); rank 3: (C, H, W). */
@@ -22,27 +26,46 @@ typedef struct {
 } Shape;
 
 typedef enum {
-    LAYER_DENSE,  /* fully connected; flattens its input (a free view in NCHW order) */
-    LAYER_CONV2D, /* convolution + bias + activation */
-    LAYER_POOL2D, /* max / average pooling */
-    LAYER_LSTM,   /* one LSTM layer unrolled over the input's time steps */
+    LAYER_DENSE,      /* fully connected; flattens an image input; on a sequence, per step */
+    LAYER_CONV2D,     /* convolution (+ bias) (+ activation) */
+    LAYER_POOL2D,     /* max / average pooling, or global pooling */
+    LAYER_LSTM,       /* one LSTM layer unrolled over the input's time steps */
+    LAYER_RNN,        /* one plain (tanh) RNN layer, TF BasicRNNCell */
+    LAYER_BATCHNORM,  /* batch normalisation (+ activation), per channel */
+    LAYER_LRN,        /* local response normalisation across channels */
+    LAYER_DROPOUT,    /* inverted dropout (identity at inference) */
+    LAYER_CONCAT,     /* concatenation of image inputs along channels */
+    LAYER_ADD,        /* element-wise sum of inputs (residual) (+ activation) */
+    LAYER_ACTIVATION, /* a standalone activation */
+    LAYER_FLATTEN,    /* (C, H, W) -> (C*H*W): a view, no work */
+    LAYER_EMBEDDING,  /* integer ids (T) -> vectors, output (1, T, dim) */
+    LAYER_SPARSITY,   /* identity that adds the sparse-autoencoder KL penalty on its input */
     LAYER_KIND_COUNT
 } LayerKind;
 
 enum { ACTIVATION_NONE = -1 }; /* LayerSpec.act: no activation (linear) */
 
-typedef enum { INIT_GLOROT_UNIFORM, INIT_HE_NORMAL, INIT_UNIFORM } InitKind;
+typedef enum {
+    INIT_GLOROT_UNIFORM, /* Keras default: U(+-sqrt(6 / (fan_in + fan_out))) */
+    INIT_HE_NORMAL,      /* N(0, 2 / fan_in) */
+    INIT_UNIFORM,        /* U(+-init_scale) */
+    INIT_NORMAL          /* N(0, init_scale) */
+} InitKind;
 
 typedef struct {
     int units;
+    bool no_bias;
 } DenseSpec;
 
 typedef struct {
     int filters;
     int kh, kw;
     int stride;
-    PadMode pad;
+    PadMode pad;       /* VALID or TF SAME ... */
+    bool explicit_pad; /* ... or symmetric explicit padding (Caffe, Keras ZeroPadding) */
+    int pad_h, pad_w;
     int groups;
+    bool no_bias;      /* conv followed by batch norm (Caffe ResNets) */
 } ConvSpec;
 
 typedef struct {
@@ -50,74 +73,158 @@ typedef struct {
     int win;
     int stride;
     PadMode pad;
+    bool explicit_pad; /* symmetric explicit padding ... */
+    int pad_h, pad_w;
+    bool ceil_mode;    /* ... with Caffe's ceil rounding of the output size */
+    bool global;       /* window = the whole input, output (C, 1, 1) */
 } PoolSpec;
 
 typedef struct {
     int hidden;
-    float forget_bias; /* TF BasicLSTMCell adds 1.0 to the forget gate */
-    bool last_only;    /* output only h at the last step (rnn-benchmarks) */
-} LstmSpec;
+    float forget_bias; /* LSTM: TF adds 1.0 to the forget gate */
+    bool last_only;    /* output only h at the last step (rnn-benchmarks), else every step */
+} RecurrentSpec;
+
+typedef struct {
+    float eps, momentum; /* Keras defaults 1e-3, 0.99 */
+} BnSpec;
+
+typedef struct {
+    int size;
+    float alpha, beta, k; /* Caffe AlexNet: 5, 1e-4, 0.75, 1 */
+} LrnSpec;
+
+typedef struct {
+    float rate;
+} DropoutSpec;
+
+typedef struct {
+    int vocab, dim;
+    bool frozen; /* pretrained, not trained ("static" word vectors): state, not a parameter */
+} EmbeddingSpec;
+
+typedef struct {
+    float rho, beta; /* target mean activation, penalty weight */
+} SparsitySpec;
 
 typedef struct {
     LayerKind kind;
     char name[LAYER_NAME_MAX];
-    int input;      /* index of the producing layer; -1 = the model input */
-    int act;        /* ActKind, or ACTIVATION_NONE (dense/conv only) */
-    InitKind init;  /* weight initializer; biases start at zero */
-    float init_scale; /* INIT_UNIFORM: weights ~ U(-scale, scale) */
+    int inputs[LAYER_MAX_INPUTS]; /* producing layers; -1 = the model input */
+    int ninputs;                  /* 0 means 1 (inputs[0]) */
+    int act;                      /* ActKind or ACTIVATION_NONE (dense, conv, bn, add, activation) */
+    InitKind init;                /* weight initializer; biases and betas start at 0, gammas at 1 */
+    float init_scale;             /* INIT_UNIFORM / INIT_NORMAL */
+    bool no_decay;                /* exclude the kernel from L2 weight decay */
     union {
         DenseSpec dense;
         ConvSpec conv;
         PoolSpec pool;
-        LstmSpec lstm;
+        RecurrentSpec rnn;  /* LAYER_LSTM, LAYER_RNN */
+        BnSpec bn;
+        LrnSpec lrn;
+        DropoutSpec dropout;
+        EmbeddingSpec embed;
+        SparsitySpec sparsity;
     } u;
 } LayerSpec;
 
 typedef enum {
-    LOSS_SOFTMAX_XENT, /* integer labels, mean over the batch */
+    LOSS_SOFTMAX_XENT, /* integer labels, mean over the batch (per time step for sequences) */
     LOSS_MSE,          /* mean over batch and features (Keras 'mse') */
-    LOSS_SSE           /* summed squared error (rnn-benchmarks) */
+    LOSS_SSE,          /* summed squared error (rnn-benchmarks) */
+    LOSS_HALF_SSE_MEAN /* sum of squared errors / (2 * batch) (UFLDL autoencoder) */
 } LossKind;
 
-typedef enum { OPT_SGD, OPT_RMSPROP } OptKind;
+typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_RMSPROP, OPT_ADAM } OptKind;
+
+typedef enum {
+    SCHED_CONSTANT,
+    SCHED_STEP,          /* lr * factor^k after each of the boundaries (epochs) */
+    SCHED_WARMUP_STEP    /* Horovod/Goyal: linear warm-up from lr/size, then steps */
+} SchedKind;
+
+enum { SCHED_MAX_BOUNDARIES = 8 };
+
+typedef struct {
+    SchedKind kind;
+    float warmup_epochs;                 /* SCHED_WARMUP_STEP */
+    float warmup_from;                   /* warm-up starts at lr * warmup_from */
+    int nboundaries;
+    float boundaries[SCHED_MAX_BOUNDARIES]; /* epochs at which lr is multiplied ... */
+    float factors[SCHED_MAX_BOUNDARIES];    /* ... by these (of the base lr) */
+} ScheduleSpec;
 
 typedef struct {
     OptKind kind;
     float lr;
-    float rho, eps; /* RMSprop */
+    float rho, eps;      /* RMSprop; eps also Adam */
+    float momentum;      /* MOMENTUM */
+    bool nesterov;
+    float beta1, beta2;  /* ADAM */
+    float weight_decay;  /* Keras l2(wd) on kernels: adds wd * sum w^2 to the loss */
+    ScheduleSpec schedule;
 } OptSpec;
 
-/* Seeded synthetic data with the original data set's shapes (the real data sets are not
- * available offline): documented per generator in models/data.c. */
+/* Where the samples come from: a seeded synthetic generator with the original data set's
+ * shapes (the suite's data sets cannot be had offline), or a real data set. */
 typedef enum {
-    DATA_EXPRESSION, /* P1B1: gene-expression-like rows in [0,1], low-rank + noise; target = input */
-    DATA_IMAGES,     /* convnet-benchmarks: N(0, 0.1) pixels, uniform random class labels */
-    DATA_SEQUENCE    /* rnn-benchmarks: U[0,1) inputs (T, B, F) and targets (B, H) */
+    DATA_EXPRESSION,    /* P1B1: gene-expression-like rows in [0,1]; target = input */
+    DATA_IMAGES,        /* convnet-benchmarks: N(0, 0.1) pixels, uniform random labels */
+    DATA_SEQUENCE,      /* rnn-benchmarks: U[0,1) inputs (T, B, F) and targets (B, H) */
+    DATA_CLASSES,       /* labelled vectors with class structure (P3B1-like, seed 002) */
+    DATA_TOKENS,        /* integer token sequences with labels (TextCNN) */
+    DATA_FASHION_MNIST  /* the real Fashion-MNIST (Debian dataset-fashion-mnist) */
 } DataKind;
+
+/* An output of a multi-task model (P3B1): the layer whose output is scored and its
+ * number of classes. Plans are built for one head at a time (plan_build_head); they all
+ * share one parameter layout. */
+typedef struct {
+    int layer;
+    int classes;
+    const char *name;
+    int train_samples, test_samples; /* of the head's own data set (P3B1's tasks differ) */
+} HeadSpec;
+
+enum { MODEL_MAX_HEADS = 4 };
 
 typedef struct {
     char name[MODEL_NAME_MAX]; /* CLI name: lower-case, hyphenated */
     const char *title;         /* one line for people */
     const char *source;        /* where the architecture comes from */
+    const char *family;        /* "CNN", "RNN", "MLP", "AE" (the Cookbook's type column) */
+    const char *origin;        /* "suite" (seed 000), "cookbook" (003), "ufldl" (002), "hwbench" (004) */
+    bool demo;                 /* one of the three models the main job calibrates and validates */
     Shape input;
+    bool input_ids;            /* the input is int32 token ids (embedding models) */
+    bool autoencoder;          /* the target is the input */
     const LayerSpec *layers;
     int nlayers;
     LossKind loss;
     int classes;               /* LOSS_SOFTMAX_XENT */
+    HeadSpec heads[MODEL_MAX_HEADS]; /* multi-task models; nheads 0: the last layer */
+    int nheads;
     OptSpec opt;
     DataKind data;
     int default_batch;
+    int epochs;                /* of the reference run configuration (0: not defined) */
+    int train_samples;         /* data set size of the reference run (0: not defined) */
+    int test_samples;          /* held-out samples the reference evaluates */
 } ModelSpec;
 
+/* Inputs of layer l (count, and the i-th; ninputs 0 means one input). */
+int layer_ninputs(const LayerSpec *l);
 int shape_count(const Shape *s); /* elements per sample */
 void shape_str(const Shape *s, char *out, int n);
 const char *layer_kind_name(LayerKind k);
+bool layer_kind_from_name(const char *name, LayerKind *out);
 
 /* The zoo: lookup by CLI name (NULL if unknown) and the list of all models. */
 const ModelSpec *zoo_find(const char *name);
 int zoo_count(void);
 const ModelSpec *zoo_get(int i);
-/* "p1b1, alexnet-owt, basic-lstm" — for error messages. */
+/* "p1b1, alexnet-owt, ..." — for error messages. */
 void zoo_names(char *out, int n);
 
 #endif

@@ -3,7 +3,9 @@
  *
  * Layers append their ops through the emitters in models/layers.c; this file owns the
  * order (forward in layer order, backward in reverse), the "first writer overwrites"
- * rule for gradients, and the single optimizer op over the whole parameter buffer.
+ * rule for gradients, views (layers whose output is another layer's), the parameter
+ * layout (L2-decayed kernels first, so decay is a prefix of the one parameter buffer) and
+ * the single optimizer op over that buffer.
  */
 #include "models/plan.h"
 
@@ -18,12 +20,25 @@
 
 enum { ALIGN = 64 };
 
+/* Largest batch-dependent tensor a plan may hold: 2^36 floats (256 GiB), far beyond one
+ * process today and well inside the ops' own limit (2^40 elements), so an absurd batch is
+ * refused with a message instead of tripping a kernel assertion or wrapping around. */
+#define MAX_TENSOR_ELEMS 68719476736.0
+
 const char *arena_name(ArenaId a)
 {
-    static const char *const names[ARENA_COUNT] = {"params", "grads", "optimizer", "activations",
+    static const char *const names[ARENA_COUNT] = {"params", "grads", "optimizer", "state", "activations",
                                                    "activation-grads", "workspace", "input"};
     return (unsigned)a < ARENA_COUNT ? names[a] : "?";
 }
+
+const char *plan_mode_name(PlanMode m)
+{
+    static const char *const names[] = {"train", "fwd_bwd", "inference"};
+    return (unsigned)m < 3 ? names[m] : "?";
+}
+
+int layer_ninputs(const LayerSpec *l) { return l->ninputs > 0 ? l->ninputs : 1; }
 
 int shape_count(const Shape *s)
 {
@@ -44,23 +59,21 @@ void shape_str(const Shape *s, char *out, int n)
 
 /* ---- memory layout ---- */
 
-/* Reserves `bytes` in arena a. Sizes were checked against overflow by the caller. */
+static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
 BufRef plan_alloc(Plan *p, ArenaId a, size_t bytes)
 {
-    assert(a != ARENA_WS);
-    size_t off = (p->arena_bytes[a] + ALIGN - 1) / ALIGN * ALIGN;
+    assert(a != ARENA_WS && a != ARENA_PARAM);
+    size_t off = align_up(p->arena_bytes[a]);
     p->arena_bytes[a] = off + bytes;
     return (BufRef){.arena = a, .offset = off, .bytes = bytes};
 }
 
-/* A view of part of an existing buffer. */
 BufRef buf_slice(BufRef b, size_t offset, size_t bytes)
 {
     assert(offset + bytes <= b.bytes);
     return (BufRef){.arena = b.arena, .offset = b.offset + offset, .bytes = bytes};
 }
-
-/* ---- op list ---- */
 
 void plan_add(Plan *p, int layer, OpDesc d, const BufRef *bufs, int nbuf)
 {
@@ -86,16 +99,47 @@ void plan_add(Plan *p, int layer, OpDesc d, const BufRef *bufs, int nbuf)
         p->arena_bytes[ARENA_WS] = ws;
 }
 
-void plan_add_param(Plan *p, int layer, BufRef ref, size_t count, int fan_in, int fan_out,
-                    InitKind init, float scale, bool is_bias)
+BufRef plan_add_tensor(Plan *p, int layer, const char *role, size_t count, bool learnable, bool decayed,
+                       InitKind init, float scale, float fill, int fan_in, int fan_out)
 {
+    BufRef ref;
+    size_t bytes = count * sizeof(float);
+    if (!learnable) {
+        ref = plan_alloc(p, ARENA_STATE, bytes);
+    } else {
+        size_t *cursor = decayed ? &p->param_head : &p->param_tail;
+        size_t off = align_up(*cursor);
+        *cursor = off + bytes;
+        ref = (BufRef){.arena = ARENA_PARAM, .offset = off, .bytes = bytes};
+        if (decayed)
+            p->decay_bytes = p->param_head;
+        size_t end = p->param_head > p->param_tail ? p->param_head : p->param_tail;
+        if (end > p->arena_bytes[ARENA_PARAM])
+            p->arena_bytes[ARENA_PARAM] = end;
+    }
     p->params = realloc(p->params, (size_t)(p->nparams + 1) * sizeof *p->params);
     assert(p->params);
-    p->params[p->nparams++] = (PlanParam){.layer = layer, .ref = ref, .count = count, .fan_in = fan_in,
-                                          .fan_out = fan_out, .init = init, .init_scale = scale,
-                                          .is_bias = is_bias};
-    p->param_count += count;
-    p->layers[layer].params += count;
+    PlanParam *pp = &p->params[p->nparams++];
+    memset(pp, 0, sizeof *pp);
+    pp->layer = layer;
+    snprintf(pp->role, sizeof pp->role, "%s", role);
+    pp->ref = ref;
+    pp->count = count;
+    pp->fan_in = fan_in;
+    pp->fan_out = fan_out;
+    pp->init = init;
+    pp->init_scale = scale;
+    pp->fill = fill;
+    pp->learnable = learnable;
+    pp->decayed = learnable && decayed;
+    if (learnable) {
+        p->param_count += count;
+        p->layers[layer].params += count;
+    } else {
+        p->state_count += count;
+        p->layers[layer].state += count;
+    }
+    return ref;
 }
 
 /* ---- building ---- */
@@ -106,147 +150,278 @@ static int err_layer(char *err, size_t n, int i, const LayerSpec *l, const char 
     return -1;
 }
 
-/* Largest batch-dependent tensor a plan may hold: 2^36 floats (256 GiB), far beyond one
- * process today and well inside the ops' own limit (2^40 elements), so an absurd batch is
- * refused with a message instead of tripping a kernel assertion or wrapping around. */
-#define MAX_TENSOR_ELEMS 68719476736.0
+/* The layer whose buffers a view layer's output really is. */
+static int root_of(const Plan *p, int i) { return i >= 0 && p->layers[i].alias_of >= 0 ? p->layers[i].alias_of : i; }
 
-/* Elements per sample of the largest tensor layer l keeps (input, output, and the LSTM's
- * per-step gate buffers). */
+/* Elements per sample of the largest tensor layer l keeps (inputs, output, and the
+ * recurrent layers' per-step gate buffers). */
 static double layer_elems_per_sample(const LayerSpec *l, const PlanLayer *pl)
 {
     double e = fmax(shape_count(&pl->in), shape_count(&pl->out));
-    if (l->kind == LAYER_LSTM)
-        e = fmax(e, (double)pl->in.d[0] * 4.0 * l->u.lstm.hidden);
+    if (l->kind == LAYER_LSTM || l->kind == LAYER_RNN)
+        e = fmax(e, (double)pl->in.d[0] * 4.0 * l->u.rnn.hidden);
     return e;
 }
 
-int plan_build(const ModelSpec *m, int batch, Plan *p, char *err, size_t errlen)
+/* Shapes first: every mismatch is reported before anything is laid out. */
+static int infer_shapes(const ModelSpec *m, int batch, Plan *p, char *err, size_t errlen)
 {
-    memset(p, 0, sizeof *p);
-    p->model = m;
-    p->batch = batch;
-    p->threads = ops_get_threads();
-    if (batch < 1) {
-        snprintf(err, errlen, "batch %d: must be a positive integer", batch);
-        return -1;
-    }
-    p->layers = calloc((size_t)m->nlayers, sizeof *p->layers);
-    assert(p->layers);
-    p->nlayers = m->nlayers;
-
-    /* Shapes first: every mismatch is reported before anything is laid out. */
     for (int i = 0; i < m->nlayers; i++) {
         const LayerSpec *l = &m->layers[i];
-        if (l->input < -1 || l->input >= i) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "input %d must name an earlier layer (or -1 for the model input)",
-                     l->input);
-            plan_free(p);
-            return err_layer(err, errlen, i, l, msg);
-        }
         PlanLayer *pl = &p->layers[i];
         snprintf(pl->name, sizeof pl->name, "%s", l->name);
         pl->kind = l->kind;
-        pl->in = l->input < 0 ? m->input : p->layers[l->input].out;
-        char msg[256];
-        if (layer_infer(l, &pl->in, &pl->out, msg, sizeof msg) != 0) {
-            plan_free(p);
-            return err_layer(err, errlen, i, l, msg);
+        pl->alias_of = -1;
+        int nin = layer_ninputs(l);
+        if (nin > LAYER_MAX_INPUTS)
+            return err_layer(err, errlen, i, l, "too many inputs");
+        Shape in[LAYER_MAX_INPUTS];
+        for (int k = 0; k < nin; k++) {
+            int src = l->inputs[k];
+            if (src < -1 || src >= i) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "input %d must name an earlier layer (or the model input)", src + 1);
+                return err_layer(err, errlen, i, l, msg);
+            }
+            in[k] = src < 0 ? m->input : p->layers[src].out;
         }
+        pl->in = in[0];
+        char msg[256];
+        if (layer_infer(m, l, in, nin, &pl->out, msg, sizeof msg) != 0)
+            return err_layer(err, errlen, i, l, msg);
         if (layer_elems_per_sample(l, pl) * batch > MAX_TENSOR_ELEMS) {
             snprintf(err, errlen, "batch %d: layer %d '%s' would hold a tensor of %.3g floats, more than "
                      "the %.3g a process can address here; use a smaller batch", batch, i + 1, l->name,
                      layer_elems_per_sample(l, pl) * batch, MAX_TENSOR_ELEMS);
-            plan_free(p);
             return -1;
         }
     }
-    const PlanLayer *last = &p->layers[m->nlayers - 1];
-    if (m->loss == LOSS_SOFTMAX_XENT && (last->out.rank != 1 || last->out.d[0] != m->classes)) {
-        snprintf(err, errlen, "model '%s': softmax loss over %d classes, last layer '%s' gives %d values",
-                 m->name, m->classes, last->name, shape_count(&last->out));
-        plan_free(p);
+    return 0;
+}
+
+/* needed[i]: layer i lies on the path from the model input to the head's output. */
+static void mark_needed(const ModelSpec *m, int out_layer, bool *needed)
+{
+    memset(needed, 0, (size_t)m->nlayers * sizeof *needed);
+    needed[out_layer] = true;
+    for (int i = out_layer; i >= 0; i--) {
+        if (!needed[i])
+            continue;
+        const LayerSpec *l = &m->layers[i];
+        for (int k = 0; k < layer_ninputs(l); k++)
+            if (l->inputs[k] >= 0)
+                needed[l->inputs[k]] = true;
+    }
+}
+
+/* The loss of the head: forward value, then the gradient that starts backward. */
+static void emit_loss(Plan *p, const ModelSpec *m, int out_layer, bool backward)
+{
+    const PlanLayer *last = &p->layers[out_layer];
+    int per = shape_count(&last->out), B = p->batch;
+    /* a sequence output (T, F) is scored per step: T*B rows of F */
+    int rows = last->out.rank == 2 ? B * last->out.d[0] : B;
+    int width = last->out.rank == 2 ? last->out.d[1] : per;
+    BufRef y = last->y, dy = p->layers[root_of(p, out_layer)].dy;
+    p->output = y;
+    p->probs = y;
+    if (m->loss == LOSS_SOFTMAX_XENT) {
+        p->probs = plan_alloc(p, ARENA_ACT, (size_t)rows * width * sizeof(float));
+        plan_add(p, -1, op_softmax_xent(PHASE_FWD, rows, width), (BufRef[]){p->loss, p->probs, y, p->target}, 4);
+        if (backward)
+            plan_add(p, -1, op_softmax_xent(PHASE_BWD_DATA, rows, width), (BufRef[]){dy, p->probs, p->target}, 3);
+        return;
+    }
+    bool mean = m->loss == LOSS_MSE;
+    OpDesc f = op_sqerr(PHASE_FWD, rows, width, mean), b = op_sqerr(PHASE_BWD_DATA, rows, width, mean);
+    if (m->loss == LOSS_HALF_SSE_MEAN) /* UFLDL: sum of squared errors / (2 * batch) */
+        f.u.sqerr.weight = b.u.sqerr.weight = 0.5f / (float)B;
+    plan_add(p, -1, f, (BufRef[]){p->loss, y, p->target}, 3);
+    if (backward)
+        plan_add(p, -1, b, (BufRef[]){dy, y, p->target}, 3);
+}
+
+/* One optimizer op over the whole parameter buffer (alignment padding included; its
+ * gradient is zero). The optimizer state lives at the same offsets. */
+static void emit_update(Plan *p, const OptSpec *o)
+{
+    size_t n = p->arena_bytes[ARENA_PARAM] / sizeof(float);
+    BufRef w = {.arena = ARENA_PARAM, .offset = 0, .bytes = n * sizeof(float)};
+    BufRef g = {.arena = ARENA_GRAD, .offset = 0, .bytes = w.bytes};
+    BufRef s1 = {.arena = ARENA_OPT, .offset = 0, .bytes = w.bytes};
+    BufRef s2 = {.arena = ARENA_OPT, .offset = align_up(w.bytes), .bytes = w.bytes};
+    OpDesc d;
+    p->update_op = p->nops;
+    switch (o->kind) {
+    case OPT_RMSPROP:
+        p->arena_bytes[ARENA_OPT] = w.bytes;
+        d = op_rmsprop(n, o->lr, o->rho, o->eps);
+        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        plan_add(p, -1, d, (BufRef[]){w, s1, g}, 3);
+        break;
+    case OPT_MOMENTUM:
+        p->arena_bytes[ARENA_OPT] = w.bytes;
+        d = op_momentum(n, o->lr, o->momentum, o->nesterov);
+        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        plan_add(p, -1, d, (BufRef[]){w, s1, g}, 3);
+        break;
+    case OPT_ADAM:
+        p->arena_bytes[ARENA_OPT] = s2.offset + s2.bytes;
+        d = op_adam(n, o->lr, o->beta1, o->beta2, o->eps);
+        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        plan_add(p, -1, d, (BufRef[]){w, s1, s2, g}, 4);
+        break;
+    case OPT_SGD:
+    default:
+        d = op_sgd(n, o->lr);
+        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        plan_add(p, -1, d, (BufRef[]){w, g}, 2);
+        break;
+    }
+}
+
+static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, size_t tail_start, Plan *p,
+                      char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->model = m;
+    p->batch = batch;
+    p->mode = mode;
+    p->head = head;
+    p->update_op = -1;
+    p->threads = ops_get_threads();
+    p->param_tail = tail_start;
+    if (batch < 1) {
+        snprintf(err, errlen, "batch %d: must be a positive integer", batch);
         return -1;
     }
+    if (m->nlayers < 1) {
+        snprintf(err, errlen, "model '%s' has no layers", m->name);
+        return -1;
+    }
+    int nheads = m->nheads > 0 ? m->nheads : 1;
+    if (head < 0 || head >= nheads) {
+        snprintf(err, errlen, "model '%s' has %d head(s); head %d does not exist", m->name, nheads, head);
+        return -1;
+    }
+    int out_layer = m->nheads > 0 ? m->heads[head].layer : m->nlayers - 1;
+    p->classes = m->nheads > 0 ? m->heads[head].classes : m->classes;
+    p->layers = calloc((size_t)m->nlayers, sizeof *p->layers);
+    p->nlayers = m->nlayers;
+    bool *needed = calloc((size_t)m->nlayers, sizeof *needed);
+    bool *dy_written = calloc((size_t)m->nlayers, sizeof *dy_written);
+    assert(p->layers && needed && dy_written);
+    int rc = -1;
+    if (infer_shapes(m, batch, p, err, errlen) != 0)
+        goto done;
+    if (out_layer < 0 || out_layer >= m->nlayers) {
+        snprintf(err, errlen, "model '%s': head %d names layer %d, which does not exist", m->name, head, out_layer + 1);
+        goto done;
+    }
+    const PlanLayer *last = &p->layers[out_layer];
+    int width = last->out.rank == 2 ? last->out.d[1] : shape_count(&last->out);
+    if (m->loss == LOSS_SOFTMAX_XENT && (last->out.rank == 3 || width != p->classes)) {
+        snprintf(err, errlen, "model '%s': softmax loss over %d classes, layer %d '%s' gives %d values per %s",
+                 m->name, p->classes, out_layer + 1, last->name, width, last->out.rank == 2 ? "step" : "sample");
+        goto done;
+    }
+    mark_needed(m, out_layer, needed);
 
-    /* Input batch and targets. */
+    /* Input batch and targets (the target of an autoencoder is its input). */
     size_t in_count = (size_t)shape_count(&m->input) * (size_t)batch;
-    p->input = plan_alloc(p, ARENA_INPUT, in_count * sizeof(float));
-    size_t out_count = (size_t)shape_count(&last->out) * (size_t)batch;
+    p->input = plan_alloc(p, ARENA_INPUT, in_count * sizeof(float)); /* float or int32 ids */
+    int rows = last->out.rank == 2 ? batch * last->out.d[0] : batch;
     if (m->loss == LOSS_SOFTMAX_XENT)
-        p->target = plan_alloc(p, ARENA_INPUT, (size_t)batch * sizeof(int32_t));
-    else if (m->data == DATA_EXPRESSION) /* autoencoder: the target is the input */
+        p->target = plan_alloc(p, ARENA_INPUT, (size_t)rows * sizeof(int32_t));
+    else if (m->autoencoder)
         p->target = p->input;
     else
-        p->target = plan_alloc(p, ARENA_INPUT, out_count * sizeof(float));
+        p->target = plan_alloc(p, ARENA_INPUT, (size_t)rows * width * sizeof(float));
+    p->loss = plan_alloc(p, ARENA_ACT, sizeof(float));
 
-    /* Forward: each layer lays out its parameters and activations and emits its ops. */
-    LayerCtx ctx = {.plan = p, .batch = batch};
+    /* Forward: each layer lays out its parameters and activations and emits its ops.
+     * Layers off the head's path still lay out their parameters (one layout per model). */
+    LayerCtx ctx = {.plan = p, .model = m, .batch = batch, .mode = mode};
     for (int i = 0; i < m->nlayers; i++) {
         const LayerSpec *l = &m->layers[i];
         ctx.layer = i;
-        ctx.x = l->input < 0 ? p->input : p->layers[l->input].y;
+        ctx.active = needed[i];
+        ctx.nin = layer_ninputs(l);
+        for (int k = 0; k < ctx.nin; k++) {
+            int src = l->inputs[k];
+            ctx.x[k] = src < 0 ? p->input : p->layers[src].y;
+            ctx.in_shape[k] = src < 0 ? m->input : p->layers[src].out;
+            ctx.in_root[k] = root_of(p, src);
+        }
         size_t before = p->arena_bytes[ARENA_ACT] + p->arena_bytes[ARENA_ACTGRAD];
         layer_forward(&ctx, l);
         p->layers[i].act_bytes = p->arena_bytes[ARENA_ACT] + p->arena_bytes[ARENA_ACTGRAD] - before;
     }
+    bool backward = mode != PLAN_INFERENCE;
+    emit_loss(p, m, out_layer, backward);
+    /* Penalties on activations are added to the loss once it is computed. */
+    for (int i = 0; i < m->nlayers; i++)
+        if (needed[i] && m->layers[i].kind == LAYER_SPARSITY)
+            layer_emit_penalty(&ctx, i);
 
-    /* Loss: forward value, then the gradient that starts backward (written, not added). */
-    p->loss = plan_alloc(p, ARENA_ACT, sizeof(float));
-    int n_out = shape_count(&last->out);
-    if (m->loss == LOSS_SOFTMAX_XENT) {
-        BufRef probs = plan_alloc(p, ARENA_ACT, out_count * sizeof(float));
-        plan_add(p, -1, op_softmax_xent(PHASE_FWD, batch, m->classes),
-                 (BufRef[]){p->loss, probs, last->y, p->target}, 4);
-        plan_add(p, -1, op_softmax_xent(PHASE_BWD_DATA, batch, m->classes),
-                 (BufRef[]){last->dy, probs, p->target}, 3);
-    } else {
-        bool mean = m->loss == LOSS_MSE;
-        plan_add(p, -1, op_sqerr(PHASE_FWD, batch, n_out, mean), (BufRef[]){p->loss, last->y, p->target}, 3);
-        plan_add(p, -1, op_sqerr(PHASE_BWD_DATA, batch, n_out, mean),
-                 (BufRef[]){last->dy, last->y, p->target}, 3);
-    }
-
-    /* Backward in reverse layer order. A layer's input gradient is overwritten by its first
-     * writer and accumulated by later ones (needed once layers have several consumers). */
-    bool *dy_written = calloc((size_t)m->nlayers, sizeof *dy_written);
-    assert(dy_written);
-    dy_written[m->nlayers - 1] = true;
-    for (int i = m->nlayers - 1; i >= 0; i--) {
-        const LayerSpec *l = &m->layers[i];
-        if (!dy_written[i]) {
-            free(dy_written);
-            char msg[96];
-            snprintf(msg, sizeof msg, "output is used by no later layer (dead branch)");
-            plan_free(p);
-            return err_layer(err, errlen, i, l, msg);
+    if (backward) {
+        /* Backward in reverse layer order. A gradient is overwritten by its first writer
+         * and accumulated by later ones (layers with several consumers). */
+        dy_written[root_of(p, out_layer)] = true;
+        for (int i = out_layer; i >= 0; i--) {
+            const LayerSpec *l = &m->layers[i];
+            if (!needed[i])
+                continue;
+            if (!dy_written[root_of(p, i)]) {
+                err_layer(err, errlen, i, l, "output is used by no later layer (dead branch)");
+                goto done;
+            }
+            ctx.layer = i;
+            ctx.active = true;
+            ctx.nin = layer_ninputs(l);
+            for (int k = 0; k < ctx.nin; k++) {
+                int src = l->inputs[k], r = root_of(p, src);
+                ctx.x[k] = src < 0 ? p->input : p->layers[src].y;
+                ctx.in_shape[k] = src < 0 ? m->input : p->layers[src].out;
+                ctx.in_root[k] = r;
+                ctx.need_dx[k] = src >= 0;
+                ctx.dx[k] = src >= 0 ? p->layers[r].dy : (BufRef){0};
+            }
+            layer_backward(&ctx, l, dy_written);
         }
-        ctx.layer = i;
-        ctx.x = l->input < 0 ? p->input : p->layers[l->input].y;
-        ctx.need_dx = l->input >= 0;
-        ctx.dx_accumulate = l->input >= 0 && dy_written[l->input];
-        ctx.dx = l->input >= 0 ? p->layers[l->input].dy : (BufRef){0};
-        layer_backward(&ctx, l);
-        if (l->input >= 0)
-            dy_written[l->input] = true;
+        /* gradients mirror the parameters, offset for offset */
+        p->arena_bytes[ARENA_GRAD] = p->arena_bytes[ARENA_PARAM];
+        if (mode == PLAN_TRAIN)
+            emit_update(p, &m->opt);
     }
+    rc = 0;
+done:
+    free(needed);
     free(dy_written);
+    if (rc != 0)
+        plan_free(p);
+    return rc;
+}
 
-    /* Update: one flat op over the one parameter buffer (alignment padding included; its
-     * gradient is zero). The optimizer state lives at the same offsets. */
-    size_t nparam_floats = p->arena_bytes[ARENA_PARAM] / sizeof(float);
-    p->arena_bytes[ARENA_GRAD] = p->arena_bytes[ARENA_PARAM];
-    BufRef w = {.arena = ARENA_PARAM, .offset = 0, .bytes = nparam_floats * sizeof(float)};
-    BufRef g = {.arena = ARENA_GRAD, .offset = 0, .bytes = w.bytes};
-    if (m->opt.kind == OPT_RMSPROP) {
-        p->arena_bytes[ARENA_OPT] = w.bytes;
-        BufRef a = {.arena = ARENA_OPT, .offset = 0, .bytes = w.bytes};
-        plan_add(p, -1, op_rmsprop(nparam_floats, m->opt.lr, m->opt.rho, m->opt.eps), (BufRef[]){w, a, g}, 3);
-    } else {
-        plan_add(p, -1, op_sgd(nparam_floats, m->opt.lr), (BufRef[]){w, g}, 2);
-    }
-    return 0;
+int plan_build_head(const ModelSpec *m, int batch, PlanMode mode, int head, Plan *p, char *err, size_t errlen)
+{
+    /* Two passes: the first measures the decayed kernels, the second lays the other
+     * parameters out after them, so L2 decay covers a prefix of the buffer. */
+    if (build_once(m, batch, mode, head, 0, p, err, errlen) != 0)
+        return -1;
+    size_t tail = align_up(p->decay_bytes);
+    plan_free(p);
+    return build_once(m, batch, mode, head, tail, p, err, errlen);
+}
+
+int plan_build_mode(const ModelSpec *m, int batch, PlanMode mode, Plan *p, char *err, size_t errlen)
+{
+    return plan_build_head(m, batch, mode, 0, p, err, errlen);
+}
+
+int plan_build(const ModelSpec *m, int batch, Plan *p, char *err, size_t errlen)
+{
+    return plan_build_head(m, batch, PLAN_TRAIN, 0, p, err, errlen);
 }
 
 void plan_free(Plan *p)

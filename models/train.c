@@ -2,6 +2,7 @@
  * and the training step (which is plan_exec on the arenas). */
 #include "models/train.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +63,9 @@ int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
     const size_t *ab = p->arena_bytes;
     const double gib = 1073741824.0;
     snprintf(err, errlen,
-             "%s at batch %d needs %.2f GiB (parameters+gradients+optimizer %.2f, activations %.2f, "
+             "%s at batch %d needs %.2f GiB (parameters+gradients+optimizer+state %.2f, activations %.2f, "
              "workspace %.2f, data %.2f) but only %.2f GiB of memory is available; use a smaller --batch",
-             p->model->name, p->batch, need / gib, (double)(ab[ARENA_PARAM] + ab[ARENA_GRAD] + ab[ARENA_OPT]) / gib,
+             p->model->name, p->batch, need / gib, (double)(ab[ARENA_PARAM] + ab[ARENA_GRAD] + ab[ARENA_OPT] + ab[ARENA_STATE]) / gib,
              (double)(ab[ARENA_ACT] + ab[ARENA_ACTGRAD]) / gib, (double)ab[ARENA_WS] / gib,
              (double)nbatches * (double)ab[ARENA_INPUT] / gib, avail / gib);
     return -1;
@@ -73,8 +74,14 @@ int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
 int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64_t seed, char *err,
                  size_t errlen)
 {
+    return trainer_init_mode(t, m, batch, PLAN_TRAIN, nbatches, seed, err, errlen);
+}
+
+int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
+                      char *err, size_t errlen)
+{
     memset(t, 0, sizeof *t);
-    if (plan_build(m, batch, &t->plan, err, errlen) != 0)
+    if (plan_build_mode(m, batch, mode, &t->plan, err, errlen) != 0)
         return -1;
     if (trainer_check_memory(&t->plan, nbatches, err, errlen) != 0) {
         plan_free(&t->plan);
@@ -102,7 +109,8 @@ int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64
         return -1;
     }
     t->base[ARENA_INPUT] = t->data;
-    params_init(&t->plan, t->mem[ARENA_PARAM], seed);
+    params_init(&t->plan, t->mem[ARENA_PARAM], t->mem[ARENA_STATE], seed);
+    t->steps_per_epoch = m->train_samples > 0 ? (double)m->train_samples / batch : 0;
     data_generate(&t->plan, t->data, nbatches, t->batch_stride, seed + 1);
     return 0;
 }
@@ -116,10 +124,41 @@ void trainer_free(Trainer *t)
     memset(t, 0, sizeof *t);
 }
 
+double schedule_lr(const OptSpec *o, double epoch)
+{
+    const ScheduleSpec *s = &o->schedule;
+    double lr = o->lr;
+    if (s->kind == SCHED_CONSTANT)
+        return lr;
+    if (s->kind == SCHED_WARMUP_STEP && epoch < s->warmup_epochs) /* linear from lr*from to lr */
+        return lr * (s->warmup_from + (1.0 - s->warmup_from) * epoch / s->warmup_epochs);
+    double f = 1.0;
+    for (int i = 0; i < s->nboundaries; i++)
+        if (epoch >= s->boundaries[i])
+            f = s->factors[i];
+    return lr * f;
+}
+
+void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, double steps_per_epoch)
+{
+    if (p->update_op >= 0) {
+        UpdateDesc *u = &p->ops[p->update_op].desc.u.update;
+        double epoch = steps_per_epoch > 0 ? (double)updates / steps_per_epoch : 0;
+        u->lr = (float)schedule_lr(&p->model->opt, epoch);
+        u->step = updates + 1;
+    }
+    if (p->step_counter.bytes) {
+        int32_t c = (int32_t)updates;
+        memcpy((char *)base[ARENA_STATE] + p->step_counter.offset, &c, sizeof c);
+    }
+}
+
 double trainer_step(Trainer *t, int step, double *op_time_s)
 {
     t->base[ARENA_INPUT] = t->data + (size_t)(step % t->nbatches) * t->batch_stride;
+    plan_step_values(&t->plan, t->base, t->updates, t->steps_per_epoch);
     plan_exec(&t->plan, t->base, op_time_s);
+    t->updates++;
     float loss;
     memcpy(&loss, (char *)t->base[ARENA_ACT] + t->plan.loss.offset, sizeof loss);
     return loss;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/dataset.h"
 #include "models/plan.h"
 
 typedef struct {
@@ -16,6 +17,8 @@ typedef struct {
     char *data;              /* nbatches consecutive copies of the input arena's layout */
     int nbatches;
     size_t batch_stride;     /* bytes between batches in `data` */
+    long updates;            /* optimizer steps taken (Adam's t, the schedules' clock) */
+    double steps_per_epoch;  /* for learning-rate schedules given in epochs */
 } Trainer;
 
 /* Bytes a run allocates: every arena plus the data set of nbatches batches. */
@@ -32,16 +35,33 @@ int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen);
  * memory needed and available when that is the reason). */
 int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64_t seed, char *err,
                  size_t errlen);
+/* The same for a plan mode: PLAN_FWD_BWD (gradients, no update) and PLAN_INFERENCE time
+ * what convnet-benchmarks calls forward-backward and forward. */
+int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
+                      char *err, size_t errlen);
 void trainer_free(Trainer *t);
 
 /* One training step (forward, backward, update) on batch `step % nbatches`. Returns the
- * loss of that batch before the update. op_time_s: per-op trace, or NULL. */
+ * loss of that batch before the update. op_time_s: per-op trace, or NULL. Before the
+ * plan runs, the optimizer op gets this step's learning rate (schedule) and step number,
+ * and the dropout counter advances. */
 double trainer_step(Trainer *t, int step, double *op_time_s);
 
-/* Initialises the parameter arena from the plan's parameter table (seeded). */
-void params_init(const Plan *p, float *params, uint64_t seed);
+/* The learning rate of the schedule at a (fractional) epoch. */
+double schedule_lr(const OptSpec *o, double epoch);
+/* Prepares the plan's per-step values: update op lr/step from the schedule at `updates`
+ * steps done, dropout counter = updates. */
+void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, double steps_per_epoch);
+
+/* Initialises the parameters and state from the plan's tensor table (seeded). */
+void params_init(const Plan *p, float *params, float *state, uint64_t seed);
 /* Fills the data set (nbatches batches laid out like ARENA_INPUT, `stride` bytes apart). */
 void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed);
+/* A synthetic data set of n samples with the model's input shape and target kind, from
+ * the model's generator (for epoch training of models whose real data is not offline).
+ * Classes are assigned in turn starting at first_class (balanced). */
+int data_synthetic(const ModelSpec *m, int classes, int n, int first_class, uint64_t seed, Dataset *ds,
+                   char *err, size_t errlen);
 
 /* MemAvailable from /proc/meminfo (bytes), or -1 if unknown. */
 double mem_available_bytes(void);

@@ -225,7 +225,8 @@ static void test_run_and_prediction_records(void **state)
     snprintf(r.status, sizeof r.status, "complete");
     double step_s[4] = {1, 2, 3, 4}, loss[4] = {4, 3, 2, 1};
     OpTimeRow ops[2] = {{.op_index = 0, .layer = 0, .time_s = 0.1}, {.op_index = 1, .layer = -1, .time_s = 0.2}};
-    assert_int_equal(db_run_insert(db, &r, step_s, loss, 4, ops, 2), 0);
+    MetricRow metrics[2] = {{"test_accuracy", 0.91}, {"total_execution_time_s", 12.5}};
+    assert_int_equal(db_run_insert(db, &r, step_s, loss, 4, ops, 2, metrics, 2), 0);
     assert_true(r.id > 0);
     CalibrationRow c = {.machine_id = m.id};
     assert_int_equal(db_calibration_begin(db, &c), 0);
@@ -240,6 +241,8 @@ static void test_run_and_prediction_records(void **state)
     assert_int_equal(count_rows(path, "SELECT count(*) FROM run_op"), 2);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM prediction_op WHERE source='exact'"), 1);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM validation"), 1);
+    assert_int_equal(count_rows(path, "SELECT count(*) FROM run_metric WHERE name='test_accuracy' AND value > 0.9"), 1);
+    assert_int_equal(count_rows(path, "SELECT count(*) FROM run WHERE mode='train'"), 1);
 }
 
 static void test_default_path_env(void **state)

@@ -14,28 +14,67 @@
 
 #include "models/plan.h"
 #include "models/train.h"
+#include "models/zoo_build.h"
+
+/* Batch-norm layers of a model: Caffe stores one extra scale-factor blob per BN. */
+static int bn_layers(const ModelSpec *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->nlayers; i++)
+        n += m->layers[i].kind == LAYER_BATCHNORM;
+    return n;
+}
 
 static void test_zoo_parameter_counts(void **state)
 {
-    /* MODELS.md 1.2, 3.1 and 4 */
+    /* MODELS.md 1.2, 2.2, 3.x, 4, 5.1 and 7.2; blobs = learnable + BN running statistics
+     * (+ 1 scale factor per BN for Caffe models); MACs: forward conv + FC multiply-adds per
+     * sample with the tolerance of the digits MODELS.md gives. */
     struct {
         const char *name;
-        size_t params;
-        double macs;
-        double mac_tol;
+        size_t params, blobs;
+        bool caffe_blobs;
+        double macs, mac_tol;
     } want[] = {
-        {"p1b1", 244397083, 244332000, 0.5},     /* exact multiply-adds */
-        {"alexnet-owt", 61100840, 0.714e9, 0.0005e9}, /* 0.714 G (3 digits) */
-        {"basic-lstm", 8392704, 30.0 * 2048 * 4096, 0.5},
+        {"p1b1", 244397083, 244397083, false, 244332000, 0.5},
+        {"p1b1-d", 244400085, 244400085, false, 244334400, 0.5},
+        {"p3b1", 9151219, 9151219, false, 3375600, 0.5}, /* head 0: primary site */
+        {"alexnet-owt", 61100840, 61100840, false, 0.714e9, 0.0005e9},
+        {"googlenet", 6998552, 6998552, false, 1.583e9, 0.0005e9},
+        {"overfeat", 145920872, 145920872, false, 2.801e9, 0.0005e9},
+        {"vgg11", 132863336, 132863336, false, 7.609e9, 0.0005e9},
+        {"vgg16", 138357544, 138357544, false, 15.470e9, 0.0005e9},
+        {"vgg19", 143667240, 143667240, false, 19.632e9, 0.0005e9},
+        {"alexnet", 60965224, 60965224, false, 0.724e9, 0.0005e9},
+        {"resnet50", 25583592, 25636712, false, 3.858e9, 0.0005e9},
+        {"resnet50-caffe", 25557096, 25610269, true, 3.858e9, 0.0005e9},
+        {"resnet101", 44549160, 44654608, true, 7.570e9, 0.0005e9},
+        {"resnet152", 60192808, 60344387, true, 11.282e9, 0.0005e9},
+        {"basic-lstm", 8392704, 8392704, false, 30.0 * 2048 * 4096, 0.5},
+        {"lstm", 8392704, 8392704, false, 30.0 * 2048 * 4096, 0.5},
+        {"rnn", 2098176, 2098176, false, 30.0 * 2048 * 1024, 0.5},
+        /* seed 003's table: 151,690 / 0.009 G and 34,678,784 / 0.035 G */
+        {"textcnn", 151690, 151690 + 20000 * 96, false, 8974080, 0.5},
+        {"eng-acoustic", 34678784, 34678784, false, 34660352, 0.5},
+        /* UFLDL: 2 * 784 * 196 + 196 + 784; 20 * 81 + 20 + 2000 * 10 + 10 */
+        {"sparse-ae", 308308, 308308, false, 2.0 * 784 * 196, 0.5},
+        {"ufldl-cnn", 21650, 21650, false, 20.0 * 81 * 400 + 20000, 0.5},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const ModelSpec *m = zoo_find(want[i].name);
-        assert_non_null(m);
+        if (!m)
+            fail_msg("model %s is not in the zoo", want[i].name);
         Plan p;
         char err[256];
-        assert_int_equal(plan_build(m, 1, &p, err, sizeof err), 0);
-        assert_int_equal(p.param_count, want[i].params);
-        assert_true(fabs(plan_forward_macs_per_sample(&p) - want[i].macs) <= want[i].mac_tol);
+        if (plan_build(m, 1, &p, err, sizeof err) != 0)
+            fail_msg("%s: %s", want[i].name, err);
+        size_t blobs = p.param_count + p.state_count + (want[i].caffe_blobs ? (size_t)bn_layers(m) : 0);
+        if (p.param_count != want[i].params || blobs != want[i].blobs)
+            fail_msg("%s: %zu learnable (want %zu), %zu blobs (want %zu)", want[i].name, p.param_count,
+                     want[i].params, blobs, want[i].blobs);
+        double macs = plan_forward_macs_per_sample(&p);
+        if (fabs(macs - want[i].macs) > want[i].mac_tol)
+            fail_msg("%s: %.6g forward MACs per sample, want %.6g", want[i].name, macs, want[i].macs);
         plan_free(&p);
     }
     assert_null(zoo_find("resnet-9000"));
@@ -53,45 +92,121 @@ static void test_alexnet_shapes(void **state)
         assert_int_equal(p.layers[i].out.d[2], hw[i]);
     }
     assert_int_equal(shape_count(&p.layers[7].out), 9216);
+    assert_int_equal(p.nlayers, 11);
     plan_free(&p);
 }
 
-/* ---- whole-model gradient check ---- */
+/* ---- whole-model gradient check ----
+ * Small models that together use every layer kind, with smooth activations and average
+ * pooling (finite differences are unreliable at ReLU / max-pool kinks; the kernels' own
+ * tests check those at points away from the kinks). */
 
-static const LayerSpec conv_net[] = {
-    {.kind = LAYER_CONV2D, .name = "c1", .input = -1, .act = ACT_TANH, .init = INIT_GLOROT_UNIFORM,
-     .u.conv = {.filters = 4, .kh = 3, .kw = 3, .stride = 2, .pad = PAD_SAME, .groups = 1}},
-    {.kind = LAYER_POOL2D, .name = "p1", .input = 0, .act = ACTIVATION_NONE,
-     .u.pool = {.kind = POOL_AVG, .win = 2, .stride = 1, .pad = PAD_VALID}},
-    {.kind = LAYER_CONV2D, .name = "c2", .input = 1, .act = ACT_SIGMOID, .init = INIT_GLOROT_UNIFORM,
-     .u.conv = {.filters = 6, .kh = 2, .kw = 3, .stride = 1, .pad = PAD_VALID, .groups = 2}},
-    {.kind = LAYER_DENSE, .name = "d1", .input = 2, .act = ACT_TANH, .init = INIT_GLOROT_UNIFORM, .u.dense = {.units = 5}},
-    {.kind = LAYER_DENSE, .name = "out", .input = 3, .act = ACTIVATION_NONE, .init = INIT_GLOROT_UNIFORM,
-     .u.dense = {.units = 3}},
-};
-static const ModelSpec conv_model = {.name = "tiny-conv", .input = {.rank = 3, .d = {3, 9, 8}}, .layers = conv_net,
-                                     .nlayers = 5, .loss = LOSS_SOFTMAX_XENT, .classes = 3,
-                                     .opt = {.kind = OPT_SGD, .lr = 0}, .data = DATA_IMAGES};
+static ModelSpec tiny(Builder *b, const char *name, Shape in, LossKind loss, int classes, DataKind data)
+{
+    ModelSpec m = {.input = in, .loss = loss, .classes = classes, .data = data,
+                   .opt = {.kind = OPT_SGD, .lr = 0}, .default_batch = 3};
+    snprintf(m.name, sizeof m.name, "%s", name);
+    zb_finish(b, &m);
+    return m;
+}
 
-static const LayerSpec lstm_net[] = {
-    {.kind = LAYER_LSTM, .name = "lstm", .input = -1, .act = ACTIVATION_NONE, .init = INIT_UNIFORM, .init_scale = 0.5f,
-     .u.lstm = {.hidden = 6, .forget_bias = 1.0f, .last_only = true}},
-};
-static const ModelSpec lstm_model = {.name = "tiny-lstm", .input = {.rank = 2, .d = {4, 5}}, .layers = lstm_net,
-                                     .nlayers = 1, .loss = LOSS_SSE, .opt = {.kind = OPT_SGD, .lr = 0},
-                                     .data = DATA_SEQUENCE};
+static ModelSpec conv_model(void)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    int x = zb_conv(&b, "c1", IN, 4, 3, 2, PAD_SAME, ACT_TANH);
+    x = zb_pool(&b, "p1", x, POOL_AVG, 2, 1, PAD_VALID);
+    LayerSpec c2 = zb_layer(LAYER_CONV2D, x, ACT_SIGMOID, "c2");
+    c2.u.conv = (ConvSpec){.filters = 6, .kh = 2, .kw = 3, .stride = 1, .pad = PAD_VALID, .groups = 2};
+    x = zb_add(&b, c2);
+    x = zb_dense(&b, "d1", x, 5, ACT_TANH);
+    zb_dense(&b, "out", x, 3, NOACT);
+    return tiny(&b, "tiny-conv", (Shape){3, {3, 9, 8}}, LOSS_SOFTMAX_XENT, 3, DATA_IMAGES);
+}
 
-static const LayerSpec ae_net[] = {
-    {.kind = LAYER_DENSE, .name = "enc", .input = -1, .act = ACT_SIGMOID, .init = INIT_GLOROT_UNIFORM, .u.dense = {.units = 4}},
-    {.kind = LAYER_DENSE, .name = "dec", .input = 0, .act = ACTIVATION_NONE, .init = INIT_GLOROT_UNIFORM,
-     .u.dense = {.units = 7}},
-};
-static const ModelSpec ae_model = {.name = "tiny-ae", .input = {.rank = 1, .d = {7}}, .layers = ae_net, .nlayers = 2,
-                                   .loss = LOSS_MSE, .opt = {.kind = OPT_RMSPROP, .lr = 0, .rho = 0.9f, .eps = 1e-8f},
-                                   .data = DATA_EXPRESSION};
+static ModelSpec lstm_model(void)
+{
+    Builder b = {.init = INIT_UNIFORM};
+    LayerSpec l = zb_layer(LAYER_LSTM, IN, NOACT, "lstm");
+    l.u.rnn = (RecurrentSpec){.hidden = 6, .forget_bias = 1.0f, .last_only = true};
+    l.init_scale = 0.5f;
+    zb_add(&b, l);
+    return tiny(&b, "tiny-lstm", (Shape){2, {4, 5}}, LOSS_SSE, 0, DATA_SEQUENCE);
+}
 
-/* Runs one step with lr = 0 (parameters unchanged) and returns the loss. */
-static double loss_at(Trainer *t) { return trainer_step(t, 0, NULL); }
+/* Recurrent layers returning every step, stacked, scored per step. */
+static ModelSpec seq_model(void)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    int x = zb_lstm(&b, "lstm", IN, LAYER_LSTM, 5, false);
+    x = zb_lstm(&b, "rnn", x, LAYER_RNN, 4, false);
+    zb_dense(&b, "per_step", x, 3, NOACT);
+    return tiny(&b, "tiny-seq", (Shape){2, {3, 4}}, LOSS_SOFTMAX_XENT, 3, DATA_SEQUENCE);
+}
+
+/* UFLDL-style sparse autoencoder: sigmoid code with the KL penalty, half-SSE loss. */
+static ModelSpec ae_model(void)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    int x = zb_dense(&b, "enc", IN, 4, ACT_SIGMOID);
+    LayerSpec sp = zb_layer(LAYER_SPARSITY, x, NOACT, "kl");
+    sp.u.sparsity = (SparsitySpec){.rho = 0.1f, .beta = 3.0f};
+    x = zb_add(&b, sp);
+    zb_dense(&b, "dec", x, 7, ACT_SIGMOID);
+    ModelSpec m = tiny(&b, "tiny-ae", (Shape){1, {7}}, LOSS_HALF_SSE_MEAN, 0, DATA_EXPRESSION);
+    m.autoencoder = true;
+    m.opt = (OptSpec){.kind = OPT_RMSPROP, .lr = 0, .rho = 0.9f, .eps = 1e-8f};
+    return m;
+}
+
+/* A DAG: batch norm, two branches joined by concat, LRN, a residual add whose inputs are
+ * also read elsewhere (gradients accumulated from several consumers), dropout. */
+static ModelSpec dag_model(void)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    int x = zb_conv(&b, "stem", IN, 4, 3, 1, PAD_SAME, NOACT);
+    x = zb_bn(&b, "bn", x, 1e-3f, 0.9f, ACT_TANH);
+    int a = zb_conv(&b, "branch_a", x, 3, 1, 1, PAD_SAME, ACT_TANH);
+    int c = zb_conv(&b, "branch_b", x, 5, 3, 1, PAD_SAME, ACT_SIGMOID);
+    int cat = zb_concat(&b, "concat", (int[]){a, c}, 2);
+    int n = zb_lrn(&b, "lrn", cat, 3, 0.1f, 0.75f, 2.0f);
+    int proj = zb_conv_pad(&b, "proj", x, 8, 1, 1, 0, 1, false, NOACT);
+    int sum = zb_add2(&b, "add", n, proj, ACT_TANH);
+    int act = zb_act(&b, "act", sum, ACT_SIGMOID);
+    int both = zb_add2(&b, "add2", act, sum, NOACT); /* sum feeds two layers */
+    int bn2 = zb_bn(&b, "bn2", both, 1e-3f, 0.9f, NOACT);
+    int p = zb_pool(&b, "pool", bn2, POOL_AVG, 2, 2, PAD_VALID);
+    int f = zb_flatten(&b, "flat", p);
+    int d = zb_dropout(&b, "drop", f, 0.3f);
+    zb_dense(&b, "out", d, 3, NOACT);
+    return tiny(&b, "tiny-dag", (Shape){3, {2, 6, 6}}, LOSS_SOFTMAX_XENT, 3, DATA_IMAGES);
+}
+
+/* TextCNN-style: token embedding, convolution over (time x embedding), global pooling. */
+static ModelSpec text_model(void)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    LayerSpec e = zb_layer(LAYER_EMBEDDING, IN, NOACT, "embed");
+    e.u.embed = (EmbeddingSpec){.vocab = 11, .dim = 4};
+    e.init = INIT_UNIFORM;
+    e.init_scale = 0.5f;
+    int x = zb_add(&b, e);
+    LayerSpec c = zb_layer(LAYER_CONV2D, x, ACT_TANH, "conv");
+    c.u.conv = (ConvSpec){.filters = 3, .kh = 2, .kw = 4, .stride = 1, .pad = PAD_VALID, .groups = 1};
+    x = zb_add(&b, c);
+    x = zb_global_pool(&b, "pool", x, POOL_AVG);
+    zb_dense(&b, "out", x, 2, NOACT);
+    ModelSpec m = tiny(&b, "tiny-text", (Shape){1, {6}}, LOSS_SOFTMAX_XENT, 2, DATA_TOKENS);
+    m.input_ids = true;
+    return m;
+}
+
+/* Runs one step with lr = 0 (parameters unchanged) and the same dropout masks, and
+ * returns the loss. */
+static double loss_at(Trainer *t)
+{
+    t->updates = 0;
+    return trainer_step(t, 0, NULL);
+}
 
 static void check_gradients(const ModelSpec *m, int batch)
 {
@@ -115,6 +230,8 @@ static void check_gradients(const ModelSpec *m, int batch)
     int checked = 0;
     for (int pi = 0; pi < t.plan.nparams; pi++) {
         const PlanParam *pp = &t.plan.params[pi];
+        if (!pp->learnable)
+            continue;
         size_t base = pp->ref.offset / sizeof(float);
         for (size_t j = 0; j < pp->count; j += 1 + pp->count / 7) {
             float keep = w[base + j];
@@ -127,7 +244,7 @@ static void check_gradients(const ModelSpec *m, int batch)
             double fd = (lp - lm) / (2.0 * eps), an = g1[base + j];
             if (fabs(fd - an) > 3e-2 * fabs(an) + 3e-3 * gmax)
                 fail_msg("%s: param %d ('%s' %s) element %zu: analytic %.6g, finite difference %.6g", m->name, pi,
-                         t.plan.layers[pp->layer].name, pp->is_bias ? "bias" : "weights", j, an, fd);
+                         t.plan.layers[pp->layer].name, pp->role, j, an, fd);
             checked++;
         }
     }
@@ -136,9 +253,18 @@ static void check_gradients(const ModelSpec *m, int batch)
     trainer_free(&t);
 }
 
-static void test_gradcheck_conv_pool_dense(void **state) { check_gradients(&conv_model, 3); }
-static void test_gradcheck_lstm(void **state) { check_gradients(&lstm_model, 3); }
-static void test_gradcheck_autoencoder(void **state) { check_gradients(&ae_model, 4); }
+static void gradcheck(ModelSpec m, int batch)
+{
+    check_gradients(&m, batch);
+    free((void *)m.layers);
+}
+
+static void test_gradcheck_conv_pool_dense(void **state) { gradcheck(conv_model(), 3); }
+static void test_gradcheck_lstm(void **state) { gradcheck(lstm_model(), 3); }
+static void test_gradcheck_sequences(void **state) { gradcheck(seq_model(), 3); }
+static void test_gradcheck_sparse_autoencoder(void **state) { gradcheck(ae_model(), 4); }
+static void test_gradcheck_dag(void **state) { gradcheck(dag_model(), 4); }
+static void test_gradcheck_text(void **state) { gradcheck(text_model(), 3); }
 
 static void check_training_lowers_loss(const ModelSpec *base, float lr, int steps)
 {
@@ -157,16 +283,19 @@ static void check_training_lowers_loss(const ModelSpec *base, float lr, int step
 
 static void test_training_lowers_loss(void **state)
 {
-    check_training_lowers_loss(&conv_model, 2.0f, 200);
-    check_training_lowers_loss(&lstm_model, 0.02f, 40);
-    check_training_lowers_loss(&ae_model, 0.01f, 40);
+    ModelSpec c = conv_model(), l = lstm_model(), a = ae_model(), d = dag_model();
+    check_training_lowers_loss(&c, 2.0f, 200);
+    check_training_lowers_loss(&l, 0.02f, 40);
+    check_training_lowers_loss(&a, 0.01f, 40);
+    check_training_lowers_loss(&d, 0.5f, 100);
+    free((void *)c.layers), free((void *)l.layers), free((void *)a.layers), free((void *)d.layers);
 }
 
 static void test_shape_errors_name_the_layer(void **state)
 {
     LayerSpec bad[] = {
-        {.kind = LAYER_DENSE, .name = "fc", .input = -1, .act = ACT_RELU, .u.dense = {.units = 10}},
-        {.kind = LAYER_CONV2D, .name = "conv3", .input = 0, .act = ACT_RELU,
+        {.kind = LAYER_DENSE, .name = "fc", .inputs = {-1}, .act = ACT_RELU, .u.dense = {.units = 10}},
+        {.kind = LAYER_CONV2D, .name = "conv3", .inputs = {0}, .act = ACT_RELU,
          .u.conv = {.filters = 4, .kh = 3, .kw = 3, .stride = 1, .pad = PAD_SAME, .groups = 1}},
     };
     ModelSpec m = {.name = "bad", .input = {.rank = 1, .d = {5}}, .layers = bad, .nlayers = 2, .loss = LOSS_MSE,
@@ -177,7 +306,7 @@ static void test_shape_errors_name_the_layer(void **state)
     assert_non_null(strstr(err, "layer 2 'conv3'"));
     assert_non_null(strstr(err, "(C,H,W)"));
 
-    LayerSpec groups[] = {{.kind = LAYER_CONV2D, .name = "g", .input = -1, .act = ACT_RELU,
+    LayerSpec groups[] = {{.kind = LAYER_CONV2D, .name = "g", .inputs = {-1}, .act = ACT_RELU,
                            .u.conv = {.filters = 4, .kh = 1, .kw = 1, .stride = 1, .pad = PAD_SAME, .groups = 3}}};
     ModelSpec mg = {.name = "bad", .input = {.rank = 3, .d = {6, 4, 4}}, .layers = groups, .nlayers = 1,
                     .loss = LOSS_MSE, .data = DATA_SEQUENCE};
@@ -225,7 +354,10 @@ int main(void)
         cmocka_unit_test(test_alexnet_shapes),
         cmocka_unit_test(test_gradcheck_conv_pool_dense),
         cmocka_unit_test(test_gradcheck_lstm),
-        cmocka_unit_test(test_gradcheck_autoencoder),
+        cmocka_unit_test(test_gradcheck_sequences),
+        cmocka_unit_test(test_gradcheck_sparse_autoencoder),
+        cmocka_unit_test(test_gradcheck_dag),
+        cmocka_unit_test(test_gradcheck_text),
         cmocka_unit_test(test_training_lowers_loss),
         cmocka_unit_test(test_shape_errors_name_the_layer),
         cmocka_unit_test(test_memory_refused_before_allocating),

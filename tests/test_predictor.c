@@ -162,12 +162,12 @@ static void test_unvalidated_rows_price_nothing(void **state)
 /* ---- iteration prediction of a plan ---- */
 
 static const LayerSpec ae_layers[] = {
-    {.kind = LAYER_DENSE, .name = "enc", .input = -1, .act = ACT_RELU, .u.dense = {.units = 16}},
-    {.kind = LAYER_DENSE, .name = "dec", .input = 0, .act = ACTIVATION_NONE, .u.dense = {.units = 32}},
+    {.kind = LAYER_DENSE, .name = "enc", .inputs = {-1}, .act = ACT_RELU, .u.dense = {.units = 16}},
+    {.kind = LAYER_DENSE, .name = "dec", .inputs = {0}, .act = ACTIVATION_NONE, .u.dense = {.units = 32}},
 };
 static const ModelSpec ae = {.name = "tiny-ae", .input = {.rank = 1, .d = {32}}, .layers = ae_layers, .nlayers = 2,
                              .loss = LOSS_MSE, .opt = {.kind = OPT_RMSPROP, .lr = 1e-3f, .rho = 0.9f, .eps = 1e-8f},
-                             .data = DATA_EXPRESSION};
+                             .data = DATA_EXPRESSION, .autoencoder = true};
 
 static void test_iteration_is_the_sum_of_the_plan(void **state)
 {

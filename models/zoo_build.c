@@ -1,0 +1,152 @@
+/* models/zoo_build.c — the zoo's layer builder (see zoo_build.h). */
+#include "models/zoo_build.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int zb_add(Builder *b, LayerSpec l)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->layers = realloc(b->layers, (size_t)b->cap * sizeof *b->layers);
+        assert(b->layers); /* zoo models are a few hundred layers */
+    }
+    if (l.kind == LAYER_DENSE || l.kind == LAYER_CONV2D || l.kind == LAYER_LSTM || l.kind == LAYER_RNN)
+        l.init = b->init;
+    b->layers[b->n] = l;
+    return b->n++;
+}
+
+LayerSpec zb_layer(LayerKind kind, int input, int act, const char *fmt, ...)
+{
+    LayerSpec l;
+    memset(&l, 0, sizeof l);
+    l.kind = kind;
+    l.inputs[0] = input;
+    l.ninputs = 1;
+    l.act = act;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l.name, sizeof l.name, fmt, ap);
+    va_end(ap);
+    return l;
+}
+
+int zb_dense(Builder *b, const char *name, int in, int units, int act)
+{
+    LayerSpec l = zb_layer(LAYER_DENSE, in, act, "%s", name);
+    l.u.dense.units = units;
+    return zb_add(b, l);
+}
+
+int zb_conv(Builder *b, const char *name, int in, int filters, int k, int stride, PadMode pad, int act)
+{
+    LayerSpec l = zb_layer(LAYER_CONV2D, in, act, "%s", name);
+    l.u.conv = (ConvSpec){.filters = filters, .kh = k, .kw = k, .stride = stride, .pad = pad, .groups = 1};
+    return zb_add(b, l);
+}
+
+int zb_conv_pad(Builder *b, const char *name, int in, int filters, int k, int stride, int pad, int groups,
+                bool bias, int act)
+{
+    LayerSpec l = zb_layer(LAYER_CONV2D, in, act, "%s", name);
+    l.u.conv = (ConvSpec){.filters = filters, .kh = k, .kw = k, .stride = stride, .explicit_pad = true,
+                          .pad_h = pad, .pad_w = pad, .groups = groups, .no_bias = !bias};
+    return zb_add(b, l);
+}
+
+int zb_pool(Builder *b, const char *name, int in, PoolKind kind, int win, int stride, PadMode pad)
+{
+    LayerSpec l = zb_layer(LAYER_POOL2D, in, NOACT, "%s", name);
+    l.u.pool = (PoolSpec){.kind = kind, .win = win, .stride = stride, .pad = pad};
+    return zb_add(b, l);
+}
+
+int zb_pool_pad(Builder *b, const char *name, int in, PoolKind kind, int win, int stride, int pad)
+{
+    LayerSpec l = zb_layer(LAYER_POOL2D, in, NOACT, "%s", name);
+    l.u.pool = (PoolSpec){.kind = kind, .win = win, .stride = stride, .explicit_pad = true, .pad_h = pad,
+                          .pad_w = pad};
+    return zb_add(b, l);
+}
+
+int zb_pool_caffe(Builder *b, const char *name, int in, PoolKind kind, int win, int stride, int pad)
+{
+    LayerSpec l = zb_layer(LAYER_POOL2D, in, NOACT, "%s", name);
+    l.u.pool = (PoolSpec){.kind = kind, .win = win, .stride = stride, .explicit_pad = pad > 0, .pad_h = pad,
+                          .pad_w = pad, .ceil_mode = true};
+    return zb_add(b, l);
+}
+
+int zb_global_pool(Builder *b, const char *name, int in, PoolKind kind)
+{
+    LayerSpec l = zb_layer(LAYER_POOL2D, in, NOACT, "%s", name);
+    l.u.pool = (PoolSpec){.kind = kind, .global = true};
+    return zb_add(b, l);
+}
+
+int zb_bn(Builder *b, const char *name, int in, float eps, float momentum, int act)
+{
+    LayerSpec l = zb_layer(LAYER_BATCHNORM, in, act, "%s", name);
+    l.u.bn = (BnSpec){.eps = eps, .momentum = momentum};
+    return zb_add(b, l);
+}
+
+int zb_lrn(Builder *b, const char *name, int in, int size, float alpha, float beta, float k)
+{
+    LayerSpec l = zb_layer(LAYER_LRN, in, NOACT, "%s", name);
+    l.u.lrn = (LrnSpec){.size = size, .alpha = alpha, .beta = beta, .k = k};
+    return zb_add(b, l);
+}
+
+int zb_dropout(Builder *b, const char *name, int in, float rate)
+{
+    LayerSpec l = zb_layer(LAYER_DROPOUT, in, NOACT, "%s", name);
+    l.u.dropout.rate = rate;
+    return zb_add(b, l);
+}
+
+int zb_concat(Builder *b, const char *name, const int *inputs, int n)
+{
+    assert(n >= 2 && n <= LAYER_MAX_INPUTS);
+    LayerSpec l = zb_layer(LAYER_CONCAT, inputs[0], NOACT, "%s", name);
+    memcpy(l.inputs, inputs, (size_t)n * sizeof *inputs);
+    l.ninputs = n;
+    return zb_add(b, l);
+}
+
+int zb_add2(Builder *b, const char *name, int x, int y, int act)
+{
+    LayerSpec l = zb_layer(LAYER_ADD, x, act, "%s", name);
+    l.inputs[1] = y;
+    l.ninputs = 2;
+    return zb_add(b, l);
+}
+
+int zb_act(Builder *b, const char *name, int in, int act)
+{
+    return zb_add(b, zb_layer(LAYER_ACTIVATION, in, act, "%s", name));
+}
+
+int zb_flatten(Builder *b, const char *name, int in)
+{
+    return zb_add(b, zb_layer(LAYER_FLATTEN, in, NOACT, "%s", name));
+}
+
+int zb_lstm(Builder *b, const char *name, int in, LayerKind kind, int hidden, bool last_only)
+{
+    LayerSpec l = zb_layer(kind, in, NOACT, "%s", name);
+    l.u.rnn = (RecurrentSpec){.hidden = hidden, .forget_bias = kind == LAYER_LSTM ? 1.0f : 0, .last_only = last_only};
+    return zb_add(b, l);
+}
+
+void zb_finish(Builder *b, ModelSpec *m)
+{
+    m->layers = b->layers;
+    m->nlayers = b->n;
+    b->layers = NULL;
+    b->n = b->cap = 0;
+}
