@@ -33,6 +33,9 @@ static int export_model(Cli *cli, const char *name, const char *output)
     const ModelSpec *m = cli_model(cli, name);
     if (!m)
         return EXIT_USAGE;
+    if (m->algorithm != ALGO_NETWORK)
+        return cli_error(cli, EXIT_USAGE, "%s is an algorithm (%s), not a layer network: it has no model file", name,
+                         m->title);
     char *text = model_json_export(m);
     if (!text)
         return cli_error(cli, EXIT_FAIL, "%s: cannot export (out of memory)", name);

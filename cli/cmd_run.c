@@ -190,8 +190,11 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         cJSON_AddStringToObject(o, "blas_core", row->sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", row->sw.blas_choice);
         cJSON *st = cJSON_AddArrayToObject(o, "step_s");
-        for (int i = 0; i < r.nsteps; i++)
+        cJSON *ls = cJSON_AddArrayToObject(o, m->algorithm == ALGO_FISTA ? "objective" : "loss");
+        for (int i = 0; i < r.nsteps; i++) {
             cJSON_AddItemToArray(st, cJSON_CreateNumber(r.step_s[i]));
+            cJSON_AddItemToArray(ls, cJSON_CreateNumber(r.loss[i]));
+        }
         cJSON_AddItemToArray(json_out, o);
     } else if (rc == EXIT_OK) {
         char b1[32], b2[32], b3[32], b4[32];
@@ -203,7 +206,13 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         if (per_sample)
             printf("  per sample %s (mean / batch, as rnn-benchmarks reports)\n", fmt_time(row->mean_s / batch, b1, 32));
         printf("  throughput %.1f samples/s, %.1f GFLOP/s\n", batch / row->median_s, flops / row->median_s / 1e9);
-        printf("  loss       %.6g (first step) -> %.6g (last step)\n", row->loss_first, row->loss_last);
+        if (m->algorithm == ALGO_FISTA) { /* seed 002: the objective after every iteration */
+            printf("  objective  1/2 ||S D - X||^2 + lambda ||S||_1 per iteration:\n");
+            for (int i = 0; i < r.nsteps; i++)
+                printf("%s%11.6g%s", i % 8 ? " " : "    ", r.loss[i], i % 8 == 7 || i == r.nsteps - 1 ? "\n" : "");
+        } else {
+            printf("  loss       %.6g (first step) -> %.6g (last step)\n", row->loss_first, row->loss_last);
+        }
         printf("  memory     %s planned, %s peak RSS\n", fmt_bytes(row->planned_bytes, b1, 32),
                fmt_bytes(row->peak_rss_bytes, b2, 32));
         if (r.ops) {

@@ -177,6 +177,18 @@ typedef enum {
     DATA_FASHION_MNIST  /* the real Fashion-MNIST (Debian dataset-fashion-mnist) */
 } DataKind;
 
+/* Models that are not layer networks: their plan is built by their own expansion.
+ * FISTA (Beck & Teboulle 2009; seed 002): sparse codes S of samples X over a dictionary D
+ * (atoms x features, unit-norm rows), minimising 1/2 ||S D - X||^2 + lambda ||S||_1; one
+ * plan execution is one FISTA iteration (gradient step from the extrapolated point,
+ * shrinkage, momentum on the last two iterates) followed by the objective. */
+typedef enum { ALGO_NETWORK, ALGO_FISTA } Algorithm;
+
+typedef struct {
+    int atoms;
+    float lambda;
+} FistaSpec;
+
 /* An output of a multi-task model (P3B1): the layer whose output is scored and its
  * number of classes. Plans are built for one head at a time (plan_build_head); they all
  * share one parameter layout. */
@@ -211,6 +223,8 @@ typedef struct {
     int epochs;                /* of the reference run configuration (0: not defined) */
     int train_samples;         /* data set size of the reference run (0: not defined) */
     int test_samples;          /* held-out samples the reference evaluates */
+    Algorithm algorithm;       /* ALGO_NETWORK for every layer model */
+    FistaSpec fista;
 } ModelSpec;
 
 /* Inputs of layer l (count, and the i-th; ninputs 0 means one input). */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "models/fista.h"
 #include "models/layers.h"
 
 enum { ALIGN = 64 };
@@ -405,6 +406,8 @@ done:
 
 int plan_build_head(const ModelSpec *m, int batch, PlanMode mode, int head, Plan *p, char *err, size_t errlen)
 {
+    if (m->algorithm == ALGO_FISTA) /* not a layer network: its own expansion */
+        return fista_plan(m, batch, p, err, errlen);
     /* Two passes: the first measures the decayed kernels, the second lays the other
      * parameters out after them, so L2 decay covers a prefix of the buffer. */
     if (build_once(m, batch, mode, head, 0, p, err, errlen) != 0)

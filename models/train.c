@@ -2,6 +2,8 @@
  * and the training step (which is plan_exec on the arenas). */
 #include "models/train.h"
 
+#include "models/fista.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,14 @@ int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, 
     }
     t->base[ARENA_INPUT] = t->data;
     params_init(&t->plan, t->mem[ARENA_PARAM], t->mem[ARENA_STATE], seed);
+    if (m->algorithm == ALGO_FISTA) {
+        double lipschitz;
+        t->fista_t = 1;
+        if (fista_setup(&t->plan, t->base, &lipschitz, err, errlen) != 0) {
+            trainer_free(t);
+            return -1;
+        }
+    }
     t->steps_per_epoch = m->train_samples > 0 ? (double)m->train_samples / batch : 0;
     data_generate(&t->plan, t->data, nbatches, t->batch_stride, seed + 1);
     return 0;
@@ -155,8 +165,16 @@ void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, doub
 
 double trainer_step(Trainer *t, int step, double *op_time_s)
 {
-    t->base[ARENA_INPUT] = t->data + (size_t)(step % t->nbatches) * t->batch_stride;
+    /* FISTA codes one fixed set of samples: its iterations all see batch 0 */
+    int b = t->plan.model->algorithm == ALGO_FISTA ? 0 : step % t->nbatches;
+    t->base[ARENA_INPUT] = t->data + (size_t)b * t->batch_stride;
     plan_step_values(&t->plan, t->base, t->updates, t->steps_per_epoch);
+    if (t->plan.model->algorithm == ALGO_FISTA) { /* an iteration, not a training step */
+        fista_before_step(&t->plan, &t->fista_t);
+        plan_exec(&t->plan, t->base, op_time_s);
+        t->updates++;
+        return fista_objective(&t->plan, t->base);
+    }
     plan_exec(&t->plan, t->base, op_time_s);
     t->updates++;
     float loss;

@@ -18,6 +18,7 @@ typedef struct {
     int nbatches;
     size_t batch_stride;     /* bytes between batches in `data` */
     long updates;            /* optimizer steps taken (Adam's t, the schedules' clock) */
+    double fista_t;          /* FISTA's momentum sequence t_k */
     double steps_per_epoch;  /* for learning-rate schedules given in epochs */
 } Trainer;
 

@@ -525,6 +525,17 @@ static void build_ufldl_cnn(Builder *b, ModelSpec *m)
                      .test_samples = 10000};
 }
 
+/* FISTA sparse coding (seed 002): codes of 28x28 images over 256 random unit-norm atoms,
+ * lambda 0.1; one step = one FISTA iteration, whose objective `run` reports. */
+static void build_fista(Builder *b, ModelSpec *m)
+{
+    *m = (ModelSpec){.name = "fista", .title = "FISTA sparse coding, 256 atoms, lambda 0.1",
+                     .source = "Beck & Teboulle 2009; UFLDL sparse coding; seed 002", .family = "SC",
+                     .origin = "ufldl", .input = {3, {1, 28, 28}}, .algorithm = ALGO_FISTA, .loss = LOSS_SSE,
+                     .fista = {.atoms = 256, .lambda = 0.1f}, .data = DATA_FASHION_MNIST, .default_batch = 256,
+                     .autoencoder = true};
+}
+
 /* ---------------------------------------------------------------------------------------
  * Seed 004's hardware benchmark on Fashion-MNIST
  * ------------------------------------------------------------------------------------- */
@@ -585,7 +596,7 @@ static const BuildFn builders[] = {
     build_p1b1, build_p1b1_d, build_p3b1, build_alexnet_owt, build_googlenet, build_overfeat, build_vgg11,
     build_basic_lstm, build_lstm, build_rnn, build_resnet50, build_alexnet, build_vgg16, build_vgg19,
     build_resnet50_caffe, build_resnet101, build_resnet152, build_textcnn, build_eng_acoustic, build_sparse_ae,
-    build_ufldl_cnn, build_fmnist_convpool, build_fmnist_vgg,
+    build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg,
 };
 enum { NMODELS = sizeof builders / sizeof builders[0] };
 
