@@ -3,18 +3,26 @@
  *
  * Batch norm threads split the channels: a channel's statistics are a sum over its n
  * planes, so each channel has one owner and no reduction crosses threads (the result does
- * not depend on the thread count). The training forward pass reads a channel's planes
- * twice, statistics then normalisation, back to back, so the second read mostly hits the
- * cache (a channel of ResNet-50's 32x256x56x56 is 400 KB). Sums are accumulated in double.
+ * not depend on the thread count). Channels go in blocks sized so that a block's planes
+ * (all images) fit in half a megabyte: the training forward pass reads a block twice,
+ * statistics then normalisation, back to back, so the second read mostly hits the cache
+ * (one channel of ResNet-50's 32x256x56x56 is already 400 KB; 81 channels of a 7x7 map
+ * make a block). Inside a block the images are the outer loop, so memory is walked in
+ * contiguous runs of (block channels x plane), not plane by plane 400 KB apart (small
+ * planes ran at a third of the bandwidth that way). Sums are accumulated in double.
  * A (n, c) input (spatial 1, after a dense layer) has no planes: it is walked row by row
  * over blocks of columns instead, each thread owning whole blocks.
  *
  * LRN works on (image, block of spatial positions) units: every channel of one block,
  * window sums straight from the input (no running sum, which drifts in fp32), and the
- * backward window of dy*y/scale kept in a small ring on the stack. pow(scale, -beta) is
+ * backward window of dy*y/scale kept in a ring on the stack. A block is the whole plane
+ * up to 4096 positions (AlexNet's 55x55, GoogLeNet's 56x56), so consecutive channels are
+ * consecutive memory: with 816-wide blocks the rows were 3 KB runs 12 KB apart and the
+ * forward pass stalled on every new row (prefetchers restart per run). pow(scale, -beta) is
  * exp(-beta log scale) with the vectorisable vm_exp / vm_log.
  */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "ops/kernels.h"
@@ -24,19 +32,34 @@
  * Batch normalisation, planes (spatial > 1)
  * ------------------------------------------------------------------------------------- */
 
+/* Lanes of the double accumulators below: 32 independent sums (four 512-bit or eight
+ * 256-bit vectors per sum), so the adds are not one dependency chain. A single
+ * `omp simd reduction` accumulator made the statistics pass latency-bound at ~6 G
+ * values/s per core, below what memory delivers. */
+enum { BN_LANES = 32 };
+
 /* sum x and sum x^2 of one plane, in double */
 OPS_TARGET_CLONES
 static void bn_plane_moments(const float *restrict x, size_t n, double *s1, double *s2)
 {
-    double a = 0.0, b = 0.0;
-#pragma omp simd reduction(+ : a, b)
-    for (size_t i = 0; i < n; i++) {
-        const double v = x[i];
-        a += v;
-        b += v * v;
+    double a[BN_LANES] = {0}, b[BN_LANES] = {0};
+    size_t i = 0;
+    for (; i + BN_LANES <= n; i += BN_LANES)
+        for (size_t j = 0; j < BN_LANES; j++) {
+            const double v = x[i + j];
+            a[j] += v;
+            b[j] += v * v;
+        }
+    for (size_t j = 0; i + j < n; j++) {
+        const double v = x[i + j];
+        a[j] += v;
+        b[j] += v * v;
     }
-    *s1 += a;
-    *s2 += b;
+    double ta = 0.0, tb = 0.0;
+    for (size_t j = 0; j < BN_LANES; j++)
+        ta += a[j], tb += b[j];
+    *s1 += ta;
+    *s2 += tb;
 }
 
 /* y = (x - mean) * scale + shift */
@@ -48,20 +71,29 @@ static void bn_plane_affine(float *restrict y, const float *restrict x, float me
         y[i] = (x[i] - mean) * scale + shift;
 }
 
-/* sum dy and sum dy * (x - mean) of one plane, in double */
+/* sum dy and sum dy * (x - mean) of one plane, in double (lanes as above) */
 OPS_TARGET_CLONES
 static void bn_plane_grad_sums(const float *restrict dy, const float *restrict x, double mean,
                                size_t n, double *sdy, double *sdyx)
 {
-    double a = 0.0, b = 0.0;
-#pragma omp simd reduction(+ : a, b)
-    for (size_t i = 0; i < n; i++) {
-        const double g = dy[i];
-        a += g;
-        b += g * ((double)x[i] - mean);
+    double a[BN_LANES] = {0}, b[BN_LANES] = {0};
+    size_t i = 0;
+    for (; i + BN_LANES <= n; i += BN_LANES)
+        for (size_t j = 0; j < BN_LANES; j++) {
+            const double g = dy[i + j];
+            a[j] += g;
+            b[j] += g * ((double)x[i + j] - mean);
+        }
+    for (size_t j = 0; i + j < n; j++) {
+        const double g = dy[i + j];
+        a[j] += g;
+        b[j] += g * ((double)x[i + j] - mean);
     }
-    *sdy += a;
-    *sdyx += b;
+    double ta = 0.0, tb = 0.0;
+    for (size_t j = 0; j < BN_LANES; j++)
+        ta += a[j], tb += b[j];
+    *sdy += ta;
+    *sdyx += tb;
 }
 
 /* dx (=|+=) a dy + b (x - mean) + c */
@@ -82,6 +114,23 @@ static void bn_plane_dx(float *restrict dx, const float *restrict dy, const floa
  * ------------------------------------------------------------------------------------- */
 
 enum { BN_COLS = 128 };
+
+/* Bytes of one block of planes (all images) read twice by the training forward pass: the
+ * second read comes from L3 (32 MB shared here). Longer contiguous runs beat an L2-sized
+ * block: with 512 KB, ResNet-50's 56x56 planes went one channel (12.5 KB runs 3 MB apart)
+ * per block and the pass ran 30% slower than with 4 MB (ten channels). */
+enum { BN_BLOCK_BYTES = 4 * 1024 * 1024 };
+
+/* Channels per block of the planes path: at least 1, at most BN_COLS (the accumulators
+ * live on the stack), and few enough that every thread gets a block. */
+static size_t bn_block_channels(const BnDesc *d)
+{
+    const size_t per = (size_t)d->n * (size_t)d->spatial * sizeof(float);
+    const size_t t = (size_t)omp_get_max_threads(), share = ((size_t)d->c + t - 1) / t;
+    size_t cb = BN_BLOCK_BYTES / per;
+    cb = cb < 1 ? 1 : cb > BN_COLS ? BN_COLS : cb;
+    return cb < share ? cb : share;
+}
 
 OPS_TARGET_CLONES
 static void bn_row_moments(double *restrict s1, double *restrict s2, const float *restrict x,
@@ -175,17 +224,24 @@ void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_me
     const double m = (double)N * (double)SP;
     const bool par = N * C * SP >= OPS_PAR_MIN;
     if (SP > 1) {
+        const size_t cb = bn_block_channels(d), nblk = (C + cb - 1) / cb;
 #pragma omp parallel for schedule(static) if (par)
-        for (size_t ch = 0; ch < C; ch++) {
-            double s1 = 0.0, s2 = 0.0;
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t c0 = blk * cb, w = C - c0 < cb ? C - c0 : cb;
+            double s1[BN_COLS] = {0}, s2[BN_COLS] = {0};
+            float scale[BN_COLS], shift[BN_COLS];
             for (size_t i = 0; i < N; i++)
-                bn_plane_moments(x + (i * C + ch) * SP, SP, &s1, &s2);
-            float scale, shift;
-            bn_channel_stats(&mean[ch], &invstd[ch], &run_mean[ch], &run_var[ch], s1, s2, m,
-                             gamma[ch], beta[ch], d, &scale, &shift);
+                for (size_t j = 0; j < w; j++)
+                    bn_plane_moments(x + (i * C + c0 + j) * SP, SP, &s1[j], &s2[j]);
+            for (size_t j = 0; j < w; j++)
+                bn_channel_stats(&mean[c0 + j], &invstd[c0 + j], &run_mean[c0 + j],
+                                 &run_var[c0 + j], s1[j], s2[j], m, gamma[c0 + j],
+                                 beta[c0 + j], d, &scale[j], &shift[j]);
             for (size_t i = 0; i < N; i++)
-                bn_plane_affine(y + (i * C + ch) * SP, x + (i * C + ch) * SP, mean[ch], scale,
-                                shift, SP);
+                for (size_t j = 0; j < w; j++) {
+                    const size_t o = (i * C + c0 + j) * SP;
+                    bn_plane_affine(y + o, x + o, mean[c0 + j], scale[j], shift[j], SP);
+                }
         }
     } else {
         const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
@@ -242,15 +298,22 @@ void batchnorm_backward_weights(float *dgamma, float *dbeta, const float *dy, co
     const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
     const bool par = N * C * SP >= OPS_PAR_MIN;
     if (SP > 1) {
+        const size_t cb = bn_block_channels(d), nblk = (C + cb - 1) / cb;
 #pragma omp parallel for schedule(static) if (par)
-        for (size_t ch = 0; ch < C; ch++) {
-            double sdy = 0.0, sdyx = 0.0;
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t c0 = blk * cb, w = C - c0 < cb ? C - c0 : cb;
+            double sdy[BN_COLS] = {0}, sdyx[BN_COLS] = {0};
             for (size_t i = 0; i < N; i++)
-                bn_plane_grad_sums(dy + (i * C + ch) * SP, x + (i * C + ch) * SP, mean[ch], SP,
-                                   &sdy, &sdyx);
-            const double dg = sdyx * invstd[ch];
-            dgamma[ch] = (float)(d->accumulate ? dgamma[ch] + dg : dg);
-            dbeta[ch] = (float)(d->accumulate ? dbeta[ch] + sdy : sdy);
+                for (size_t j = 0; j < w; j++) {
+                    const size_t o = (i * C + c0 + j) * SP;
+                    bn_plane_grad_sums(dy + o, x + o, mean[c0 + j], SP, &sdy[j], &sdyx[j]);
+                }
+            for (size_t j = 0; j < w; j++) {
+                const size_t ch = c0 + j;
+                const double dg = sdyx[j] * invstd[ch];
+                dgamma[ch] = (float)(d->accumulate ? dgamma[ch] + dg : dg);
+                dbeta[ch] = (float)(d->accumulate ? dbeta[ch] + sdy[j] : sdy[j]);
+            }
         }
     } else {
         const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
@@ -307,15 +370,34 @@ void batchnorm_backward_data(float *dx, const float *dy, const float *x, const f
  * Local response normalisation
  * ------------------------------------------------------------------------------------- */
 
-/* Floats of the stack ring (backward) and of the window accumulator: 16 KB each. */
-enum { LRN_RING_FLOATS = 4096 };
+/* Stack use per thread: the backward ring (size rows of the block width, 64 KB) and the
+ * window accumulator (one row, 16 KB); thread stacks are megabytes. */
+enum { LRN_RING_FLOATS = 16384, LRN_ROW_FLOATS = 4096 };
 
-/* Spatial positions per unit: the backward ring holds `size` rows of this width. */
+/* Spatial positions per unit: the whole plane when the ring can hold `size` rows of it. */
 static size_t lrn_block_width(const LrnDesc *d)
 {
     size_t b = (size_t)(LRN_RING_FLOATS / d->size) & ~(size_t)15;
-    b = b < 16 ? 16 : b; /* size <= 255 (desc_check) keeps size * 16 <= 4096 */
+    b = b > LRN_ROW_FLOATS ? LRN_ROW_FLOATS : b; /* size <= 255 keeps b >= 64 */
     return b < (size_t)d->spatial ? b : (size_t)d->spatial;
+}
+
+/* Window rows are added by separate (cloned, never inlined) functions: open-coded in the
+ * channel loop, GCC's unroll-and-jam (-O3) fused two rows of the window and then left the
+ * backward window sum scalar, a third of that kernel's time. A call per row of ~3000
+ * values costs nothing. */
+OPS_TARGET_CLONES
+static void lrn_row_add_sq(float *restrict acc, const float *restrict x, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        acc[j] += x[j] * x[j];
+}
+
+OPS_TARGET_CLONES
+static void lrn_row_add(float *restrict acc, const float *restrict r, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        acc[j] += r[j];
 }
 
 /* One image's block [s0, s0 + bw) of every channel; pointers at the image's start. */
@@ -326,16 +408,12 @@ static void lrn_forward_unit(float *restrict y, float *restrict scale, const flo
     const int C = d->c, r = d->size / 2;
     const size_t SP = (size_t)d->spatial;
     const float coef = d->alpha / (float)d->size, k = d->k, nbeta = -d->beta;
-    float acc[LRN_RING_FLOATS];
+    float acc[LRN_ROW_FLOATS];
     for (int c = 0; c < C; c++) {
         const int lo = c - r < 0 ? 0 : c - r, hi = c + r >= C ? C - 1 : c + r;
-        for (size_t j = 0; j < bw; j++)
-            acc[j] = 0.0f;
-        for (int q = lo; q <= hi; q++) {
-            const float *xq = x + (size_t)q * SP + s0;
-            for (size_t j = 0; j < bw; j++)
-                acc[j] += xq[j] * xq[j];
-        }
+        memset(acc, 0, bw * sizeof(float));
+        for (int q = lo; q <= hi; q++)
+            lrn_row_add_sq(acc, x + (size_t)q * SP + s0, bw);
         const float *xc = x + (size_t)c * SP + s0;
         float *yc = y + (size_t)c * SP + s0, *sc = scale + (size_t)c * SP + s0;
         for (size_t j = 0; j < bw; j++) {
@@ -365,7 +443,7 @@ static void lrn_backward_unit(float *restrict dx, const float *restrict dy,
     const size_t SP = (size_t)d->spatial;
     const float nbeta = -d->beta, k2 = 2.0f * d->alpha * d->beta / (float)d->size;
     float ring[LRN_RING_FLOATS]; /* rows c' in [c - r, c + r] at (c' mod size) * bw */
-    float acc[LRN_RING_FLOATS];
+    float acc[LRN_ROW_FLOATS];
     for (int q = 0; q <= r && q < C; q++) {
         const size_t o = (size_t)q * SP + s0;
         lrn_ratio_row(ring + (size_t)(q % size) * bw, dy + o, y + o, scale + o, bw);
@@ -376,13 +454,9 @@ static void lrn_backward_unit(float *restrict dx, const float *restrict dy,
             lrn_ratio_row(ring + (size_t)((c + r) % size) * bw, dy + o, y + o, scale + o, bw);
         }
         const int lo = c - r < 0 ? 0 : c - r, hi = c + r >= C ? C - 1 : c + r;
-        for (size_t j = 0; j < bw; j++)
-            acc[j] = 0.0f;
-        for (int q = lo; q <= hi; q++) {
-            const float *row = ring + (size_t)(q % size) * bw;
-            for (size_t j = 0; j < bw; j++)
-                acc[j] += row[j];
-        }
+        memset(acc, 0, bw * sizeof(float));
+        for (int q = lo; q <= hi; q++)
+            lrn_row_add(acc, ring + (size_t)(q % size) * bw, bw);
         const size_t o = (size_t)c * SP + s0;
         const float *dyc = dy + o, *xc = x + o, *sc = scale + o;
         float *dxc = dx + o;

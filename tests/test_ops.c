@@ -916,6 +916,7 @@ static void test_batchnorm(void **state)
     bn_case(2, 3, 2, true, 2020);     /* tiny planes */
     bn_case(8, 16, 300, false, 2030); /* OpenMP channels */
     bn_case(64, 600, 1, false, 2040); /* OpenMP column blocks, a ragged last block */
+    bn_case(2, 300, 2000, false, 2045); /* planes: blocks of 128 channels, ragged last */
     /* one value per channel (m = 1): variance 0, the running update's factor 1 */
     bn_case(1, 3, 1, false, 2050);
 }
