@@ -21,6 +21,11 @@ DLPERF = os.path.join(HERE, "..", "build", "dlperf")
 TORCH = os.path.join(HERE, "torch_models.py")
 
 
+# Batches reduced from the models' defaults to keep one step of the big ImageNet models
+# to a few seconds on a 2-core machine (default batch in parentheses).
+REDUCED = {"vgg11": 16, "googlenet": 32, "resnet50": 16}  # (64, 128, 32)
+
+
 def run_json(cmd):
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out)
@@ -28,22 +33,23 @@ def run_json(cmd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default="p1b1,alexnet-owt,basic-lstm")
+    ap.add_argument("--models", default="alexnet-owt,vgg11,googlenet,resnet50,basic-lstm,p1b1,p3b1")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--batch", type=int, default=0, help="0: each model's default batch")
+    ap.add_argument("--batch", type=int, default=0,
+                    help="0: each model's default batch, except the reduced ones in REDUCED")
     ap.add_argument("--db", default=os.path.join(tempfile.gettempdir(), "dlperf-bench.db"))
     a = ap.parse_args()
     rows = []
     for model in a.models.split(","):
         ratios, ours, theirs = [], [], []
-        batch = a.batch
+        batch = a.batch or REDUCED.get(model, 0)
         for r in range(a.rounds):
             common = ["--steps", str(a.steps), "--warmup", str(a.warmup), "--threads", str(a.threads)]
-            if a.batch:
-                common += ["--batch", str(a.batch)]
+            if batch:
+                common += ["--batch", str(batch)]
             d = run_json([DLPERF, "run", model, "--json", "--db", a.db] + common)
             t = run_json([sys.executable, TORCH, model] + common)
             batch = d["batch"]

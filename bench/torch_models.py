@@ -50,6 +50,97 @@ def alexnet_owt():
     return net, opt, loss, data
 
 
+def vgg11():
+    # convnet-benchmarks VGG model A: 3x3 SAME convs, 2x2 pools, ReLU on every layer incl. fc8
+    layers, c = [], 3
+    for v in [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"]:
+        if v == "M":
+            layers.append(nn.MaxPool2d(2, 2))
+        else:
+            layers += [nn.Conv2d(c, v, 3, padding=1), nn.ReLU()]
+            c = v
+    net = nn.Sequential(*layers, nn.Flatten(), nn.Linear(25088, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(),
+                        nn.Linear(4096, 1000), nn.ReLU())
+    return net, torch.optim.SGD(net.parameters(), lr=0.01), nn.CrossEntropyLoss(), imagenet_data(224)
+
+
+def imagenet_data(hw):
+    def data(b):
+        return torch.randn(b, 3, hw, hw) * 0.1, torch.randint(0, 1000, (b,))
+    return data
+
+
+class Inception(nn.Module):
+    """GoogLeNet inception module: [1x1, 1x1->3x3, 1x1->5x5, maxpool->1x1] concatenated."""
+
+    def __init__(self, cin, c1, r3, c3, r5, c5, pp):
+        super().__init__()
+        cr = lambda i, o, k: nn.Sequential(nn.Conv2d(i, o, k, padding=k // 2), nn.ReLU())
+        self.b1 = cr(cin, c1, 1)
+        self.b2 = nn.Sequential(cr(cin, r3, 1), cr(r3, c3, 3))
+        self.b3 = nn.Sequential(cr(cin, r5, 1), cr(r5, c5, 5))
+        self.b4 = nn.Sequential(nn.MaxPool2d(3, 1, 1), cr(cin, pp, 1))
+
+    def forward(self, x):
+        return torch.cat([self.b1(x), self.b2(x), self.b3(x), self.b4(x)], 1)
+
+
+def googlenet():
+    # convnet-benchmarks GoogLeNet v1: no LRN, no auxiliary heads, ReLU on the classifier
+    net = nn.Sequential(
+        nn.Conv2d(3, 64, 7, 2, 3), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+        nn.Conv2d(64, 64, 1), nn.ReLU(), nn.Conv2d(64, 192, 3, padding=1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+        Inception(192, 64, 96, 128, 16, 32, 32), Inception(256, 128, 128, 192, 32, 96, 64), nn.MaxPool2d(3, 2, 1),
+        Inception(480, 192, 96, 208, 16, 48, 64), Inception(512, 160, 112, 224, 24, 64, 64),
+        Inception(512, 128, 128, 256, 24, 64, 64), Inception(512, 112, 144, 288, 32, 64, 64),
+        Inception(528, 256, 160, 320, 32, 128, 128), nn.MaxPool2d(3, 2, 1),
+        Inception(832, 256, 160, 320, 32, 128, 128), Inception(832, 384, 192, 384, 48, 128, 128),
+        nn.AvgPool2d(7, 1), nn.Flatten(), nn.Linear(1024, 1000), nn.ReLU())
+    return net, torch.optim.SGD(net.parameters(), lr=0.01), nn.CrossEntropyLoss(), imagenet_data(224)
+
+
+class Bottleneck(nn.Module):
+    """Keras ResNet50 v1 block: stride on the first 1x1, conv biases, BN after every conv."""
+
+    def __init__(self, cin, width, stride, project):
+        super().__init__()
+        bn = lambda c: nn.BatchNorm2d(c, eps=1e-5, momentum=0.1)  # Keras momentum 0.9
+        self.body = nn.Sequential(nn.Conv2d(cin, width, 1, stride), bn(width), nn.ReLU(),
+                                  nn.Conv2d(width, width, 3, padding=1), bn(width), nn.ReLU(),
+                                  nn.Conv2d(width, 4 * width, 1), bn(4 * width))
+        self.short = nn.Sequential(nn.Conv2d(cin, 4 * width, 1, stride), bn(4 * width)) if project else None
+
+    def forward(self, x):
+        return torch.relu(self.body(x) + (self.short(x) if self.short is not None else x))
+
+
+def resnet50():
+    # Keras applications ResNet50 with the Horovod example's SGD (momentum 0.9, lr 0.0125,
+    # L2 5e-5 as Keras adds it: gradient 2*wd*w -> PyTorch weight_decay 1e-4)
+    layers = [nn.Conv2d(3, 64, 7, 2, 3), nn.BatchNorm2d(64, eps=1e-5, momentum=0.1), nn.ReLU(),
+              nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for s, blocks in enumerate([3, 4, 6, 3]):
+        width = 64 << s
+        for i in range(blocks):
+            layers.append(Bottleneck(cin, width, 2 if i == 0 and s > 0 else 1, i == 0))
+            cin = 4 * width
+    net = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2048, 1000))
+    opt = torch.optim.SGD(net.parameters(), lr=0.0125, momentum=0.9, weight_decay=1e-4)
+    return net, opt, nn.CrossEntropyLoss(), imagenet_data(224)
+
+
+def p3b1():
+    # CANDLE P3B1: shared 400->1200, the primary-site tower 1200->1200->1200->13, SGD 0.01
+    net = nn.Sequential(nn.Linear(400, 1200), nn.ReLU(), nn.Linear(1200, 1200), nn.ReLU(), nn.Linear(1200, 1200),
+                        nn.ReLU(), nn.Linear(1200, 13))
+
+    def data(b):
+        return (torch.rand(b, 400) < 0.3).float() * torch.rand(b, 400) * 0.7, torch.randint(0, 13, (b,))
+
+    return net, torch.optim.SGD(net.parameters(), lr=0.01), nn.CrossEntropyLoss(), data
+
+
 class LastStepLSTM(nn.Module):
     """rnn-benchmarks basic_lstm: one LSTM layer over (T, B, H), output h at the last step."""
 
@@ -75,7 +166,8 @@ def basic_lstm():
     return net, opt, loss, data
 
 
-MODELS = {"p1b1": (p1b1, 60), "alexnet-owt": (alexnet_owt, 128), "basic-lstm": (basic_lstm, 128)}
+MODELS = {"p1b1": (p1b1, 60), "alexnet-owt": (alexnet_owt, 128), "basic-lstm": (basic_lstm, 128),
+          "vgg11": (vgg11, 64), "googlenet": (googlenet, 128), "resnet50": (resnet50, 32), "p3b1": (p3b1, 10)}
 
 
 def main():
