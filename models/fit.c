@@ -307,9 +307,7 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         for (int h = 0; h < nheads; h++) {
             Plan *p = &train[h];
             const Dataset *ds = &tasks[h].train;
-            /* another task's step left gradients in towers this task does not write */
-            if (multi)
-                memset(ar.base[ARENA_GRAD], 0, ar.bytes[ARENA_GRAD]);
+            /* (a head's plan updates only the parameters on its own path) */
             dataset_permutation(perm, ds->n, o->seed * 1000003u + (uint64_t)e * 31 + (uint64_t)h);
             for (int b = 0; b + batch <= ds->n; b += batch) {
                 double s0 = now_s();

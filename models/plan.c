@@ -242,43 +242,78 @@ static void emit_loss(Plan *p, const ModelSpec *m, int out_layer, bool backward)
         plan_add(p, -1, b, (BufRef[]){dy, y, p->target}, 3);
 }
 
-/* One optimizer op over the whole parameter buffer (alignment padding included; its
- * gradient is zero). The optimizer state lives at the same offsets. */
-static void emit_update(Plan *p, const OptSpec *o)
+/* The optimizer op of kind o over parameters [off, off + bytes); its state lives at the
+ * same offsets of ARENA_OPT (Adam's second moments after the first). */
+static void emit_update_range(Plan *p, const OptSpec *o, size_t off, size_t bytes, size_t whole)
 {
-    size_t n = p->arena_bytes[ARENA_PARAM] / sizeof(float);
-    BufRef w = {.arena = ARENA_PARAM, .offset = 0, .bytes = n * sizeof(float)};
-    BufRef g = {.arena = ARENA_GRAD, .offset = 0, .bytes = w.bytes};
-    BufRef s1 = {.arena = ARENA_OPT, .offset = 0, .bytes = w.bytes};
-    BufRef s2 = {.arena = ARENA_OPT, .offset = align_up(w.bytes), .bytes = w.bytes};
+    size_t n = bytes / sizeof(float);
+    BufRef w = {.arena = ARENA_PARAM, .offset = off, .bytes = bytes};
+    BufRef g = {.arena = ARENA_GRAD, .offset = off, .bytes = bytes};
+    BufRef s1 = {.arena = ARENA_OPT, .offset = off, .bytes = bytes};
+    BufRef s2 = {.arena = ARENA_OPT, .offset = align_up(whole) + off, .bytes = bytes};
+    /* the decayed kernels are a prefix of the buffer, hence a prefix of any range */
+    size_t decay_end = p->decay_bytes > off ? p->decay_bytes - off : 0;
+    size_t decay = (decay_end < bytes ? decay_end : bytes) / sizeof(float);
     OpDesc d;
-    p->update_op = p->nops;
     switch (o->kind) {
     case OPT_RMSPROP:
-        p->arena_bytes[ARENA_OPT] = w.bytes;
         d = op_rmsprop(n, o->lr, o->rho, o->eps);
-        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        op_update_set_decay(&d, decay, 2 * o->weight_decay);
         plan_add(p, -1, d, (BufRef[]){w, s1, g}, 3);
         break;
     case OPT_MOMENTUM:
-        p->arena_bytes[ARENA_OPT] = w.bytes;
         d = op_momentum(n, o->lr, o->momentum, o->nesterov);
-        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        op_update_set_decay(&d, decay, 2 * o->weight_decay);
         plan_add(p, -1, d, (BufRef[]){w, s1, g}, 3);
         break;
     case OPT_ADAM:
-        p->arena_bytes[ARENA_OPT] = s2.offset + s2.bytes;
         d = op_adam(n, o->lr, o->beta1, o->beta2, o->eps);
-        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        op_update_set_decay(&d, decay, 2 * o->weight_decay);
         plan_add(p, -1, d, (BufRef[]){w, s1, s2, g}, 4);
         break;
     case OPT_SGD:
     default:
         d = op_sgd(n, o->lr);
-        op_update_set_decay(&d, p->decay_bytes / sizeof(float), 2 * o->weight_decay);
+        op_update_set_decay(&d, decay, 2 * o->weight_decay);
         plan_add(p, -1, d, (BufRef[]){w, g}, 2);
         break;
     }
+}
+
+static int cmp_param_offset(const void *a, const void *b)
+{
+    const PlanParam *x = *(const PlanParam *const *)a, *y = *(const PlanParam *const *)b;
+    return (x->ref.offset > y->ref.offset) - (x->ref.offset < y->ref.offset);
+}
+
+/* The update: one flat op over the one parameter buffer (alignment padding included; its
+ * gradient is zero). A multi-task head updates only the parameters on its path — the
+ * other towers' are not its to change — in as few ranges as their layout allows. */
+static void emit_update(Plan *p, const OptSpec *o, const bool *needed)
+{
+    size_t whole = p->arena_bytes[ARENA_PARAM];
+    size_t per_state = o->kind == OPT_SGD ? 0 : o->kind == OPT_ADAM ? 2 : 1;
+    p->arena_bytes[ARENA_OPT] = per_state == 2 ? align_up(whole) + whole : per_state * whole;
+    p->update_op = p->nops;
+    if (p->model->nheads == 0) {
+        emit_update_range(p, o, 0, whole, whole);
+        return;
+    }
+    const PlanParam **sorted = malloc((size_t)p->nparams * sizeof *sorted);
+    assert(sorted);
+    int n = 0;
+    for (int i = 0; i < p->nparams; i++)
+        if (p->params[i].learnable && needed[p->params[i].layer])
+            sorted[n++] = &p->params[i];
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_param_offset);
+    for (int i = 0; i < n;) {
+        size_t start = sorted[i]->ref.offset, end = start + sorted[i]->ref.bytes;
+        /* neighbours in the layout are at most the alignment padding apart */
+        while (++i < n && sorted[i]->ref.offset <= align_up(end))
+            end = sorted[i]->ref.offset + sorted[i]->ref.bytes;
+        emit_update_range(p, o, start, end - start, whole);
+    }
+    free(sorted);
 }
 
 static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, size_t tail_start, Plan *p,
@@ -393,7 +428,7 @@ static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, si
         /* gradients mirror the parameters, offset for offset */
         p->arena_bytes[ARENA_GRAD] = p->arena_bytes[ARENA_PARAM];
         if (mode == PLAN_TRAIN)
-            emit_update(p, &m->opt);
+            emit_update(p, &m->opt, needed);
     }
     rc = 0;
 done:

@@ -96,7 +96,8 @@ typedef struct Plan {
     BufRef output;           /* the last layer's output (logits / predictions) */
     BufRef probs;            /* softmax probabilities (softmax loss), else = output */
     BufRef step_counter;     /* int32 in ARENA_STATE, read by dropout; the trainer advances it */
-    int update_op;           /* index of the optimizer op (PLAN_TRAIN), else -1 */
+    int update_op;           /* index of the first optimizer op (PLAN_TRAIN; they end the
+                                plan: one, or one per parameter range of a task head), else -1 */
     int head;                /* the head this plan scores (multi-task models) */
     int classes;             /* of that head (softmax loss) */
     size_t param_head, param_tail; /* layout cursors while building (decayed / others) */

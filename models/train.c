@@ -151,9 +151,9 @@ double schedule_lr(const OptSpec *o, double epoch)
 
 void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, double steps_per_epoch)
 {
-    if (p->update_op >= 0) {
-        UpdateDesc *u = &p->ops[p->update_op].desc.u.update;
-        double epoch = steps_per_epoch > 0 ? (double)updates / steps_per_epoch : 0;
+    double epoch = steps_per_epoch > 0 ? (double)updates / steps_per_epoch : 0;
+    for (int i = p->update_op; i >= 0 && i < p->nops; i++) { /* the update ops close the plan */
+        UpdateDesc *u = &p->ops[i].desc.u.update;
         u->lr = (float)schedule_lr(&p->model->opt, epoch);
         u->step = updates + 1;
     }
