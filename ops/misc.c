@@ -5,6 +5,7 @@
  * OPS_PAR_MIN, each thread calling a target-cloned span function on its contiguous share).
  */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "ops/kernels.h"
@@ -161,6 +162,19 @@ void axpby_run(float *y, const float *a, const float *b, const AxpbyDesc *d)
  * Embedding
  * ------------------------------------------------------------------------------------- */
 
+/* Rows of W are gathered in id order, i.e. at random: the hardware prefetchers cannot
+ * guess the next row, so each row's lines are requested EMBED_AHEAD rows early. */
+enum { EMBED_AHEAD = 4 };
+
+static inline void embed_prefetch_row(const float *row, size_t dim, int rw)
+{
+    for (size_t j = 0; j < dim; j += 16) /* one 64-byte line per 16 floats */
+        if (rw)
+            __builtin_prefetch(row + j, 1);
+        else
+            __builtin_prefetch(row + j, 0);
+}
+
 /* Contract: see kernels.h; ids out of [0, vocab) abort (they would read outside W). */
 void embedding_forward(float *y, const int32_t *ids, const float *W, const EmbedDesc *d)
 {
@@ -170,6 +184,11 @@ void embedding_forward(float *y, const int32_t *ids, const float *W, const Embed
     for (int i = 0; i < d->n; i++) {
         const int32_t id = ids[i];
         OPS_ASSERT(id >= 0 && id < d->vocab);
+        if (i + EMBED_AHEAD < d->n) {
+            const int32_t next = ids[i + EMBED_AHEAD];
+            if (next >= 0 && next < d->vocab) /* checked when its turn comes */
+                embed_prefetch_row(W + (size_t)next * dim, dim, 0);
+        }
         memcpy(y + (size_t)i * dim, W + (size_t)id * dim, dim * sizeof(float));
     }
 }
@@ -191,6 +210,11 @@ void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
             for (int i = 0; i < d->n; i++) {
                 const int32_t id = ids[i];
                 OPS_ASSERT(id >= 0 && id < d->vocab);
+                if (i + EMBED_AHEAD < d->n) {
+                    const int32_t next = ids[i + EMBED_AHEAD];
+                    if (next >= 0 && next < d->vocab)
+                        embed_prefetch_row(dW + (size_t)next * dim + lo, hi - lo, 1);
+                }
                 add_span(dW + (size_t)id * dim + lo, dy + (size_t)i * dim + lo, hi - lo);
             }
     }
@@ -209,18 +233,21 @@ static void col_sums(double *restrict s, const float *restrict a, size_t n)
         s[j] += a[j];
 }
 
-/* Contract: see kernels.h. Column blocks split over threads; the penalty is summed in
- * double from the double means. */
+/* Contract: see kernels.h. Column blocks split over threads (at most KL_COLS wide, and
+ * narrow enough that every thread gets one: UFLDL's 196 units were one serial block); the
+ * penalty is summed in double from the double means. */
 void kl_sparsity_forward(float *loss, float *rho_hat, const float *a, const KlDesc *d)
 {
     OPS_ASSERT(loss && rho_hat && a && d);
-    const size_t N = (size_t)d->n, U = (size_t)d->units;
-    const size_t nblk = (U + KL_COLS - 1) / KL_COLS;
+    const size_t N = (size_t)d->n, U = (size_t)d->units, t = (size_t)omp_get_max_threads();
+    size_t cb = ((U + t - 1) / t + 15) & ~(size_t)15; /* whole cache lines per block */
+    cb = cb > KL_COLS ? KL_COLS : cb;
+    const size_t nblk = (U + cb - 1) / cb;
     const double rho = d->rho;
     double penalty = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : penalty) if (N * U >= OPS_PAR_MIN)
     for (size_t blk = 0; blk < nblk; blk++) {
-        const size_t j0 = blk * KL_COLS, w = U - j0 < KL_COLS ? U - j0 : KL_COLS;
+        const size_t j0 = blk * cb, w = U - j0 < cb ? U - j0 : cb;
         double s[KL_COLS] = {0};
         for (size_t i = 0; i < N; i++)
             col_sums(s, a + i * U + j0, w);
@@ -303,8 +330,8 @@ static double abs_sum_span(const float *restrict x, size_t n)
     return s;
 }
 
-/* Contract: see kernels.h. Summed in double; per-thread partial sums added in thread
- * order (OpenMP's reduction), so the value depends on the thread count in the last bits. */
+/* Contract: see kernels.h. Summed in double; OpenMP's reduction adds the per-thread
+ * partial sums, so the last bits depend on the thread count. */
 void norm1_run(float *out, const float *x, const MemDesc *d)
 {
     OPS_ASSERT(out && x && d);

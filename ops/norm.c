@@ -35,78 +35,160 @@
 /* Lanes of the double accumulators below: 32 independent sums (four 512-bit or eight
  * 256-bit vectors per sum), so the adds are not one dependency chain. A single
  * `omp simd reduction` accumulator made the statistics pass latency-bound at ~6 G
- * values/s per core, below what memory delivers. */
+ * values/s per core, below what memory delivers. Planes shorter than 4 * BN_LANES use
+ * one chain: setting up and summing 64 lanes would cost more than a 7x7 plane. */
 enum { BN_LANES = 32 };
 
-/* sum x and sum x^2 of one plane, in double */
-OPS_TARGET_CLONES
-static void bn_plane_moments(const float *restrict x, size_t n, double *s1, double *s2)
+#define BN_INLINE static inline __attribute__((always_inline))
+
+/* sum x and sum x^2 of one plane, in double, added to *s1, *s2 */
+BN_INLINE void bn_moments(const float *restrict x, size_t n, double *s1, double *s2)
 {
-    double a[BN_LANES] = {0}, b[BN_LANES] = {0};
-    size_t i = 0;
-    for (; i + BN_LANES <= n; i += BN_LANES)
-        for (size_t j = 0; j < BN_LANES; j++) {
+    double ta = 0.0, tb = 0.0;
+    if (n >= 4 * BN_LANES) {
+        double a[BN_LANES] = {0}, b[BN_LANES] = {0};
+        size_t i = 0;
+        for (; i + BN_LANES <= n; i += BN_LANES)
+            for (size_t j = 0; j < BN_LANES; j++) {
+                const double v = x[i + j];
+                a[j] += v;
+                b[j] += v * v;
+            }
+        for (size_t j = 0; i + j < n; j++) {
             const double v = x[i + j];
             a[j] += v;
             b[j] += v * v;
         }
-    for (size_t j = 0; i + j < n; j++) {
-        const double v = x[i + j];
-        a[j] += v;
-        b[j] += v * v;
+        for (size_t j = 0; j < BN_LANES; j++)
+            ta += a[j], tb += b[j];
+    } else {
+#pragma omp simd reduction(+ : ta, tb)
+        for (size_t i = 0; i < n; i++) {
+            const double v = x[i];
+            ta += v;
+            tb += v * v;
+        }
     }
-    double ta = 0.0, tb = 0.0;
-    for (size_t j = 0; j < BN_LANES; j++)
-        ta += a[j], tb += b[j];
     *s1 += ta;
     *s2 += tb;
 }
 
-/* y = (x - mean) * scale + shift */
-OPS_TARGET_CLONES
-static void bn_plane_affine(float *restrict y, const float *restrict x, float mean,
-                            float scale, float shift, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        y[i] = (x[i] - mean) * scale + shift;
-}
-
 /* sum dy and sum dy * (x - mean) of one plane, in double (lanes as above) */
-OPS_TARGET_CLONES
-static void bn_plane_grad_sums(const float *restrict dy, const float *restrict x, double mean,
-                               size_t n, double *sdy, double *sdyx)
+BN_INLINE void bn_grad_sums(const float *restrict dy, const float *restrict x, double mean,
+                            size_t n, double *sdy, double *sdyx)
 {
-    double a[BN_LANES] = {0}, b[BN_LANES] = {0};
-    size_t i = 0;
-    for (; i + BN_LANES <= n; i += BN_LANES)
-        for (size_t j = 0; j < BN_LANES; j++) {
+    double ta = 0.0, tb = 0.0;
+    if (n >= 4 * BN_LANES) {
+        double a[BN_LANES] = {0}, b[BN_LANES] = {0};
+        size_t i = 0;
+        for (; i + BN_LANES <= n; i += BN_LANES)
+            for (size_t j = 0; j < BN_LANES; j++) {
+                const double g = dy[i + j];
+                a[j] += g;
+                b[j] += g * ((double)x[i + j] - mean);
+            }
+        for (size_t j = 0; i + j < n; j++) {
             const double g = dy[i + j];
             a[j] += g;
             b[j] += g * ((double)x[i + j] - mean);
         }
-    for (size_t j = 0; i + j < n; j++) {
-        const double g = dy[i + j];
-        a[j] += g;
-        b[j] += g * ((double)x[i + j] - mean);
+        for (size_t j = 0; j < BN_LANES; j++)
+            ta += a[j], tb += b[j];
+    } else {
+#pragma omp simd reduction(+ : ta, tb)
+        for (size_t i = 0; i < n; i++) {
+            const double g = dy[i];
+            ta += g;
+            tb += g * ((double)x[i] - mean);
+        }
     }
-    double ta = 0.0, tb = 0.0;
-    for (size_t j = 0; j < BN_LANES; j++)
-        ta += a[j], tb += b[j];
     *sdy += ta;
     *sdyx += tb;
 }
 
-/* dx (=|+=) a dy + b (x - mean) + c */
+/* The cloned functions below take a run of consecutive planes, so a 7x7 map costs one
+ * dispatch per image and block, not one per 49 values. */
+
+/* s1[j], s2[j] += the moments of plane j of w consecutive planes of sp values at x */
 OPS_TARGET_CLONES
-static void bn_plane_dx(float *restrict dx, const float *restrict dy, const float *restrict x,
-                        float mean, float a, float b, float c, bool acc, size_t n)
+static void bn_planes_moments(double *restrict s1, double *restrict s2, const float *restrict x,
+                              size_t w, size_t sp)
 {
-    if (acc)
-        for (size_t i = 0; i < n; i++)
-            dx[i] += a * dy[i] + b * (x[i] - mean) + c;
-    else
-        for (size_t i = 0; i < n; i++)
-            dx[i] = a * dy[i] + b * (x[i] - mean) + c;
+    for (size_t j = 0; j < w; j++)
+        bn_moments(x + j * sp, sp, &s1[j], &s2[j]);
+}
+
+/* plane j of w: y = (x - mean[j]) * scale[j] + shift[j] */
+OPS_TARGET_CLONES
+static void bn_planes_affine(float *restrict y, const float *restrict x,
+                             const float *restrict mean, const float *restrict scale,
+                             const float *restrict shift, size_t w, size_t sp)
+{
+    for (size_t j = 0; j < w; j++) {
+        const float mu = mean[j], a = scale[j], b = shift[j];
+        float *restrict yp = y + j * sp;
+        const float *restrict xp = x + j * sp;
+        for (size_t i = 0; i < sp; i++)
+            yp[i] = (xp[i] - mu) * a + b;
+    }
+}
+
+/* sdy[j], sdyx[j] += the gradient sums of plane j of w */
+OPS_TARGET_CLONES
+static void bn_planes_grad_sums(double *restrict sdy, double *restrict sdyx,
+                                const float *restrict dy, const float *restrict x,
+                                const float *restrict mean, size_t w, size_t sp)
+{
+    for (size_t j = 0; j < w; j++)
+        bn_grad_sums(dy + j * sp, x + j * sp, mean[j], sp, &sdy[j], &sdyx[j]);
+}
+
+/* dx = a dy + b (x - mean) + c with A = gamma invstd:
+ *   a = A, b = -A invstd dgamma / m, c = -A dbeta / m
+ * (the contract's gamma invstd / m (m dy - dbeta - xhat dgamma) expanded). */
+static void bn_channel_dx_coef(float gamma, float invstd, float dgamma, float dbeta, double m,
+                               float *a, float *b, float *c)
+{
+    const double A = (double)gamma * invstd;
+    *a = (float)A;
+    *b = (float)(-A * invstd * dgamma / m);
+    *c = (float)(-A * dbeta / m);
+}
+
+/* planes [p0, p1) of the n*c planes: dx (=|+=) a dy + b (x - mean) + c, per channel */
+OPS_TARGET_CLONES
+static void bn_planes_dx(float *restrict dx, const float *restrict dy, const float *restrict x,
+                         size_t p0, size_t p1, size_t C, size_t sp, const float *gamma,
+                         const float *mean, const float *invstd, const float *dgamma,
+                         const float *dbeta, double m, bool acc)
+{
+    for (size_t p = p0; p < p1; p++) {
+        const size_t ch = p % C, o = p * sp;
+        float a, b, c;
+        bn_channel_dx_coef(gamma[ch], invstd[ch], dgamma[ch], dbeta[ch], m, &a, &b, &c);
+        const float mu = mean[ch];
+        if (acc)
+            for (size_t i = 0; i < sp; i++)
+                dx[o + i] += a * dy[o + i] + b * (x[o + i] - mu) + c;
+        else
+            for (size_t i = 0; i < sp; i++)
+                dx[o + i] = a * dy[o + i] + b * (x[o + i] - mu) + c;
+    }
+}
+
+/* planes [p0, p1): y = (x - run_mean) * gamma / sqrt(run_var + eps) + beta */
+OPS_TARGET_CLONES
+static void bn_planes_infer(float *restrict y, const float *restrict x, size_t p0, size_t p1,
+                            size_t C, size_t sp, const float *gamma, const float *beta,
+                            const float *run_mean, const float *run_var, double eps)
+{
+    for (size_t p = p0; p < p1; p++) {
+        const size_t ch = p % C, o = p * sp;
+        const float a = (float)(gamma[ch] / sqrt((double)run_var[ch] + eps));
+        const float mu = run_mean[ch], b = beta[ch];
+        for (size_t i = 0; i < sp; i++)
+            y[o + i] = (x[o + i] - mu) * a + b;
+    }
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -202,18 +284,6 @@ static void bn_channel_stats(float *mean, float *invstd, float *run_mean, float 
     *shift = beta;
 }
 
-/* dx = a dy + b (x - mean) + c with A = gamma invstd:
- *   a = A, b = -A invstd dgamma / m, c = -A dbeta / m
- * (the contract's gamma invstd / m (m dy - dbeta - xhat dgamma) expanded). */
-static void bn_channel_dx_coef(float gamma, float invstd, float dgamma, float dbeta, double m,
-                               float *a, float *b, float *c)
-{
-    const double A = (double)gamma * invstd;
-    *a = (float)A;
-    *b = (float)(-A * invstd * dgamma / m);
-    *c = (float)(-A * dbeta / m);
-}
-
 /* Contract: see kernels.h. Channels split over threads (planes) or column blocks (rows). */
 void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_mean,
                              float *run_var, const float *x, const float *gamma,
@@ -231,17 +301,15 @@ void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_me
             double s1[BN_COLS] = {0}, s2[BN_COLS] = {0};
             float scale[BN_COLS], shift[BN_COLS];
             for (size_t i = 0; i < N; i++)
-                for (size_t j = 0; j < w; j++)
-                    bn_plane_moments(x + (i * C + c0 + j) * SP, SP, &s1[j], &s2[j]);
+                bn_planes_moments(s1, s2, x + (i * C + c0) * SP, w, SP);
             for (size_t j = 0; j < w; j++)
                 bn_channel_stats(&mean[c0 + j], &invstd[c0 + j], &run_mean[c0 + j],
                                  &run_var[c0 + j], s1[j], s2[j], m, gamma[c0 + j],
                                  beta[c0 + j], d, &scale[j], &shift[j]);
-            for (size_t i = 0; i < N; i++)
-                for (size_t j = 0; j < w; j++) {
-                    const size_t o = (i * C + c0 + j) * SP;
-                    bn_plane_affine(y + o, x + o, mean[c0 + j], scale[j], shift[j], SP);
-                }
+            for (size_t i = 0; i < N; i++) {
+                const size_t o = (i * C + c0) * SP;
+                bn_planes_affine(y + o, x + o, mean + c0, scale, shift, w, SP);
+            }
         }
     } else {
         const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
@@ -270,11 +338,11 @@ void batchnorm_forward_infer(float *y, const float *x, const float *gamma, const
     const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
     const bool par = N * C * SP >= OPS_PAR_MIN;
     if (SP > 1) {
-#pragma omp parallel for schedule(static) if (par)
-        for (size_t p = 0; p < N * C; p++) {
-            const size_t ch = p % C;
-            const float scale = (float)(gamma[ch] / sqrt((double)run_var[ch] + d->eps));
-            bn_plane_affine(y + p * SP, x + p * SP, run_mean[ch], scale, beta[ch], SP);
+#pragma omp parallel if (par)
+        {
+            size_t lo, hi;
+            ops_span_split(N * C, &lo, &hi);
+            bn_planes_infer(y, x, lo, hi, C, SP, gamma, beta, run_mean, run_var, d->eps);
         }
     } else {
         const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
@@ -303,11 +371,10 @@ void batchnorm_backward_weights(float *dgamma, float *dbeta, const float *dy, co
         for (size_t blk = 0; blk < nblk; blk++) {
             const size_t c0 = blk * cb, w = C - c0 < cb ? C - c0 : cb;
             double sdy[BN_COLS] = {0}, sdyx[BN_COLS] = {0};
-            for (size_t i = 0; i < N; i++)
-                for (size_t j = 0; j < w; j++) {
-                    const size_t o = (i * C + c0 + j) * SP;
-                    bn_plane_grad_sums(dy + o, x + o, mean[c0 + j], SP, &sdy[j], &sdyx[j]);
-                }
+            for (size_t i = 0; i < N; i++) {
+                const size_t o = (i * C + c0) * SP;
+                bn_planes_grad_sums(sdy, sdyx, dy + o, x + o, mean + c0, w, SP);
+            }
             for (size_t j = 0; j < w; j++) {
                 const size_t ch = c0 + j;
                 const double dg = sdyx[j] * invstd[ch];
@@ -342,13 +409,12 @@ void batchnorm_backward_data(float *dx, const float *dy, const float *x, const f
     const double m = (double)N * (double)SP;
     const bool par = N * C * SP >= OPS_PAR_MIN;
     if (SP > 1) {
-#pragma omp parallel for schedule(static) if (par)
-        for (size_t p = 0; p < N * C; p++) {
-            const size_t ch = p % C;
-            float a, b, c;
-            bn_channel_dx_coef(gamma[ch], invstd[ch], dgamma[ch], dbeta[ch], m, &a, &b, &c);
-            bn_plane_dx(dx + p * SP, dy + p * SP, x + p * SP, mean[ch], a, b, c, d->accumulate,
-                        SP);
+#pragma omp parallel if (par)
+        {
+            size_t lo, hi;
+            ops_span_split(N * C, &lo, &hi);
+            bn_planes_dx(dx, dy, x, lo, hi, C, SP, gamma, mean, invstd, dgamma, dbeta, m,
+                         d->accumulate);
         }
     } else {
         const size_t nblk = (C + BN_COLS - 1) / BN_COLS;

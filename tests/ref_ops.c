@@ -498,6 +498,28 @@ void ref_kl_backward_data(double *da, const float *a, const KlDesc *d)
     }
 }
 
+void ref_axpby(double *y, const float *a, const float *b, const AxpbyDesc *d)
+{
+    for (size_t i = 0; i < d->count; i++)
+        y[i] = (double)d->alpha * a[i] + (double)d->beta * b[i];
+}
+
+void ref_shrink(double *y, const float *x, size_t count, double t)
+{
+    for (size_t i = 0; i < count; i++) {
+        const double m = fabs(x[i]) - t;
+        y[i] = m > 0.0 ? (x[i] < 0 ? -m : m) : 0.0;
+    }
+}
+
+double ref_norm1(const float *x, size_t count)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < count; i++)
+        s += fabs(x[i]);
+    return s;
+}
+
 void ref_update_step(OpKind kind, const UpdateDesc *u, double *w, double *s1, double *s2,
                      const float *g)
 {

@@ -76,6 +76,11 @@ double ref_kl_forward(double *rho_hat, const float *a, const KlDesc *d);
 /* the added term of da (n, units), from a (through rho_hat) */
 void ref_kl_backward_data(double *da, const float *a, const KlDesc *d);
 
+void ref_axpby(double *y, const float *a, const float *b, const AxpbyDesc *d);
+/* FISTA: sign(x) max(|x| - t, 0), and sum |x| */
+void ref_shrink(double *y, const float *x, size_t count, double t);
+double ref_norm1(const float *x, size_t count);
+
 /* One optimizer step in double on double state; g' = g + l2 w for i < decay_count. */
 void ref_update_step(OpKind kind, const UpdateDesc *u, double *w, double *s1, double *s2,
                      const float *g);
