@@ -3,12 +3,11 @@
  *
  * Batch norm threads split the channels: a channel's statistics are a sum over its n
  * planes, so each channel has one owner and no reduction crosses threads (the result does
- * not depend on the thread count). Channels go in blocks sized so that a block's planes
- * (all images) fit in half a megabyte: the training forward pass reads a block twice,
- * statistics then normalisation, back to back, so the second read mostly hits the cache
- * (one channel of ResNet-50's 32x256x56x56 is already 400 KB; 81 channels of a 7x7 map
- * make a block). Inside a block the images are the outer loop, so memory is walked in
- * contiguous runs of (block channels x plane), not plane by plane 400 KB apart (small
+ * not depend on the thread count). Channels go in blocks of about 4 MB (all images): the
+ * training forward pass reads a block twice, statistics then normalisation, back to back,
+ * so the second read comes from cache (ten channels of ResNet-50's 32x256x56x56, 128 of a
+ * 7x7 map). Inside a block the images are the outer loop, so memory is walked in
+ * contiguous runs of (block channels x plane), not plane by plane megabytes apart (small
  * planes ran at a third of the bandwidth that way). Sums are accumulated in double.
  * A (n, c) input (spatial 1, after a dense layer) has no planes: it is walked row by row
  * over blocks of columns instead, each thread owning whole blocks.
@@ -197,6 +196,15 @@ static void bn_planes_infer(float *restrict y, const float *restrict x, size_t p
 
 enum { BN_COLS = 128 };
 
+/* Columns per block of the rows path: at most BN_COLS, whole cache lines, and few enough
+ * that every thread gets a block (a 64-unit dense layer would otherwise run serially). */
+static size_t bn_row_cols(const BnDesc *d)
+{
+    const size_t t = (size_t)omp_get_max_threads();
+    const size_t share = (((size_t)d->c + t - 1) / t + 15) & ~(size_t)15;
+    return share < BN_COLS ? share : BN_COLS;
+}
+
 /* Bytes of one block of planes (all images) read twice by the training forward pass: the
  * second read comes from L3 (32 MB shared here). Longer contiguous runs beat an L2-sized
  * block: with 512 KB, ResNet-50's 56x56 planes went one channel (12.5 KB runs 3 MB apart)
@@ -312,10 +320,10 @@ void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_me
             }
         }
     } else {
-        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+        const size_t cw = bn_row_cols(d), nblk = (C + cw - 1) / cw;
 #pragma omp parallel for schedule(static) if (par)
         for (size_t blk = 0; blk < nblk; blk++) {
-            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            const size_t j0 = blk * cw, w = C - j0 < cw ? C - j0 : cw;
             double s1[BN_COLS] = {0}, s2[BN_COLS] = {0};
             float scale[BN_COLS], shift[BN_COLS];
             for (size_t i = 0; i < N; i++)
@@ -345,10 +353,10 @@ void batchnorm_forward_infer(float *y, const float *x, const float *gamma, const
             bn_planes_infer(y, x, lo, hi, C, SP, gamma, beta, run_mean, run_var, d->eps);
         }
     } else {
-        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+        const size_t cw = bn_row_cols(d), nblk = (C + cw - 1) / cw;
 #pragma omp parallel for schedule(static) if (par)
         for (size_t blk = 0; blk < nblk; blk++) {
-            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            const size_t j0 = blk * cw, w = C - j0 < cw ? C - j0 : cw;
             float scale[BN_COLS];
             for (size_t j = 0; j < w; j++)
                 scale[j] = (float)(gamma[j0 + j] / sqrt((double)run_var[j0 + j] + d->eps));
@@ -383,10 +391,10 @@ void batchnorm_backward_weights(float *dgamma, float *dbeta, const float *dy, co
             }
         }
     } else {
-        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+        const size_t cw = bn_row_cols(d), nblk = (C + cw - 1) / cw;
 #pragma omp parallel for schedule(static) if (par)
         for (size_t blk = 0; blk < nblk; blk++) {
-            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            const size_t j0 = blk * cw, w = C - j0 < cw ? C - j0 : cw;
             double sdy[BN_COLS] = {0}, sdyx[BN_COLS] = {0};
             for (size_t i = 0; i < N; i++)
                 bn_row_grad_sums(sdy, sdyx, dy + i * C + j0, x + i * C + j0, mean + j0, w);
@@ -417,10 +425,10 @@ void batchnorm_backward_data(float *dx, const float *dy, const float *x, const f
                          d->accumulate);
         }
     } else {
-        const size_t nblk = (C + BN_COLS - 1) / BN_COLS;
+        const size_t cw = bn_row_cols(d), nblk = (C + cw - 1) / cw;
 #pragma omp parallel for schedule(static) if (par)
         for (size_t blk = 0; blk < nblk; blk++) {
-            const size_t j0 = blk * BN_COLS, w = C - j0 < BN_COLS ? C - j0 : BN_COLS;
+            const size_t j0 = blk * cw, w = C - j0 < cw ? C - j0 : cw;
             float a[BN_COLS], b[BN_COLS], c[BN_COLS];
             for (size_t j = 0; j < w; j++)
                 bn_channel_dx_coef(gamma[j0 + j], invstd[j0 + j], dgamma[j0 + j], dbeta[j0 + j],

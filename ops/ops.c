@@ -292,7 +292,7 @@ static const char *desc_check(const OpDesc *d)
         if (!(l->alpha >= 0.0f) || !isfinite(l->alpha) || !isfinite(l->beta))
             return "lrn: alpha must be finite and >= 0, beta finite";
         if (!(l->k >= 1e-30f) || !isfinite(l->k))
-            return "lrn: k must be finite and > 0 (scale >= k is raised to -beta)";
+            return "lrn: k must be finite and >= 1e-30 (scale >= k is raised to -beta)";
         return NULL;
     }
     case OP_DROPOUT:
@@ -856,7 +856,8 @@ OpCost op_cost(const OpDesc *d)
         } else {
             const double touched = (double)(e->n < e->vocab ? e->n : e->vocab) * e->dim;
             c.flops = rows;
-            c.bytes = F * (rows + (e->accumulate ? 2.0 * touched : (double)e->vocab * e->dim)) + ids;
+            const double dw = e->accumulate ? 2.0 * touched : (double)e->vocab * e->dim;
+            c.bytes = F * (rows + dw) + ids;
         }
         break;
     }

@@ -202,8 +202,10 @@ typedef struct {
  * scale_c = k + alpha/size * sum_{c' in window(c)} x_c'^2 (window of `size` channels
  * centred on c, clipped at the ends); y = x * scale^-beta. FWD saves scale.
  * BWD_DATA (accumulate into dx or overwrite), Caffe's formula:
- *   dx_c = dy_c * scale_c^-beta - 2 alpha beta / size * x_c * sum_{c' in window(c)} dy_c' y_c' / scale_c'.
- * size is odd (Caffe requires it; "centred" needs it), at most 255; k > 0, alpha >= 0. */
+ *   dx_c = dy_c scale_c^-beta
+ *          - 2 alpha beta / size * x_c * sum_{c' in window(c)} dy_c' y_c' / scale_c'
+ * size is odd (Caffe requires it; "centred" needs it) and at most 255; alpha >= 0; k >= 1e-30
+ * (scale must be a normal positive float: it is raised to -beta through a log). */
 typedef struct {
     int n, c, spatial;
     int size;
@@ -212,9 +214,10 @@ typedef struct {
 } LrnDesc;
 
 /* Inverted dropout over `count` values, rate in [0, 1): mask_i = 0 with probability
- * `rate`, else 1/(1-rate) (the fp32 value 1.0f / (1.0f - rate)); y = x * mask. The draw for element i is a hash of (seed, step, i), where
- * step is read from the int32 counter buffer (the trainer advances it), so masks differ
- * per step, are reproducible, and do not depend on the thread count.
+ * `rate`, else 1/(1-rate) (the fp32 value 1.0f / (1.0f - rate)); y = x * mask. The draw
+ * for element i is a hash of (seed, step, i) (kernels.h: dropout_bits), where step is read
+ * from the int32 counter buffer (the trainer advances it), so masks differ per step, are
+ * reproducible, and do not depend on the thread count.
  * BWD_DATA: dx = dy * mask, written (dx may alias dy). y may alias x. */
 typedef struct {
     size_t count;

@@ -316,11 +316,13 @@ void ref_batchnorm_forward_train(double *y, double *mean, double *invstd, double
         if (run_mean)
             run_mean[c] = mom * run0_mean[c] + (1.0 - mom) * mu;
         if (run_var)
-            run_var[c] = mom * run0_var[c] + (1.0 - mom) * var * (m > 1.0 + eps ? m / (m - 1.0 - eps) : 1.0);
+            run_var[c] = mom * run0_var[c] +
+                         (1.0 - mom) * var * (m > 1.0 + eps ? m / (m - 1.0 - eps) : 1.0);
         if (y)
             for (int n = 0; n < N; n++)
                 for (int i = 0; i < SP; i++)
-                    NCS(y, n, c, i, C, SP) = gamma[c] * (NCS(x, n, c, i, C, SP) - mu) * inv + beta[c];
+                    NCS(y, n, c, i, C, SP) =
+                        gamma[c] * (NCS(x, n, c, i, C, SP) - mu) * inv + beta[c];
     }
 }
 
