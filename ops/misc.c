@@ -222,10 +222,17 @@ void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
         for (int i = 0; i < d->n; i++) {
             const int32_t id = ids[i];
             OPS_ASSERT(id >= 0 && id < d->vocab);
-            if (i + EMBED_AHEAD < d->n) { /* about this thread's part of a later row */
+            if (i + EMBED_AHEAD < d->n) {
+                /* exactly this thread's lines of a later row: a prefetch-for-write of the
+                 * neighbour's boundary line would steal it every row */
                 const int32_t next = ids[i + EMBED_AHEAD];
-                if (next >= 0 && next < d->vocab)
-                    embed_prefetch_row(dW + (size_t)next * dim + k * dim / t, dim / t, 1);
+                if (next >= 0 && next < d->vocab) {
+                    const float *nrow = dW + (size_t)next * dim;
+                    const size_t nlo = k == 0 ? 0 : line_col(nrow, k * dim / t, dim);
+                    const size_t nhi = k + 1 == t ? dim : line_col(nrow, (k + 1) * dim / t, dim);
+                    if (nhi > nlo)
+                        embed_prefetch_row(nrow + nlo, nhi - nlo, 1);
+                }
             }
             float *row = dW + (size_t)id * dim;
             const size_t lo = k == 0 ? 0 : line_col(row, k * dim / t, dim);
