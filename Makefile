@@ -14,7 +14,9 @@ CFLAGS  += -std=c11 $(OPT) -g $(WARN) -fopenmp -D_DEFAULT_SOURCE -D_POSIX_C_SOUR
            -I. $(shell pkg-config --cflags gsl libcjson sqlite3 2>/dev/null)
 # Kernel files only: more aggressive loop optimisation (BLIS habit: only kernels get
 # kernel flags). Still portable x86-64: no -march here; hot loops use target_clones.
-KFLAGS   = -O3
+# -std=c11 turns off contraction of a*b+c into FMA; kernels may use it (it only makes
+# their rounding better; this is not -ffast-math).
+KFLAGS   = -O3 -ffp-contract=fast
 LDLIBS  += -fopenmp -lopenblas -lgsl -lcjson -lsqlite3 -lz -lm
 TEST_LDLIBS = -lcmocka
 

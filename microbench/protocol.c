@@ -267,9 +267,40 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
             *hi = 1.0f;
         }
         break;
+    case OP_BATCHNORM:
+        /* variances and inverse standard deviations are positive: training forward's
+         * run_var (4), inference's run_var (5), backward's invstd (5) */
+        if ((d->u.bn.training && d->phase == PHASE_FWD && i == 4) || (!d->u.bn.training && i == 5) ||
+            (d->phase != PHASE_FWD && i == 5)) {
+            *lo = 0.5f;
+            *hi = 1.5f;
+        }
+        break;
+    case OP_KL_SPARSITY: /* sigmoid activations and their means lie in (0, 1) */
+        if ((d->phase == PHASE_FWD && i == 2) || (d->phase == PHASE_BWD_DATA && i == 1)) {
+            *lo = 0.01f;
+            *hi = 0.99f;
+        }
+        break;
+    case OP_ADAM:
+        if (i == 2) { /* second moments are non-negative */
+            *lo = 0.0f;
+            *hi = 1.0f;
+        }
+        break;
     default:
         break;
     }
+}
+
+/* Values of int32 buffer i: class labels, token ids below the vocabulary, or a counter. */
+static unsigned long int_range(const OpDesc *d)
+{
+    if (d->kind == OP_SOFTMAX_XENT && d->u.xent.classes > 0)
+        return (unsigned long)d->u.xent.classes;
+    if (d->kind == OP_EMBEDDING && d->u.embed.vocab > 0)
+        return (unsigned long)d->u.embed.vocab;
+    return 1000; /* dropout's step counter: any step */
 }
 
 /* Fills buffer i with seeded values; returns -1 if no RNG could be allocated.
@@ -284,8 +315,7 @@ static int buffer_fill(const OpDesc *d, MbBuffers *b, int i, uint64_t seed)
     float lo, hi;
     bool relu_clamp;
     fill_range(d, i, &lo, &hi, &relu_clamp);
-    unsigned long classes = d->kind == OP_SOFTMAX_XENT && d->u.xent.classes > 0
-                                ? (unsigned long)d->u.xent.classes : 1;
+    unsigned long classes = int_range(d);
     int failed = 0;
 
 #pragma omp parallel
@@ -302,7 +332,7 @@ static int buffer_fill(const OpDesc *d, MbBuffers *b, int i, uint64_t seed)
             gsl_rng_set(r, (unsigned long)(seed ^ (0x9e3779b97f4a7c15ULL * (c + 1))));
             size_t end = (c + 1) * MB_FILL_CHUNK < count ? (c + 1) * MB_FILL_CHUNK : count;
             if (bi->type == BUF_INT32) {
-                /* The only int32 buffers are class labels; any value in [0, classes). */
+                /* labels, token ids or a step counter: any value in [0, classes) */
                 int32_t *p = b->bufs[i];
                 for (size_t j = c * MB_FILL_CHUNK; j < end; j++)
                     p[j] = (int32_t)gsl_rng_uniform_int(r, classes);
@@ -338,6 +368,14 @@ static int buffers_fill(const OpDesc *d, MbBuffers *b, bool written_only)
         fwd.phase = PHASE_FWD;
         fwd.u.pool.accumulate = false;
         void *fb[OP_MAX_BUFS] = {b->bufs[3], b->bufs[2]}; /* y | x */
+        op_run(&fwd, fb, b->ws);
+    }
+    /* LRN backward reads the forward's output and scale: computed, not drawn */
+    if (!written_only && d->kind == OP_LRN && d->phase == PHASE_BWD_DATA) {
+        OpDesc fwd = *d;
+        fwd.phase = PHASE_FWD;
+        fwd.u.lrn.accumulate = false;
+        void *fb[OP_MAX_BUFS] = {b->bufs[3], b->bufs[4], b->bufs[2]}; /* y | scale | x */
         op_run(&fwd, fb, b->ws);
     }
     return 0;

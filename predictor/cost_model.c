@@ -59,6 +59,8 @@ static int group_of(const OpDesc *d)
         sub = d->u.pool.kind;
     else if (d->kind == OP_STREAM)
         sub = d->u.mem.kind;
+    else if (d->kind == OP_BATCHNORM)
+        sub = d->u.bn.training;
     return (int)d->kind * 64 + phase * 8 + sub;
 }
 
@@ -73,6 +75,11 @@ static int batch_fields(OpDesc *d, int *f[MAX_BATCH_FIELDS])
     case OP_SOFTMAX_XENT: f[0] = &d->u.xent.n; return 1;
     case OP_SQERR: f[0] = &d->u.sqerr.n; return 1;
     case OP_LSTM_CELL: f[0] = &d->u.lstm.batch; return 1;
+    case OP_BATCHNORM: f[0] = &d->u.bn.n; return 1;
+    case OP_LRN: f[0] = &d->u.lrn.n; return 1;
+    case OP_CHANNEL_COPY: f[0] = &d->u.chan.n; return 1;
+    case OP_EMBEDDING: f[0] = &d->u.embed.n; return 1;
+    case OP_KL_SPARSITY: f[0] = &d->u.kl.n; return 1;
     default: return 0;
     }
 }
