@@ -266,6 +266,12 @@ int cmd_run(int argc, char **argv, Cli *cli)
     if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
         return rc;
     const int batch = probe.batch;
+    if (ro.epochs && m->algorithm == ALGO_FISTA) {
+        plan_free(&probe);
+        return cli_error(cli, EXIT_USAGE,
+                         "%s: FISTA solves the sparse codes of one batch by iterations; run it with --steps, "
+                         "not --epochs", m->name);
+    }
     char err[512];
     if (!ro.epochs &&
         trainer_check_memory(&probe, trainer_data_batches(ro.warmup + ro.steps), err, sizeof err) != 0) {
@@ -285,7 +291,8 @@ int cmd_run(int argc, char **argv, Cli *cli)
     }
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
     if (ro.epochs) {
-        cJSON_Delete(arr);
+        cJSON_Delete(arr); /* run_epochs prints its own JSON object */
+        arr = NULL;
         rc = run_epochs(cli, m, &ro, db, &machine);
     } else if (ro.convnet_protocol) {
         rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, db, &machine, arr);

@@ -105,6 +105,30 @@ static void gen_classes(gsl_rng *r, float *x, int32_t *labels, int rows, int fea
     }
 }
 
+/* The vocabulary of a token model: the rows of its first (embedding) layer. */
+static int token_vocab(const ModelSpec *m)
+{
+    return m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 2;
+}
+
+/* Token sequences with a learnable class signal: sample i has class (first_class + i) mod
+ * classes, and each of its words comes, with odds 0.3, from that class's band of the
+ * vocabulary, otherwise uniformly from all of it. */
+static void gen_tokens(gsl_rng *r, int32_t *ids, int32_t *labels, int n, int per, int vocab, int classes,
+                       int first_class)
+{
+    int band = classes > 0 ? vocab / classes : vocab;
+    for (int i = 0; i < n; i++) {
+        int c = classes > 0 ? (first_class + i) % classes : 0;
+        labels[i] = c;
+        for (int j = 0; j < per; j++) {
+            bool in_band = band > 0 && gsl_rng_uniform(r) < 0.3;
+            ids[(size_t)i * per + j] = in_band ? (int32_t)(c * band + (int)gsl_rng_uniform_int(r, (unsigned long)band))
+                                               : (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
+        }
+    }
+}
+
 void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed)
 {
     const ModelSpec *m = p->model;
@@ -135,7 +159,7 @@ void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint6
             gen_classes(r, x, labels, B, per_sample, class_target ? p->classes : 0, b * B);
             break;
         case DATA_TOKENS: { /* token ids, uniform over the vocabulary of the first layer */
-            int vocab = m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 2;
+            int vocab = token_vocab(m);
             int32_t *ids = (int32_t *)x;
             for (size_t i = 0; i < n; i++)
                 ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
@@ -207,6 +231,13 @@ int data_synthetic(const ModelSpec *m, int classes, int n, int first_class, uint
         assert(ds->t);
         gen_classes(r, ds->x, ds->t, n, per, classes, first_class);
         break;
+    case DATA_TOKENS: { /* sentences whose class shows in which words they use */
+        ds->t_count = 1;
+        ds->t = malloc((size_t)n * sizeof(int32_t));
+        assert(ds->t);
+        gen_tokens(r, (int32_t *)ds->x, ds->t, n, per, token_vocab(m), classes, first_class);
+        break;
+    }
     default: {
         float *x = ds->x;
         for (size_t i = 0; i < (size_t)n * per; i++)

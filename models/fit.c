@@ -59,6 +59,15 @@ typedef struct {
     const char *name; /* task name for multi-task models, else NULL */
 } Task;
 
+/* Makes a labelled data set the data set of an autoencoder: the target is the input. */
+static void as_autoencoder_data(Dataset *ds)
+{
+    free(ds->t);
+    ds->t = NULL;
+    ds->target = TARGET_INPUT;
+    ds->t_count = shape_count(&ds->shape);
+}
+
 static int load_task(const ModelSpec *m, int head, int batch, const FitOptions *o, Task *t, char *err, size_t n)
 {
     memset(t, 0, sizeof *t);
@@ -68,6 +77,10 @@ static int load_task(const ModelSpec *m, int head, int batch, const FitOptions *
         if (dataset_load_fashion_mnist(o->data_dir, true, &t->train, err, n) != 0 ||
             dataset_load_fashion_mnist(o->data_dir, false, &t->test, err, n) != 0)
             return -1;
+        if (m->autoencoder) { /* the images are the targets; the labels are not used */
+            as_autoencoder_data(&t->train);
+            as_autoencoder_data(&t->test);
+        }
         return 0;
     }
     if (m->input.rank == 2) {

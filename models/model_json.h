@@ -42,7 +42,8 @@ void model_free(ModelSpec *m);
  * equal ModelSpec: every field the layer kind, loss, optimizer and schedule use, exactly
  * (floats are written with the fewest digits that read back as the same float). Fields
  * at their defaults are left out. m must be valid (as model_json_parse would accept it;
- * otherwise the text may not parse back). NULL only when out of memory. */
+ * otherwise the text may not parse back). NULL when out of memory, or when m is an
+ * algorithm without layers (FISTA), which has no model file. */
 char *model_json_export(const ModelSpec *m);
 
 #endif

@@ -254,23 +254,19 @@ run epochs-no-data 1 "$DLPERF" run fmnist-convpool --epochs 1 --data-dir "$T/nod
     && expect epochs-no-data "$T/err" "$T/nodir/train-images-idx3-ubyte" && one_line epochs-no-data
 
 # Known product bugs (reported, checks left failing until fixed):
-# textcnn trains on synthetic token ids; data_synthetic (models/data.c) fills its int32 ids
-# with Gaussian floats, and the embedding asserts (id out of the vocabulary).
+# textcnn trains on synthetic token ids (int32, below the vocabulary; models/data.c).
 run epochs-textcnn 0 "$DLPERF" run textcnn --epochs 1 && expect epochs-textcnn "$T/out" "test_accuracy"
-# sparse-ae is an autoencoder on labelled Fashion-MNIST: its evaluation is the autoencoders'
-# (test_mse, test_r2, test_correlation); fit.c decides by the data set's target kind, and
-# its gather writes the labels over the input (an autoencoder's target is its input).
+# sparse-ae is an autoencoder on labelled Fashion-MNIST: the labels are dropped, the target
+# is the input, and its evaluation is the autoencoders' (test_mse, test_r2, test_correlation).
 run epochs-sparse-ae 0 "$DLPERF" run sparse-ae --epochs 1 --batch 256 --data-dir "$F" && expect epochs-sparse-ae "$T/out" "test_mse"
 # FISTA is an algorithm without epochs: refused (exit 2), or if run, its objective stays
-# below 1/2 ||X||^2 of a batch (< 2.3e4 on this data), not the 4.7e14 fit.c reports today
-# (fit_run runs the plan without fista_setup / fista_before_step).
+# below 1/2 ||X||^2 of a batch (< 2.3e4 on this data).
 "$DLPERF" run fista --epochs 1 --batch 256 --data-dir "$F" >"$T/out" 2>"$T/err"
 rc=$?
 obj=$(sed -n 's/.*-> \([^ ]*\) (last epoch).*/\1/p' "$T/out")
 if [ $rc -eq 2 ] || { [ $rc -eq 0 ] && [ -n "$obj" ] && awk -v o="$obj" 'BEGIN { exit !(o < 1e5) }'; }; then ok epochs-fista
 else fail epochs-fista "exit $rc, objective '$obj'; $(head -c 200 "$T/err")"; fi
-# --epochs --json frees the JSON array it later reads (cli/cmd_run.c): a segfault after
-# the run was stored.
+# --epochs --json prints one JSON object with the epochs and the metrics.
 if run epochs-json 0 "$DLPERF" run fmnist-convpool --epochs 1 --batch 256 --data-dir "$F" --json; then
     [ "$(json "json_extract(j, '\$.metrics.test_accuracy') >= 0 AND json_extract(j, '\$.epochs') = 1")" = 1 ] \
         && ok epochs-json-valid || fail epochs-json-valid "$(head -c 300 "$T/out")"

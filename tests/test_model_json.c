@@ -749,6 +749,10 @@ static void test_round_trip_zoo(void **state)
     for (int i = 0; i < zoo_count(); i++) {
         const ModelSpec *z = zoo_get(i);
         assert_non_null(z);
+        if (z->algorithm == ALGO_FISTA) { /* an algorithm, not a layer network: no model file */
+            assert_null(model_json_export(z));
+            continue;
+        }
         check_round_trip(z, false);
     }
 }
