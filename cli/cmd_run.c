@@ -147,6 +147,51 @@ static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, c
 }
 
 /* One timed run in a plan mode; stores it and prints (or adds to the JSON array). */
+/* The step's measured op time by op kind (the first word of the op key), largest first:
+ * which kind of work a trace's top list leaves out. */
+static void print_kind_shares(const OpTimeRow *ops, int nops)
+{
+    enum { MAX_KINDS = 32 };
+    typedef struct {
+        char kind[24];
+        double s;
+        int count;
+    } KindShare;
+    KindShare k[MAX_KINDS];
+    int nk = 0;
+    double total = 0;
+    for (int i = 0; i < nops; i++) {
+        char kind[24];
+        snprintf(kind, sizeof kind, "%.*s", (int)strcspn(ops[i].key, " "), ops[i].key);
+        int j = 0;
+        while (j < nk && strcmp(k[j].kind, kind) != 0)
+            j++;
+        if (j == nk) {
+            if (nk == MAX_KINDS)
+                continue;
+            snprintf(k[nk].kind, sizeof k[nk].kind, "%s", kind);
+            k[nk].s = 0;
+            k[nk++].count = 0;
+        }
+        k[j].s += ops[i].time_s;
+        k[j].count++;
+        total += ops[i].time_s;
+    }
+    if (total <= 0)
+        return;
+    for (int i = 1; i < nk; i++) /* insertion sort, largest time first */
+        for (int j = i; j > 0 && k[j].s > k[j - 1].s; j--) {
+            KindShare t = k[j];
+            k[j] = k[j - 1];
+            k[j - 1] = t;
+        }
+    printf("\n%-12s %5s %12s %7s  (all ops of a step, measured medians)\n", "op kind", "ops", "time", "share");
+    for (int i = 0; i < nk; i++) {
+        char b[32];
+        printf("%-12s %5d %12s %6.1f%%\n", k[i].kind, k[i].count, fmt_time(k[i].s, b, 32), 100 * k[i].s / total);
+    }
+}
+
 static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
                      Db *db, const MachineRow *machine, cJSON *json_out)
 {
@@ -197,12 +242,12 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         }
         cJSON_AddItemToArray(json_out, o);
     } else if (rc == EXIT_OK) {
-        char b1[32], b2[32], b3[32], b4[32];
+        char b1[32], b2[32], b3[32], b4[32], b5[32];
         printf("%s %s at batch %d, %d threads, OpenBLAS %s — run %lld\n", m->name, plan_mode_name(mode), batch,
                cli->threads, row->sw.blas_core, (long long)row->id);
         printf("  iteration  %s median (min %s, max %s), mean %s sd %s over %d steps after %d warm-up\n",
                fmt_time(row->median_s, b1, 32), fmt_time(row->min_s, b2, 32), fmt_time(row->max_s, b3, 32),
-               fmt_time(row->mean_s, b4, 32), fmt_time(row->stddev_s, b2, 32), steps, warmup);
+               fmt_time(row->mean_s, b4, 32), fmt_time(row->stddev_s, b5, 32), steps, warmup);
         if (per_sample)
             printf("  per sample %s (mean / batch, as rnn-benchmarks reports)\n", fmt_time(row->mean_s / batch, b1, 32));
         printf("  throughput %.1f samples/s, %.1f GFLOP/s\n", batch / row->median_s, flops / row->median_s / 1e9);
@@ -222,7 +267,10 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
             for (int i = 0; i < ng && i < 15; i++)
                 printf("%-12s %5d %12s %9.1f  %s\n", g[i].layer_name, g[i].count, fmt_time(g[i].time_s, b1, 32),
                        g[i].flops / g[i].time_s / 1e9, g[i].key);
+            if (ng > 15)
+                printf("%-12s %5d %12s\n", "(the rest)", ng - 15, "");
             free(g);
+            print_kind_shares(r.ops, r.nops);
         }
     }
     run_result_free(&r);

@@ -263,6 +263,26 @@ static void test_conv_large_vs_reference(void **state)
     conv_case_vs_reference(&big2, 310);
 }
 
+/* Small feature maps put several images in one GEMM (ops/conv.c chunks): uneven thread
+ * shares, a short last chunk, groups, the 1x1 path and strides, at 1 and 2 threads. */
+static void test_conv_chunked_vs_reference(void **state)
+{
+    (void)state;
+    static const ConvCase chunked[] = {
+        {7, 2, 22, 22, 3, 3, 3, 1, 1, 1, 0, 0, 1}, /* 484 px: 3 images a chunk, 3+3+1 or 3 / 3+1 */
+        {7, 4, 5, 5, 6, 3, 3, 1, 1, 1, 0, 0, 2},   /* 25 px: a thread's whole share, groups 2 */
+        {9, 6, 4, 4, 4, 1, 1, 1, 1, 0, 0, 0, 1},   /* 1x1: columns copied when chunked */
+        {5, 3, 7, 7, 4, 3, 3, 2, 2, 2, 1, 1, 1},   /* stride 2, explicit pads */
+    };
+    const int t0 = ops_get_threads();
+    for (int t = 1; t <= 2; t++) {
+        ops_set_threads(t);
+        for (size_t i = 0; i < sizeof chunked / sizeof chunked[0]; i++)
+            conv_case_vs_reference(&chunked[i], 400 + 10 * i + (uint64_t)t);
+    }
+    ops_set_threads(t0);
+}
+
 static void conv_fd_case(const ConvCase *cc, uint64_t seed)
 {
     OpDesc f = conv_from_case(cc, PHASE_FWD);
@@ -1604,8 +1624,8 @@ static void test_costs(void **state)
     assert_true(op_cost(&d).flops == 2000 && op_cost(&d).bytes == 12000);
     d = op_act(PHASE_FWD, ACT_RELU, 1000);
     assert_true(op_cost(&d).flops == 1000 && op_cost(&d).bytes == 8000);
-    /* workspace: one image's columns per thread that splits the batch, none on the 1x1
-     * path; backward-weights adds a weight-gradient accumulator per extra thread */
+    /* workspace: one image's columns per thread that splits the batch (a chunk's for small
+     * maps), none on the unchunked 1x1 path; backward-weights adds a weight-gradient accumulator per extra thread */
     const int t0 = ops_get_threads();
     ops_set_threads(2);
     d = op_conv2d(PHASE_FWD, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
@@ -1616,6 +1636,11 @@ static void test_costs(void **state)
     assert_int_equal(op_workspace_bytes(&d), 0);
     d = op_conv2d(PHASE_FWD, 1, 4, 8, 8, 4, 3, 3, 1, PAD_SAME, 2); /* batch 1: one thread's */
     assert_int_equal(op_workspace_bytes(&d), 4 * 2 * 9 * 64);
+    /* 13x13 maps: 7 images per GEMM (ceil(1024 / 169)), columns and outputs of the chunk */
+    d = op_conv2d(PHASE_FWD, 16, 8, 13, 13, 6, 3, 3, 1, PAD_SAME, 1);
+    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * (8 * 9 * 7 * 169 + 6 * 7 * 169));
+    d = op_conv2d(PHASE_FWD, 16, 8, 7, 7, 6, 1, 1, 1, PAD_SAME, 1); /* 1x1: 8 images (the share) */
+    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * (8 * 8 * 49 + 6 * 8 * 49));
     ops_set_threads(1);
     d = op_conv2d(PHASE_FWD, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
     assert_int_equal(op_workspace_bytes(&d), 4 * 64 * 25 * 729);
@@ -2379,6 +2404,7 @@ int main(void)
         cmocka_unit_test(test_gemm_vs_reference),
         cmocka_unit_test(test_conv_vs_reference),
         cmocka_unit_test(test_conv_large_vs_reference),
+        cmocka_unit_test(test_conv_chunked_vs_reference),
         cmocka_unit_test(test_conv_finite_differences),
         cmocka_unit_test(test_pool_vs_reference),
         cmocka_unit_test(test_pool_finite_differences),
