@@ -24,10 +24,14 @@ TORCH = os.path.join(HERE, "torch_models.py")
 # Batches reduced from the models' defaults to keep one step of the big ImageNet models
 # to a few seconds on a 2-core machine (default batch in parentheses).
 REDUCED = {"vgg11": 16, "googlenet": 32, "resnet50": 16}  # (64, 128, 32)
+DEFAULT_BATCH = {"vgg11": 64, "googlenet": 128, "resnet50": 32}
+# Models whose step takes milliseconds get more timed steps per round (a median of a few
+# 10 ms steps is mostly noise on a shared machine).
+MIN_STEPS = {"p3b1": 100}
 
 
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+def run_json(cmd, env=None):
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     return json.loads(out)
 
 
@@ -46,26 +50,34 @@ def main():
     for model in a.models.split(","):
         ratios, ours, theirs = [], [], []
         batch = a.batch or REDUCED.get(model, 0)
+        steps = max(a.steps, MIN_STEPS.get(model, 0))
         for r in range(a.rounds):
-            common = ["--steps", str(a.steps), "--warmup", str(a.warmup), "--threads", str(a.threads)]
+            common = ["--steps", str(steps), "--warmup", str(a.warmup), "--threads", str(a.threads)]
             if batch:
                 common += ["--batch", str(batch)]
             d = run_json([DLPERF, "run", model, "--json", "--db", a.db] + common)
-            t = run_json([sys.executable, TORCH, model] + common)
+            # PyTorch gets the OpenBLAS kernels dlperf chose (same BLAS, same kernels),
+            # unless the user set OPENBLAS_CORETYPE for both
+            env = dict(os.environ)
+            env.setdefault("OPENBLAS_CORETYPE", d["blas_core"])
+            t = run_json([sys.executable, TORCH, model] + common, env)
             batch = d["batch"]
             ours.append(d["median_s"])
             theirs.append(t["median_s"])
             ratios.append(d["median_s"] / t["median_s"])
             print(f"# {model} round {r + 1}: dlperf {d['median_s']:.4f} s, PyTorch {t['median_s']:.4f} s, "
                   f"ratio {ratios[-1]:.3f}", file=sys.stderr)
-        rows.append((model, batch, statistics.median(ours), statistics.median(theirs),
-                     statistics.median(ratios), min(ratios), max(ratios), t["torch"]))
-    print(f"# dlperf vs PyTorch {rows[0][7]} (CPU, fp32), {a.threads} threads, "
-          f"{a.rounds} alternating rounds of {a.warmup}+{a.steps} steps")
-    print(f"{'model':<12} {'batch':>5} {'dlperf s/step':>14} {'PyTorch s/step':>15} {'ratio':>7}  range")
-    for m, b, o, t, r, lo, hi, _ in rows:
-        print(f"{m:<12} {b:>5} {o:>14.4f} {t:>15.4f} {r:>7.3f}  {lo:.3f}..{hi:.3f}")
-    print("# ratio = dlperf / PyTorch step time (median over rounds); < 1: dlperf faster")
+        rows.append((model, batch, steps, statistics.median(ours), statistics.median(theirs),
+                     statistics.median(ratios), min(ratios), max(ratios)))
+    print(f"# dlperf vs PyTorch {t['torch']} (CPU, fp32), {a.threads} threads, OpenBLAS {d['blas_core']} for "
+          f"both, {a.rounds} alternating rounds of {a.warmup} warm-up + S timed steps")
+    print(f"{'model':<12} {'batch':>5} {'S':>4} {'dlperf s/step':>14} {'PyTorch s/step':>15} {'ratio':>7}  range")
+    for m, b, st, o, t, r, lo, hi in rows:
+        print(f"{m:<12} {b:>5} {st:>4} {o:>14.4f} {t:>15.4f} {r:>7.3f}  {lo:.3f}..{hi:.3f}")
+    reduced = [f"{m} {DEFAULT_BATCH[m]} -> {b}" for m, b, *_ in rows if m in DEFAULT_BATCH and b != DEFAULT_BATCH[m]]
+    if reduced:
+        print("# batch reduced from the model's default to keep the run short: " + ", ".join(reduced))
+    print("# ratio = dlperf / PyTorch step time (median over rounds of the per-round ratio); < 1: dlperf faster")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ typedef struct {
     bool threads_given;
     char **argv;          /* the whole command line, for re-executing (blas_select) */
     const char *model_file; /* --model-file: a JSON model instead of a zoo name */
+    bool no_quirk;          /* --no-quirk: zoo models without their reference quirk */
 } Cli;
 
 typedef struct {
@@ -37,11 +38,17 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 /* getopt_long ids of the common options; commands list them with CLI_COMMON_OPTIONS and
  * hand them to cli_common_option. */
-enum { OPT_DB = 1000, OPT_JSON, OPT_THREADS, OPT_HELP, OPT_MODEL_FILE };
-/* for commands that take a model: --model-file FILE instead of a zoo name */
-#define CLI_MODEL_FILE_OPTION {"model-file", required_argument, NULL, OPT_MODEL_FILE}
+enum { OPT_DB = 1000, OPT_JSON, OPT_THREADS, OPT_HELP, OPT_MODEL_FILE, OPT_NO_QUIRK };
+/* for commands that take a model: --model-file FILE instead of a zoo name, and
+ * --no-quirk for the zoo models that keep a reference implementation's quirk */
+#define CLI_NO_QUIRK_OPTION {"no-quirk", no_argument, NULL, OPT_NO_QUIRK}
+#define CLI_MODEL_FILE_OPTION {"model-file", required_argument, NULL, OPT_MODEL_FILE}, CLI_NO_QUIRK_OPTION
 #define CLI_MODEL_FILE_HELP \
-    "  --model-file F   a JSON model file (docs/model-format.md) instead of a zoo MODEL\n"
+    "  --model-file F   a JSON model file (docs/model-format.md) instead of a zoo MODEL\n" CLI_NO_QUIRK_HELP
+#define CLI_NO_QUIRK_HELP \
+    "  --no-quirk       without the reference's quirk: the convnet-benchmarks models (alexnet-owt,\n" \
+    "                   googlenet, overfeat, vgg11) keep a ReLU on their 1000-way output, as the\n" \
+    "                   benchmark scripts do; this makes it linear (model NAME-no-quirk)\n"
 #define CLI_COMMON_OPTIONS                                                                       \
     {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, OPT_JSON},              \
         {"threads", required_argument, NULL, OPT_THREADS}, {"help", no_argument, NULL, OPT_HELP}
@@ -66,7 +73,8 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
               const char *usage);
 /* Strict integer option in [min, max]: "--batch 'x': expected an integer from 1 to 65536". */
 int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out);
-/* Model by CLI name, or an error listing the valid names. */
+/* Model by CLI name (its quirk-free variant under --no-quirk), or an error listing the
+ * valid names. */
 const ModelSpec *cli_model(const Cli *cli, const char *name);
 /* The single MODEL operand of a command (argv[optind], nothing after it) — or the model
  * of --model-file, with no operand — and its plan at `batch` (0: the model's default).

@@ -67,7 +67,8 @@ static int bn_layers(const ModelSpec *m)
 
 int cmd_models(int argc, char **argv, Cli *cli)
 {
-    static const struct option opts[] = {CLI_COMMON_OPTIONS, {"export", required_argument, NULL, OPT_EXPORT},
+    static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_NO_QUIRK_OPTION,
+                                         {"export", required_argument, NULL, OPT_EXPORT},
                                          {"output", required_argument, NULL, OPT_OUTPUT}, {0}};
     ModelsOpts mo = {0};
     int rc = cli_parse(cli, argc, argv, opts, models_option, &mo, command_usage(cli->cmd));
@@ -77,6 +78,8 @@ int cmd_models(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'; 'dlperf models' takes no operands", argv[optind]);
     if (mo.output && !mo.export_name)
         return cli_error(cli, EXIT_USAGE, "--output goes with --export MODEL");
+    if (cli->no_quirk && !mo.export_name)
+        return cli_error(cli, EXIT_USAGE, "--no-quirk goes with --export MODEL (the list shows every model)");
     if (mo.export_name)
         return export_model(cli, mo.export_name, mo.output);
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
@@ -111,6 +114,10 @@ int cmd_models(int argc, char **argv, Cli *cli)
             cJSON_AddNumberToObject(o, "fwd_macs_per_sample", macs);
             cJSON_AddNumberToObject(o, "fwd_flops_per_sample", 2 * macs);
             cJSON_AddNumberToObject(o, "default_batch", m->default_batch);
+            if (m->quirk)
+                cJSON_AddStringToObject(o, "quirk", m->quirk);
+            else
+                cJSON_AddNullToObject(o, "quirk");
             cJSON_AddItemToArray(arr, o);
         } else {
             char pc[32], sc[32];
@@ -120,13 +127,17 @@ int cmd_models(int argc, char **argv, Cli *cli)
         }
         plan_free(&p);
     }
-    if (cli->json)
+    if (cli->json) {
         json_print(arr);
-    else
+    } else {
+        char quirky[256];
+        zoo_quirk_names(quirky, sizeof quirky);
         printf("# learnable: trainable parameters. stored: + batch-norm running statistics (Keras' total), and for\n"
                "#   the Cookbook's Caffe models + 1 scale-factor blob per batch norm (Caffe's blob count, the\n"
                "#   Cookbook's convention); MiB: stored x 4 bytes. fwd: GEMM + convolution work per sample;\n"
-               "#   GMAC counts a multiply-add once (the Cookbook's and ResNet paper's 'GFLOPs'), GFLOP twice.\n");
+               "#   GMAC counts a multiply-add once (the Cookbook's and ResNet paper's 'GFLOPs'), GFLOP twice.\n"
+               "# quirk kept from the reference (--no-quirk removes it: a linear output layer): %s\n", quirky);
+    }
     return EXIT_OK;
 }
 

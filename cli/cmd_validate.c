@@ -74,7 +74,7 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
 
 int cmd_validate(int argc, char **argv, Cli *cli)
 {
-    static const struct option opts[] = {CLI_COMMON_OPTIONS,
+    static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_NO_QUIRK_OPTION,
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"steps", required_argument, NULL, OPT_STEPS},
                                          {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -88,10 +88,12 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     for (int i = optind; i < argc && nm < 64; i++)
         if (!(models[nm++] = cli_model(cli, argv[i])))
             return EXIT_USAGE;
-    if (optind == argc) /* the main job's three models */
+    if (optind == argc) /* the main job's three models (quirk-free where they have one) */
         for (int i = 0; i < zoo_count() && nm < 64; i++)
-            if (zoo_get(i)->demo)
-                models[nm++] = zoo_get(i);
+            if (zoo_get(i)->demo) {
+                const ModelSpec *plain = cli->no_quirk ? zoo_without_quirk(zoo_get(i)) : NULL;
+                models[nm++] = plain ? plain : zoo_get(i);
+            }
 
     blas_select(cli);
     Db *db = cli_db_open(cli);

@@ -47,7 +47,7 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
                             : cli_error(cli, EXIT_USAGE, "unknown option '%s'; see 'dlperf %s --help'", opt,
                                         cli->cmd);
         }
-        if (c >= OPT_DB && c <= OPT_MODEL_FILE)
+        if (c >= OPT_DB && c <= OPT_NO_QUIRK)
             rc = cli_common_option(cli, c, optarg);
         else
             rc = fn(cli, c, optarg, ctx);
@@ -99,6 +99,9 @@ int cli_common_option(Cli *cli, int id, const char *arg)
     case OPT_MODEL_FILE:
         cli->model_file = arg;
         return 0;
+    case OPT_NO_QUIRK:
+        cli->no_quirk = true;
+        return 0;
     }
     return EXIT_USAGE;
 }
@@ -110,6 +113,17 @@ const ModelSpec *cli_model(const Cli *cli, const char *name)
         char names[256];
         zoo_names(names, sizeof names);
         cli_error(cli, EXIT_USAGE, "unknown model '%s'; known models: %s (see 'dlperf models')", name, names);
+        return NULL;
+    }
+    if (cli->no_quirk) {
+        const ModelSpec *plain = zoo_without_quirk(m);
+        if (!plain) {
+            char names[256];
+            zoo_quirk_names(names, sizeof names);
+            cli_error(cli, EXIT_USAGE, "--no-quirk: %s keeps no reference quirk; the models that do: %s", name,
+                      names);
+        }
+        return plain;
     }
     return m;
 }
@@ -120,6 +134,8 @@ int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const Model
     if (cli->model_file) {
         if (optind != argc)
             return cli_error(cli, EXIT_USAGE, "give either a MODEL or --model-file, not both ('%s')", argv[optind]);
+        if (cli->no_quirk)
+            return cli_error(cli, EXIT_USAGE, "--no-quirk applies to zoo models; a model file says its own layers");
         /* lives until the process ends, like the zoo's models */
         ModelSpec *loaded = model_json_load(cli->model_file, err, sizeof err);
         if (!loaded)

@@ -8,7 +8,7 @@
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
      "usage: dlperf models [--json]\n"
-     "       dlperf models --export MODEL [--output FILE]\n\n"
+     "       dlperf models --export MODEL [--no-quirk] [--output FILE]\n\n"
      "Lists the model zoo: parameters (learnable, and as stored with batch-norm statistics in\n"
      "the Keras / Caffe conventions), size in MiB (fp32), forward multiply-adds and FLOPs\n"
      "per sample (GEMM and convolution; GMAC counts a multiply-add once, GFLOP twice),\n"
@@ -16,6 +16,7 @@ static const Command commands[] = {
      "  --export MODEL   write MODEL as a JSON model file (docs/model-format.md): a starting\n"
      "                   point for your own models; it profiles and trains identically\n"
      "  --output FILE    where --export writes (default: standard output)\n"
+     CLI_NO_QUIRK_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"profile", cmd_profile, "per-layer shapes, parameters, FLOPs per phase and memory of a model",
      "usage: dlperf profile MODEL [--batch N] [--layers] [--json]\n"
@@ -87,6 +88,7 @@ static const Command commands[] = {
      "  --steps N        timed steps (default 5)\n"
      "  --warmup N       untimed steps first (default 1)\n"
      "  --batch N        batch size for every model (default: each model's)\n"
+     CLI_NO_QUIRK_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

@@ -208,6 +208,8 @@ typedef struct {
     const char *family;        /* "CNN", "RNN", "MLP", "AE" (the Cookbook's type column) */
     const char *origin;        /* "suite" (seed 000), "cookbook" (003), "ufldl" (002), "hwbench" (004) */
     bool demo;                 /* one of the three models the main job calibrates and validates */
+    const char *quirk;         /* a reference implementation's quirk kept in the model (NULL: none):
+                                * the convnet-benchmarks' ReLU on the output layer; zoo_without_quirk */
     Shape input;
     bool input_ids;            /* the input is int32 token ids (embedding models) */
     bool autoencoder;          /* the target is the input */
@@ -240,5 +242,10 @@ int zoo_count(void);
 const ModelSpec *zoo_get(int i);
 /* "p1b1, alexnet-owt, ..." — for error messages. */
 void zoo_names(char *out, int n);
+/* A zoo model with its reference quirk removed (the output layer linear), named
+ * "NAME-no-quirk"; NULL if m has no quirk. Built once, lives until the process ends. */
+const ModelSpec *zoo_without_quirk(const ModelSpec *m);
+/* "alexnet-owt, ..." — the zoo models that have a quirk, for error messages. */
+void zoo_quirk_names(char *out, int n);
 
 #endif

@@ -2,7 +2,9 @@
  * them (sections cited per model), built once on first use. Parameter counts and forward
  * multiply-adds are checked against MODELS.md by tests/test_models.c.
  */
+#include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/zoo_build.h"
@@ -93,6 +95,14 @@ static ModelSpec convnet_spec(const char *name, const char *title, const char *s
     return m;
 }
 
+/* The four convnet-benchmarks models: their output layer keeps the ReLU (quirk). */
+static ModelSpec convnet_benchmark_spec(const char *name, const char *title, const char *source, int hw, int batch)
+{
+    ModelSpec m = convnet_spec(name, title, source, hw, batch);
+    m.quirk = "ReLU on the 1000-way output layer, as convnet-benchmarks' scripts have it";
+    return m;
+}
+
 /* AlexNet "one weird trick" (MODELS.md 3.1): 227x227, batch 128. 61,100,840 parameters. */
 static void build_alexnet_owt(Builder *b, ModelSpec *m)
 {
@@ -108,7 +118,7 @@ static void build_alexnet_owt(Builder *b, ModelSpec *m)
     x = zb_dense(b, "fc6", x, 4096, ACT_RELU);
     x = zb_dense(b, "fc7", x, 4096, ACT_RELU);
     zb_dense(b, "fc8", x, 1000, ACT_RELU);
-    *m = convnet_spec("alexnet-owt", "AlexNet 'one weird trick' (convnet-benchmarks)",
+    *m = convnet_benchmark_spec("alexnet-owt", "AlexNet 'one weird trick' (convnet-benchmarks)",
                       "soumith/convnet-benchmarks tensorflow/benchmark_alexnet.py; MODELS.md 3.1", 227, 128);
     m->demo = true;
 }
@@ -128,7 +138,7 @@ static void build_overfeat(Builder *b, ModelSpec *m)
     x = zb_dense(b, "fc6", x, 3072, ACT_RELU);
     x = zb_dense(b, "fc7", x, 4096, ACT_RELU);
     zb_dense(b, "fc8", x, 1000, ACT_RELU);
-    *m = convnet_spec("overfeat", "Overfeat 'fast' (convnet-benchmarks)",
+    *m = convnet_benchmark_spec("overfeat", "Overfeat 'fast' (convnet-benchmarks)",
                       "soumith/convnet-benchmarks tensorflow/benchmark_overfeat.py; MODELS.md 3.2", 231, 128);
 }
 
@@ -152,7 +162,7 @@ static void build_vgg11(Builder *b, ModelSpec *m)
     x = zb_dense(b, "fc6", x, 4096, ACT_RELU);
     x = zb_dense(b, "fc7", x, 4096, ACT_RELU);
     zb_dense(b, "fc8", x, 1000, ACT_RELU);
-    *m = convnet_spec("vgg11", "VGG model A (VGG-11), convnet-benchmarks",
+    *m = convnet_benchmark_spec("vgg11", "VGG model A (VGG-11), convnet-benchmarks",
                       "soumith/convnet-benchmarks tensorflow/benchmark_vgg.py; MODELS.md 3.3", 224, 64);
 }
 
@@ -204,7 +214,7 @@ static void build_googlenet(Builder *b, ModelSpec *m)
     x = inception(b, "inception_5b", x, 384, 192, 384, 48, 128, 128);
     x = zb_pool(b, "pool6", x, POOL_AVG, 7, 1, PAD_VALID);
     zb_dense(b, "fc", x, 1000, ACT_RELU);
-    *m = convnet_spec("googlenet", "GoogLeNet v1 (convnet-benchmarks; Cookbook's GoogleNet)",
+    *m = convnet_benchmark_spec("googlenet", "GoogLeNet v1 (convnet-benchmarks; Cookbook's GoogleNet)",
                       "soumith/convnet-benchmarks tensorflow/benchmark_googlenet.py; MODELS.md 3.4", 224, 128);
 }
 
@@ -624,6 +634,42 @@ const ModelSpec *zoo_find(const char *name)
         if (strcmp(zoo_get(i)->name, name) == 0)
             return zoo_get(i);
     return NULL;
+}
+
+/* Quirk-free variants, built on first use from the zoo model of the same index. */
+static ModelSpec without_quirk[NMODELS];
+static bool without_quirk_built[NMODELS];
+
+const ModelSpec *zoo_without_quirk(const ModelSpec *m)
+{
+    const int i = (int)(m - zoo);
+    if (i < 0 || i >= NMODELS || !m->quirk)
+        return NULL;
+    if (!without_quirk_built[i]) {
+        ModelSpec *v = &without_quirk[i];
+        *v = *m;
+        LayerSpec *layers = malloc(sizeof *layers * (size_t)m->nlayers);
+        assert(layers);
+        memcpy(layers, m->layers, sizeof *layers * (size_t)m->nlayers);
+        /* the only quirk the zoo keeps: an activation on the output layer */
+        assert(layers[m->nlayers - 1].act != ACTIVATION_NONE);
+        layers[m->nlayers - 1].act = ACTIVATION_NONE;
+        v->layers = layers;
+        v->quirk = NULL;
+        v->demo = false;
+        snprintf(v->name, sizeof v->name, "%.*s-no-quirk", MODEL_NAME_MAX - 10, m->name);
+        without_quirk_built[i] = true;
+    }
+    return &without_quirk[i];
+}
+
+void zoo_quirk_names(char *out, int n)
+{
+    int used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < NMODELS && used < n; i++)
+        if (zoo_get(i)->quirk)
+            used += snprintf(out + used, (size_t)(n - used), "%s%s", used ? ", " : "", zoo_get(i)->name);
 }
 
 void zoo_names(char *out, int n)

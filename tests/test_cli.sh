@@ -104,6 +104,21 @@ run output-without-export 2 "$DLPERF" models --output "$T/x.json" && expect outp
 [ ! -e "$T/x.json" ] && ok output-without-export-no-file || fail output-without-export-no-file "$T/x.json was written"
 run export-algorithm 2 "$DLPERF" models --export fista && expect export-algorithm "$T/err" "not a layer network" && one_line export-algorithm
 
+# --no-quirk: the convnet-benchmarks models with a linear output layer, under their own name
+run models-quirks 0 "$DLPERF" models && expect models-quirks "$T/out" "quirk .*alexnet-owt, googlenet, overfeat, vgg11"
+if run export-no-quirk 0 "$DLPERF" models --export alexnet-owt --no-quirk; then
+    last=$(sqlite3 :memory: "SELECT json_extract(readfile('$T/out'), '\$.layers[#-1].name') || ' ' ||
+                             ifnull(json_extract(readfile('$T/out'), '\$.layers[#-1].activation'), 'linear') || ' ' ||
+                             json_extract(readfile('$T/out'), '\$.name')")
+    [ "$last" = "fc8 linear alexnet-owt-no-quirk" ] && ok export-no-quirk-linear || fail export-no-quirk-linear "output layer: '$last'"
+    last=$(sqlite3 :memory: "SELECT json_extract(readfile('$T/a.json'), '\$.layers[#-1].activation')")
+    [ "$last" = relu ] && ok export-quirk-kept || fail export-quirk-kept "the default export's fc8 activation is '$last'"
+fi
+run profile-no-quirk 0 "$DLPERF" profile vgg11 --no-quirk && expect profile-no-quirk "$T/out" "^vgg11-no-quirk"
+run no-quirk-none 2 "$DLPERF" profile p1b1 --no-quirk && expect no-quirk-none "$T/err" "p1b1 keeps no reference quirk; the models that do: alexnet-owt" && one_line no-quirk-none
+run no-quirk-file 2 "$DLPERF" profile --model-file "$T/a.json" --no-quirk && expect no-quirk-file "$T/err" "--no-quirk applies to zoo models" && one_line no-quirk-file
+run no-quirk-list 2 "$DLPERF" models --no-quirk && expect no-quirk-list "$T/err" "--no-quirk goes with --export" && one_line no-quirk-list
+
 run model-file-missing 2 "$DLPERF" profile --model-file "$T/nosuch.json" && expect model-file-missing "$T/err" "$T/nosuch.json: cannot open" && one_line model-file-missing
 printf 'layers: [conv, dense]\n' >"$T/notjson.json"
 run model-file-not-json 2 "$DLPERF" profile --model-file "$T/notjson.json" && expect model-file-not-json "$T/err" "$T/notjson.json:1:1: not valid JSON" && one_line model-file-not-json
