@@ -282,6 +282,12 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
             *hi = 0.99f;
         }
         break;
+    case OP_GRU_CELL:
+        if (d->phase == PHASE_BWD_DATA && i == 3) { /* saved r, z, n, hn: gate values */
+            *lo = 0.0f;
+            *hi = 1.0f;
+        }
+        break;
     case OP_ADAM:
         if (i == 2) { /* second moments are non-negative */
             *lo = 0.0f;
@@ -370,6 +376,9 @@ static int buffers_fill(const OpDesc *d, MbBuffers *b, bool written_only)
         void *fb[OP_MAX_BUFS] = {b->bufs[3], b->bufs[2]}; /* y | x */
         op_run(&fwd, fb, b->ws);
     }
+    /* a sparse matrix's structure is a CSR pattern, not random integers */
+    if (!written_only && d->kind == OP_SPMM)
+        spmm_make_pattern(b->bufs[3], b->bufs[2], &d->u.spmm, MB_SEED);
     /* LRN backward reads the forward's output and scale: computed, not drawn */
     if (!written_only && d->kind == OP_LRN && d->phase == PHASE_BWD_DATA) {
         OpDesc fwd = *d;

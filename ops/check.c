@@ -813,6 +813,110 @@ static void check_mem(Check *ck, const OpDesc *d, float *const f[], int samples,
     }
 }
 
+static void check_gru(Check *ck, OpPhase phase, const GruCellDesc *g, float *const f[], int samples,
+                      uint64_t seed)
+{
+    const size_t H = (size_t)g->hidden;
+    const bool relu = g->act == ACT_RELU;
+    Sampler s = sampler_init((size_t)g->batch * H, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t row = idx / H, u = idx % H, a4 = row * 4 * H + u, p3 = row * 3 * H + u;
+        if (phase == PHASE_FWD) {
+            const float *h_t = f[0], *act = f[1], *pre = f[2], *hp = f[3], *b = f[4];
+            const double zr = (double)pre[p3] + b[u], zz = (double)pre[p3 + H] + b[u + H];
+            const double mr = fabs(pre[p3]) + fabs(b[u]), mz = fabs(pre[p3 + H]) + fabs(b[u + H]);
+            const double r = sigmoid_d(zr), z = sigmoid_d(zz);
+            const double rm = r + mr * r * (1.0 - r), zm = z + mz * z * (1.0 - z);
+            const double hn = (double)pre[p3 + 2 * H] + b[u + 2 * H];
+            const double hnm = fabs(pre[p3 + 2 * H]) + fabs(b[u + 2 * H]);
+            const double pn = r * hn, pnm = rm * hnm;
+            const double n = relu ? (pn > 0.0 ? pn : 0.0) : tanh(pn);
+            const double nm = relu ? pnm : fabs(n) + pnm * (1.0 - n * n);
+            check_one(ck, act[a4], r, rm);
+            check_one(ck, act[a4 + H], z, zm);
+            /* ReLU's kink: a pre-activation within rounding of 0 may land on either side */
+            if (!relu || fabs(pn) > 1e-5 * pnm)
+                check_one(ck, act[a4 + 2 * H], n, nm);
+            check_one(ck, act[a4 + 3 * H], hn, hnm);
+            check_one(ck, h_t[idx], n + z * (hp[idx] - n), nm + zm * (fabs(hp[idx]) + nm));
+        } else {
+            const float *dpre = f[0], *dhp = f[1], *dh_t = f[2], *act = f[3], *hp = f[4];
+            const double r = act[a4], z = act[a4 + H], n = act[a4 + 2 * H], hn = act[a4 + 3 * H];
+            const double dh = dh_t[idx];
+            const double dn = dh * (1.0 - z), dnm = fabs(dh) * (1.0 + z);
+            const double dpn = relu ? (n > 0.0 ? dn : 0.0) : dn * (1.0 - n * n);
+            const double dpnm = relu ? dnm : dnm * (1.0 + n * n);
+            check_one(ck, dpre[p3], dpn * hn * r * (1.0 - r), dpnm * fabs(hn) * r * (1.0 + r));
+            check_one(ck, dpre[p3 + H], dh * (hp[idx] - n) * z * (1.0 - z),
+                      fabs(dh) * (fabs(hp[idx]) + fabs(n)) * z * (1.0 + z));
+            check_one(ck, dpre[p3 + 2 * H], dpn * r, dpnm * r);
+            check_one(ck, dhp[idx], dh * z, fabs(dh) * z);
+        }
+    }
+}
+
+/* Sampled elements of C recomputed from the CSR arrays, whose structure is checked too
+ * (monotone row pointers, columns in range): a corrupt pattern must fail, not crash. */
+static void check_spmm(Check *ck, const SpmmDesc *d, void *const bufs[], int samples, uint64_t seed)
+{
+    const float *c = bufs[0], *values = bufs[1], *b = bufs[4];
+    const int32_t *col = bufs[2], *row_ptr = bufs[3];
+    const size_t n = (size_t)d->n, nnz = (size_t)d->m * (size_t)d->nnz_per_row;
+    if (row_ptr[0] != 0 || (size_t)row_ptr[d->m] != nnz) {
+        check_one(ck, NAN, 0.0, 0.0);
+        return;
+    }
+    Sampler s = sampler_init((size_t)d->m * n, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t i = idx / n, j = idx % n;
+        if (row_ptr[i] > row_ptr[i + 1] || (size_t)row_ptr[i + 1] > nnz) {
+            check_one(ck, NAN, 0.0, 0.0);
+            return;
+        }
+        double ref = 0.0, mag = 0.0;
+        for (int32_t p = row_ptr[i]; p < row_ptr[i + 1]; p++) {
+            if (col[p] < 0 || col[p] >= d->k) {
+                check_one(ck, NAN, 0.0, 0.0);
+                return;
+            }
+            const double t = (double)values[p] * b[(size_t)col[p] * n + j];
+            ref += t;
+            mag += fabs(t);
+        }
+        check_one(ck, c[idx], ref, mag);
+    }
+}
+
+/* Every thread's accumulators end at the chains' fixed point, 1. */
+static void check_peak(Check *ck, const PeakDesc *d, float *const f[])
+{
+    for (int t = 0; t < d->threads; t++)
+        check_one(ck, f[0][t], 1.0, 1.0);
+}
+
+static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int samples, uint64_t seed)
+{
+    if (d->kind == MEMBW_READ) {
+        const size_t n = d->bytes_per_thread / sizeof(float);
+        for (int t = 0; t < d->threads; t++) {
+            double sum = 0.0, mag = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                sum += f[1][(size_t)t * n + i];
+                mag += fabs(f[1][(size_t)t * n + i]);
+            }
+            check_one(ck, f[0][t], sum * (double)d->passes, mag * (double)d->passes);
+        }
+        return;
+    }
+    const size_t total = (size_t)d->threads * d->bytes_per_thread / (3 * sizeof(float));
+    Sampler s = sampler_init(total, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx))
+        check_one(ck, f[0][idx], f[1][idx] + 3.0 * f[2][idx], fabs(f[1][idx]) + 3.0 * fabs(f[2][idx]));
+}
+
 bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], int samples,
                    uint64_t seed, double *max_err)
 {
@@ -859,6 +963,10 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
     case OP_KL_SPARSITY: check_kl(&ck, d->phase, &d->u.kl, f, b0, samples, seed); break;
     case OP_SHRINK:
     case OP_NORM1: check_shrink_norm1(&ck, d, f, samples, seed); break;
+    case OP_GRU_CELL: check_gru(&ck, d->phase, &d->u.gru, f, samples, seed); break;
+    case OP_SPMM: check_spmm(&ck, &d->u.spmm, bufs, samples, seed); break;
+    case OP_PEAK_FMA: check_peak(&ck, &d->u.peak, f); break;
+    case OP_MEMBW: check_membw(&ck, &d->u.membw, f, samples, seed); break;
     default: OPS_ASSERT(!"unreachable op kind");
     }
     if (max_err)

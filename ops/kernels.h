@@ -108,6 +108,28 @@ void lstm_cell_backward_data(float *dpre, float *dc_prev, const float *dh_t,
                              const float *dc_t, const float *act, const float *c_prev,
                              const float *c_t, const LstmCellDesc *d);
 
+/* ---- GRU cell (lstm.c), DeepBench/cuDNN form, blocks [r | z | n] ----
+ * pre, dpre (batch, 3*hidden); b (3*hidden); act (batch, 4*hidden) = [r, z, n, hn];
+ * h_prev, h_t, dh_t, dh_prev (batch, hidden). Outputs must not alias inputs. */
+void gru_cell_forward(float *h_t, float *act, const float *pre, const float *h_prev, const float *b,
+                      const GruCellDesc *d);
+void gru_cell_backward(float *dpre, float *dh_prev, const float *dh_t, const float *act, const float *h_prev,
+                       const GruCellDesc *d);
+
+/* ---- sparse GEMM (spmm.c) ----
+ * c (m, n) = A (m, k) b (k, n), A in CSR: row_ptr (m + 1), col_idx and values (nnz). */
+void spmm_run(float *c, const float *values, const int32_t *col_idx, const int32_t *row_ptr, const float *b,
+              const SpmmDesc *d);
+
+/* ---- machine limits (limits.c), microbenchmarks only ---- */
+/* out (threads): each thread's FMA chains, averaged (1.0 when the kernel ran correctly) */
+void peak_fma_run(float *out, const PeakDesc *d);
+/* out (threads): thread t's sum over passes of its slice of x (threads slices of
+ * bytes_per_thread / 4 floats), accumulated in double */
+void membw_read_run(float *out, const float *x, const MembwDesc *d);
+/* a = b + 3 c over each thread's slice (threads slices of bytes_per_thread / 12), passes times */
+void membw_triad_run(float *a, const float *b, const float *c, const MembwDesc *d);
+
 /* ---- optimizer updates (optim.c), each over (count) ----
  * For i < d->decay_count the gradient used is g[i] + l2 * w[i] (g itself is not written). */
 void sgd_update(float *w, const float *g, const UpdateDesc *d);

@@ -1,7 +1,10 @@
-/* ops/lstm.c — OP_LSTM_CELL: the element-wise part of one TensorFlow BasicLSTMCell step
- * (the matmul of [x_t, h_{t-1}] by the weights is an OP_GEMM before it). Gate blocks in
- * the pre-activation columns are [i | j | f | o], each `hidden` wide; the bias is added
- * here, the forget bias on top of b_f; no peepholes, no cell clipping.
+/* ops/lstm.c — the recurrent cells' element-wise parts (the matmuls by the weights are
+ * OP_GEMMs before them).
+ * OP_LSTM_CELL: one TensorFlow BasicLSTMCell step. Gate blocks in the pre-activation
+ * columns are [i | j | f | o], each `hidden` wide; the bias is added here, the forget bias
+ * on top of b_f; no peepholes, no cell clipping.
+ * OP_GRU_CELL: one GRU step as DeepBench times it (cuDNN's GRU, recurrent part only):
+ * blocks [r | z | n] of h_{t-1} R, the reset gate applied to the recurrent candidate term.
  */
 #include "ops/kernels.h"
 #include "ops/vecmath.h"
@@ -85,5 +88,74 @@ void lstm_cell_backward_data(float *dpre, float *dc_prev, const float *dh_t,
         const size_t o4 = (size_t)r * 4 * (size_t)H, o1 = (size_t)r * (size_t)H;
         lstm_row_backward(dpre + o4, dc_prev + o1, dh_t + o1, dc_t + o1, act + o4,
                           c_prev + o1, c_t + o1, H);
+    }
+}
+
+/* One row of the GRU forward step. pre, b (3H); act (4H); hp, h (H). relu: act is ReLU,
+ * else tanh. */
+OPS_TARGET_CLONES
+static void gru_row_forward(float *restrict h, float *restrict a, const float *restrict p,
+                            const float *restrict hp, const float *restrict b, int H, bool relu)
+{
+#pragma omp simd
+    for (int u = 0; u < H; u++) {
+        const float r = vm_sigmoid(p[u] + b[u]);
+        const float z = vm_sigmoid(p[H + u] + b[H + u]);
+        const float hn = p[2 * H + u] + b[2 * H + u];
+        const float pn = r * hn;
+        const float n = relu ? (pn > 0.0f ? pn : 0.0f) : vm_tanh(pn);
+        a[u] = r;
+        a[H + u] = z;
+        a[2 * H + u] = n;
+        a[3 * H + u] = hn;
+        h[u] = n + z * (hp[u] - n); /* (1 - z) n + z h_prev */
+    }
+}
+
+/* Contract: r = sig(pre_r + b_r), z = sig(pre_z + b_z), hn = pre_n + b_n,
+ * n = act(r * hn), h_t = (1 - z) n + z h_prev; act (batch, 4H) = [r, z, n, hn]. */
+void gru_cell_forward(float *h_t, float *act, const float *pre, const float *h_prev, const float *b,
+                      const GruCellDesc *d)
+{
+    OPS_ASSERT(h_t && act && pre && h_prev && b && d);
+    const int B = d->batch, H = d->hidden;
+    const bool relu = d->act == ACT_RELU;
+#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= OPS_PAR_MIN)
+    for (int r = 0; r < B; r++) {
+        const size_t o1 = (size_t)r * (size_t)H;
+        gru_row_forward(h_t + o1, act + 4 * o1, pre + 3 * o1, h_prev + o1, b, H, relu);
+    }
+}
+
+/* One row of the GRU backward step. g (3H); dhp, dh, hp (H); a (4H). */
+OPS_TARGET_CLONES
+static void gru_row_backward(float *restrict g, float *restrict dhp, const float *restrict dh,
+                             const float *restrict a, const float *restrict hp, int H, bool relu)
+{
+#pragma omp simd
+    for (int u = 0; u < H; u++) {
+        const float r = a[u], z = a[H + u], n = a[2 * H + u], hn = a[3 * H + u];
+        const float dn = dh[u] * (1.0f - z);
+        const float dpn = relu ? (n > 0.0f ? dn : 0.0f) : dn * (1.0f - n * n);
+        g[u] = dpn * hn * r * (1.0f - r);
+        g[H + u] = dh[u] * (hp[u] - n) * z * (1.0f - z);
+        g[2 * H + u] = dpn * r;
+        dhp[u] = dh[u] * z;
+    }
+}
+
+/* Contract: with [r, z, n, hn] = act and dh = dh_t:
+ *   dpre_n = dh (1 - z) act'(r hn) r,  dpre_r = dh (1 - z) act'(r hn) hn r (1 - r),
+ *   dpre_z = dh (h_prev - n) z (1 - z),  dh_prev = dh z   (all written; act' from n). */
+void gru_cell_backward(float *dpre, float *dh_prev, const float *dh_t, const float *act, const float *h_prev,
+                       const GruCellDesc *d)
+{
+    OPS_ASSERT(dpre && dh_prev && dh_t && act && h_prev && d);
+    const int B = d->batch, H = d->hidden;
+    const bool relu = d->act == ACT_RELU;
+#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= OPS_PAR_MIN)
+    for (int r = 0; r < B; r++) {
+        const size_t o1 = (size_t)r * (size_t)H;
+        gru_row_backward(dpre + 3 * o1, dh_prev + o1, dh_t + o1, act + 4 * o1, h_prev + o1, H, relu);
     }
 }

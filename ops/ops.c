@@ -40,12 +40,15 @@ static const char *const KIND_NAMES[OP_KIND_COUNT] = {
     [OP_KL_SPARSITY] = "kl_sparsity", [OP_SHRINK] = "shrink",
     [OP_NORM1] = "norm1",     [OP_MOMENTUM] = "momentum",
     [OP_ADAM] = "adam",
+    [OP_GRU_CELL] = "gru_cell", [OP_SPMM] = "spmm",
+    [OP_PEAK_FMA] = "peak_fma", [OP_MEMBW] = "membw",
 };
 static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_weights",
                                                      "update"};
 static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
 static const char *const POOL_NAMES[2] = {"max", "avg"};
 static const char *const STREAM_NAMES[STREAM_COUNT] = {"copy", "scale", "add", "triad"};
+static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad"};
 
 const char *op_kind_name(OpKind k)
 {
@@ -349,6 +352,53 @@ static const char *desc_check(const OpDesc *d)
         if (!phase_in(d->phase, 0xFu))
             return "norm1: unknown phase";
         return count_check(d->u.mem.count);
+    case OP_GRU_CELL: {
+        const GruCellDesc *g = &d->u.gru;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "gru_cell: phase must be fwd or bwd_data (dbias is an OP_BIAS)";
+        if (g->batch < 1 || g->hidden < 1)
+            return "gru_cell: batch and hidden must be >= 1";
+        if (g->act != ACT_RELU && g->act != ACT_TANH)
+            return "gru_cell: act must be relu or tanh";
+        if ((double)g->batch * g->hidden * 4 > OPS_MAX_ELEMS || (double)g->hidden * 4 > INT_MAX)
+            return "gru_cell: tensor too large";
+        return NULL;
+    }
+    case OP_SPMM: {
+        const SpmmDesc *m = &d->u.spmm;
+        if (d->phase != PHASE_FWD)
+            return "spmm: phase must be fwd";
+        if (m->m < 1 || m->n < 1 || m->k < 1)
+            return "spmm: m, n, k must be >= 1";
+        if (m->nnz_per_row < 1 || m->nnz_per_row > m->k)
+            return "spmm: nnz_per_row must be in [1, k]";
+        if ((double)m->m * m->nnz_per_row > INT_MAX || (double)m->m * m->n > OPS_MAX_ELEMS ||
+            (double)m->k * m->n > OPS_MAX_ELEMS)
+            return "spmm: matrix too large (CSR indices are int32)";
+        return NULL;
+    }
+    case OP_PEAK_FMA:
+        if (d->phase != PHASE_FWD)
+            return "peak_fma: phase must be fwd";
+        if (d->u.peak.threads < 1 || d->u.peak.threads > 4096)
+            return "peak_fma: threads must be in [1, 4096]";
+        if (d->u.peak.fma_per_thread < PEAK_FMA_QUANTUM || d->u.peak.fma_per_thread % PEAK_FMA_QUANTUM != 0)
+            return "peak_fma: fma_per_thread must be a positive multiple of PEAK_FMA_QUANTUM";
+        return NULL;
+    case OP_MEMBW: {
+        const MembwDesc *b = &d->u.membw;
+        if (d->phase != PHASE_FWD)
+            return "membw: phase must be fwd";
+        if (b->kind < 0 || b->kind >= MEMBW_COUNT)
+            return "membw: unknown kernel";
+        if (b->threads < 1 || b->threads > 4096)
+            return "membw: threads must be in [1, 4096]";
+        if (b->bytes_per_thread < 192 || b->bytes_per_thread % 192 != 0 || b->passes < 1)
+            return "membw: bytes_per_thread must be a positive multiple of 192 and passes >= 1";
+        if ((double)b->bytes_per_thread * b->threads / 4 > OPS_MAX_ELEMS)
+            return "membw: working set too large";
+        return NULL;
+    }
     default:
         return "unknown op kind";
     }
@@ -649,6 +699,43 @@ OpDesc op_norm1(OpPhase phase, size_t count)
     return d;
 }
 
+OpDesc op_gru_cell(OpPhase phase, int batch, int hidden, ActKind act)
+{
+    OpDesc d = {.kind = OP_GRU_CELL, .phase = phase};
+    d.u.gru = (GruCellDesc){.batch = batch, .hidden = hidden, .act = act};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_spmm(int m, int n, int k, double sparsity)
+{
+    OPS_ASSERT(sparsity >= 0.0 && sparsity < 1.0);
+    long nnz = lround((double)k * (1.0 - sparsity));
+    OpDesc d = {.kind = OP_SPMM, .phase = PHASE_FWD};
+    d.u.spmm = (SpmmDesc){.m = m, .n = n, .k = k, .nnz_per_row = (int)(nnz < 1 ? 1 : nnz)};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_peak_fma(int threads, long fma_per_thread)
+{
+    OpDesc d = {.kind = OP_PEAK_FMA, .phase = PHASE_FWD};
+    long q = (fma_per_thread + PEAK_FMA_QUANTUM - 1) / PEAK_FMA_QUANTUM;
+    d.u.peak = (PeakDesc){.threads = threads, .fma_per_thread = (q < 1 ? 1 : q) * PEAK_FMA_QUANTUM};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passes)
+{
+    OpDesc d = {.kind = OP_MEMBW, .phase = PHASE_FWD};
+    size_t b = (bytes_per_thread + 191) / 192 * 192;
+    d.u.membw = (MembwDesc){.kind = kind, .threads = threads, .bytes_per_thread = b < 192 ? 192 : b,
+                            .passes = passes};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Cost
  *
@@ -678,6 +765,10 @@ OpDesc op_norm1(OpPhase phase, size_t count)
  *           element of dy; kl_sparsity fwd 1 per element of a (column sums) + 12 per unit
  *           (two logs, divisions), bwd 1 per element + 6 per unit; shrink 3 (abs, subtract,
  *           max); norm1 2 (abs, add).
+ *   gru_cell fwd 15 per (row, unit) (3 bias adds, 2 sigmoids at 4, r*hn, act 1, h 3);
+ *            bwd 15 (the mirror image)
+ *   spmm    2 per nonzero of A per column of B; peak_fma 2 per FMA;
+ *   membw   read 1 per element per pass (the add), triad 2.
  * Bytes: compulsory traffic, each input read once and each output written once; a buffer
  * that is read and written (INOUT: GEMM C with beta != 0, in-place bias, accumulated
  * gradients, optimizer state, running statistics, the loss a penalty adds to) counts twice.
@@ -687,7 +778,9 @@ OpDesc op_norm1(OpPhase phase, size_t count)
  * cache). Channel copy counts the slice it writes and x, not the rest of y. Embedding
  * bwd_weights counts dy, the ids and either all of dW written (overwrite: it is cleared) or
  * the min(n, vocab) rows it reads and writes (accumulate). STREAM counts per its
- * convention: copy/scale 2 arrays, add/triad 3 arrays.
+ * convention: copy/scale 2 arrays, add/triad 3 arrays. SPMM counts the CSR arrays (values,
+ * column indices, row pointers), B and C once; peak_fma no bytes; membw every byte of the
+ * working set once per pass (read) or each array once per pass (triad), times the threads.
  * ------------------------------------------------------------------------------------- */
 
 OpCost op_cost(const OpDesc *d)
@@ -880,6 +973,31 @@ OpCost op_cost(const OpDesc *d)
         c.flops = 2.0 * (double)d->u.mem.count;
         c.bytes = F * ((double)d->u.mem.count + 1.0);
         break;
+    case OP_GRU_CELL: {
+        const double e = (double)d->u.gru.batch * d->u.gru.hidden;
+        c.flops = 15.0 * e;
+        /* fwd: pre (3), h_prev, b (per unit, ignored) in; h, act (4) out.
+         * bwd: dh, act (4), h_prev in; dpre (3), dh_prev out */
+        c.bytes = F * (d->phase == PHASE_FWD ? 9.0 : 10.0) * e;
+        break;
+    }
+    case OP_SPMM: {
+        const SpmmDesc *m = &d->u.spmm;
+        const double nnz = (double)m->m * m->nnz_per_row;
+        c.flops = 2.0 * nnz * m->n;
+        c.bytes = F * (2.0 * nnz + (m->m + 1.0) + (double)m->k * m->n + (double)m->m * m->n);
+        break;
+    }
+    case OP_PEAK_FMA:
+        c.flops = 2.0 * (double)d->u.peak.fma_per_thread * d->u.peak.threads;
+        break;
+    case OP_MEMBW: {
+        const MembwDesc *b = &d->u.membw;
+        const double total = (double)b->bytes_per_thread * b->threads * (double)b->passes;
+        c.bytes = total;
+        c.flops = (b->kind == MEMBW_READ ? 1.0 : 2.0 / 3.0) * total / F; /* triad: 2 per a third */
+        break;
+    }
     default:
         break;
     }
@@ -1181,6 +1299,52 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         info[n++] = buf_f("out", 1, BUF_OUT);
         info[n++] = buf_f("x", d->u.mem.count, BUF_IN);
         break;
+    case OP_GRU_CELL: {
+        const size_t e = (size_t)d->u.gru.batch * (size_t)d->u.gru.hidden, h = (size_t)d->u.gru.hidden;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("h_t", e, BUF_OUT);
+            info[n++] = buf_f("act", 4 * e, BUF_OUT);
+            info[n++] = buf_f("pre", 3 * e, BUF_IN);
+            info[n++] = buf_f("h_prev", e, BUF_IN);
+            info[n++] = buf_f("b", 3 * h, BUF_IN);
+        } else {
+            info[n++] = buf_f("dpre", 3 * e, BUF_OUT);
+            info[n++] = buf_f("dh_prev", e, BUF_OUT);
+            info[n++] = buf_f("dh_t", e, BUF_IN);
+            info[n++] = buf_f("act", 4 * e, BUF_IN);
+            info[n++] = buf_f("h_prev", e, BUF_IN);
+        }
+        break;
+    }
+    case OP_SPMM: {
+        const SpmmDesc *m = &d->u.spmm;
+        const size_t nnz = (size_t)m->m * (size_t)m->nnz_per_row;
+        info[n++] = buf_f("C", (size_t)m->m * (size_t)m->n, BUF_OUT);
+        info[n++] = buf_f("values", nnz, BUF_IN);
+        info[n++] = (OpBufInfo){.name = "col_idx", .bytes = nnz * sizeof(int32_t), .type = BUF_INT32,
+                                .role = BUF_IN};
+        info[n++] = (OpBufInfo){.name = "row_ptr", .bytes = ((size_t)m->m + 1) * sizeof(int32_t),
+                                .type = BUF_INT32, .role = BUF_IN};
+        info[n++] = buf_f("B", (size_t)m->k * (size_t)m->n, BUF_IN);
+        break;
+    }
+    case OP_PEAK_FMA:
+        info[n++] = buf_f("out", (size_t)d->u.peak.threads, BUF_OUT);
+        break;
+    case OP_MEMBW: {
+        const MembwDesc *b = &d->u.membw;
+        const size_t t = (size_t)b->threads;
+        if (b->kind == MEMBW_READ) {
+            info[n++] = buf_f("out", t, BUF_OUT);
+            info[n++] = buf_f("x", t * b->bytes_per_thread / sizeof(float), BUF_IN);
+        } else {
+            const size_t each = t * b->bytes_per_thread / (3 * sizeof(float));
+            info[n++] = buf_f("a", each, BUF_OUT);
+            info[n++] = buf_f("b", each, BUF_IN);
+            info[n++] = buf_f("c", each, BUF_IN);
+        }
+        break;
+    }
     default:
         break;
     }
@@ -1322,6 +1486,24 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
     case OP_NORM1:
         norm1_run(f[0], f[1], &d->u.mem);
         break;
+    case OP_GRU_CELL:
+        if (d->phase == PHASE_FWD)
+            gru_cell_forward(f[0], f[1], f[2], f[3], f[4], &d->u.gru);
+        else
+            gru_cell_backward(f[0], f[1], f[2], f[3], f[4], &d->u.gru);
+        break;
+    case OP_SPMM:
+        spmm_run(f[0], f[1], (const int32_t *)bufs[2], (const int32_t *)bufs[3], f[4], &d->u.spmm);
+        break;
+    case OP_PEAK_FMA:
+        peak_fma_run(f[0], &d->u.peak);
+        break;
+    case OP_MEMBW:
+        if (d->u.membw.kind == MEMBW_READ)
+            membw_read_run(f[0], f[1], &d->u.membw);
+        else
+            membw_triad_run(f[0], f[1], f[2], &d->u.membw);
+        break;
     default:
         OPS_ASSERT(!"unreachable op kind");
     }
@@ -1361,6 +1543,10 @@ static bool key_enums_ok(const OpDesc *d)
         return d->u.pool.kind == POOL_MAX || d->u.pool.kind == POOL_AVG;
     if (d->kind == OP_STREAM)
         return d->u.mem.kind >= 0 && d->u.mem.kind < STREAM_COUNT;
+    if (d->kind == OP_GRU_CELL)
+        return d->u.gru.act >= 0 && d->u.gru.act < ACT_COUNT;
+    if (d->kind == OP_MEMBW)
+        return d->u.membw.kind >= 0 && d->u.membw.kind < MEMBW_COUNT;
     return true;
 }
 
@@ -1479,6 +1665,23 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX])
     case OP_SHRINK:
     case OP_NORM1:
         len = snprintf(out, OP_KEY_MAX, "%s count=%zu", kn, d->u.mem.count);
+        break;
+    case OP_GRU_CELL:
+        len = snprintf(out, OP_KEY_MAX, "%s %s %s batch=%d hidden=%d", kn, ph, ACT_NAMES[d->u.gru.act],
+                       d->u.gru.batch, d->u.gru.hidden);
+        break;
+    case OP_SPMM:
+        len = snprintf(out, OP_KEY_MAX, "%s m=%d n=%d k=%d nnz_row=%d", kn, d->u.spmm.m, d->u.spmm.n,
+                       d->u.spmm.k, d->u.spmm.nnz_per_row);
+        break;
+    case OP_PEAK_FMA:
+        len = snprintf(out, OP_KEY_MAX, "%s threads=%d fma=%ld", kn, d->u.peak.threads,
+                       d->u.peak.fma_per_thread);
+        break;
+    case OP_MEMBW:
+        len = snprintf(out, OP_KEY_MAX, "%s %s threads=%d bytes=%zu passes=%ld", kn,
+                       MEMBW_NAMES[d->u.membw.kind], d->u.membw.threads, d->u.membw.bytes_per_thread,
+                       d->u.membw.passes);
         break;
     default:
         break;
@@ -1817,6 +2020,31 @@ bool op_key_parse(const char *key, OpDesc *d)
         r.phase = PHASE_FWD;
         r.u.mem.count = kc_size(&kc, "count");
         r.u.mem.scalar = r.kind == OP_SHRINK ? 0.1f : 0.0f;
+        break;
+    case OP_GRU_CELL:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.gru.act = (ActKind)kc_word(&kc, ACT_NAMES, ACT_COUNT);
+        r.u.gru.batch = kc_int(&kc, "batch");
+        r.u.gru.hidden = kc_int(&kc, "hidden");
+        break;
+    case OP_SPMM:
+        r.phase = PHASE_FWD;
+        r.u.spmm.m = kc_int(&kc, "m");
+        r.u.spmm.n = kc_int(&kc, "n");
+        r.u.spmm.k = kc_int(&kc, "k");
+        r.u.spmm.nnz_per_row = kc_int(&kc, "nnz_row");
+        break;
+    case OP_PEAK_FMA:
+        r.phase = PHASE_FWD;
+        r.u.peak.threads = kc_int(&kc, "threads");
+        r.u.peak.fma_per_thread = (long)kc_size(&kc, "fma");
+        break;
+    case OP_MEMBW:
+        r.phase = PHASE_FWD;
+        r.u.membw.kind = (MembwKind)kc_word(&kc, MEMBW_NAMES, MEMBW_COUNT);
+        r.u.membw.threads = kc_int(&kc, "threads");
+        r.u.membw.bytes_per_thread = kc_size(&kc, "bytes");
+        r.u.membw.passes = (long)kc_size(&kc, "passes");
         break;
     default:
         return false;

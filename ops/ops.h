@@ -56,6 +56,11 @@ typedef enum {
     OP_NORM1,        /* out[0] = sum |x| (FISTA's objective)                              */
     OP_MOMENTUM,     /* Keras SGD with momentum (optionally Nesterov)                     */
     OP_ADAM,         /* Keras Adam                                                       */
+    /* ---- added for calibration in depth (issue 4) ---- */
+    OP_GRU_CELL,     /* element-wise GRU cell for one time step (DeepBench/cuDNN form)     */
+    OP_SPMM,         /* C = A * B with A sparse (CSR) and B, C dense (DeepBench sparse)    */
+    OP_PEAK_FMA,     /* register-resident FMA chains: the compute roof (microbench only)  */
+    OP_MEMBW,        /* read / triad sweeps of a working set: each memory level's bandwidth */
     OP_KIND_COUNT
 } OpKind;
 
@@ -71,6 +76,7 @@ typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
 typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
+typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_COUNT } MembwKind;
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
  * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
@@ -269,6 +275,52 @@ typedef struct {
     float scalar;
 } MemDesc;
 
+/* One GRU time step as DeepBench times it (cuDNN's GRU with CUDNN_SKIP_INPUT: only the
+ * recurrent part). pre (batch, 3*hidden) = h_{t-1} R, computed by OP_GEMM, columns in the
+ * order r, z, n; b (3*hidden):
+ *   r = sigmoid(pre_r + b_r), z = sigmoid(pre_z + b_z), hn = pre_n + b_n,
+ *   n = act(r * hn)  (act: DeepBench's README uses ReLU; cuDNN's own GRU tanh),
+ *   h_t = (1 - z) * n + z * h_{t-1}.
+ * FWD saves act (batch, 4*hidden): r, z, n, hn.
+ * BWD_DATA: dpre (batch, 3*hidden) and dh_prev = dh_t * z, both written (the recurrent
+ * GEMM's dpre R^T is then added to dh_prev by OP_GEMM with beta = 1). */
+typedef struct {
+    int batch, hidden;
+    ActKind act; /* ACT_RELU or ACT_TANH */
+} GruCellDesc;
+
+/* C (m, n) = A (m, k) * B (k, n), A sparse in CSR with exactly nnz_per_row nonzeros in
+ * every row (DeepBench's sparse kernels: a weight matrix of the given sparsity, the
+ * fraction of zeros, times dense activations); B and C dense, row-major. The pattern's
+ * column indices are sorted within a row (spmm_make_pattern builds a seeded one). */
+typedef struct {
+    int m, n, k;
+    int nnz_per_row; /* = round(k * (1 - sparsity)), at least 1 */
+} SpmmDesc;
+
+/* The compute roof: each of `threads` OpenMP threads runs fma_per_thread fused
+ * multiply-adds on independent register-resident accumulator chains (enough chains to
+ * cover the FMA latency times the FMA ports of current x86 cores), widest vectors the CPU
+ * has; out[t] receives thread t's accumulators summed. A multiple of PEAK_FMA_QUANTUM. */
+typedef struct {
+    int threads;
+    long fma_per_thread;
+} PeakDesc;
+
+enum { PEAK_FMA_QUANTUM = 16 * 12 };
+
+/* A memory level's bandwidth: each of `threads` threads runs `passes` passes over its own
+ * working set of bytes_per_thread bytes. READ: out[t] = sum of every pass's sum of the
+ * thread's slice of x (one read per element per pass). TRIAD: a = b + q*c over three
+ * arrays of a third of the working set each (two reads, one write). A working set inside
+ * L1, L2 or L3 measures that level; one beyond the last-level cache measures DRAM. */
+typedef struct {
+    MembwKind kind;
+    int threads;
+    size_t bytes_per_thread; /* a multiple of 192 (64-byte lines, three arrays) */
+    long passes;
+} MembwDesc;
+
 typedef struct {
     OpKind kind;
     OpPhase phase;
@@ -290,6 +342,10 @@ typedef struct {
         AxpbyDesc axpby;
         EmbedDesc embed;
         KlDesc kl;
+        GruCellDesc gru;
+        SpmmDesc spmm;
+        PeakDesc peak;
+        MembwDesc membw;
     } u;
 } OpDesc;
 
@@ -351,6 +407,16 @@ OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim);
 OpDesc op_kl_sparsity(OpPhase phase, int n, int units, float rho, float beta);
 OpDesc op_shrink(OpPhase phase, size_t count, float threshold);
 OpDesc op_norm1(OpPhase phase, size_t count);
+OpDesc op_gru_cell(OpPhase phase, int batch, int hidden, ActKind act);
+/* sparsity in [0, 1): the fraction of zeros of A; nnz_per_row = max(1, round(k * (1 - s))). */
+OpDesc op_spmm(int m, int n, int k, double sparsity);
+/* fma_per_thread rounded up to a multiple of PEAK_FMA_QUANTUM. */
+OpDesc op_peak_fma(int threads, long fma_per_thread);
+/* bytes_per_thread rounded up to a multiple of 192; passes >= 1. */
+OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passes);
+/* A seeded CSR pattern for d (OP_SPMM): row_ptr (m + 1) and col_idx (m * nnz_per_row),
+ * distinct sorted columns per row, spread uniformly. */
+void spmm_make_pattern(int32_t *row_ptr, int32_t *col_idx, const SpmmDesc *d, uint64_t seed);
 
 /* ---- the three faces ---- */
 
@@ -402,6 +468,13 @@ size_t op_workspace_bytes(const OpDesc *d);
  *   NORM1             out[1] | x
  *   MOMENTUM          w(inout) | v(inout) | g
  *   ADAM              w(inout) | m(inout) | v(inout) | g
+ *   GRU_CELL FWD      h_t | act(4H saved: r, z, n, hn) | pre | h_prev | b
+ *           BWD_DATA  dpre | dh_prev | dh_t | act | h_prev
+ *   SPMM              C(m, n) | values(m * nnz_per_row) | col_idx(int32) | row_ptr(int32 m+1)
+ *                     | B(k, n)
+ *   PEAK_FMA          out(threads)
+ *   MEMBW   READ      out(threads) | x(threads * bytes_per_thread / 4)
+ *           TRIAD     a | b | c    (each threads * bytes_per_thread / 12 floats)
  */
 int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS]);
 

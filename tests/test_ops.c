@@ -1937,6 +1937,10 @@ static void test_keys(void **state)
         op_shrink(PHASE_UPDATE, 1000, 0.1f), op_norm1(PHASE_FWD, 123456789),
         op_momentum(25557032, 0.1f, 0.9f, false), mn, ad, sd, rd,
         op_adam(1, 0.001f, 0.9f, 0.999f, 1e-7f),
+        op_gru_cell(PHASE_FWD, 32, 2816, ACT_RELU), op_gru_cell(PHASE_BWD_DATA, 1, 1, ACT_TANH),
+        op_spmm(7680, 1500, 2560, 0.95), op_spmm(1, 1, 1, 0.0),
+        op_peak_fma(1, 1L << 28), op_peak_fma(64, 192),
+        op_membw(MEMBW_READ, 2, 16384, 4096), op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -1945,6 +1949,19 @@ static void test_keys(void **state)
     }
     for (int k = 0; k < OP_KIND_COUNT; k++)
         assert_true(seen[k]); /* every kind covered */
+
+    OpDesc nk = op_gru_cell(PHASE_BWD_DATA, 32, 2816, ACT_RELU);
+    op_key(&nk, key);
+    assert_string_equal(key, "gru_cell bwd_data relu batch=32 hidden=2816");
+    nk = op_spmm(7680, 1500, 2560, 0.95);
+    op_key(&nk, key);
+    assert_string_equal(key, "spmm m=7680 n=1500 k=2560 nnz_row=128");
+    nk = op_peak_fma(2, 1000);
+    op_key(&nk, key);
+    assert_string_equal(key, "peak_fma threads=2 fma=1152"); /* rounded up to 6 x 192 */
+    nk = op_membw(MEMBW_READ, 2, 16000, 100);
+    op_key(&nk, key);
+    assert_string_equal(key, "membw read threads=2 bytes=16128 passes=100"); /* 84 x 192 */
 
     /* FWD ignores accumulate, so its key does not carry it */
     OpDesc cf = op_conv2d(PHASE_FWD, 1, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1);
@@ -2398,6 +2415,190 @@ static void test_programmer_errors_abort(void **state)
     expect_abort(make_valid_too_small, "VALID window larger than input");
 }
 
+/* ---------------------------------------------------------------------------------------
+ * GRU cell (DeepBench / cuDNN form), sparse GEMM, machine limits
+ * ------------------------------------------------------------------------------------- */
+
+static double sig_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static void gru_case(int B, int H, ActKind act, bool fd, uint64_t seed)
+{
+    const size_t bh = (size_t)B * H;
+    float *pre = tu_floats(3 * bh), *b = tu_floats(3 * (size_t)H), *hp = tu_floats(bh);
+    float *h = tu_floats(bh), *a = tu_floats(4 * bh), *dh = tu_floats(bh);
+    float *dpre = tu_floats(3 * bh), *dhp = tu_floats(bh);
+    double *rh = tu_doubles(bh), *ra = tu_doubles(4 * bh), *rdpre = tu_doubles(3 * bh), *rdhp = tu_doubles(bh);
+    tu_fill_uniform(pre, 3 * bh, -2, 2, seed);
+    tu_fill_uniform(b, 3 * (size_t)H, -0.5f, 0.5f, seed + 1);
+    tu_fill_uniform(hp, bh, -1, 1, seed + 2);
+    tu_fill_uniform(dh, bh, -1, 1, seed + 3);
+    tu_fill_const(h, bh, 99.0f); /* outputs are written, never accumulated */
+    tu_fill_const(a, 4 * bh, 99.0f);
+    tu_fill_const(dpre, 3 * bh, 99.0f);
+    tu_fill_const(dhp, bh, 99.0f);
+    const bool relu = act == ACT_RELU;
+    /* the reference, straight from the formulas of ops.h in double */
+    for (int r = 0; r < B; r++)
+        for (int u = 0; u < H; u++) {
+            const size_t i = (size_t)r * H + u, p = (size_t)r * 3 * H + u, q = (size_t)r * 4 * H + u;
+            const double gr = sig_d((double)pre[p] + b[u]), gz = sig_d((double)pre[p + H] + b[u + H]);
+            const double hn = (double)pre[p + 2 * H] + b[u + 2 * H], pn = gr * hn;
+            const double n = relu ? (pn > 0 ? pn : 0) : tanh(pn);
+            ra[q] = gr, ra[q + H] = gz, ra[q + 2 * H] = n, ra[q + 3 * H] = hn;
+            rh[i] = (1 - gz) * n + gz * hp[i];
+            const double dpn = relu ? (pn > 0 ? dh[i] * (1 - gz) : 0) : dh[i] * (1 - gz) * (1 - n * n);
+            rdpre[p] = dpn * hn * gr * (1 - gr);
+            rdpre[p + H] = dh[i] * (hp[i] - n) * gz * (1 - gz);
+            rdpre[p + 2 * H] = dpn * gr;
+            rdhp[i] = dh[i] * gz;
+        }
+    OpDesc f = op_gru_cell(PHASE_FWD, B, H, act), bk = op_gru_cell(PHASE_BWD_DATA, B, H, act);
+    void *fb[] = {h, a, pre, hp, b};
+    run(&f, fb);
+    assert_true(tu_close("gru h_t", h, rh, bh, 1e-6, 1e-5));
+    assert_true(tu_close("gru act", a, ra, 4 * bh, 1e-6, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    void *bb[] = {dpre, dhp, dh, a, hp};
+    run(&bk, bb);
+    assert_true(tu_close("gru dpre", dpre, rdpre, 3 * bh, 1e-5, 1e-4));
+    assert_true(tu_close("gru dh_prev", dhp, rdhp, bh, 1e-5, 1e-4));
+    expect_spot_ok(&bk, bb, NULL);
+    if (fd) {
+        /* L = sum h_t dh: its gradient by pre is dpre; by h_prev, dh_prev (the direct path) */
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dh}, .n = {bh}};
+        assert_true(tu_grad_check("gru dpre", pre, 3 * bh, dpre, fwd_objective, &o, 60, seed + 5, FD_EPS,
+                                  FD_ATOL, FD_RTOL));
+        assert_true(tu_grad_check("gru dh_prev", hp, bh, dhp, fwd_objective, &o, FD_SAMPLES, seed + 6,
+                                  FD_EPS, FD_ATOL, FD_RTOL));
+        /* the bias gradient is OP_BIAS BWD_WEIGHTS over dpre viewed as (B, 3H, 1) */
+        float *db = tu_floats(3 * (size_t)H);
+        OpDesc bw = op_bias(PHASE_BWD_WEIGHTS, B, 3 * H, 1);
+        bw.u.bias.accumulate = false;
+        void *bwb[] = {db, dpre};
+        run(&bw, bwb);
+        assert_true(tu_grad_check("gru db via bias", b, 3 * (size_t)H, db, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 7, FD_EPS, FD_ATOL, FD_RTOL));
+        free(db);
+    }
+    free(pre), free(b), free(hp), free(h), free(a), free(dh), free(dpre), free(dhp);
+    free(rh), free(ra), free(rdpre), free(rdhp);
+}
+
+static void test_gru_cell(void **state)
+{
+    (void)state;
+    gru_case(3, 5, ACT_TANH, true, 3100);
+    gru_case(2, 7, ACT_TANH, true, 3110);
+    gru_case(4, 6, ACT_RELU, false, 3120);   /* DeepBench's ReLU: reference only (kinks) */
+    gru_case(16, 700, ACT_RELU, false, 3130); /* OpenMP rows */
+}
+
+static void spmm_case(int m, int n, int k, double sparsity, uint64_t seed)
+{
+    OpDesc d = op_spmm(m, n, k, sparsity);
+    const SpmmDesc *sd = &d.u.spmm;
+    const size_t nnz = (size_t)m * (size_t)sd->nnz_per_row;
+    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)m + 1)), *col = malloc(sizeof(int32_t) * nnz);
+    assert_non_null(row_ptr);
+    assert_non_null(col);
+    spmm_make_pattern(row_ptr, col, sd, seed);
+    /* the pattern: nnz_per_row sorted distinct columns in [0, k) per row */
+    assert_int_equal(row_ptr[0], 0);
+    for (int i = 0; i < m; i++) {
+        assert_int_equal(row_ptr[i + 1] - row_ptr[i], sd->nnz_per_row);
+        for (int32_t p = row_ptr[i]; p < row_ptr[i + 1]; p++) {
+            assert_true(col[p] >= 0 && col[p] < k);
+            if (p > row_ptr[i])
+                assert_true(col[p] > col[p - 1]);
+        }
+    }
+    float *v = tu_floats(nnz), *B = tu_floats((size_t)k * n), *C = tu_floats((size_t)m * n);
+    double *ref = tu_doubles((size_t)m * n);
+    tu_fill_uniform(v, nnz, -1, 1, seed + 1);
+    tu_fill_uniform(B, (size_t)k * n, -1, 1, seed + 2);
+    tu_fill_const(C, (size_t)m * n, 99.0f); /* written, not accumulated */
+    for (int i = 0; i < m; i++)
+        for (int32_t p = row_ptr[i]; p < row_ptr[i + 1]; p++)
+            for (int j = 0; j < n; j++)
+                ref[(size_t)i * n + j] += (double)v[p] * B[(size_t)col[p] * n + j];
+    void *bufs[] = {C, v, col, row_ptr, B};
+    char what[96];
+    snprintf(what, sizeof what, "spmm %dx%dx%d sparsity %.2f", m, n, k, sparsity);
+    const int t0 = ops_get_threads();
+    for (int t = 1; t <= 2; t++) {
+        ops_set_threads(t);
+        run(&d, bufs);
+        assert_true(tu_close(what, C, ref, (size_t)m * n, REF_ATOL, REF_RTOL));
+        expect_spot_ok(&d, bufs, NULL);
+    }
+    ops_set_threads(t0);
+    /* a column index out of range fails the check instead of being read */
+    const int32_t saved = col[nnz - 1];
+    col[nnz - 1] = k;
+    double err;
+    assert_false(op_spot_check(&d, bufs, NULL, (int)((size_t)m * n), 1, &err));
+    col[nnz - 1] = saved;
+    OpCost c = op_cost(&d);
+    assert_true(c.flops == 2.0 * (double)nnz * n);
+    free(row_ptr), free(col), free(v), free(B), free(C), free(ref);
+}
+
+static void test_spmm(void **state)
+{
+    (void)state;
+    spmm_case(9, 1, 13, 0.7, 3200);       /* a sparse matrix-vector product */
+    spmm_case(40, 1100, 50, 0.9, 3210);   /* C rows in two column blocks, the second short */
+    spmm_case(300, 17, 64, 0.95, 3220);   /* 3 nonzeros a row; OpenMP rows */
+    spmm_case(5, 4, 6, 0.0, 3230);        /* dense */
+    spmm_case(3, 2, 1000, 0.9999, 3240);  /* the floor of one nonzero a row */
+}
+
+static void test_peak_and_membw(void **state)
+{
+    (void)state;
+    for (int t = 1; t <= 2; t++) {
+        OpDesc p = op_peak_fma(t, 100000);
+        float out[2] = {7.0f, 7.0f};
+        void *pb[] = {out};
+        run(&p, pb);
+        for (int i = 0; i < t; i++)
+            assert_true(out[i] == 1.0f); /* the chains' fixed point */
+        expect_spot_ok(&p, pb, NULL);
+        assert_true(op_cost(&p).flops == 2.0 * 100032 * t && op_cost(&p).bytes == 0.0);
+
+        OpDesc r = op_membw(MEMBW_READ, t, 192 * 37, 5);
+        const size_t n = (size_t)t * 192 * 37 / 4;
+        float *x = tu_floats(n), sums[2];
+        tu_fill_uniform(x, n, -1, 1, 3300 + (uint64_t)t);
+        void *rb[] = {sums, x};
+        run(&r, rb);
+        for (int i = 0; i < t; i++) {
+            double ref = 0.0;
+            for (size_t j = 0; j < n / (size_t)t; j++)
+                ref += x[(size_t)i * (n / (size_t)t) + j];
+            assert_true(fabs(sums[i] - 5.0 * ref) <= 1e-4 * 5.0 * (double)(n / (size_t)t));
+        }
+        expect_spot_ok(&r, rb, NULL);
+        assert_true(op_cost(&r).bytes == 5.0 * 192 * 37 * t);
+
+        OpDesc tr = op_membw(MEMBW_TRIAD, t, 192 * 11, 3);
+        const size_t e = (size_t)t * 192 * 11 / 12;
+        float *a = tu_floats(e), *b = tu_floats(e), *c = tu_floats(e);
+        tu_fill_uniform(b, e, -1, 1, 3310);
+        tu_fill_uniform(c, e, -1, 1, 3311);
+        tu_fill_const(a, e, 99.0f);
+        void *tb[] = {a, b, c};
+        run(&tr, tb);
+        for (size_t j = 0; j < e; j++)
+            assert_true(fabsf(a[j] - (b[j] + 3.0f * c[j])) <= 1e-6f);
+        expect_spot_ok(&tr, tb, NULL);
+        a[e / 2] += 0.5f; /* a wrong element fails the check */
+        double err;
+        assert_false(op_spot_check(&tr, tb, NULL, (int)e, 1, &err));
+        free(x), free(a), free(b), free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2405,6 +2606,9 @@ int main(void)
         cmocka_unit_test(test_conv_vs_reference),
         cmocka_unit_test(test_conv_large_vs_reference),
         cmocka_unit_test(test_conv_chunked_vs_reference),
+        cmocka_unit_test(test_gru_cell),
+        cmocka_unit_test(test_spmm),
+        cmocka_unit_test(test_peak_and_membw),
         cmocka_unit_test(test_conv_finite_differences),
         cmocka_unit_test(test_pool_vs_reference),
         cmocka_unit_test(test_pool_finite_differences),
