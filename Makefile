@@ -78,7 +78,7 @@ asan:
 	        LDFLAGS="-fsanitize=address,undefined" test
 
 demo: $(BUILD)/dlperf
-	$(BUILD)/dlperf calibrate --quick
+	$(BUILD)/dlperf calibrate --quick --models p1b1,alexnet-owt,basic-lstm
 	$(BUILD)/dlperf validate p1b1 alexnet-owt basic-lstm
 
 bench: $(BUILD)/dlperf

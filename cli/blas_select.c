@@ -40,7 +40,7 @@ const char *blas_choice(void)
  * threads, each running single-threaded sgemm: AlexNet conv2's 192 x 729 x 1600). */
 static double probe_gflops(const OpDesc *d, int threads, bool *ok)
 {
-    MbProtocol p = mb_protocol(true);
+    MbProtocol p = mb_protocol(MB_QUICK);
     p.min_reps = 5;
     p.max_reps = 5;
     MeasurementRow m;

@@ -1,9 +1,11 @@
 /* cli/cmd_calibrate.c — `dlperf calibrate`: measure this machine into the database.
  *
- * The families, in the order they are measured: every op of every zoo model's training
- * step at its default batch (what predictions of those models price exactly), then GEMM
- * sweeps, DeepBench's GEMM and convolution shapes, STREAM bandwidth and element-wise
- * size sweeps (what the fitted models for unmeasured shapes are built from).
+ * The families, in the order they are measured: the machine's limits (FMA peak on one
+ * and on all cores, the bandwidth of each memory level), every op of the chosen models'
+ * training steps (what predictions of those models price exactly), then GEMM sweeps,
+ * DeepBench's GEMM, convolution, RNN and sparse lists with seed 004's shapes, STREAM and
+ * element-wise / layer-op sweeps (what the fitted models for unmeasured shapes are built
+ * from).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -18,19 +20,31 @@
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
 
-static const char *const family_names[] = {"model-op", "gemm-square", "gemm-deepbench", "conv-deepbench",
-                                           "stream", "eltwise"};
-enum { NFAMILIES = sizeof family_names / sizeof family_names[0], MAX_MODELS = 64 };
+typedef enum {
+    FAM_PEAK, FAM_MEMORY, FAM_MODEL_OP, FAM_GEMM_SWEEP, FAM_GEMM_DEEPBENCH, FAM_CONV_DEEPBENCH,
+    FAM_RNN_DEEPBENCH, FAM_SPARSE, FAM_STREAM, FAM_ELTWISE, NFAMILIES
+} Family;
+static const char *const family_names[NFAMILIES] = {
+    "peak", "memory", "model-op", "gemm-sweep", "gemm-deepbench", "conv-deepbench", "rnn-deepbench", "sparse",
+    "stream", "eltwise"};
+#define FAMILY_LIST "peak, memory, model-op, gemm-sweep, gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, " \
+                    "stream, eltwise"
+enum { MAX_MODELS = 64 };
+/* Default and full calibrations measure the models' ops at the batch whose training step
+ * is at most this many FLOPs (plan_batch_within; the default batch for the small models,
+ * e.g. 69 for AlexNet-OWT, 6 for VGG-11): what `validate --zoo` runs. */
+#define CAL_STEP_MAX_FLOPS 300e9
 
 typedef struct {
-    bool quick;
+    MbMode mode;
+    bool quick, full;
     bool family[NFAMILIES];   /* measured families (--only) */
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
     int nmodels;
     int batch;                /* --batch for the model ops, default: each model's */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_ONLY, OPT_MODELS, OPT_BATCH };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -56,14 +70,23 @@ static int only_item(const char *item, void *ctx)
             c->o->family[i] = true;
             return 0;
         }
-    return cli_error(c->cli, EXIT_USAGE,
-                     "--only '%s': unknown family; families: model-op, gemm-square, gemm-deepbench, "
-                     "conv-deepbench, stream, eltwise", item);
+    return cli_error(c->cli, EXIT_USAGE, "--only '%s': unknown family; families: " FAMILY_LIST, item);
 }
 
 static int model_item(const char *item, void *ctx)
 {
     ItemCtx *c = ctx;
+    if (strcmp(item, "zoo") == 0 || strcmp(item, "suite") == 0) { /* every zoo (suite) model */
+        for (int i = 0; i < zoo_count(); i++) {
+            const ModelSpec *m = zoo_get(i);
+            if (strcmp(item, "zoo") == 0 || (m->origin && strcmp(m->origin, "suite") == 0)) {
+                if (c->o->nmodels == MAX_MODELS)
+                    return cli_error(c->cli, EXIT_USAGE, "--models: at most %d models", MAX_MODELS);
+                c->o->models[c->o->nmodels++] = m;
+            }
+        }
+        return 0;
+    }
     const ModelSpec *m = cli_model(c->cli, item);
     if (!m)
         return -1;
@@ -79,6 +102,7 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
     ItemCtx ic = {cli, o};
     switch (id) {
     case OPT_QUICK: o->quick = true; return 0;
+    case OPT_FULL: o->full = true; return 0;
     case OPT_ONLY: return each_item(arg, only_item, &ic) ? EXIT_USAGE : 0;
     case OPT_MODELS: return each_item(arg, model_item, &ic) ? EXIT_USAGE : 0;
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
@@ -113,7 +137,12 @@ static OpDesc *model_ops(const CalOpts *o, int *n, char *err, size_t errlen)
     for (int i = 0; i < o->nmodels; i++) {
         const ModelSpec *m = o->models[i];
         Plan p;
-        if (plan_build(m, o->batch ? o->batch : m->default_batch, &p, err, errlen) != 0) {
+        int batch = o->batch ? o->batch : m->default_batch;
+        if (!o->batch && o->mode != MB_QUICK && (batch = plan_batch_within(m, CAL_STEP_MAX_FLOPS, err, errlen)) < 0) {
+            free(ops);
+            return NULL;
+        }
+        if (plan_build(m, batch, &p, err, errlen) != 0) {
             free(ops);
             return NULL;
         }
@@ -152,6 +181,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {CLI_COMMON_OPTIONS,
                                          {"quick", no_argument, NULL, OPT_QUICK},
+                                         {"full", no_argument, NULL, OPT_FULL},
                                          {"only", required_argument, NULL, OPT_ONLY},
                                          {"models", required_argument, NULL, OPT_MODELS},
                                          {"batch", required_argument, NULL, OPT_BATCH},
@@ -162,16 +192,21 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return rc;
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+    if (co.quick && co.full)
+        return cli_error(cli, EXIT_USAGE, "--quick and --full are two different modes; choose one");
+    co.mode = co.quick ? MB_QUICK : co.full ? MB_FULL : MB_DEFAULT;
     bool any = false;
     for (int i = 0; i < NFAMILIES; i++)
         any |= co.family[i];
     for (int i = 0; i < NFAMILIES && !any; i++)
         co.family[i] = true;
     /* by default the main job's three models (quick) or the suite's models */
-    for (int i = 0; co.nmodels == 0 && i < zoo_count(); i++) {
+    /* model ops: the named models; by default the suite's, except in quick mode, which
+     * measures the machine and the fit's basis only (the suite's model ops alone take
+     * minutes; name models with --models to add theirs) */
+    for (int i = 0, none = co.nmodels == 0 && !co.quick; none && i < zoo_count(); i++) {
         const ModelSpec *m = zoo_get(i);
-        bool suite = m->origin && strcmp(m->origin, "suite") == 0;
-        if (co.quick ? m->demo : suite)
+        if (m->origin && strcmp(m->origin, "suite") == 0)
             co.models[co.nmodels++] = m;
     }
 
@@ -179,23 +214,39 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     char err[1024];
     int nmodel;
     OpDesc *mops = model_ops(&co, &nmodel, err, sizeof err);
-    if (!mops)
+    if (!mops && co.nmodels > 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
-    enum { LIST_MAX = 1024 };
-    static OpDesc sq[LIST_MAX], db_gemm[LIST_MAX], conv[LIST_MAX], stream[LIST_MAX], elt[LIST_MAX];
-    const MbFamily all[NFAMILIES] = {
-        {family_names[0], mops, nmodel},
-        {family_names[1], sq, mb_list_gemm_square(co.quick, sq, LIST_MAX)},
-        {family_names[2], db_gemm, mb_list_gemm_deepbench(co.quick, db_gemm, LIST_MAX)},
-        {family_names[3], conv, mb_list_conv_extra(co.quick, conv, LIST_MAX)},
-        {family_names[4], stream, mb_list_stream(co.quick, stream, LIST_MAX)},
-        {family_names[5], elt, mb_list_eltwise(co.quick, elt, LIST_MAX)},
+    enum { LIST_MAX = 2048 };
+    static OpDesc lists[NFAMILIES][LIST_MAX];
+    MbCaches caches;
+    mb_cache_sizes(&caches);
+    const MbMode mode = co.mode;
+    const int counts[NFAMILIES] = {
+        [FAM_PEAK] = mb_list_peak(mode, cli->threads, lists[FAM_PEAK], LIST_MAX),
+        [FAM_MEMORY] = mb_list_memory(mode, cli->threads, &caches, lists[FAM_MEMORY], LIST_MAX),
+        [FAM_MODEL_OP] = 0,
+        [FAM_GEMM_SWEEP] = mb_list_gemm_sweep(mode, lists[FAM_GEMM_SWEEP], LIST_MAX),
+        [FAM_GEMM_DEEPBENCH] = mb_list_gemm_deepbench(mode, lists[FAM_GEMM_DEEPBENCH], LIST_MAX),
+        [FAM_CONV_DEEPBENCH] = mb_list_conv_deepbench(mode, lists[FAM_CONV_DEEPBENCH], LIST_MAX),
+        [FAM_RNN_DEEPBENCH] = mb_list_rnn_deepbench(mode, lists[FAM_RNN_DEEPBENCH], LIST_MAX),
+        [FAM_SPARSE] = mb_list_sparse(mode, lists[FAM_SPARSE], LIST_MAX),
+        [FAM_STREAM] = mb_list_stream(mode, lists[FAM_STREAM], LIST_MAX),
+        [FAM_ELTWISE] = mb_list_eltwise(mode, lists[FAM_ELTWISE], LIST_MAX),
     };
     MbFamily fams[NFAMILIES];
     int nfams = 0;
-    for (int i = 0; i < NFAMILIES; i++)
-        if (co.family[i])
-            fams[nfams++] = all[i];
+    for (int i = 0; i < NFAMILIES; i++) {
+        if (!co.family[i])
+            continue;
+        /* a list longer than LIST_MAX is a programmer error: the lists are fixed tables */
+        if (counts[i] > LIST_MAX) {
+            free(mops);
+            return cli_error(cli, EXIT_FAIL, "internal: family %s has %d shapes, more than %d", family_names[i],
+                             counts[i], LIST_MAX);
+        }
+        fams[nfams++] = i == FAM_MODEL_OP ? (MbFamily){family_names[i], mops, nmodel}
+                                          : (MbFamily){family_names[i], lists[i], counts[i]};
+    }
 
     Db *db = cli_db_open(cli);
     if (!db) {
@@ -210,7 +261,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return EXIT_FAIL;
     }
     cal.machine_id = machine.id;
-    snprintf(cal.mode, sizeof cal.mode, "%s", co.quick ? "quick" : "default");
+    snprintf(cal.mode, sizeof cal.mode, "%s", mb_mode_name(co.mode));
     cli_software(cli, &cal.sw);
     if (db_calibration_begin(db, &cal) != 0) {
         free(mops);
@@ -225,7 +276,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    MbProtocol proto = mb_protocol(co.quick);
+    MbProtocol proto = mb_protocol(co.mode);
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
     rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, progress, &pr, &stop_requested, err, sizeof err);
     double elapsed = mb_now_s() - pr.t0;

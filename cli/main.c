@@ -5,6 +5,9 @@
 #include "cli/cli.h"
 #include "ops/ops.h"
 
+#define FAMILY_LIST_HELP "peak, memory, model-op, gemm-sweep,\n" \
+    "                   gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, stream, eltwise"
+
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
      "usage: dlperf models [--json]\n"
@@ -29,20 +32,29 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
-     "usage: dlperf calibrate [--quick] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
-     "                        [--threads N] [--db FILE] [--json]\n\n"
-     "Times GEMM (square sweep, the zoo's shapes, a DeepBench subset), convolution (all three\n"
-     "phases), STREAM memory bandwidth and element-wise ops, following the protocol in\n"
-     "DESIGN.md: warm-ups discarded, repetitions until the 95% CI is tight, every result\n"
-     "validated outside the timed region. Every measurement is stored with the machine\n"
-     "fingerprint and the software it ran on. Ctrl-C marks the calibration interrupted;\n"
-     "an interrupted calibration is never used for predictions.\n"
-     "  --quick          fewer shapes and repetitions\n"
-     "  --only LIST      families to measure: model-op, gemm-square, gemm-deepbench,\n"
-     "                   conv-deepbench, stream, eltwise (default: all)\n"
-     "  --models LIST    models whose training-step ops model-op measures (default: the\n"
-     "                   suite's models; with --quick the main job's three)\n"
-     "  --batch N        batch size of those ops (default: each model's)\n"
+     "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
+     "                        [--threads N] [--db FILE] [--json]\n"
+     "       dlperf calibrate --show [--db FILE] [--json]\n\n"
+     "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
+     "bandwidth of each memory level), the ops of the models' training steps, GEMM sweeps,\n"
+     "DeepBench's GEMM, convolution (three phases), RNN and sparse kernels with seed 004's\n"
+     "shapes, STREAM and element-wise / pooling / normalisation / optimizer sweeps, following\n"
+     "the protocol in DESIGN.md: warm-ups discarded, repetitions until the 95% CI is within\n"
+     "5% (quick) or 2% of the median or a time cap, every result validated outside the timed\n"
+     "region. Every measurement is stored with the machine fingerprint and the software it\n"
+     "ran on (threads, OpenBLAS kernels and how they were chosen). Ctrl-C marks the\n"
+     "calibration interrupted; an interrupted calibration is never used for predictions.\n"
+     "  --quick          a few shapes of each family (about a minute on 2 cores)\n"
+     "  (default)        DeepBench rows up to 250 GFLOP per kernel, full sweeps (under 15 min)\n"
+     "  --full           DeepBench's complete lists (the largest GEMMs run 15 s each on 2 cores)\n"
+     "  --only LIST      families to measure: " FAMILY_LIST_HELP "\n"
+     "                   (default: all)\n"
+     "  --models LIST    models whose training-step ops model-op measures; 'suite' and 'zoo'\n"
+     "                   name groups (default: suite; with --quick none)\n"
+     "  --batch N        batch size of those ops (default: --quick each model's; else the\n"
+     "                   largest up to the model's whose step is at most 300 GFLOP)\n"
+     "  --show           print the latest complete calibration as people read it: achieved\n"
+     "                   GFLOP/s and GB/s against the measured limits, per family\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--json]\n\n"

@@ -1,12 +1,22 @@
-/* microbench/lists.c — the shapes a calibration measures: a square GEMM sweep, DeepBench's
- * training GEMM and convolution kernels (shared/reference/MODELS.md §6.4), STREAM, and an
- * element-wise size sweep from which the predictor fits its bandwidth model.
+/* microbench/lists.c — the shapes a calibration measures, per family and mode: the
+ * machine's limits (FMA peak, each memory level's bandwidth), GEMM sweeps, DeepBench's
+ * GEMM, convolution, RNN and sparse lists (deepbench.c) with seed 004's shapes, STREAM, and
+ * element-wise / pooling / normalisation / optimizer size sweeps from which the predictor
+ * fits its models for shapes it never measured.
+ *
+ * Modes: quick takes a few shapes of each family (about a minute on 2 cores); default
+ * takes every DeepBench row up to DEFAULT_MAX_GFLOP per kernel (the rest would add ~10
+ * minutes of GEMMs at 150 GFLOP/s) and the full sweeps; full takes DeepBench's complete
+ * lists.
  *
  * Every list fills out[0..max) and returns how many descriptors it has in total, so a
  * caller may ask for the count first with (NULL, 0).
  */
 #include "microbench/mb.h"
 
+/* DeepBench rows above this many forward GFLOP per kernel are measured in full mode only:
+ * 136 of the 160 GEMM rows (6,100 of 26,700 GFLOP per pass) and every convolution row. */
+#define DEFAULT_MAX_GFLOP 250.0
 
 /* Appends d when there is room; always counts it. */
 static void list_push(OpDesc *out, int max, int *n, OpDesc d)
@@ -16,182 +26,275 @@ static void list_push(OpDesc *out, int max, int *n, OpDesc d)
     (*n)++;
 }
 
-/* ---- square GEMM sweep ---- */
+/* ---- machine limits ---- */
 
-int mb_list_gemm_square(bool quick, OpDesc *out, int max)
+int mb_list_peak(MbMode mode, int threads, OpDesc *out, int max)
 {
-    static const int quick_sizes[] = {128, 512, 1024, 2048};
-    /* 64 ... 4096 in steps of sqrt(2) (rounded), plus sizes that are not powers of two or
-     * their sqrt(2) neighbours (100, 1000, 3000 decimal; 1536 = 3 * 512), where blocked BLAS
-     * kernels leave partial tiles: the fitted efficiency model must see both. */
-    static const int default_sizes[] = {64,  91,   100,  128,  181,  256,  362,  512,  724,
-                                        1000, 1024, 1448, 1536, 2048, 2896, 3000, 4096};
-    const int *sizes = quick ? quick_sizes : default_sizes;
-    int count = quick ? (int)(sizeof quick_sizes / sizeof *quick_sizes)
-                      : (int)(sizeof default_sizes / sizeof *default_sizes);
+    (void)mode;
+    /* 2^27 FMAs per thread: ~3 ms at a core's 100 GFLOP/s, long against the clock and
+     * short enough to repeat; one core, then every thread of the calibration */
+    const long fma = 1L << 27;
     int n = 0;
-    for (int i = 0; i < count; i++)
-        list_push(out, max, &n, op_gemm(PHASE_FWD, sizes[i], sizes[i], sizes[i], false, false, 0.0f));
+    list_push(out, max, &n, op_peak_fma(1, fma));
+    if (threads > 1)
+        list_push(out, max, &n, op_peak_fma(threads, fma));
     return n;
 }
 
-/* ---- DeepBench GEMM training set ---- */
-
-/* One row of DeepBench's gemm_problems.h training_set: C(M x N) = op(A)(M x K) op(B)(K x N),
- * 'T' = that operand is transposed. */
-typedef struct {
-    int m, n, k;
-    char op_a, op_b;
-} DbGemmRow;
-
-/* Quick: eight rows that cover NN, TN and NT, square-ish, skinny (N = 32, 128) and the
- * very skinny M = 35 speech shape, each <= ~50 GFLOP. Row numbers are MODELS.md §6.4's. */
-static const DbGemmRow gemm_quick[] = {
-    {1760, 32, 1760, 'N', 'N'},   /* #2:   0.198 GFLOP */
-    {1760, 7000, 1760, 'N', 'N'}, /* #5:  43.37  GFLOP */
-    {1760, 128, 1760, 'T', 'N'},  /* #24:  0.793 GFLOP */
-    {1760, 7133, 1760, 'N', 'T'}, /* #41: 44.19  GFLOP */
-    {35, 8457, 1760, 'N', 'N'},   /* #46:  1.042 GFLOP */
-    {7680, 128, 2560, 'N', 'N'},  /* #64:  5.033 GFLOP */
-    {1024, 700, 512, 'N', 'N'},   /* #87:  0.734 GFLOP */
-    {512, 16, 512, 'N', 'T'},     /* #139: 0.0084 GFLOP */
-};
-
-/* Default: 42 of the 160 rows, spread over every group of the table (DeepSpeech, speech
- * language models with K = 500000, attention/Transformer-like N = 24000 and 48000), every
- * transpose combination; rows above ~250 GFLOP (up to 2284) are left out so that the
- * default calibration stays within ~15 minutes on two cores (~2300 GFLOP in total here,
- * about 8 executions each). */
-static const DbGemmRow gemm_default[] = {
-    {1760, 16, 1760, 'N', 'N'},     /* #1:   0.09912 GFLOP */
-    {1760, 64, 1760, 'N', 'N'},     /* #3:   0.3965 */
-    {1760, 7000, 1760, 'N', 'N'},   /* #5:  43.37 */
-    {2048, 128, 2048, 'N', 'N'},    /* #9:   1.074 */
-    {2048, 7000, 2048, 'N', 'N'},   /* #10: 58.72 */
-    {2560, 7000, 2560, 'N', 'N'},   /* #15: 91.75 */
-    {4096, 16, 4096, 'N', 'N'},     /* #16:  0.5369 */
-    {4096, 128, 4096, 'N', 'N'},    /* #19:  4.295 */
-    {4096, 7000, 4096, 'N', 'N'},   /* #20: 234.9 */
-    {1760, 128, 1760, 'T', 'N'},    /* #24:  0.793 */
-    {1760, 7000, 1760, 'T', 'N'},   /* #25: 43.37 */
-    {2048, 128, 2048, 'T', 'N'},    /* #29:  1.074 */
-    {2560, 7000, 2560, 'T', 'N'},   /* #35: 91.75 */
-    {1760, 7133, 1760, 'N', 'T'},   /* #41: 44.19 */
-    {2048, 7133, 2048, 'N', 'T'},   /* #42: 59.84 */
-    {2560, 7133, 2560, 'N', 'T'},   /* #43: 93.49 */
-    {5124, 9124, 1760, 'N', 'N'},   /* #45: 164.6 */
-    {35, 8457, 1760, 'N', 'N'},     /* #46:  1.042 */
-    {35, 8457, 4096, 'N', 'N'},     /* #52:  2.425 */
-    {5124, 9124, 1760, 'T', 'N'},   /* #53: 164.6 */
-    {7680, 128, 2560, 'N', 'N'},    /* #64:  5.033 */
-    {7680, 128, 2560, 'T', 'N'},    /* #68:  5.033 */
-    {3072, 128, 1024, 'N', 'N'},    /* #72:  0.8053 */
-    {3072, 128, 1024, 'T', 'N'},    /* #76:  0.8053 */
-    {3072, 7435, 1024, 'N', 'T'},   /* #77: 46.78 */
-    {7680, 5481, 2560, 'N', 'T'},   /* #78: 215.5 */
-    {512, 8, 500000, 'N', 'N'},     /* #79:  4.096 */
-    {1024, 16, 500000, 'N', 'N'},   /* #82: 16.38 */
-    {1024, 16, 500000, 'T', 'N'},   /* #86: 16.38 */
-    {1024, 700, 512, 'N', 'N'},     /* #87:  0.734 */
-    {3072, 24000, 1024, 'N', 'N'},  /* #93: 151 */
-    {3072, 24000, 1024, 'T', 'N'},  /* #103: 151 */
-    {8448, 32, 2816, 'N', 'N'},     /* #114: 1.523 */
-    {6144, 32, 2048, 'T', 'N'},     /* #118: 0.8053 (K = 2048 since DeepBench d77b9eb) */
-    {512, 24000, 2816, 'N', 'N'},   /* #121: 69.21 */
-    {1024, 24000, 2048, 'N', 'N'},  /* #126: 100.7 */
-    {512, 24000, 1536, 'T', 'N'},   /* #134: 37.75 */
-    {512, 16, 512, 'N', 'T'},       /* #139: 0.008389 */
-    {512, 48000, 2048, 'N', 'N'},   /* #142: 100.7 */
-    {1024, 48000, 1536, 'N', 'N'},  /* #148: 151 */
-    {1024, 48000, 1536, 'T', 'N'},  /* #158: 151 */
-    {1024, 32, 512, 'N', 'T'},      /* #160: 0.03355 */
-};
-
-int mb_list_gemm_deepbench(bool quick, OpDesc *out, int max)
+/* Passes so that each thread moves about 32 MiB per execution: several ms even at L1
+ * speed, one pass for a DRAM-sized working set. */
+static long membw_passes(size_t bytes)
 {
-    const DbGemmRow *rows = quick ? gemm_quick : gemm_default;
-    int count = quick ? (int)(sizeof gemm_quick / sizeof *gemm_quick)
-                      : (int)(sizeof gemm_default / sizeof *gemm_default);
+    const size_t traffic = (size_t)32 << 20;
+    return bytes >= traffic ? 1 : (long)(traffic / bytes);
+}
+
+int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int max)
+{
+    const size_t l1 = c->bytes[0] ? c->bytes[0] : (size_t)32 << 10;
+    const size_t l2 = c->bytes[1] ? c->bytes[1] : (size_t)1 << 20;
+    const size_t l3 = c->bytes[2] ? c->bytes[2] : l2;
+    /* The working set per thread that sits in each level when `threads` threads run: half
+     * of a private level (the rest holds the code's other lines), half of the thread's
+     * share of a shared one, and 4x the last-level cache over all threads for DRAM
+     * (STREAM's rule). */
+    const int l3_sharers = c->shared_cpus[2] > 1 ? (threads < c->shared_cpus[2] ? threads : c->shared_cpus[2]) : 1;
+    const size_t level[4] = {l1 / 2, l2 / 2, l3 / 2 / (size_t)l3_sharers, 4 * l3 / (size_t)threads};
     int n = 0;
-    for (int i = 0; i < count; i++) {
-        const DbGemmRow *r = &rows[i];
-        /* DeepBench times alpha = beta = 1 in cuBLAS; beta = 0 here because that is what
-         * a training step runs for a first writer, and the FLOP count (2MNK) is the same. */
-        list_push(out, max, &n,
-                  op_gemm(PHASE_FWD, r->m, r->n, r->k, r->op_a == 'T', r->op_b == 'T', 0.0f));
+    for (int i = 0; i < 4; i++) {
+        list_push(out, max, &n, op_membw(MEMBW_READ, threads, level[i], membw_passes(level[i])));
+        list_push(out, max, &n, op_membw(MEMBW_TRIAD, threads, level[i], membw_passes(level[i])));
+        if (threads > 1) { /* one core alone: what a single-threaded kernel can draw */
+            const size_t ws1 = i < 3 ? level[i] : 4 * l3;
+            list_push(out, max, &n, op_membw(MEMBW_READ, 1, ws1, membw_passes(ws1)));
+        }
     }
+    if (mode != MB_QUICK) {
+        /* the curve between the levels: every power of two from 4 KiB to 4x the LLC share */
+        for (size_t ws = (size_t)4 << 10; ws <= 4 * l3 / (size_t)threads; ws *= 2)
+            list_push(out, max, &n, op_membw(MEMBW_READ, threads, ws, membw_passes(ws)));
+    }
+    return n;
+}
+
+/* ---- GEMM sweeps ---- */
+
+int mb_list_gemm_sweep(MbMode mode, OpDesc *out, int max)
+{
+    /* Squares: 64 ... 4096 in steps of sqrt(2), plus sizes that are not powers of two
+     * (100, 1000, 3000; 1536 = 3 * 512) where blocked BLAS kernels leave partial tiles. */
+    static const int quick_sq[] = {128, 512, 1024, 2048};
+    static const int default_sq[] = {64, 91, 100, 128, 181, 256, 362, 512, 724, 1000, 1024, 1448, 1536, 2048,
+                                     2896, 3000, 4096};
+    /* A grid over M, N, K (each dimension from skinny to large, in log steps): what the
+     * fitted GEMM efficiency model is built from. Transposed operands on a coarser grid. */
+    static const int quick_grid[] = {64, 512, 2048};
+    static const int default_grid[] = {16, 64, 256, 1024, 4096};
+    static const int trans_grid[] = {64, 1024, 4096};
+    const bool quick = mode == MB_QUICK;
+    const int *sq = quick ? quick_sq : default_sq;
+    const int nsq = quick ? 4 : (int)(sizeof default_sq / sizeof *default_sq);
+    const int *grid = quick ? quick_grid : default_grid;
+    const int ng = quick ? 3 : (int)(sizeof default_grid / sizeof *default_grid);
+    int n = 0;
+    for (int i = 0; i < nsq; i++)
+        list_push(out, max, &n, op_gemm(PHASE_FWD, sq[i], sq[i], sq[i], false, false, 0.0f));
+    for (int a = 0; a < ng; a++)
+        for (int b = 0; b < ng; b++)
+            for (int k = 0; k < ng; k++)
+                list_push(out, max, &n, op_gemm(PHASE_FWD, grid[a], grid[b], grid[k], false, false, 0.0f));
+    if (!quick)
+        for (int t = 1; t <= 2; t++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    for (int k = 0; k < 3; k++)
+                        list_push(out, max, &n, op_gemm(PHASE_FWD, trans_grid[a], trans_grid[b], trans_grid[k],
+                                                        t == 1, t == 2, 0.0f));
+    return n;
+}
+
+/* ---- DeepBench GEMM training set and seed 004's DMM ---- */
+
+/* Quick: eight rows (1-based as in MODELS.md) that cover NN, TN and NT, square-ish, skinny
+ * (N = 32, 128) and the very skinny M = 35 speech shape, each <= ~50 GFLOP. */
+static const int gemm_quick_rows[] = {2, 5, 24, 41, 46, 64, 87, 139};
+
+bool mb_deepbench_gemm_in(MbMode mode, int i)
+{
+    if (i < 0 || i >= mb_deepbench_gemm_train_count)
+        return false;
+    if (mode == MB_QUICK) {
+        for (size_t q = 0; q < sizeof gemm_quick_rows / sizeof *gemm_quick_rows; q++)
+            if (gemm_quick_rows[q] == i + 1)
+                return true;
+        return false;
+    }
+    return mode == MB_FULL || mb_deepbench_gemm_train[i].gflop <= DEFAULT_MAX_GFLOP;
+}
+
+static OpDesc gemm_shape_desc(const MbGemmShape *g)
+{
+    /* DeepBench times alpha = beta = 1 in cuBLAS; beta = 0 here because that is what a
+     * training step runs for a first writer, and the FLOP count (2MNK) is the same. */
+    return op_gemm(PHASE_FWD, g->m, g->n, g->k, g->ta, g->tb, 0.0f);
+}
+
+int mb_list_gemm_deepbench(MbMode mode, OpDesc *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < mb_deepbench_gemm_train_count; i++)
+        if (mb_deepbench_gemm_in(mode, i))
+            list_push(out, max, &n, gemm_shape_desc(&mb_deepbench_gemm_train[i]));
+    if (mode != MB_QUICK)
+        for (int i = 0; i < mb_seed004_dmm_count; i++)
+            list_push(out, max, &n, gemm_shape_desc(&mb_seed004_dmm[i]));
     return n;
 }
 
 /* ---- DeepBench convolution training set ---- */
 
-/* One row of DeepBench's conv_problems.h training_set, in ITS field order (final list
- * state): input W, H, C, batch N, K filters of width S and height R, pad_w, pad_h,
- * stride_w, stride_h. Kept in that order so rows can be compared with the source. */
-typedef struct {
-    int w, h, c, n, k, s, r, pad_w, pad_h, stride_w, stride_h;
-} DbConvRow;
+/* Quick: a first layer (C = 1, 5x20 filter, stride 2: no backward-data), a 3x3 and a
+ * strided 1x1 (ResNet projection). */
+static const int conv_quick_rows[] = {1, 14, 40};
 
-/* Quick: a first layer (C = 1, 20x5 filter, stride 2: no backward-data), a 3x3 and a
- * strided 1x1. Row numbers are MODELS.md §6.4's. */
-static const DbConvRow conv_quick[] = {
-    {700, 161, 1, 4, 32, 20, 5, 0, 0, 2, 2}, /* #1:  0.69 GFLOP fwd, DeepSpeech layer 1 */
-    {54, 54, 64, 8, 64, 3, 3, 1, 1, 1, 1},   /* #14: 1.72 */
-    {28, 28, 128, 8, 512, 1, 1, 0, 0, 2, 2}, /* #40: 0.21, ResNet projection */
-};
-
-/* Default: thirteen rows over speech (DeepSpeech), face recognition, VGG, GoogLeNet and
- * ResNet layers, including both asymmetric filters and the 1x1-with-pad-3 ResNet row. */
-static const DbConvRow conv_default[] = {
-    {700, 161, 1, 4, 32, 20, 5, 0, 0, 2, 2},  /* #1:   0.69 GFLOP fwd */
-    {341, 79, 32, 4, 32, 10, 5, 0, 0, 2, 2},  /* #5:   2.58 */
-    {108, 108, 3, 8, 64, 3, 3, 1, 1, 2, 2},   /* #13:  0.081 */
-    {54, 54, 64, 8, 64, 3, 3, 1, 1, 1, 1},    /* #14:  1.72 */
-    {112, 112, 64, 8, 128, 3, 3, 1, 1, 1, 1}, /* #19: 14.8 */
-    {14, 14, 512, 8, 512, 3, 3, 1, 1, 1, 1},  /* #22:  7.40 */
-    {224, 224, 3, 16, 64, 7, 7, 3, 3, 2, 2},  /* #30:  3.78 */
-    {28, 28, 192, 16, 32, 5, 5, 2, 2, 1, 1},  /* #31:  3.85 */
-    {14, 14, 512, 16, 192, 1, 1, 0, 0, 1, 1}, /* #34:  0.62 */
-    {28, 28, 128, 8, 512, 1, 1, 0, 0, 2, 2},  /* #40:  0.21 */
-    {7, 7, 2048, 8, 512, 1, 1, 3, 3, 2, 2},   /* #45:  0.82 */
-    {350, 80, 64, 16, 64, 3, 3, 1, 1, 1, 1},  /* #56: 33.0 */
-    {56, 56, 64, 8, 256, 1, 1, 0, 0, 1, 1},   /* #64:  0.82 */
-};
-
-int mb_list_conv_extra(bool quick, OpDesc *out, int max)
+bool mb_deepbench_conv_in(MbMode mode, int i)
 {
-    const DbConvRow *rows = quick ? conv_quick : conv_default;
-    int count = quick ? (int)(sizeof conv_quick / sizeof *conv_quick)
-                      : (int)(sizeof conv_default / sizeof *conv_default);
+    if (i < 0 || i >= mb_deepbench_conv_train_count)
+        return false;
+    if (mode == MB_QUICK) {
+        for (size_t q = 0; q < sizeof conv_quick_rows / sizeof *conv_quick_rows; q++)
+            if (conv_quick_rows[q] == i + 1)
+                return true;
+        return false;
+    }
+    return mode == MB_FULL || mb_deepbench_conv_train[i].gflop <= DEFAULT_MAX_GFLOP;
+}
+
+OpDesc mb_conv_shape_desc(const MbConvShape *r, OpPhase phase)
+{
+    OpDesc d = op_conv2d_explicit(phase, r->n, r->c, r->h, r->w, r->k, r->r, r->s, r->stride_h, r->stride_w,
+                                  r->pad_h, r->pad_w, 1);
+    /* overwrite, not accumulate: DeepBench calls cuDNN with beta = 0, and a training
+     * step's first writer of a gradient overwrites as well */
+    d.u.conv.accumulate = false;
+    return d;
+}
+
+int mb_list_conv_deepbench(MbMode mode, OpDesc *out, int max)
+{
     static const OpPhase phases[] = {PHASE_FWD, PHASE_BWD_DATA, PHASE_BWD_WEIGHTS};
     int n = 0;
-    for (int i = 0; i < count; i++) {
-        const DbConvRow *r = &rows[i];
+    for (int i = 0; i < mb_deepbench_conv_train_count; i++) {
+        if (!mb_deepbench_conv_in(mode, i))
+            continue;
+        const MbConvShape *r = &mb_deepbench_conv_train[i];
         for (int p = 0; p < 3; p++) {
             /* DeepBench's result sheets mark backward-data N/A for first layers (C = 1 or
              * 3): no network computes the gradient of its input image. */
             if (phases[p] == PHASE_BWD_DATA && r->c <= 3)
                 continue;
-            OpDesc d = op_conv2d_explicit(phases[p], r->n, r->c, r->h, r->w, r->k, r->r, r->s,
-                                          r->stride_h, r->stride_w, r->pad_h, r->pad_w, 1);
-            /* Overwrite, not accumulate: DeepBench calls cuDNN with beta = 0, and a training
-             * step's first writer of a gradient overwrites as well. */
-            d.u.conv.accumulate = false;
-            list_push(out, max, &n, d);
+            list_push(out, max, &n, mb_conv_shape_desc(r, phases[p]));
         }
     }
     return n;
 }
 
+/* ---- DeepBench RNN training set, as per-step ops ---- */
+
+int mb_rnn_step_ops(const MbRnnShape *r, bool backward, OpDesc *out, int max)
+{
+    static const int gates[] = {[MB_RNN_VANILLA] = 1, [MB_RNN_LSTM] = 4, [MB_RNN_GRU] = 3};
+    const int H = r->hidden, N = r->batch, gH = gates[r->cell] * H;
+    int n = 0;
+    if (!backward) {
+        /* pre (N, gH) = h_{t-1} (N, H) R (H, gH): the recurrent part only (DeepBench's
+         * CUDNN_SKIP_INPUT) */
+        list_push(out, max, &n, op_gemm(PHASE_FWD, N, gH, H, false, false, 0.0f));
+        if (r->cell == MB_RNN_VANILLA) { /* h = relu(pre + b) */
+            list_push(out, max, &n, op_bias(PHASE_FWD, N, H, 1));
+            list_push(out, max, &n, op_act(PHASE_FWD, ACT_RELU, (size_t)N * (size_t)H));
+        } else if (r->cell == MB_RNN_LSTM) {
+            list_push(out, max, &n, op_lstm_cell(PHASE_FWD, N, H, 1.0f));
+        } else {
+            list_push(out, max, &n, op_gru_cell(PHASE_FWD, N, H, ACT_RELU));
+        }
+        return n;
+    }
+    if (r->cell == MB_RNN_VANILLA)
+        list_push(out, max, &n, op_act(PHASE_BWD_DATA, ACT_RELU, (size_t)N * (size_t)H));
+    else if (r->cell == MB_RNN_LSTM)
+        list_push(out, max, &n, op_lstm_cell(PHASE_BWD_DATA, N, H, 1.0f));
+    else
+        list_push(out, max, &n, op_gru_cell(PHASE_BWD_DATA, N, H, ACT_RELU));
+    /* dh_{t-1} (N, H) (+)= dpre (N, gH) R^T: the GRU's cell already wrote its direct
+     * path (z * dh), so its GEMM accumulates */
+    list_push(out, max, &n, op_gemm(PHASE_BWD_DATA, N, H, gH, false, true, r->cell == MB_RNN_GRU ? 1.0f : 0.0f));
+    /* dR (H, gH) += h_{t-1}^T (H, N) dpre (N, gH), accumulated over the steps */
+    list_push(out, max, &n, op_gemm(PHASE_BWD_WEIGHTS, H, gH, N, true, false, 1.0f));
+    OpDesc db = op_bias(PHASE_BWD_WEIGHTS, N, gH, 1); /* db (gH) += sum over the batch */
+    list_push(out, max, &n, db);
+    return n;
+}
+
+/* Quick: one row of each cell at a moderate size. */
+static const int rnn_quick_rows[] = {1, 26, 49};
+
+bool mb_deepbench_rnn_in(MbMode mode, int i)
+{
+    if (i < 0 || i >= mb_deepbench_rnn_train_count)
+        return false;
+    if (mode == MB_QUICK) {
+        for (size_t q = 0; q < sizeof rnn_quick_rows / sizeof *rnn_quick_rows; q++)
+            if (rnn_quick_rows[q] == i + 1)
+                return true;
+        return false;
+    }
+    return true; /* a step of the largest row is 0.3% of the row: every row in default */
+}
+
+int mb_list_rnn_deepbench(MbMode mode, OpDesc *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < mb_deepbench_rnn_train_count; i++) {
+        if (!mb_deepbench_rnn_in(mode, i))
+            continue;
+        for (int b = 0; b <= 1; b++) {
+            OpDesc step[8];
+            int k = mb_rnn_step_ops(&mb_deepbench_rnn_train[i], b == 1, step, 8);
+            for (int j = 0; j < k; j++)
+                list_push(out, max, &n, step[j]);
+        }
+    }
+    return n;
+}
+
+/* ---- sparse GEMM ---- */
+
+int mb_list_sparse(MbMode mode, OpDesc *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < mb_seed004_smm_count; i++) {
+        const MbSparseShape *s = &mb_seed004_smm[i];
+        if (mode != MB_QUICK || s->n <= 2) /* quick: the two smallest */
+            list_push(out, max, &n, op_spmm(s->m, s->n, s->k, s->sparsity));
+    }
+    if (mode != MB_QUICK)
+        for (int i = 0; i < mb_deepbench_sparse_count; i++) {
+            const MbSparseShape *s = &mb_deepbench_sparse[i];
+            list_push(out, max, &n, op_spmm(s->m, s->n, s->k, s->sparsity));
+        }
+    return n;
+}
+
 /* ---- STREAM ---- */
 
-int mb_list_stream(bool quick, OpDesc *out, int max)
+int mb_list_stream(MbMode mode, OpDesc *out, int max)
 {
     /* STREAM's rule: each array at least 4x the largest cache, so no kernel runs from
      * cache. Rounded up to a whole MiB of floats. */
     size_t min_count = 4 * mb_llc_bytes() / sizeof(float);
     size_t count = (min_count + (1u << 18) - 1) / (1u << 18) * (1u << 18);
-    int nsizes = quick ? 1 : 2;
+    int nsizes = mode == MB_QUICK ? 1 : 2;
     int n = 0;
     for (int sz = 0; sz < nsizes; sz++)
         for (int k = 0; k < STREAM_COUNT; k++)
@@ -199,7 +302,7 @@ int mb_list_stream(bool quick, OpDesc *out, int max)
     return n;
 }
 
-/* ---- element-wise size sweep ---- */
+/* ---- element-wise, pooling, normalisation and update sweeps ---- */
 
 /* The memory-bound ops of a training step at one size; the predictor fits time(bytes) per
  * kind from the sweep, from in-cache (2^14 floats = 64 KiB) to far out of cache (2^26 =
@@ -219,26 +322,69 @@ static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
     db.u.bias.accumulate = false; /* a step's first writer overwrites */
     list_push(out, max, n, db);
     /* Learning rates are small so that repeated timed updates keep the weights finite;
-     * rho and eps are Keras' RMSprop defaults. */
+     * the other constants are Keras' defaults. */
     list_push(out, max, n, op_sgd(count, 1e-4f));
     list_push(out, max, n, op_rmsprop(count, 1e-4f, 0.9f, 1e-7f));
+    list_push(out, max, n, op_momentum(count, 1e-4f, 0.9f, false));
+    list_push(out, max, n, op_adam(count, 1e-4f, 0.9f, 0.999f, 1e-7f));
     list_push(out, max, n, op_zero(PHASE_FWD, count));
     list_push(out, max, n, op_copy(PHASE_FWD, count));
+    list_push(out, max, n, op_axpby(PHASE_FWD, count, 1.0f, 1.0f));
+    list_push(out, max, n, op_dropout(PHASE_FWD, count, 0.5f, 1u));
+    list_push(out, max, n, op_dropout(PHASE_BWD_DATA, count, 0.5f, 1u));
 }
 
-int mb_list_eltwise(bool quick, OpDesc *out, int max)
+/* Layer-shaped ops at a few sizes (n = 16 images): pooling, batch norm in all its phases,
+ * LRN and the loss, so the per-kind fits see small and large planes. */
+static void layer_ops_push(OpDesc *out, int max, int *n, int c, int hw)
+{
+    const int N = 16, spatial = hw * hw;
+    for (int k = 0; k <= 1; k++) {
+        const PoolKind pk = k ? POOL_AVG : POOL_MAX;
+        list_push(out, max, n, op_pool2d(PHASE_FWD, pk, N, c, hw, hw, 3, 2, PAD_SAME));
+        OpDesc pb = op_pool2d(PHASE_BWD_DATA, pk, N, c, hw, hw, 3, 2, PAD_SAME);
+        pb.u.pool.accumulate = false;
+        list_push(out, max, n, pb);
+    }
+    list_push(out, max, n, op_batchnorm(PHASE_FWD, N, c, spatial, 1e-3f, 0.99f, true));
+    list_push(out, max, n, op_batchnorm(PHASE_FWD, N, c, spatial, 1e-3f, 0.99f, false));
+    OpDesc bw = op_batchnorm(PHASE_BWD_WEIGHTS, N, c, spatial, 1e-3f, 0.99f, true);
+    bw.u.bn.accumulate = false;
+    list_push(out, max, n, bw);
+    OpDesc bd = op_batchnorm(PHASE_BWD_DATA, N, c, spatial, 1e-3f, 0.99f, true);
+    bd.u.bn.accumulate = false;
+    list_push(out, max, n, bd);
+    list_push(out, max, n, op_lrn(PHASE_FWD, N, c, spatial, 5, 1e-4f, 0.75f, 1.0f));
+    OpDesc lb = op_lrn(PHASE_BWD_DATA, N, c, spatial, 5, 1e-4f, 0.75f, 1.0f);
+    lb.u.lrn.accumulate = false;
+    list_push(out, max, n, lb);
+}
+
+int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
 {
     /* default: every power of 4 from 2^14 to 2^26. quick: one size per level of the memory
      * hierarchy (L2, shared L3, DRAM), stopping at 2^24 (64 MiB per buffer, beyond the
      * last-level cache): 2^26 only costs time, since out of cache the time is linear. */
     static const int quick_exp[] = {14, 18, 22, 24};
+    /* (channels, plane side) of the layer-shaped ops: a 56x56 stage and a 7x7 one (quick),
+     * plus 112x112, 28x28 and 14x14 */
+    static const int layers[][2] = {{64, 56}, {512, 7}, {64, 112}, {128, 28}, {256, 14}};
+    static const int classes[] = {10, 1000};
     int n = 0;
-    if (quick) {
+    if (mode == MB_QUICK) {
         for (size_t i = 0; i < sizeof quick_exp / sizeof *quick_exp; i++)
             eltwise_push_size(out, max, &n, (size_t)1 << quick_exp[i]);
     } else {
         for (int e = 14; e <= 26; e += 2)
             eltwise_push_size(out, max, &n, (size_t)1 << e);
     }
+    const int nl = mode == MB_QUICK ? 2 : (int)(sizeof layers / sizeof *layers);
+    for (int i = 0; i < nl; i++)
+        layer_ops_push(out, max, &n, layers[i][0], layers[i][1]);
+    for (int b = 32; b <= (mode == MB_QUICK ? 32 : 512); b *= 4)
+        for (int c = 0; c < 2; c++) {
+            list_push(out, max, &n, op_softmax_xent(PHASE_FWD, b, classes[c]));
+            list_push(out, max, &n, op_softmax_xent(PHASE_BWD_DATA, b, classes[c]));
+        }
     return n;
 }

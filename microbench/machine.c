@@ -121,40 +121,64 @@ void mb_software_detect(SoftwareInfo *sw, int threads)
 #endif
 }
 
+/* One line of a sysfs cache attribute of cpu0's cache index i into buf; false if absent. */
+static bool cache_attr(int i, const char *name, char *buf, size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", i, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+/* "0-1,4" -> 3 */
+static int cpu_list_count(const char *s)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        n += (int)(b - a + 1);
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n > 0 ? n : 1;
+}
+
+void mb_cache_sizes(MbCaches *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < 16; i++) {
+        char buf[256];
+        if (!cache_attr(i, "level", buf, sizeof buf))
+            continue;
+        int level = atoi(buf);
+        if (level < 1 || level > 3 || !cache_attr(i, "type", buf, sizeof buf) || strcmp(buf, "Instruction") == 0)
+            continue;
+        if (!cache_attr(i, "size", buf, sizeof buf))
+            continue;
+        char *end;
+        unsigned long long v = strtoull(buf, &end, 10);
+        v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+        int shared = cache_attr(i, "shared_cpu_list", buf, sizeof buf) ? cpu_list_count(buf) : 1;
+        c->bytes[level - 1] = (size_t)v;
+        c->shared_cpus[level - 1] = shared;
+    }
+}
+
 size_t mb_llc_bytes(void)
 {
-    /* The largest unified/data cache of level >= 2 that cpu0 sees: on multi-CCX parts
-     * that is one CCX's L3, which is the share a single process can rely on. */
-    size_t best = 0;
-    for (int i = 0; i < 16; i++) {
-        char path[128], buf[64];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        int level = 0;
-        if (fscanf(f, "%d", &level) != 1)
-            level = 0;
-        fclose(f);
-        if (level < 2)
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (fgets(buf, sizeof buf, f)) {
-            char *end;
-            unsigned long long v = strtoull(buf, &end, 10);
-            if (*end == 'K')
-                v <<= 10;
-            else if (*end == 'M')
-                v <<= 20;
-            else if (*end == 'G')
-                v <<= 30;
-            if (v > best)
-                best = (size_t)v;
-        }
-        fclose(f);
-    }
+    /* The largest cache of level >= 2 that cpu0 sees: on multi-CCX parts that is one
+     * CCX's L3, which is the share a single process can rely on. */
+    MbCaches c;
+    mb_cache_sizes(&c);
+    size_t best = c.bytes[1] > c.bytes[2] ? c.bytes[1] : c.bytes[2];
     return best ? best : (size_t)32 << 20;
 }

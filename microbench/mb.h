@@ -12,21 +12,29 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "db/db.h"
 #include "ops/ops.h"
 
+/* How much to measure: quick (about a minute), default (within 15 minutes on a 2-core
+ * machine), full (DeepBench's complete lists, however long they take here). */
+typedef enum { MB_QUICK, MB_DEFAULT, MB_FULL, MB_MODE_COUNT } MbMode;
+const char *mb_mode_name(MbMode m); /* "quick", "default", "full" */
+
 typedef struct {
-    const char *mode;     /* "quick" | "default" */
+    const char *mode;     /* "quick" | "default" | "full" */
     int warmups;          /* executions discarded before timing */
     int min_reps;         /* samples always taken */
     int max_reps;         /* cap on samples */
     double min_sample_s;  /* a sample shorter than this batches `inner` executions */
     double target_s;      /* stop adding samples once min_reps are in and this much time was spent */
     double ci_frac;       /* ... or earlier, once the 95% CI half-width <= ci_frac * median */
+    double long_s;        /* a kernel whose first execution takes at least this long ... */
+    int long_min_reps;    /* ... is warmed up once and sampled at least this often */
 } MbProtocol;
 
-MbProtocol mb_protocol(bool quick);
+MbProtocol mb_protocol(MbMode mode);
 
 typedef struct {
     int n;
@@ -52,12 +60,69 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
  * page zeroing each); this frees them. mb_calibrate calls it when done. */
 void mb_release(void);
 
-/* ---- shape lists: each fills out[0..max) and returns the count ---- */
-int mb_list_gemm_square(bool quick, OpDesc *out, int max);    /* square sweep, NN        */
-int mb_list_gemm_deepbench(bool quick, OpDesc *out, int max); /* DeepBench training subset */
-int mb_list_conv_extra(bool quick, OpDesc *out, int max);     /* DeepBench conv subset x 3 phases */
-int mb_list_stream(bool quick, OpDesc *out, int max);         /* copy/scale/add/triad, arrays >= 4x LLC */
-int mb_list_eltwise(bool quick, OpDesc *out, int max);        /* act/bias/update/zero/copy size sweep */
+/* ---- the machine's caches (sysfs) ---- */
+typedef struct {
+    size_t bytes[3];     /* L1 data, L2, L3 of cpu0; 0 if absent */
+    int shared_cpus[3];  /* CPUs sharing each */
+} MbCaches;
+void mb_cache_sizes(MbCaches *c);
+
+/* ---- DeepBench's kernel lists (deepbench.c, MODELS.md 6.4) and seed 004's shapes ---- */
+typedef struct {
+    int m, n, k;
+    bool ta, tb;
+    double gflop; /* the table's 2MNK/1e9 */
+} MbGemmShape;
+typedef struct {
+    int w, h, c, n, k, r, s, pad_h, pad_w, stride_h, stride_w; /* r: filter height, s: width */
+    double gflop; /* the table's forward 2 N K C R S P Q / 1e9 */
+} MbConvShape;
+typedef enum { MB_RNN_VANILLA, MB_RNN_LSTM, MB_RNN_GRU } MbRnnCell;
+typedef struct {
+    int hidden, batch, steps;
+    MbRnnCell cell;
+    double gflop; /* the table's forward 2 g H^2 N T / 1e9, g = 1, 4, 3 */
+} MbRnnShape;
+typedef struct {
+    int m, n, k;
+    double sparsity; /* fraction of zeros of the M x K weight */
+} MbSparseShape;
+extern const MbGemmShape mb_deepbench_gemm_train[];
+extern const int mb_deepbench_gemm_train_count;
+extern const MbConvShape mb_deepbench_conv_train[];
+extern const int mb_deepbench_conv_train_count;
+extern const MbRnnShape mb_deepbench_rnn_train[];
+extern const int mb_deepbench_rnn_train_count;
+extern const MbSparseShape mb_deepbench_sparse[];
+extern const int mb_deepbench_sparse_count;
+extern const MbGemmShape mb_seed004_dmm[];
+extern const int mb_seed004_dmm_count;
+extern const MbSparseShape mb_seed004_smm[];
+extern const int mb_seed004_smm_count;
+
+/* The convolution descriptor of a DeepBench row in one phase (overwriting, as cuDNN's
+ * beta = 0 and a step's first writer). */
+OpDesc mb_conv_shape_desc(const MbConvShape *c, OpPhase phase);
+/* The ops of one time step of a DeepBench RNN row as dlperf runs a recurrent layer: the
+ * recurrent GEMM and the cell; in backward the cell's backward, the data and weight GEMMs
+ * and the bias gradient. Fills out[0..max) and returns the count (at most 8). */
+int mb_rnn_step_ops(const MbRnnShape *r, bool backward, OpDesc *out, int max);
+
+/* ---- shape lists: each fills out[0..max) and returns how many it has in total (so a
+ * caller may ask for the count first with (NULL, 0)) ---- */
+int mb_list_peak(MbMode mode, int threads, OpDesc *out, int max);     /* FMA roof, 1 and all threads */
+int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int max); /* per level */
+int mb_list_gemm_sweep(MbMode mode, OpDesc *out, int max);     /* squares, an M x N x K grid, transposes */
+int mb_list_gemm_deepbench(MbMode mode, OpDesc *out, int max); /* DeepBench training + seed 004 DMM */
+int mb_list_conv_deepbench(MbMode mode, OpDesc *out, int max); /* DeepBench training x 3 phases */
+int mb_list_rnn_deepbench(MbMode mode, OpDesc *out, int max);  /* DeepBench RNN rows' step ops */
+int mb_list_sparse(MbMode mode, OpDesc *out, int max);         /* DeepBench sparse + seed 004 SMM */
+int mb_list_stream(MbMode mode, OpDesc *out, int max);         /* copy/scale/add/triad, arrays >= 4x LLC */
+int mb_list_eltwise(MbMode mode, OpDesc *out, int max);        /* element-wise, pooling, norms, updates */
+/* Whether a mode measures DeepBench row i (0-based) of each list, for reports. */
+bool mb_deepbench_gemm_in(MbMode mode, int i);
+bool mb_deepbench_conv_in(MbMode mode, int i);
+bool mb_deepbench_rnn_in(MbMode mode, int i);
 
 /* ---- calibration driver ---- */
 typedef struct {

@@ -6,7 +6,6 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -19,8 +18,8 @@
 /* Buffers are aligned for AVX-512 loads and so that no two buffers share a cache line. */
 enum { MB_ALIGN = 64 };
 
-/* Fill is done in fixed-size chunks, each with its own seed, so the values do not depend
- * on the number of OpenMP threads that fill them. */
+/* Buffers of at least this many values are filled by all threads (the values do not
+ * depend on the thread count: each is a function of its index). */
 enum { MB_FILL_CHUNK = 1 << 16 };
 
 /* Points checked by op_spot_check besides the first and last element of each output. */
@@ -32,19 +31,28 @@ static const uint64_t MB_SEED = 0x646c70657266ULL; /* "dlperf" */
 /* Upper bound on `inner`: keeps a kernel that reports 0 s (broken clock) from spinning. */
 static const long MB_INNER_MAX = 1L << 24;
 
-MbProtocol mb_protocol(bool quick)
+const char *mb_mode_name(MbMode m)
+{
+    static const char *const names[MB_MODE_COUNT] = {"quick", "default", "full"};
+    return m >= 0 && m < MB_MODE_COUNT ? names[m] : "?";
+}
+
+MbProtocol mb_protocol(MbMode mode)
 {
     /* Sample counts and time targets are sized so that the quick lists finish in about a
-     * minute and the default lists in well under 15 minutes on a 2-core machine
-     * (~190 GFLOP/s, ~15 GB/s): the big kernels stop at min_reps, the small ones at the
-     * time target or earlier once the confidence interval is tight. */
+     * minute and the default lists within 15 minutes on a 2-core machine (~150 GFLOP/s,
+     * ~15 GB/s): small kernels stop at the time target or earlier once the confidence
+     * interval is tight; a kernel that runs a second or more per execution (DeepBench's
+     * largest GEMMs take 15 s here) varies by well under 1% between executions, so it is
+     * warmed up once and sampled long_min_reps times. */
     MbProtocol p;
-    if (quick) {
-        p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 15,
-                         .min_sample_s = 1e-3, .target_s = 0.3, .ci_frac = 0.05};
+    if (mode == MB_QUICK) {
+        p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 15, .min_sample_s = 1e-3,
+                         .target_s = 0.3, .ci_frac = 0.05, .long_s = 0.5, .long_min_reps = 2};
     } else {
-        p = (MbProtocol){.mode = "default", .warmups = 2, .min_reps = 5, .max_reps = 50,
-                         .min_sample_s = 2e-3, .target_s = 1.5, .ci_frac = 0.02};
+        p = (MbProtocol){.mode = mb_mode_name(mode), .warmups = 2, .min_reps = 5, .max_reps = 50,
+                         .min_sample_s = 2e-3, .target_s = 1.5, .ci_frac = 0.02, .long_s = 1.0,
+                         .long_min_reps = 3};
     }
     return p;
 }
@@ -167,7 +175,7 @@ static void *pool_take(size_t bytes, size_t *cap)
         return p;
     }
     *cap = bytes;
-    return aligned_alloc(MB_ALIGN, bytes);
+    return ops_buffer_alloc(bytes);
 }
 
 static void pool_give(void *p, size_t cap)
@@ -309,50 +317,47 @@ static unsigned long int_range(const OpDesc *d)
     return 1000; /* dropout's step counter: any step */
 }
 
-/* Fills buffer i with seeded values; returns -1 if no RNG could be allocated.
- * Every value is drawn: filling by tiling one drawn chunk over the buffer was faster, but
- * made RMSprop over P1B1's 244M parameters time 20% faster than on drawn (or real)
- * values, for reasons not understood; a measurement must not depend on such artefacts. */
+/* Value j of the stream `seed`: a counter-based generator (splitmix64's finaliser of
+ * seed + j), so any element can be drawn independently of the others, by any thread, in a
+ * loop the compiler vectorises. A GSL generator (sequential state behind a function
+ * pointer) made the fills of P1B1's gigabyte buffers a quarter of a quick calibration. */
+static inline uint64_t fill_bits(uint64_t seed, uint64_t j)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (j + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Fills buffer i with seeded values: floats uniform in its fill_range, integers uniform
+ * below int_range. Every value is drawn: filling by tiling one drawn chunk over the buffer
+ * was faster, but made RMSprop over P1B1's 244M parameters time 20% faster than on drawn
+ * (or real) values, for reasons not understood; a measurement must not depend on such
+ * artefacts. */
 static int buffer_fill(const OpDesc *d, MbBuffers *b, int i, uint64_t seed)
 {
     const OpBufInfo *bi = &b->info[i];
-    size_t count = bi->bytes / 4; /* float and int32 are both 4 bytes */
-    size_t nchunks = (count + MB_FILL_CHUNK - 1) / MB_FILL_CHUNK;
+    const size_t count = bi->bytes / 4; /* float and int32 are both 4 bytes */
     float lo, hi;
     bool relu_clamp;
     fill_range(d, i, &lo, &hi, &relu_clamp);
-    unsigned long classes = int_range(d);
-    int failed = 0;
-
-#pragma omp parallel
-    {
-        gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
-        if (!r) {
-#pragma omp atomic write
-            failed = 1;
+    const uint64_t classes = int_range(d);
+    if (bi->type == BUF_INT32) {
+        /* labels, token ids or a step counter: any value in [0, classes) */
+        int32_t *p = b->bufs[i];
+#pragma omp parallel for schedule(static) if (count >= MB_FILL_CHUNK)
+        for (size_t j = 0; j < count; j++)
+            p[j] = (int32_t)(fill_bits(seed, j) % classes);
+    } else {
+        float *p = b->bufs[i];
+        const float scale = (hi - lo) / 16777216.0f; /* 24 random bits: every float step of [0, 1) */
+#pragma omp parallel for schedule(static) if (count >= MB_FILL_CHUNK)
+        for (size_t j = 0; j < count; j++) {
+            const float v = lo + scale * (float)(fill_bits(seed, j) >> 40);
+            p[j] = relu_clamp && v < 0.0f ? 0.0f : v;
         }
-#pragma omp for schedule(static)
-        for (size_t c = 0; c < nchunks; c++) {
-            if (!r)
-                continue;
-            gsl_rng_set(r, (unsigned long)(seed ^ (0x9e3779b97f4a7c15ULL * (c + 1))));
-            size_t end = (c + 1) * MB_FILL_CHUNK < count ? (c + 1) * MB_FILL_CHUNK : count;
-            if (bi->type == BUF_INT32) {
-                /* labels, token ids or a step counter: any value in [0, classes) */
-                int32_t *p = b->bufs[i];
-                for (size_t j = c * MB_FILL_CHUNK; j < end; j++)
-                    p[j] = (int32_t)gsl_rng_uniform_int(r, classes);
-            } else {
-                float *p = b->bufs[i];
-                for (size_t j = c * MB_FILL_CHUNK; j < end; j++) {
-                    float v = lo + (hi - lo) * (float)gsl_rng_uniform(r);
-                    p[j] = relu_clamp && v < 0.0f ? 0.0f : v;
-                }
-            }
-        }
-        gsl_rng_free(r);
     }
-    return failed ? -1 : 0;
+    return 0;
 }
 
 /* Fills every buffer (outputs too: accumulating and in-place kernels read them), or with
@@ -471,10 +476,17 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
     /* Warm-ups (discarded): page faults, OpenBLAS thread start-up, caches. The fastest of
      * them estimates one execution, which sizes `inner`. */
     double t_one = INFINITY;
+    int min_reps = p->min_reps;
     for (int i = 0; i < p->warmups || i < 1; i++) {
         double t = time_inner(d, &b, 1);
         if (t < t_one)
             t_one = t;
+        if (p->long_s > 0 && t >= p->long_s) { /* one warm-up is plenty for a long kernel */
+            m->warmups = i + 1;
+            if (p->long_min_reps < min_reps)
+                min_reps = p->long_min_reps;
+            break;
+        }
     }
     /* A sample must be long against the clock's resolution (1000x keeps the quantisation
      * error at 0.1%) and against p->min_sample_s. */
@@ -506,7 +518,7 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
         reps++;
         if (reps >= p->max_reps)
             break;
-        if (reps < p->min_reps)
+        if (reps < min_reps)
             continue;
         if (mb_now_s() - start >= p->target_s)
             break;

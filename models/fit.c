@@ -135,7 +135,7 @@ static int arenas_alloc(Arenas *a, Plan *plans, int nplans, double data_bytes, c
     }
     for (int k = 0; k < ARENA_COUNT; k++) {
         size_t b = round_up(a->bytes[k] ? a->bytes[k] : ALIGN);
-        a->base[k] = aligned_alloc(ALIGN, b);
+        a->base[k] = ops_buffer_alloc(b);
         if (!a->base[k]) {
             snprintf(err, n, "%s: cannot allocate %.2f GiB for %s", model, (double)b / 1073741824.0,
                      arena_name((ArenaId)k));

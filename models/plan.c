@@ -529,3 +529,17 @@ double plan_forward_macs_per_sample(const Plan *p)
     }
     return macs / p->batch;
 }
+
+int plan_batch_within(const ModelSpec *m, double max_flops, char *err, size_t errlen)
+{
+    Plan p;
+    if (plan_build(m, 1, &p, err, errlen) != 0)
+        return -1;
+    double f[PHASE_COUNT], per_sample = 0;
+    plan_flops(&p, f);
+    for (int i = 0; i < PHASE_COUNT; i++)
+        per_sample += i == PHASE_UPDATE ? 0 : f[i]; /* the update does not grow with the batch */
+    plan_free(&p);
+    double b = per_sample > 0 ? floor(max_flops / per_sample) : m->default_batch;
+    return b < 1 ? 1 : b > m->default_batch ? m->default_batch : (int)b;
+}

@@ -134,4 +134,9 @@ const char *plan_op_owner(const Plan *p, int i);
 void plan_flops(const Plan *p, double flops[PHASE_COUNT]);
 double plan_forward_macs_per_sample(const Plan *p);
 
+/* The largest batch, at most m's default, whose training step does at most max_flops
+ * FLOPs (at least 1): the reduced batch at which the zoo is calibrated and validated on a
+ * small machine. Returns -1 with err set if m does not expand. */
+int plan_batch_within(const ModelSpec *m, double max_flops, char *err, size_t errlen);
+
 #endif

@@ -45,7 +45,7 @@ double peak_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmHWM");
 static void *alloc_zeroed(size_t bytes)
 {
     size_t n = round_up(bytes ? bytes : ALIGN);
-    void *p = aligned_alloc(ALIGN, n);
+    void *p = ops_buffer_alloc(n);
     if (p)
         memset(p, 0, n); /* also faults the pages in now, not inside the first timed step */
     return p;

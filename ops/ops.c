@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ops/kernels.h"
 
@@ -2063,6 +2064,19 @@ bool op_key_parse(const char *key, OpDesc *d)
 /* ---------------------------------------------------------------------------------------
  * Library facts
  * ------------------------------------------------------------------------------------- */
+
+void *ops_buffer_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    const size_t align = bytes >= huge ? huge : 64;
+    const size_t n = (bytes + align - 1) / align * align;
+    void *p = aligned_alloc(align, n ? n : align);
+#ifdef MADV_HUGEPAGE
+    if (p && n >= huge)
+        (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: without THP, 4 KiB pages */
+#endif
+    return p;
+}
 
 /* Contract: from now on OpenBLAS GEMMs and the kernels' OpenMP regions (started from the
  * calling thread) use `threads` threads. */
