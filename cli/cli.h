@@ -73,6 +73,9 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
               const char *usage);
 /* Strict integer option in [min, max]: "--batch 'x': expected an integer from 1 to 65536". */
 int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out);
+/* A size in bytes: a number with an optional unit, binary K, M, G, T or KiB .. TiB, decimal
+ * KB .. TB ("80GB", "16GiB", "512M"); "--device-memory 'x': expected ..." otherwise. */
+int cli_parse_bytes(const Cli *cli, const char *opt, const char *val, double *out);
 /* Model by CLI name (its quirk-free variant under --no-quirk), or an error listing the
  * valid names. */
 const ModelSpec *cli_model(const Cli *cli, const char *name);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/calibration_show.h"
 #include "cli/cli.h"
 #include "microbench/mb.h"
 #include "models/plan.h"
@@ -37,14 +38,14 @@ enum { MAX_MODELS = 64 };
 
 typedef struct {
     MbMode mode;
-    bool quick, full;
+    bool quick, full, show, any_measure_option;
     bool family[NFAMILIES];   /* measured families (--only) */
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
     int nmodels;
     int batch;                /* --batch for the model ops, default: each model's */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -100,7 +101,9 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     CalOpts *o = ctx;
     ItemCtx ic = {cli, o};
+    o->any_measure_option |= id != OPT_SHOW;
     switch (id) {
+    case OPT_SHOW: o->show = true; return 0;
     case OPT_QUICK: o->quick = true; return 0;
     case OPT_FULL: o->full = true; return 0;
     case OPT_ONLY: return each_item(arg, only_item, &ic) ? EXIT_USAGE : 0;
@@ -177,11 +180,35 @@ static int summarize(const MeasurementRow *m, void *ctx)
     return 0;
 }
 
+/* --show: the latest complete calibration of this machine at --threads. */
+static int show_latest(Cli *cli)
+{
+    Db *db = cli_db_open(cli);
+    if (!db)
+        return EXIT_FAIL;
+    MachineRow machine;
+    CalibrationRow cal;
+    int rc = cli_machine(cli, db, &machine);
+    if (rc == 0) {
+        int found = db_calibration_latest(db, machine.id, cli->threads, &cal);
+        if (found == DB_NOT_FOUND)
+            rc = cli_error(cli, EXIT_FAIL, "%s has no complete calibration of this machine at %d threads; run "
+                           "dlperf calibrate", cli->db_path, cli->threads);
+        else if (found != 0)
+            rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        else
+            rc = calibration_show(cli, db, &cal);
+    }
+    db_close(db);
+    return rc;
+}
+
 int cmd_calibrate(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {CLI_COMMON_OPTIONS,
                                          {"quick", no_argument, NULL, OPT_QUICK},
                                          {"full", no_argument, NULL, OPT_FULL},
+                                         {"show", no_argument, NULL, OPT_SHOW},
                                          {"only", required_argument, NULL, OPT_ONLY},
                                          {"models", required_argument, NULL, OPT_MODELS},
                                          {"batch", required_argument, NULL, OPT_BATCH},
@@ -192,6 +219,11 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return rc;
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+    if (co.show)
+        return co.any_measure_option
+                   ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
+                                                "--quick, --full, --only, --models and --batch do not go with it")
+                   : show_latest(cli);
     if (co.quick && co.full)
         return cli_error(cli, EXIT_USAGE, "--quick and --full are two different modes; choose one");
     co.mode = co.quick ? MB_QUICK : co.full ? MB_FULL : MB_DEFAULT;

@@ -1,18 +1,21 @@
 /* cli/cmd_predict.c — `dlperf predict MODEL`: iteration time per op and per layer, which
- * path priced each op, and memory per process; stored in the database. */
+ * path priced each op and its uncertainty band, and memory per process against a memory
+ * capacity (does it fit; the largest batch that does); stored in the database. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/session.h"
+#include "models/train.h"
 
 typedef struct {
     int batch;
-    bool all_ops;
+    bool all_ops, holdout;
+    double device_memory; /* bytes; 0: this machine's available memory */
 } PredictOpts;
 
-enum { OPT_BATCH = 1, OPT_OPS };
+enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -20,22 +23,38 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     switch (id) {
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_OPS: o->all_ops = true; return 0;
+    case OPT_HOLDOUT: o->holdout = true; return 0;
+    case OPT_DEVICE_MEMORY: return cli_parse_bytes(cli, "--device-memory", arg, &o->device_memory);
     }
     return EXIT_USAGE;
 }
 
-static void print_memory(const PredictionRow *p)
+/* Does the plan fit in the capacity, and the largest batch that does. */
+typedef struct {
+    double capacity;
+    const char *what; /* "--device-memory" or "this machine's available memory" */
+    bool fits;
+    long largest_batch; /* 0: not even batch 1 */
+} MemoryFit;
+
+static void print_memory(const PredictionRow *p, const MemoryFit *f)
 {
-    char b[32];
+    char b[32], c[32];
     printf("\nmemory per process:\n");
     const char *names[] = {"parameters", "gradients", "optimizer state", "activations", "workspace", "input batch"};
     const double v[] = {p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input};
     for (int i = 0; i < 6; i++)
         printf("  %-16s %12s\n", names[i], fmt_bytes(v[i], b, 32));
-    printf("  %-16s %12s\n", "total", fmt_bytes(p->mem_total, b, 32));
+    printf("  %-16s %12s  %s %s (%s)\n", "total", fmt_bytes(p->mem_total, b, 32), f->fits ? "fits in" : "DOES NOT FIT in",
+           fmt_bytes(f->capacity, c, 32), f->what);
+    if (f->largest_batch > 0)
+        printf("  largest batch that fits: %ld\n", f->largest_batch);
+    else
+        printf("  not even batch 1 fits\n");
 }
 
-static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int nops, const Plan *plan)
+static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int nops, const Plan *plan,
+                              const MemoryFit *f)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "prediction_id", (double)p->id);
@@ -53,7 +72,7 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON *src = cJSON_AddObjectToObject(o, "ops_priced");
     cJSON_AddNumberToObject(src, "exact", p->n_exact);
     cJSON_AddNumberToObject(src, "scaled", p->n_scaled);
-    cJSON_AddNumberToObject(src, "fitted", p->n_fitted);
+    cJSON_AddNumberToObject(src, "fitted", p->n_fitted); /* roofline-priced ops included */
     cJSON *mem = cJSON_AddObjectToObject(o, "memory_bytes");
     cJSON_AddNumberToObject(mem, "parameters", p->mem_params);
     cJSON_AddNumberToObject(mem, "gradients", p->mem_grads);
@@ -62,6 +81,11 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "workspace", p->mem_ws);
     cJSON_AddNumberToObject(mem, "input", p->mem_input);
     cJSON_AddNumberToObject(mem, "total", p->mem_total);
+    cJSON_AddNumberToObject(mem, "capacity", f->capacity);
+    cJSON_AddStringToObject(mem, "capacity_from", f->what);
+    cJSON_AddBoolToObject(mem, "fits", f->fits);
+    cJSON_AddNumberToObject(mem, "largest_batch", (double)f->largest_batch);
+    cJSON_AddBoolToObject(o, "holdout", p->holdout);
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
     for (int l = -1; l < plan->nlayers; l++) {
         double t = 0;
@@ -80,6 +104,8 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
         cJSON_AddStringToObject(r, "layer", ops[i].layer_name);
         cJSON_AddStringToObject(r, "key", ops[i].key);
         cJSON_AddNumberToObject(r, "time_s", ops[i].time_s);
+        cJSON_AddNumberToObject(r, "lo_s", ops[i].lo_s);
+        cJSON_AddNumberToObject(r, "hi_s", ops[i].hi_s);
         cJSON_AddNumberToObject(r, "flops", ops[i].flops);
         cJSON_AddStringToObject(r, "source", ops[i].source);
         cJSON_AddItemToArray(arr, r);
@@ -91,7 +117,8 @@ int cmd_predict(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS, CLI_MODEL_FILE_OPTION, {"batch", required_argument, NULL, OPT_BATCH},
-        {"ops", no_argument, NULL, OPT_OPS}, {0}};
+        {"ops", no_argument, NULL, OPT_OPS}, {"holdout", no_argument, NULL, OPT_HOLDOUT},
+        {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
@@ -112,27 +139,60 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     PredictionRow pred;
     OpTimeRow *ops = NULL;
     rc = EXIT_FAIL;
-    if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm) ||
-        session_predict(cli, cm, &cal, &plan, &pred, &ops))
+    if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm))
         goto done;
+    if (po.holdout) { /* price as if none of this model's shapes had been measured */
+        OpDesc *descs = malloc((size_t)plan.nops * sizeof *descs);
+        if (!descs) {
+            cli_error(cli, EXIT_FAIL, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < plan.nops; i++)
+            descs[i] = plan.ops[i].desc;
+        cm_holdout(cm, descs, plan.nops);
+        cm_fit(cm);
+        free(descs);
+    }
+    if (session_predict(cli, cm, &cal, &plan, &pred, &ops))
+        goto done;
+    pred.holdout = po.holdout;
+    MemoryFit fit = {.capacity = po.device_memory, .what = "--device-memory"};
+    if (fit.capacity <= 0) {
+        fit.capacity = mem_available_bytes();
+        fit.what = "available on this machine now";
+    }
+    fit.fits = pred.mem_total <= fit.capacity;
+    {
+        char err[512];
+        fit.largest_batch = pred_largest_batch(m, fit.capacity, err, sizeof err);
+        if (fit.largest_batch < 0) {
+            cli_error(cli, EXIT_FAIL, "%s", err);
+            goto done;
+        }
+    }
     if (db_prediction_insert(db, &pred, ops, plan.nops) != 0) {
         cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         goto done;
     }
     rc = EXIT_OK;
     if (cli->json) {
-        json_print(prediction_json(&pred, ops, plan.nops, &plan));
+        json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit));
         goto done;
     }
     char b1[32], b2[32], b3[32];
-    printf("%s at batch %d, %d threads — prediction %lld from calibration %lld (%s, %s, OpenBLAS %s)\n", m->name,
-           batch, cli->threads, (long long)pred.id, (long long)cal.id, cal.mode, cal.started_at, cal.sw.blas_core);
+    printf("%s at batch %d, %d threads — %sprediction %lld from calibration %lld (%s, %s, OpenBLAS %s)\n", m->name,
+           batch, cli->threads, po.holdout ? "holdout " : "", (long long)pred.id, (long long)cal.id, cal.mode,
+           cal.started_at, cal.sw.blas_core);
     printf("\niteration   %s  (band %s .. %s)   %.1f samples/s\n", fmt_time(pred.iter_s, b1, 32),
            fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32), batch / pred.iter_s);
     printf("  forward   %s\n  backward  %s\n  update    %s\n", fmt_time(pred.fwd_s, b1, 32),
            fmt_time(pred.bwd_s, b2, 32), fmt_time(pred.update_s, b3, 32));
-    printf("  ops priced: %d exact, %d scaled from another batch, %d fitted\n", pred.n_exact, pred.n_scaled,
-           pred.n_fitted);
+    int nroof = 0;
+    for (int i = 0; i < plan.nops; i++)
+        nroof += strcmp(ops[i].source, "roofline") == 0;
+    printf("  ops priced: %d exact, %d scaled from another batch, %d fitted, %d by the roofline alone%s\n",
+           pred.n_exact, pred.n_scaled, pred.n_fitted - nroof, nroof,
+           po.holdout ? " (holdout: the model's own shapes left out)" : "");
 
     printf("\n%-14s %12s %7s\n", "layer", "time", "share");
     for (int l = -1; l < plan.nlayers; l++) {
@@ -146,14 +206,18 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     OpGroup *g;
     int ng = op_groups(ops, NULL, plan.nops, &g);
     int show = po.all_ops ? ng : (ng < 15 ? ng : 15);
-    printf("\n%-12s %5s %12s %9s  %-7s %s\n", "layer", "count", "time", "GFLOP/s", "source", "op");
-    for (int i = 0; i < show; i++)
-        printf("%-12s %5d %12s %9.1f  %-7s %s\n", g[i].layer_name, g[i].count, fmt_time(g[i].time_s, b1, 32),
-               g[i].flops / g[i].time_s / 1e9, g[i].source, g[i].key);
+    printf("\n%-12s %5s %12s %15s %9s  %-8s %s\n", "layer", "count", "time", "band", "GFLOP/s", "source", "op");
+    for (int i = 0; i < show; i++) {
+        char band[32];
+        snprintf(band, sizeof band, "%+.0f%% .. %+.0f%%", 100 * (g[i].lo_s / g[i].time_s - 1),
+                 100 * (g[i].hi_s / g[i].time_s - 1));
+        printf("%-12s %5d %12s %15s %9.1f  %-8s %s\n", g[i].layer_name, g[i].count, fmt_time(g[i].time_s, b1, 32),
+               band, g[i].flops / g[i].time_s / 1e9, g[i].source, g[i].key);
+    }
     if (show < ng)
         printf("... %d more op groups (--ops lists all)\n", ng - show);
     free(g);
-    print_memory(&pred);
+    print_memory(&pred, &fit);
 done:
     free(ops);
     cm_free(cm);

@@ -1,4 +1,13 @@
-/* cli/cmd_validate.c — `dlperf validate`: predict first, then run, then compare. */
+/* cli/cmd_validate.c — `dlperf validate`: predict first, then run, then compare.
+ *
+ * For each model: the prediction from the full calibration (and with --holdout a second
+ * one from the calibration without any shape of the models being validated, fitted model
+ * only), then a traced training run, then per model the iteration-time errors and the
+ * memory the run planned against its peak RSS, and over all models the error summary and
+ * a per-op-kind table (which kinds the model misses, by how much). Predictions, runs and
+ * validations are stored; the view validation_op holds every op's predicted and measured
+ * time side by side.
+ */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,11 +16,16 @@
 
 #include "cli/session.h"
 
+/* --zoo validates every model at the batch whose training step is at most this many FLOPs
+ * (the batch default calibrations measure the suite's model ops at). */
+#define ZOO_STEP_MAX_FLOPS 300e9
+
 typedef struct {
     int batch, steps, warmup;
+    bool holdout, trace, zoo;
 } ValidateOpts;
 
-enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, TOP_MISSES = 5 };
+enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, TOP_MISSES = 5, MAX_MODELS = 64 };
 
 static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -20,56 +34,301 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_STEPS: return cli_parse_int(cli, "--steps", arg, 1, 1000000, &o->steps);
     case OPT_WARMUP: return cli_parse_int(cli, "--warmup", arg, 0, 100000, &o->warmup);
+    case OPT_HOLDOUT: o->holdout = true; return 0;
+    case OPT_TRACE: o->trace = true; return 0;
+    case OPT_ZOO: o->zoo = true; return 0;
     }
     return EXIT_USAGE;
 }
 
+/* One model's validation: predictions (full, and holdout when asked), the run, the rows. */
 typedef struct {
-    ValidationRow v;
-    OpGroup *groups;
-    int ngroups;
+    const ModelSpec *m;
+    int batch;
+    ValidationRow v[2];     /* [0] full calibration, [1] holdout */
+    OpTimeRow *pred[2], *meas;
+    int nops;
+    double planned_bytes, peak_rss_bytes;
 } ModelResult;
 
-/* Predict, run with a trace, store both and the comparison. */
-static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const CalibrationRow *cal,
-                        const CostModel *cm, const ModelSpec *m, const ValidateOpts *vo, ModelResult *res)
+static void model_result_free(ModelResult *r)
 {
-    int batch = vo->batch ? vo->batch : m->default_batch;
+    free(r->pred[0]);
+    free(r->pred[1]);
+    free(r->meas);
+}
+
+/* Predict (with each cost model given), run with a trace, store everything. */
+static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const CalibrationRow *cal,
+                        CostModel *const cm[2], const ValidateOpts *vo, ModelResult *res)
+{
     Plan plan;
     char err[512];
-    if (plan_build(m, batch, &plan, err, sizeof err) != 0)
+    if (plan_build(res->m, res->batch, &plan, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
-    PredictionRow pred;
-    OpTimeRow *pops = NULL;
-    int rc = session_predict(cli, cm, cal, &plan, &pred, &pops);
-    if (rc == 0 && db_prediction_insert(db, &pred, pops, plan.nops) != 0)
-        rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    res->nops = plan.nops;
+    PredictionRow pred[2];
+    int rc = 0;
+    for (int h = 0; h < 2 && rc == 0; h++) {
+        if (!cm[h])
+            continue;
+        rc = session_predict(cli, cm[h], cal, &plan, &pred[h], &res->pred[h]);
+        pred[h].holdout = h == 1;
+        if (rc == 0 && db_prediction_insert(db, &pred[h], res->pred[h], plan.nops) != 0)
+            rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    }
     RunResult run = {0};
     if (rc == 0)
-        rc = session_run(cli, m, batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, &run);
+        rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, &run);
     if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-    if (rc == 0) {
-        ValidationRow *v = &res->v;
+    for (int h = 0; h < 2 && rc == 0; h++) {
+        if (!cm[h])
+            continue;
+        ValidationRow *v = &res->v[h];
         memset(v, 0, sizeof *v);
-        v->prediction_id = pred.id;
+        v->prediction_id = pred[h].id;
         v->run_id = run.row.id;
-        snprintf(v->model, sizeof v->model, "%s", m->name);
-        v->batch = batch;
+        snprintf(v->model, sizeof v->model, "%s", res->m->name);
+        v->batch = res->batch;
         v->threads = cli->threads;
-        v->predicted_s = pred.iter_s;
+        v->holdout = h == 1;
+        v->predicted_s = pred[h].iter_s;
         v->measured_s = run.row.median_s;
         v->measured_min_s = run.row.min_s;
         v->measured_max_s = run.row.max_s;
-        v->error_pct = 100 * (pred.iter_s - run.row.median_s) / run.row.median_s;
+        v->error_pct = 100 * (pred[h].iter_s - run.row.median_s) / run.row.median_s;
         if (db_validation_insert(db, v) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-        res->ngroups = op_groups(pops, run.ops, plan.nops, &res->groups);
+    }
+    if (rc == 0) {
+        res->meas = run.ops;
+        run.ops = NULL;
+        res->planned_bytes = run.row.planned_bytes;
+        res->peak_rss_bytes = run.row.peak_rss_bytes;
     }
     run_result_free(&run);
-    free(pops);
     plan_free(&plan);
     return rc;
+}
+
+/* ---- summaries ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_abs(const double *v, int n)
+{
+    double *a = malloc((size_t)(n > 0 ? n : 1) * sizeof *a);
+    for (int i = 0; i < n; i++)
+        a[i] = fabs(v[i]);
+    qsort(a, (size_t)n, sizeof *a, cmp_double);
+    const double m = n == 0 ? 0 : n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
+    free(a);
+    return m;
+}
+
+/* Per op kind and phase over every validated model: how much of the measured time the
+ * prediction missed (error of the sum) and the typical op's miss (median |op error|). */
+typedef struct {
+    char kind[24], phase[16];
+    int ops;
+    double measured_s, predicted_s[2];
+    double *op_err[2];
+    int nerr;
+} KindRow;
+
+static int kind_rows(const ModelResult *res, int nm, bool holdout, KindRow **out)
+{
+    int cap = 64, n = 0;
+    KindRow *k = calloc((size_t)cap, sizeof *k);
+    for (int r = 0; r < nm; r++)
+        for (int i = 0; i < res[r].nops; i++) {
+            const OpTimeRow *me = &res[r].meas[i];
+            int j = 0;
+            while (j < n && !(strcmp(k[j].kind, me->kind) == 0 && strcmp(k[j].phase, me->phase) == 0))
+                j++;
+            if (j == n) {
+                if (n == cap) {
+                    cap *= 2;
+                    k = realloc(k, (size_t)cap * sizeof *k);
+                    memset(k + n, 0, (size_t)(cap - n) * sizeof *k);
+                }
+                snprintf(k[n].kind, sizeof k[n].kind, "%s", me->kind);
+                snprintf(k[n].phase, sizeof k[n].phase, "%s", me->phase);
+                n++;
+            }
+            KindRow *row = &k[j];
+            row->ops++;
+            row->measured_s += me->time_s;
+            for (int h = 0; h <= (int)holdout; h++) {
+                row->predicted_s[h] += res[r].pred[h][i].time_s;
+                row->op_err[h] = realloc(row->op_err[h], (size_t)row->ops * sizeof(double));
+                row->op_err[h][row->ops - 1] =
+                    me->time_s > 0 ? 100 * (res[r].pred[h][i].time_s - me->time_s) / me->time_s : 0;
+            }
+        }
+    /* largest measured time first */
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && k[b].measured_s > k[b - 1].measured_s; b--) {
+            KindRow t = k[b];
+            k[b] = k[b - 1];
+            k[b - 1] = t;
+        }
+    *out = k;
+    return n;
+}
+
+static void kind_rows_free(KindRow *k, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(k[i].op_err[0]), free(k[i].op_err[1]);
+    free(k);
+}
+
+static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelResult *res, int nm,
+                       const ValidateOpts *vo)
+{
+    const bool H = vo->holdout;
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("validation against calibration %lld (%s, %s), %d threads, OpenBLAS %s\n\n", (long long)cal->id,
+           cal->mode, cal->started_at, cli->threads, cal->sw.blas_core);
+    printf("%-16s %6s %11s %21s %11s %8s", "model", "batch", "measured", "(min .. max)", "predicted", "error");
+    if (H)
+        printf(" %11s %8s", "holdout", "error");
+    printf(" %10s %10s %7s\n", "memory", "peak RSS", "diff");
+    double err[2][MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        const ValidationRow *v = &res[i].v[0];
+        char range[48];
+        snprintf(range, sizeof range, "(%s .. %s)", fmt_time(v->measured_min_s, b3, 32),
+                 fmt_time(v->measured_max_s, b4, 32));
+        printf("%-16s %6d %11s %21s %11s %+7.1f%%", v->model, v->batch, fmt_time(v->measured_s, b1, 32), range,
+               fmt_time(v->predicted_s, b2, 32), v->error_pct);
+        err[0][i] = v->error_pct;
+        if (H) {
+            printf(" %11s %+7.1f%%", fmt_time(res[i].v[1].predicted_s, b1, 32), res[i].v[1].error_pct);
+            err[1][i] = res[i].v[1].error_pct;
+        }
+        printf(" %10s %10s %+6.1f%%\n", fmt_bytes(res[i].planned_bytes, b1, 32), fmt_bytes(res[i].peak_rss_bytes, b2, 32),
+               100 * (res[i].planned_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
+    }
+    printf("# times per training iteration; error = (predicted - measured median) / measured median;\n"
+           "# memory: what the run allocated (the profile's arenas and its data batches) against its peak RSS\n");
+    for (int h = 0; h <= (int)H; h++) {
+        double mx = 0;
+        for (int i = 0; i < nm; i++)
+            mx = fmax(mx, fabs(err[h][i]));
+        printf("%s: median |error| %.1f%%, max |error| %.1f%% over %d models\n",
+               h ? "holdout calibration (fitted model only)" : "full calibration", median_abs(err[h], nm), mx, nm);
+    }
+    KindRow *k;
+    const int nk = kind_rows(res, nm, H, &k);
+    printf("\nby op kind, over all models (error of the kind's total; median |error| of its ops)\n");
+    printf("%-13s %-11s %5s %11s %11s %8s %9s", "kind", "phase", "ops", "measured", "predicted", "error", "op med");
+    if (H)
+        printf(" %11s %8s %9s", "holdout", "error", "op med");
+    printf("\n");
+    for (int i = 0; i < nk; i++) {
+        printf("%-13s %-11s %5d %11s %11s %+7.1f%% %8.1f%%", k[i].kind, k[i].phase, k[i].ops,
+               fmt_time(k[i].measured_s, b1, 32), fmt_time(k[i].predicted_s[0], b2, 32),
+               100 * (k[i].predicted_s[0] - k[i].measured_s) / k[i].measured_s, median_abs(k[i].op_err[0], k[i].ops));
+        if (H)
+            printf(" %11s %+7.1f%% %8.1f%%", fmt_time(k[i].predicted_s[1], b1, 32),
+                   100 * (k[i].predicted_s[1] - k[i].measured_s) / k[i].measured_s,
+                   median_abs(k[i].op_err[1], k[i].ops));
+        printf("\n");
+    }
+    kind_rows_free(k, nk);
+    for (int i = 0; i < nm; i++) {
+        for (int h = 0; h <= (int)H; h++) {
+            OpGroup *g;
+            const int ng = op_groups(res[i].pred[h], res[i].meas, res[i].nops, &g);
+            const int show = vo->trace ? ng : (ng < TOP_MISSES ? ng : TOP_MISSES);
+            printf("\n%s%s: %s, sorted by absolute miss\n", res[i].v[0].model, h ? " (holdout)" : "",
+                   vo->trace ? "every op, predicted against measured" : "ops with the largest misses");
+            printf("  %-14s %5s %12s %12s %8s  %-8s %s\n", "layer", "count", "predicted", "measured", "miss", "source",
+                   "op");
+            for (int j = 0; j < show; j++)
+                printf("  %-14s %5d %12s %12s %+7.1f%%  %-8s %s\n", g[j].layer_name, g[j].count,
+                       fmt_time(g[j].time_s, b1, 32), fmt_time(g[j].measured_s, b2, 32),
+                       100 * (g[j].time_s - g[j].measured_s) / g[j].measured_s, g[j].source, g[j].key);
+            free(g);
+        }
+    }
+}
+
+static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo)
+{
+    const bool H = vo->holdout;
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "models");
+    double err[2][MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", res[i].v[0].model);
+        cJSON_AddNumberToObject(o, "batch", res[i].batch);
+        cJSON_AddNumberToObject(o, "measured_median_s", res[i].v[0].measured_s);
+        cJSON_AddNumberToObject(o, "measured_min_s", res[i].v[0].measured_min_s);
+        cJSON_AddNumberToObject(o, "measured_max_s", res[i].v[0].measured_max_s);
+        cJSON_AddNumberToObject(o, "planned_bytes", res[i].planned_bytes);
+        cJSON_AddNumberToObject(o, "peak_rss_bytes", res[i].peak_rss_bytes);
+        for (int h = 0; h <= (int)H; h++) {
+            const ValidationRow *v = &res[i].v[h];
+            cJSON *p = cJSON_AddObjectToObject(o, h ? "holdout" : "full");
+            cJSON_AddNumberToObject(p, "validation_id", (double)v->id);
+            cJSON_AddNumberToObject(p, "predicted_s", v->predicted_s);
+            cJSON_AddNumberToObject(p, "error_pct", v->error_pct);
+            err[h][i] = v->error_pct;
+            OpGroup *g;
+            const int ng = op_groups(res[i].pred[h], res[i].meas, res[i].nops, &g);
+            const int show = vo->trace ? ng : (ng < TOP_MISSES ? ng : TOP_MISSES);
+            cJSON *miss = cJSON_AddArrayToObject(p, vo->trace ? "ops" : "largest_misses");
+            for (int j = 0; j < show; j++) {
+                cJSON *mo = cJSON_CreateObject();
+                cJSON_AddStringToObject(mo, "layer", g[j].layer_name);
+                cJSON_AddStringToObject(mo, "op", g[j].key);
+                cJSON_AddNumberToObject(mo, "count", g[j].count);
+                cJSON_AddNumberToObject(mo, "predicted_s", g[j].time_s);
+                cJSON_AddNumberToObject(mo, "measured_s", g[j].measured_s);
+                cJSON_AddStringToObject(mo, "source", g[j].source);
+                cJSON_AddItemToArray(miss, mo);
+            }
+            free(g);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    for (int h = 0; h <= (int)H; h++) {
+        double mx = 0;
+        for (int i = 0; i < nm; i++)
+            mx = fmax(mx, fabs(err[h][i]));
+        cJSON *s = cJSON_AddObjectToObject(doc, h ? "summary_holdout" : "summary_full");
+        cJSON_AddNumberToObject(s, "models", nm);
+        cJSON_AddNumberToObject(s, "median_abs_error_pct", median_abs(err[h], nm));
+        cJSON_AddNumberToObject(s, "max_abs_error_pct", mx);
+    }
+    KindRow *k;
+    const int nk = kind_rows(res, nm, H, &k);
+    cJSON *kinds = cJSON_AddArrayToObject(doc, "by_kind");
+    for (int i = 0; i < nk; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kind", k[i].kind);
+        cJSON_AddStringToObject(o, "phase", k[i].phase);
+        cJSON_AddNumberToObject(o, "ops", k[i].ops);
+        cJSON_AddNumberToObject(o, "measured_s", k[i].measured_s);
+        cJSON_AddNumberToObject(o, "predicted_s", k[i].predicted_s[0]);
+        cJSON_AddNumberToObject(o, "op_median_abs_error_pct", median_abs(k[i].op_err[0], k[i].ops));
+        if (H) {
+            cJSON_AddNumberToObject(o, "holdout_predicted_s", k[i].predicted_s[1]);
+            cJSON_AddNumberToObject(o, "holdout_op_median_abs_error_pct", median_abs(k[i].op_err[1], k[i].ops));
+        }
+        cJSON_AddItemToArray(kinds, o);
+    }
+    kind_rows_free(k, nk);
+    return doc;
 }
 
 int cmd_validate(int argc, char **argv, Cli *cli)
@@ -78,22 +337,39 @@ int cmd_validate(int argc, char **argv, Cli *cli)
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"steps", required_argument, NULL, OPT_STEPS},
                                          {"warmup", required_argument, NULL, OPT_WARMUP},
+                                         {"holdout", no_argument, NULL, OPT_HOLDOUT},
+                                         {"trace", no_argument, NULL, OPT_TRACE},
+                                         {"zoo", no_argument, NULL, OPT_ZOO},
                                          {0}};
     ValidateOpts vo = {.steps = 5, .warmup = 1};
     int rc = cli_parse(cli, argc, argv, opts, validate_option, &vo, command_usage(cli->cmd));
     if (rc)
         return rc;
-    const ModelSpec *models[64];
+    if (vo.zoo && optind < argc)
+        return cli_error(cli, EXIT_USAGE, "--zoo validates every model; give either --zoo or model names ('%s')",
+                         argv[optind]);
+    ModelResult res[MAX_MODELS];
+    memset(res, 0, sizeof res);
     int nm = 0;
-    for (int i = optind; i < argc && nm < 64; i++)
-        if (!(models[nm++] = cli_model(cli, argv[i])))
+    for (int i = optind; i < argc; i++) {
+        if (nm == MAX_MODELS)
+            return cli_error(cli, EXIT_USAGE, "at most %d models in one validation", MAX_MODELS);
+        if (!(res[nm++].m = cli_model(cli, argv[i])))
             return EXIT_USAGE;
-    if (optind == argc) /* the main job's three models (quirk-free where they have one) */
-        for (int i = 0; i < zoo_count() && nm < 64; i++)
-            if (zoo_get(i)->demo) {
-                const ModelSpec *plain = cli->no_quirk ? zoo_without_quirk(zoo_get(i)) : NULL;
-                models[nm++] = plain ? plain : zoo_get(i);
-            }
+    }
+    for (int i = 0; optind == argc && i < zoo_count() && nm < MAX_MODELS; i++) {
+        const ModelSpec *m = zoo_get(i);
+        if (vo.zoo || m->demo) { /* the whole zoo, or the main job's three models */
+            const ModelSpec *plain = cli->no_quirk ? zoo_without_quirk(m) : NULL;
+            res[nm++].m = plain ? plain : m;
+        }
+    }
+    char err[512];
+    for (int i = 0; i < nm; i++) {
+        res[i].batch = vo.batch ? vo.batch : res[i].m->default_batch;
+        if (!vo.batch && vo.zoo && (res[i].batch = plan_batch_within(res[i].m, ZOO_STEP_MAX_FLOPS, err, sizeof err)) < 0)
+            return cli_error(cli, EXIT_USAGE, "%s", err);
+    }
 
     blas_select(cli);
     Db *db = cli_db_open(cli);
@@ -101,80 +377,62 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         return EXIT_FAIL;
     MachineRow machine;
     CalibrationRow cal;
-    CostModel *cm = NULL;
-    if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm)) {
+    CostModel *cm[2] = {NULL, NULL};
+    if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm[0])) {
         db_close(db);
         return EXIT_FAIL;
     }
-    ModelResult *res = calloc((size_t)nm, sizeof *res);
+    if (vo.holdout) {
+        /* the same calibration without any shape of any model being validated */
+        OpDesc *descs = NULL;
+        int nd = 0;
+        for (int i = 0; i < nm; i++) {
+            Plan p;
+            if (plan_build(res[i].m, res[i].batch, &p, err, sizeof err) != 0) {
+                free(descs);
+                cm_free(cm[0]);
+                db_close(db);
+                return cli_error(cli, EXIT_USAGE, "%s", err);
+            }
+            descs = realloc(descs, (size_t)(nd + p.nops) * sizeof *descs);
+            for (int j = 0; j < p.nops; j++)
+                descs[nd++] = p.ops[j].desc;
+            plan_free(&p);
+        }
+        cm[1] = cm_load(db, cal.id, err, sizeof err);
+        if (cm[1]) {
+            const int dropped = cm_holdout(cm[1], descs, nd);
+            cm_fit(cm[1]);
+            if (!cli->json)
+                fprintf(stderr, "validate: holdout calibration: %d of calibration %lld's measurements share a shape "
+                                "with these models and are left out\n", dropped, (long long)cal.id);
+        }
+        free(descs);
+        if (!cm[1]) {
+            cm_free(cm[0]);
+            db_close(db);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+    }
     int done = 0;
     for (; done < nm; done++) {
         if (!cli->json)
-            fprintf(stderr, "validate: %s (%d/%d): predicting, then training %d+%d steps...\n", models[done]->name,
-                    done + 1, nm, vo.warmup, vo.steps);
-        rc = validate_one(cli, db, &machine, &cal, cm, models[done], &vo, &res[done]);
+            fprintf(stderr, "validate: %s at batch %d (%d/%d): predicting, then training %d+%d steps...\n",
+                    res[done].m->name, res[done].batch, done + 1, nm, vo.warmup, vo.steps);
+        rc = validate_one(cli, db, &machine, &cal, cm, &vo, &res[done]);
         if (rc)
             break;
     }
-    cm_free(cm);
+    cm_free(cm[0]);
+    cm_free(cm[1]);
     db_close(db);
-    if (cli->json) {
-        cJSON *arr = cJSON_CreateArray();
-        for (int i = 0; i < done; i++) {
-            const ValidationRow *v = &res[i].v;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "validation_id", (double)v->id);
-            cJSON_AddStringToObject(o, "model", v->model);
-            cJSON_AddNumberToObject(o, "batch", v->batch);
-            cJSON_AddNumberToObject(o, "threads", v->threads);
-            cJSON_AddNumberToObject(o, "predicted_s", v->predicted_s);
-            cJSON_AddNumberToObject(o, "measured_median_s", v->measured_s);
-            cJSON_AddNumberToObject(o, "measured_min_s", v->measured_min_s);
-            cJSON_AddNumberToObject(o, "measured_max_s", v->measured_max_s);
-            cJSON_AddNumberToObject(o, "error_pct", v->error_pct);
-            cJSON *miss = cJSON_AddArrayToObject(o, "largest_misses");
-            for (int j = 0; j < res[i].ngroups && j < TOP_MISSES; j++) {
-                const OpGroup *g = &res[i].groups[j];
-                cJSON *mo = cJSON_CreateObject();
-                cJSON_AddStringToObject(mo, "layer", g->layer_name);
-                cJSON_AddStringToObject(mo, "op", g->key);
-                cJSON_AddNumberToObject(mo, "count", g->count);
-                cJSON_AddNumberToObject(mo, "predicted_s", g->time_s);
-                cJSON_AddNumberToObject(mo, "measured_s", g->measured_s);
-                cJSON_AddStringToObject(mo, "source", g->source);
-                cJSON_AddItemToArray(miss, mo);
-            }
-            cJSON_AddItemToArray(arr, o);
-        }
-        json_print(arr);
-    } else if (done > 0) {
-        char b1[32], b2[32], b3[32], b4[32];
-        printf("validation against calibration %lld (%s, %s), %d threads, OpenBLAS %s\n\n", (long long)cal.id,
-               cal.mode, cal.started_at, cli->threads, cal.sw.blas_core);
-        printf("%-12s %6s %13s %13s %25s %8s\n", "model", "batch", "predicted", "measured", "(min .. max)", "error");
-        for (int i = 0; i < done; i++) {
-            const ValidationRow *v = &res[i].v;
-            char range[64];
-            snprintf(range, sizeof range, "(%s .. %s)", fmt_time(v->measured_min_s, b3, 32),
-                     fmt_time(v->measured_max_s, b4, 32));
-            printf("%-12s %6d %13s %13s %25s %+7.1f%%\n", v->model, v->batch, fmt_time(v->predicted_s, b1, 32),
-                   fmt_time(v->measured_s, b2, 32), range, v->error_pct);
-        }
-        printf("# times per training iteration; error = (predicted - measured median) / measured median\n");
-        for (int i = 0; i < done; i++) {
-            printf("\n%s: ops with the largest misses\n", res[i].v.model);
-            printf("  %-12s %5s %12s %12s %8s  %-7s %s\n", "layer", "count", "predicted", "measured", "miss",
-                   "source", "op");
-            for (int j = 0; j < res[i].ngroups && j < TOP_MISSES; j++) {
-                const OpGroup *g = &res[i].groups[j];
-                printf("  %-12s %5d %12s %12s %+7.1f%%  %-7s %s\n", g->layer_name, g->count,
-                       fmt_time(g->time_s, b1, 32), fmt_time(g->measured_s, b2, 32),
-                       100 * (g->time_s - g->measured_s) / g->measured_s, g->source, g->key);
-            }
-        }
+    if (done > 0) {
+        if (cli->json)
+            json_print(result_json(res, done, &vo));
+        else
+            print_text(&cal, cli, res, done, &vo);
     }
     for (int i = 0; i < nm; i++)
-        free(res[i].groups);
-    free(res);
+        model_result_free(&res[i]);
     return rc;
 }

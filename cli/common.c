@@ -1,6 +1,7 @@
 /* cli/common.c — what every command shares: common options, strict argument parsing
  * with one-line errors, database and machine set-up, and number formatting. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -73,6 +74,27 @@ int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, lo
         return cli_error(cli, EXIT_USAGE, "%s '%s': expected an integer from %ld to %ld", opt, val, min, max);
     *out = (int)v;
     return 0;
+}
+
+int cli_parse_bytes(const Cli *cli, const char *opt, const char *val, double *out)
+{
+    static const struct {
+        const char *unit;
+        double factor;
+    } units[] = {{"", 1},           {"B", 1},         {"K", 0x1p10},   {"KiB", 0x1p10}, {"KB", 1e3},
+                 {"M", 0x1p20},     {"MiB", 0x1p20},  {"MB", 1e6},     {"G", 0x1p30},   {"GiB", 0x1p30},
+                 {"GB", 1e9},       {"T", 0x1p40},    {"TiB", 0x1p40}, {"TB", 1e12}};
+    char *end;
+    errno = 0;
+    const double v = strtod(val, &end);
+    if (end != val && errno == 0 && isfinite(v) && v > 0)
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (strcmp(end, units[i].unit) == 0) {
+                *out = v * units[i].factor;
+                return 0;
+            }
+    return cli_error(cli, EXIT_USAGE, "%s '%s': expected a positive size such as 80GB, 16GiB or 512M (K, M, G, T "
+                     "and KiB .. TiB are powers of 1024, KB .. TB powers of 1000)", opt, val);
 }
 
 int cli_common_option(Cli *cli, int id, const char *arg)

@@ -57,13 +57,20 @@ static const Command commands[] = {
      "                   GFLOP/s and GB/s against the measured limits, per family\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
-     "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--json]\n\n"
+     "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--holdout]\n"
+     "                      [--device-memory SIZE] [--json]\n\n"
      "Prices every op of one training iteration from the latest complete calibration of\n"
      "this machine at this thread count: an exact measurement when the calibration has the\n"
-     "op's shape, else the same op scaled from another batch size, else a fitted model;\n"
-     "the source of each price is shown. Also: memory per process by category.\n"
+     "op's shape, else the same op scaled from another batch size, else the fitted model\n"
+     "(local regression over the calibration's shapes, bounded by the measured roofline);\n"
+     "the source and uncertainty band of each price are shown. Also: memory per process by\n"
+     "category, whether it fits, and the largest batch that does.\n"
      "  --batch N        batch size (default: the model's)\n"
      "  --ops            list every op (default: the 15 most expensive)\n"
+     "  --holdout        price without any measurement of this model's own shapes (fitted\n"
+     "                   model only): how far the fit carries to shapes never measured\n"
+     "  --device-memory SIZE  memory of the device or process (80GB, 16GiB; default: what\n"
+     "                   this machine has available now)\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"run", cmd_run, "really train a model: time its steps, or train it to a result",
@@ -92,11 +99,20 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
-     "usage: dlperf validate [MODEL...] [--steps N] [--warmup N] [--batch N] [--threads N] [--json]\n\n"
+     "usage: dlperf validate [MODEL... | --zoo] [--holdout] [--trace] [--steps N] [--warmup N]\n"
+     "                       [--batch N] [--threads N] [--json]\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
-     "with a per-op trace, then\n"
-     "prints and stores predicted s/iter, measured median s/iter (min..max), the error, and\n"
-     "the ops the prediction missed most.\n"
+     "with a per-op trace, then prints and stores predicted s/iter, measured median s/iter\n"
+     "(min..max), the error, the memory the run planned against its peak RSS, the error\n"
+     "summary over the models, a per-op-kind error table and the ops missed most. The\n"
+     "database view validation_op holds every op's predicted and measured time.\n"
+     "  --zoo            every model of the zoo, each at the largest batch up to its default\n"
+     "                   whose training step is at most 300 GFLOP (default calibrations\n"
+     "                   measure the suite's model ops at that batch; 'calibrate --models zoo'\n"
+     "                   all of them)\n"
+     "  --holdout        also predict from the calibration without any measurement of the\n"
+     "                   validated models' shapes (fitted model only), beside the full one\n"
+     "  --trace          list every op, predicted against measured, sorted by absolute miss\n"
      "  --steps N        timed steps (default 5)\n"
      "  --warmup N       untimed steps first (default 1)\n"
      "  --batch N        batch size for every model (default: each model's)\n"

@@ -177,6 +177,8 @@ int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **
         }
         g[j].count++;
         g[j].time_s += o->time_s;
+        g[j].lo_s += o->lo_s;
+        g[j].hi_s += o->hi_s;
         g[j].flops += o->flops;
         if (pred && meas)
             g[j].measured_s += meas[i].time_s;

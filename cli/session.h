@@ -37,6 +37,7 @@ typedef struct {
     char source[16];
     int count;
     double time_s;     /* predicted (or measured when only one side is given) */
+    double lo_s, hi_s; /* predicted: the uncertainty band (sums of the ops' bands) */
     double measured_s; /* validate: measured */
     double flops;
 } OpGroup;

@@ -509,7 +509,7 @@ static int insert_op_rows(Db *db, const char *table, int64_t owner, const OpTime
     snprintf(sql, sizeof sql,
              "INSERT INTO %s (%s, op_index, layer, layer_name, key, kind, phase, time_s, flops%s)"
              " VALUES (?,?,?,?,?,?,?,?,?%s)",
-             table, pred ? "prediction_id" : "run_id", pred ? ", source" : "", pred ? ",?" : "");
+             table, pred ? "prediction_id" : "run_id", pred ? ", source, lo_s, hi_s" : "", pred ? ",?,?,?" : "");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, "prepare");
@@ -525,8 +525,11 @@ static int insert_op_rows(Db *db, const char *table, int64_t owner, const OpTime
         sqlite3_bind_text(st, 7, o->phase, -1, SQLITE_STATIC);
         sqlite3_bind_double(st, 8, o->time_s);
         sqlite3_bind_double(st, 9, o->flops);
-        if (pred)
+        if (pred) {
             sqlite3_bind_text(st, 10, o->source, -1, SQLITE_STATIC);
+            sqlite3_bind_double(st, 11, o->lo_s);
+            sqlite3_bind_double(st, 12, o->hi_s);
+        }
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlite3_finalize(st);
             return fail_sqlite(db, table);
@@ -581,12 +584,12 @@ int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nop
     if (run_stmt(db, &p->id,
                  "INSERT INTO prediction (calibration_id, model, batch, threads, created_at, iter_s,"
                  " iter_lo_s, iter_hi_s, fwd_s, bwd_s, update_s, mem_params, mem_grads, mem_opt, mem_act,"
-                 " mem_ws, mem_input, mem_total, n_exact, n_scaled, n_fitted)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Isiis" "dddddd" "ddddddd" "iii", p->calibration_id, p->model, p->batch, p->threads,
+                 " mem_ws, mem_input, mem_total, n_exact, n_scaled, n_fitted, holdout)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiis" "dddddd" "ddddddd" "iiii", p->calibration_id, p->model, p->batch, p->threads,
                  p->created_at, p->iter_s, p->iter_lo_s, p->iter_hi_s, p->fwd_s, p->bwd_s, p->update_s,
                  p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input,
-                 p->mem_total, p->n_exact, p->n_scaled, p->n_fitted) != 0)
+                 p->mem_total, p->n_exact, p->n_scaled, p->n_fitted, (int)p->holdout) != 0)
         goto fail;
     if (ops && insert_op_rows(db, "prediction_op", p->id, ops, nops) != 0)
         goto fail;
@@ -603,9 +606,9 @@ int db_validation_insert(Db *db, ValidationRow *v)
     db_now_iso(v->created_at);
     return run_stmt(db, &v->id,
                     "INSERT INTO validation (prediction_id, run_id, model, batch, threads, created_at,"
-                    " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisddddd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddi", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
-                    v->error_pct);
+                    v->error_pct, (int)v->holdout);
 }

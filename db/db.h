@@ -49,7 +49,7 @@ typedef struct {
 typedef struct {
     int64_t id;
     int64_t machine_id;
-    char mode[16];    /* "quick" | "default" */
+    char mode[16];    /* "quick" | "default" | "full" */
     char status[16];  /* "running" | "complete" | "interrupted" */
     char started_at[32], finished_at[32]; /* ISO 8601 UTC */
     int64_t pid;      /* of the calibrating process, to detect a dead "running" one */
@@ -111,7 +111,8 @@ typedef struct {
     char phase[16];
     double time_s;  /* runs: median measured; predictions: predicted */
     double flops;
-    char source[16]; /* predictions: "exact" | "scaled" | "fitted"; runs: "" */
+    char source[16]; /* predictions: "exact" | "scaled" | "fitted" | "roofline"; runs: "" */
+    double lo_s, hi_s; /* predictions: the op's uncertainty band */
 } OpTimeRow;
 
 typedef struct {
@@ -125,7 +126,8 @@ typedef struct {
     double iter_lo_s, iter_hi_s; /* band from measurement spread (min..max of per-op medians' CI) */
     double fwd_s, bwd_s, update_s;
     double mem_params, mem_grads, mem_opt, mem_act, mem_ws, mem_input, mem_total; /* bytes */
-    int n_exact, n_scaled, n_fitted; /* ops priced by each path */
+    int n_exact, n_scaled, n_fitted; /* ops priced by each path (roofline counts as fitted) */
+    bool holdout;           /* priced without any measurement of the model's own shapes */
 } PredictionRow;
 
 typedef struct {
@@ -138,6 +140,7 @@ typedef struct {
     char created_at[32];
     double predicted_s, measured_s, measured_min_s, measured_max_s;
     double error_pct; /* 100 * (predicted - measured) / measured */
+    bool holdout;     /* against a holdout prediction */
 } ValidationRow;
 
 /* ---- opening ---- */

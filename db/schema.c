@@ -105,6 +105,19 @@ static const char *const migrations[] = {
     "CREATE TABLE run_metric ("
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
     "  name TEXT NOT NULL, value REAL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;",
+    /* v3: per-op uncertainty bands of predictions; holdout predictions and validations
+     * (priced without any measurement of the model's own shapes); the per-op comparison of
+     * a validation as a view (prediction_op beside run_op). */
+    "ALTER TABLE prediction_op ADD COLUMN lo_s REAL;"
+    "ALTER TABLE prediction_op ADD COLUMN hi_s REAL;"
+    "ALTER TABLE prediction ADD COLUMN holdout INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN holdout INTEGER NOT NULL DEFAULT 0;"
+    "CREATE VIEW validation_op AS"
+    "  SELECT v.id AS validation_id, v.model, v.batch, v.holdout, p.op_index, p.layer_name, p.key, p.kind,"
+    "         p.phase, p.source, p.time_s AS predicted_s, r.time_s AS measured_s,"
+    "         CASE WHEN r.time_s > 0 THEN 100.0 * (p.time_s - r.time_s) / r.time_s END AS error_pct"
+    "  FROM validation v JOIN prediction_op p ON p.prediction_id = v.prediction_id"
+    "  JOIN run_op r ON r.run_id = v.run_id AND r.op_index = p.op_index;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

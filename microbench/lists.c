@@ -146,8 +146,17 @@ int mb_list_gemm_deepbench(MbMode mode, OpDesc *out, int max)
         if (mb_deepbench_gemm_in(mode, i))
             list_push(out, max, &n, gemm_shape_desc(&mb_deepbench_gemm_train[i]));
     if (mode != MB_QUICK)
-        for (int i = 0; i < mb_seed004_dmm_count; i++)
-            list_push(out, max, &n, gemm_shape_desc(&mb_seed004_dmm[i]));
+        for (int i = 0; i < mb_seed004_dmm_count; i++) {
+            const MbGemmShape *g = &mb_seed004_dmm[i];
+            bool listed = false; /* four of the five are DeepBench rows too */
+            for (int j = 0; j < mb_deepbench_gemm_train_count && !listed; j++) {
+                const MbGemmShape *r = &mb_deepbench_gemm_train[j];
+                listed = mb_deepbench_gemm_in(mode, j) && r->m == g->m && r->n == g->n && r->k == g->k &&
+                         r->ta == g->ta && r->tb == g->tb;
+            }
+            if (!listed)
+                list_push(out, max, &n, gemm_shape_desc(g));
+        }
     return n;
 }
 
@@ -275,7 +284,7 @@ int mb_list_sparse(MbMode mode, OpDesc *out, int max)
     int n = 0;
     for (int i = 0; i < mb_seed004_smm_count; i++) {
         const MbSparseShape *s = &mb_seed004_smm[i];
-        if (mode != MB_QUICK || s->n <= 2) /* quick: the two smallest */
+        if (mode != MB_QUICK || s->n <= 2) /* quick: the matrix-vector-like ones */
             list_push(out, max, &n, op_spmm(s->m, s->n, s->k, s->sparsity));
     }
     if (mode != MB_QUICK)
@@ -305,8 +314,8 @@ int mb_list_stream(MbMode mode, OpDesc *out, int max)
 /* ---- element-wise, pooling, normalisation and update sweeps ---- */
 
 /* The memory-bound ops of a training step at one size; the predictor fits time(bytes) per
- * kind from the sweep, from in-cache (2^14 floats = 64 KiB) to far out of cache (2^26 =
- * 256 MiB). */
+ * kind from the sweep, from overhead-bound (2^8 floats = 1 KiB) through in-cache to far
+ * out of cache (2^26 = 256 MiB). */
 static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
 {
     for (int a = 0; a < ACT_COUNT; a++) {
@@ -314,9 +323,10 @@ static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
         list_push(out, max, n, op_act(PHASE_BWD_DATA, (ActKind)a, count));
     }
     /* Bias over (n=16, c=64, spatial): spatial is the contiguous run, as in NCHW conv
-     * outputs; 2^14 floats gives spatial = 16, 2^26 gives 65536. */
-    int bn = 16, bc = 64;
-    int spatial = (int)(count / (size_t)(bn * bc));
+     * outputs; 2^14 floats gives spatial = 16, 2^26 gives 65536; below 2^10 fewer channels
+     * of one value each (a dense layer's bias). */
+    const int bn = 16, spatial = count >= 1024 ? (int)(count / 1024) : 1;
+    const int bc = (int)(count / (size_t)(bn * spatial));
     list_push(out, max, n, op_bias(PHASE_FWD, bn, bc, spatial));
     OpDesc db = op_bias(PHASE_BWD_WEIGHTS, bn, bc, spatial);
     db.u.bias.accumulate = false; /* a step's first writer overwrites */
@@ -362,10 +372,11 @@ static void layer_ops_push(OpDesc *out, int max, int *n, int c, int hw)
 
 int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
 {
-    /* default: every power of 4 from 2^14 to 2^26. quick: one size per level of the memory
-     * hierarchy (L2, shared L3, DRAM), stopping at 2^24 (64 MiB per buffer, beyond the
-     * last-level cache): 2^26 only costs time, since out of cache the time is linear. */
-    static const int quick_exp[] = {14, 18, 22, 24};
+    /* default: every power of 4 from 2^8 to 2^26. quick: one size per level of the memory
+     * hierarchy (fork/join overhead, L1, L2, shared L3, DRAM), stopping at 2^24 (64 MiB per
+     * buffer, beyond the last-level cache): 2^26 only costs time, since out of cache the
+     * time is linear. */
+    static const int quick_exp[] = {10, 14, 18, 22, 24};
     /* (channels, plane side) of the layer-shaped ops: a 56x56 stage and a 7x7 one (quick),
      * plus 112x112, 28x28 and 14x14 */
     static const int layers[][2] = {{64, 56}, {512, 7}, {64, 112}, {128, 28}, {256, 14}};
@@ -375,7 +386,7 @@ int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
         for (size_t i = 0; i < sizeof quick_exp / sizeof *quick_exp; i++)
             eltwise_push_size(out, max, &n, (size_t)1 << quick_exp[i]);
     } else {
-        for (int e = 14; e <= 26; e += 2)
+        for (int e = 8; e <= 26; e += 2)
             eltwise_push_size(out, max, &n, (size_t)1 << e);
     }
     const int nl = mode == MB_QUICK ? 2 : (int)(sizeof layers / sizeof *layers);

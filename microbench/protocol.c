@@ -39,19 +39,20 @@ const char *mb_mode_name(MbMode m)
 
 MbProtocol mb_protocol(MbMode mode)
 {
-    /* Sample counts and time targets are sized so that the quick lists finish in about a
-     * minute and the default lists within 15 minutes on a 2-core machine (~150 GFLOP/s,
-     * ~15 GB/s): small kernels stop at the time target or earlier once the confidence
-     * interval is tight; a kernel that runs a second or more per execution (DeepBench's
-     * largest GEMMs take 15 s here) varies by well under 1% between executions, so it is
-     * warmed up once and sampled long_min_reps times. */
+    /* Sample counts and time targets are sized so that the quick lists finish well within
+     * a minute and the default lists (some 1,800 kernels with the suite's model ops) within
+     * 15 minutes on a 2-core machine (~150 GFLOP/s, ~15 GB/s): small kernels stop at the
+     * time target or earlier once the confidence interval is tight (on a shared 2-core VM
+     * a 2% interval took the 50-sample cap for half the model ops: 20 minutes); a kernel
+     * that runs a quarter of a second or more per execution varies by a few % at most
+     * between executions, so it is warmed up once and sampled long_min_reps times. */
     MbProtocol p;
     if (mode == MB_QUICK) {
-        p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 15, .min_sample_s = 1e-3,
-                         .target_s = 0.3, .ci_frac = 0.05, .long_s = 0.5, .long_min_reps = 2};
+        p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 10, .min_sample_s = 1e-3,
+                         .target_s = 0.2, .ci_frac = 0.05, .long_s = 0.25, .long_min_reps = 2};
     } else {
-        p = (MbProtocol){.mode = mb_mode_name(mode), .warmups = 2, .min_reps = 5, .max_reps = 50,
-                         .min_sample_s = 2e-3, .target_s = 1.5, .ci_frac = 0.02, .long_s = 1.0,
+        p = (MbProtocol){.mode = mb_mode_name(mode), .warmups = 2, .min_reps = 5, .max_reps = 25,
+                         .min_sample_s = 2e-3, .target_s = 0.5, .ci_frac = 0.03, .long_s = 0.25,
                          .long_min_reps = 3};
     }
     return p;

@@ -1,8 +1,30 @@
-/* predictor/cost_model.c — the per-op cost model built from one calibration: exact
- * lookup, batch scaling, and per-kind least-squares fits bounded by the roofline (the
- * pricing paths are described in predict.h). */
+/* predictor/cost_model.c — the per-op cost model built from one calibration: exact lookup,
+ * batch scaling, and per-group local regression in log space (LOESS) bounded by the
+ * roofline of the measured FMA peak and memory bandwidth. The paths are described in
+ * predict.h; the fitted one in detail here.
+ *
+ * Fitted path. Every measurement of a group (an op kind, phase and variant: GEMM is one
+ * group, its transposes are features) is a point (x, y): x = the op's features (logarithms
+ * of the dimensions that set its speed, see features()), y = log(median time / work),
+ * work = FLOPs for compute-bound kinds, bytes for the others: the logarithm of the op's
+ * inverse efficiency. The price at x0 is work times exp of the value at x0 of a weighted
+ * least-squares local quadratic (a slope and a curvature per feature) through the points,
+ * Gaussian weights w_i = exp(-|x_i - x0|^2 / 2h^2) with distances in units of each
+ * feature's standard deviation over the group. So it follows the efficiency curves
+ * (skinny GEMMs, small feature maps, data in or out of cache) that one global formula
+ * misses. Beyond the range the points span, the efficiency at the range's edge is kept
+ * (large problems run as fast as the largest measured). The bandwidth h is chosen per
+ * group by leave-one-out cross-validation; the RMS of the leave-one-out errors (in log,
+ * i.e. relative) is the fitted price's uncertainty band.
+ * Prices are never below the roofline max(FLOPs / peak, bytes / bandwidth of the memory
+ * level the op's data fits in). A group with too few points is priced by the roofline
+ * times the median ratio (time / roofline) its kind, or else all kinds of its
+ * boundness, achieved in the calibration.
+ */
 #include <assert.h>
-#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,24 +32,43 @@
 
 #include "predictor/predict.h"
 
-enum { MAX_BATCH_FIELDS = 3, MAX_COEF = 3 };
+enum {
+    MAX_BATCH_FIELDS = 3,
+    MAX_FEAT = 6,         /* features per op */
+    MIN_FIT_POINTS = 5,   /* a group with fewer is priced by the roofline ratio */
+    LOO_MAX = 160,        /* bandwidth selection uses at most this many held-out points */
+    MAX_CURVE = 64        /* points of the memory read-bandwidth curve */
+};
+
+/* Bandwidths tried by leave-one-out, in standard deviations of the features. */
+static const double BANDWIDTHS[] = {0.25, 0.4, 0.6, 0.9, 1.4, 2.2, 3.5};
+enum { NBANDWIDTHS = sizeof BANDWIDTHS / sizeof BANDWIDTHS[0] };
 
 typedef struct {
     char key[OP_KEY_MAX];
     OpDesc desc;
     double median_s, lo_s, hi_s; /* lo/hi: the 95% CI moved onto the median */
     double flops, bytes;
+    double work;  /* FLOPs (compute-bound kinds) or bytes: what the efficiency is of */
     int group;
+    int nfeat;
+    double x[MAX_FEAT];
     char norm_key[MAX_BATCH_FIELDS][OP_KEY_MAX]; /* key with one batch-like field zeroed */
 } Entry;
 
 typedef struct {
     int group;
+    OpKind kind;
     int n;            /* points */
-    bool ok;          /* fitted */
-    bool use[MAX_COEF]; /* which of (1, flops, bytes) are in the model */
-    double c[MAX_COEF];
-    double rel_rms;   /* RMS relative residual */
+    int *idx;         /* their entries */
+    int nfeat;        /* features of the group */
+    bool use[MAX_FEAT]; /* features that vary over the group (constant ones carry no information) */
+    bool flag[MAX_FEAT]; /* 0/1 features: no curvature term */
+    double sd[MAX_FEAT];
+    double lo[MAX_FEAT], hi[MAX_FEAT]; /* the range each feature spans over the points */
+    double h;         /* chosen bandwidth */
+    double rms;       /* leave-one-out RMS error of log time */
+    bool ok;
 } Fit;
 
 struct CostModel {
@@ -35,24 +76,29 @@ struct CostModel {
     int n, cap;
     Fit *fits;
     int nfits;
-    double peak_flops_s;  /* best GEMM rate measured */
+    double peak_flops_s;  /* FMA peak at the calibration's threads, or the best GEMM rate */
     double peak_bytes_s;  /* best bandwidth measured by a memory-bound kernel */
+    int threads;          /* of the calibration's measurements (the FMA peak and read curve) */
+    double curve_ws[MAX_CURVE], curve_bw[MAX_CURVE]; /* read bandwidth (B/s) by working set per thread */
+    int ncurve;
+    bool fitted_only;     /* holdout: neither exact nor scaled prices */
     bool sorted;
 };
 
 const char *price_source_name(PriceSource s)
 {
-    static const char *const names[] = {"exact", "scaled", "fitted"};
+    static const char *const names[] = {"exact", "scaled", "fitted", "roofline"};
     return names[s];
 }
 
-static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D; }
+static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM; }
 
-/* Ops whose kernel does not depend on the training phase share one group (GEMM); the
- * others are grouped by kind, phase and variant (activation, pooling or STREAM kind). */
+/* Ops whose kernel does not depend on the training phase share one group (GEMM, whose
+ * transposes are features); the others are grouped by kind, phase and variant
+ * (activation, pooling, STREAM or memory kernel, batch-norm mode, GRU activation). */
 static int group_of(const OpDesc *d)
 {
-    int sub = 0, phase = d->kind == OP_GEMM ? 0 : (int)d->phase;
+    int sub = 0, phase = d->kind == OP_GEMM || d->kind == OP_SPMM ? 0 : (int)d->phase;
     if (d->kind == OP_ACT)
         sub = d->u.act.act;
     else if (d->kind == OP_POOL2D)
@@ -61,7 +107,95 @@ static int group_of(const OpDesc *d)
         sub = d->u.mem.kind;
     else if (d->kind == OP_BATCHNORM)
         sub = d->u.bn.training;
+    else if (d->kind == OP_GRU_CELL)
+        sub = d->u.gru.act;
+    else if (d->kind == OP_MEMBW)
+        sub = d->u.membw.kind;
+    else if (d->kind == OP_MOMENTUM)
+        sub = d->u.update.nesterov;
     return (int)d->kind * 64 + phase * 8 + sub;
+}
+
+static double lg(double v) { return log(v > 1 ? v : 1); }
+
+static double work_of(OpKind k, const OpCost *c)
+{
+    const double w = compute_bound(k) ? c->flops : c->bytes;
+    return w > 0 ? w : fmax(c->flops, 1.0);
+}
+
+/* The features of an op: what sets its speed besides its size, on log scales (binary flags
+ * as 0/1). Compute-bound kinds: the dimensions of the GEMMs the kernel runs (a convolution
+ * is im2col + a GEMM of k/g x (out_h*out_w) x (c/g*r*s) per image, plus the batch and
+ * whether the image is its own column matrix); memory-bound kinds: the bytes moved and the
+ * shape's inner extent (the contiguous run a kernel vectorises over). */
+static int features(const OpDesc *d, double x[MAX_FEAT])
+{
+    const OpCost c = op_cost(d);
+    switch (d->kind) {
+    case OP_GEMM: {
+        const GemmDesc *g = &d->u.gemm;
+        x[0] = lg(g->m), x[1] = lg(g->n), x[2] = lg(g->k);
+        x[3] = g->trans_a, x[4] = g->trans_b, x[5] = g->beta != 0.0f;
+        return 6;
+    }
+    case OP_CONV2D: {
+        const ConvDesc *v = &d->u.conv;
+        x[0] = lg(v->k / v->groups);
+        x[1] = lg((double)v->out_h * v->out_w);
+        x[2] = lg((double)(v->c / v->groups) * v->r * v->s);
+        x[3] = lg(v->n);
+        x[4] = v->r == 1 && v->s == 1 && v->stride_h == 1 && v->stride_w == 1;
+        x[5] = lg(v->groups);
+        return 6;
+    }
+    case OP_SPMM:
+        x[0] = lg(d->u.spmm.m), x[1] = lg(d->u.spmm.n), x[2] = lg(d->u.spmm.k), x[3] = lg(d->u.spmm.nnz_per_row);
+        return 4;
+    case OP_POOL2D: {
+        const PoolDesc *p = &d->u.pool;
+        x[0] = lg(c.bytes), x[1] = lg((double)p->win_h * p->win_w), x[2] = lg(p->stride_h);
+        x[3] = lg((double)p->out_h * p->out_w), x[4] = p->accumulate;
+        return 5;
+    }
+    case OP_BIAS:
+        x[0] = lg(c.bytes), x[1] = lg(d->u.bias.spatial), x[2] = d->u.bias.accumulate;
+        return 3;
+    case OP_BATCHNORM:
+        x[0] = lg(c.bytes), x[1] = lg(d->u.bn.spatial), x[2] = lg(d->u.bn.c), x[3] = d->u.bn.accumulate;
+        return 4;
+    case OP_LRN:
+        x[0] = lg(c.bytes), x[1] = lg(d->u.lrn.spatial), x[2] = lg(d->u.lrn.size), x[3] = d->u.lrn.accumulate;
+        return 4;
+    case OP_SOFTMAX_XENT:
+        x[0] = lg(d->u.xent.n), x[1] = lg(d->u.xent.classes);
+        return 2;
+    case OP_LSTM_CELL:
+        x[0] = lg(d->u.lstm.batch), x[1] = lg(d->u.lstm.hidden);
+        return 2;
+    case OP_GRU_CELL:
+        x[0] = lg(d->u.gru.batch), x[1] = lg(d->u.gru.hidden);
+        return 2;
+    case OP_EMBEDDING:
+        x[0] = lg(d->u.embed.n), x[1] = lg(d->u.embed.dim), x[2] = lg(d->u.embed.vocab), x[3] = d->u.embed.accumulate;
+        return 4;
+    case OP_KL_SPARSITY:
+        x[0] = lg(d->u.kl.n), x[1] = lg(d->u.kl.units);
+        return 2;
+    case OP_CHANNEL_COPY:
+        x[0] = lg(c.bytes), x[1] = lg(d->u.chan.spatial), x[2] = d->u.chan.accumulate;
+        return 3;
+    case OP_SGD:
+    case OP_RMSPROP:
+    case OP_MOMENTUM:
+    case OP_ADAM:
+        /* decayed parameters do two more FLOPs each */
+        x[0] = lg(c.bytes), x[1] = (double)d->u.update.decay_count / (double)d->u.update.count;
+        return 2;
+    default: /* act, sqerr, zero, copy, stream, dropout, axpby, shrink, norm1, peak, membw */
+        x[0] = lg(c.bytes > 0 ? c.bytes : c.flops);
+        return 1;
+    }
 }
 
 /* The fields of d that grow with the batch size (GEMM: whichever dimension it is). */
@@ -75,6 +209,7 @@ static int batch_fields(OpDesc *d, int *f[MAX_BATCH_FIELDS])
     case OP_SOFTMAX_XENT: f[0] = &d->u.xent.n; return 1;
     case OP_SQERR: f[0] = &d->u.sqerr.n; return 1;
     case OP_LSTM_CELL: f[0] = &d->u.lstm.batch; return 1;
+    case OP_GRU_CELL: f[0] = &d->u.gru.batch; return 1;
     case OP_BATCHNORM: f[0] = &d->u.bn.n; return 1;
     case OP_LRN: f[0] = &d->u.lrn.n; return 1;
     case OP_CHANNEL_COPY: f[0] = &d->u.chan.n; return 1;
@@ -101,12 +236,21 @@ CostModel *cm_new(void)
     return cm;
 }
 
+static void fits_free(CostModel *cm)
+{
+    for (int i = 0; i < cm->nfits; i++)
+        free(cm->fits[i].idx);
+    free(cm->fits);
+    cm->fits = NULL;
+    cm->nfits = 0;
+}
+
 void cm_free(CostModel *cm)
 {
     if (!cm)
         return;
+    fits_free(cm);
     free(cm->e);
-    free(cm->fits);
     free(cm);
 }
 
@@ -117,6 +261,22 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     OpDesc d;
     if (!m->validated || m->median_s <= 0 || !op_key_parse(m->key, &d))
         return; /* unvalidated or foreign rows never price anything */
+    OpCost c = op_cost(&d);
+    /* the machine's limits are not ops a model runs: they set the roofline */
+    if (m->threads > 0)
+        cm->threads = m->threads;
+    if (d.kind == OP_PEAK_FMA) {
+        if (d.u.peak.threads == m->threads) /* the roof of the calibration's thread count */
+            cm->peak_flops_s = fmax(cm->peak_flops_s, c.flops / m->median_s);
+        return;
+    }
+    if (d.kind == OP_MEMBW) {
+        if (d.u.membw.kind == MEMBW_READ && d.u.membw.threads == m->threads && cm->ncurve < MAX_CURVE) {
+            cm->curve_ws[cm->ncurve] = (double)d.u.membw.bytes_per_thread;
+            cm->curve_bw[cm->ncurve++] = c.bytes / m->median_s;
+        }
+        return;
+    }
     if (cm->n == cm->cap) {
         cm->cap = cm->cap ? 2 * cm->cap : 256;
         cm->e = realloc(cm->e, (size_t)cm->cap * sizeof *cm->e);
@@ -129,14 +289,16 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     e->median_s = m->median_s;
     e->lo_s = fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s));
     e->hi_s = m->median_s + (m->ci95_hi_s - m->mean_s);
-    OpCost c = op_cost(&d);
     e->flops = c.flops;
     e->bytes = c.bytes;
+    e->work = work_of(d.kind, &c);
     e->group = group_of(&d);
+    e->nfeat = features(&d, e->x);
     int *f[MAX_BATCH_FIELDS];
     int nf = batch_fields(&d, f);
     for (int i = 0; i < nf; i++)
         norm_key(&d, i, e->norm_key[i]);
+    /* without a measured FMA peak, the best GEMM rate is the compute roof */
     if (d.kind == OP_GEMM && c.flops / m->median_s > cm->peak_flops_s)
         cm->peak_flops_s = c.flops / m->median_s;
     if (!compute_bound(d.kind) && c.bytes / m->median_s > cm->peak_bytes_s)
@@ -144,97 +306,211 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     cm->sorted = false;
 }
 
-static int entry_cmp(const void *a, const void *b) { return strcmp(((const Entry *)a)->key, ((const Entry *)b)->key); }
-
-/* Weighted least squares of t over the chosen regressors, weights 1/t^2 so that the fit
- * minimises relative error (a 1 ms kernel matters as much as a 1 s one). Returns false
- * if there are too few points or the solve fails. */
-static bool fit_once(const Entry *const *pts, int n, const bool use[MAX_COEF], double c[MAX_COEF])
+/* Does e share a shape (its key, or its key with a batch-like field zeroed) with d? */
+static bool same_shape(const Entry *e, const OpDesc *d)
 {
-    int p = 0;
-    for (int j = 0; j < MAX_COEF; j++)
-        p += use[j];
-    if (p == 0 || n < p + 1)
-        return false;
-    gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)p);
-    gsl_vector *y = gsl_vector_alloc((size_t)n), *w = gsl_vector_alloc((size_t)n), *cv = gsl_vector_alloc((size_t)p);
-    gsl_matrix *cov = gsl_matrix_alloc((size_t)p, (size_t)p);
-    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, (size_t)p);
-    for (int i = 0; i < n; i++) {
-        double x[MAX_COEF] = {1.0, pts[i]->flops, pts[i]->bytes};
-        int col = 0;
-        for (int j = 0; j < MAX_COEF; j++)
-            if (use[j])
-                gsl_matrix_set(X, (size_t)i, (size_t)col++, x[j]);
-        gsl_vector_set(y, (size_t)i, pts[i]->median_s);
-        gsl_vector_set(w, (size_t)i, 1.0 / (pts[i]->median_s * pts[i]->median_s));
+    char k[OP_KEY_MAX];
+    op_key(d, k);
+    if (strcmp(k, e->key) == 0)
+        return true;
+    OpDesc c = *d;
+    int *f[MAX_BATCH_FIELDS];
+    int nf = batch_fields(&c, f);
+    for (int i = 0; i < nf; i++) {
+        norm_key(d, i, k);
+        if (e->norm_key[i][0] && strcmp(k, e->norm_key[i]) == 0)
+            return true;
     }
-    double chisq;
-    bool ok = gsl_multifit_wlinear(X, w, y, cv, cov, &chisq, ws) == 0;
-    int col = 0;
-    for (int j = 0; j < MAX_COEF; j++)
-        c[j] = use[j] ? gsl_vector_get(cv, (size_t)col++) : 0.0;
-    gsl_multifit_linear_free(ws);
-    gsl_matrix_free(cov);
-    gsl_matrix_free(X);
-    gsl_vector_free(y);
-    gsl_vector_free(w);
-    gsl_vector_free(cv);
-    return ok;
+    return false;
 }
 
-static double fit_eval(const Fit *f, double flops, double bytes) { return f->c[0] + f->c[1] * flops + f->c[2] * bytes; }
+int cm_holdout(CostModel *cm, const OpDesc *ops, int nops)
+{
+    int kept = 0, dropped = 0;
+    for (int i = 0; i < cm->n; i++) {
+        bool hit = false;
+        for (int j = 0; j < nops && !hit; j++)
+            hit = cm->e[i].desc.kind == ops[j].kind && same_shape(&cm->e[i], &ops[j]);
+        if (hit)
+            dropped++;
+        else
+            cm->e[kept++] = cm->e[i];
+    }
+    cm->n = kept;
+    cm->fitted_only = true;
+    cm->sorted = false;
+    return dropped;
+}
+
+static int entry_cmp(const void *a, const void *b) { return strcmp(((const Entry *)a)->key, ((const Entry *)b)->key); }
+
+/* ---- local regression ---- */
+
+/* The weighted least-squares fit of log(time / work), centred at xc, through the fit's
+ * points (skipping entry `skip`) with bandwidth h: intercept, a slope per used feature and
+ * a curvature per non-flag feature (no cross terms), into c[] in that order; returns the
+ * number of coefficients, 0 if no point carries weight, or -1 if the system is singular
+ * (then c[0] is the weighted mean). Solved from the normal equations (at most 13 unknowns)
+ * by Cholesky with a tiny ridge, which keeps features that happen to be constant near xc
+ * from making the system singular. The bandwidth widens until the points that carry
+ * weight are twice the unknowns. */
+enum { MAX_TERMS = 1 + 2 * MAX_FEAT };
+
+static int local_fit(const CostModel *cm, const Fit *f, const double *xc, int skip, double h, const int *cols,
+                     int nf, double c[MAX_TERMS])
+{
+    int nq = 0;
+    for (int q = 0; q < nf; q++)
+        nq += !f->flag[cols[q]];
+    const int p = 1 + nf + nq;
+    double A[MAX_TERMS * MAX_TERMS];
+    double sw = 0, sw2 = 0, wy = 0;
+    for (int t = 0; t < 8; t++, h *= 1.6) {
+        memset(A, 0, sizeof A);
+        memset(c, 0, MAX_TERMS * sizeof *c);
+        sw = sw2 = wy = 0;
+        for (int i = 0; i < f->n; i++) {
+            if (f->idx[i] == skip)
+                continue;
+            const Entry *e = &cm->e[f->idx[i]];
+            double d2 = 0, z[MAX_TERMS];
+            z[0] = 1;
+            for (int q = 0, k = 1 + nf; q < nf; q++) {
+                const int j = cols[q];
+                const double u = (e->x[j] - xc[j]) / f->sd[j];
+                d2 += u * u;
+                z[q + 1] = u;
+                if (!f->flag[j])
+                    z[k++] = u * u;
+            }
+            const double w = exp(-0.5 * d2 / (h * h));
+            if (w < 1e-12)
+                continue;
+            const double y = log(e->median_s / e->work);
+            for (int r = 0; r < p; r++) {
+                for (int s = 0; s <= r; s++)
+                    A[r * p + s] += w * z[r] * z[s];
+                c[r] += w * z[r] * y;
+            }
+            sw += w;
+            sw2 += w * w;
+            wy += w * y;
+        }
+        if (sw > 0 && sw * sw / sw2 >= 2.0 * p) /* effective points: (sum w)^2 / sum w^2 */
+            break;
+    }
+    if (sw <= 0)
+        return 0;
+    for (int r = 0; r < p; r++)
+        for (int s = 0; s < r; s++)
+            A[s * p + r] = A[r * p + s];
+    const double ridge = 1e-6 * A[0];
+    for (int r = 1; r < p; r++)
+        A[r * p + r] += ridge;
+    gsl_matrix_view Av = gsl_matrix_view_array(A, (size_t)p, (size_t)p);
+    gsl_vector_view cv = gsl_vector_view_array(c, (size_t)p);
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int rc = gsl_linalg_cholesky_decomp1(&Av.matrix);
+    if (rc == 0)
+        rc = gsl_linalg_cholesky_svx(&Av.matrix, &cv.vector);
+    gsl_set_error_handler(old);
+    if (rc != 0 || !isfinite(c[0])) {
+        c[0] = wy / sw;
+        return -1;
+    }
+    return p;
+}
+
+/* log(time / work) at x0 by the fit with bandwidth h, skipping entry `skip`: the local
+ * quadratic's value at x0 clamped into the range the points span (the curvature is not
+ * extrapolated: beyond the edge, the edge's efficiency). False if no point carries
+ * weight. */
+static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int skip, double h, double *y0)
+{
+    int cols[MAX_FEAT] = {0}, nf = 0;
+    double xc[MAX_FEAT] = {0}, c[MAX_TERMS];
+    for (int j = 0; j < f->nfeat; j++) {
+        xc[j] = x0[j];
+        if (!f->use[j])
+            continue;
+        cols[nf++] = j;
+        xc[j] = fmin(fmax(x0[j], f->lo[j]), f->hi[j]);
+    }
+    if (local_fit(cm, f, xc, skip, h, cols, nf, c) == 0)
+        return false;
+    *y0 = c[0];
+    return true;
+}
+
+/* Leave-one-out RMS error (log time) of bandwidth h over at most LOO_MAX points. */
+static double loo_rms(const CostModel *cm, const Fit *f, double h)
+{
+    const int step = f->n > LOO_MAX ? (f->n + LOO_MAX - 1) / LOO_MAX : 1;
+    double ss = 0;
+    int n = 0;
+    for (int i = 0; i < f->n; i += step) {
+        const Entry *e = &cm->e[f->idx[i]];
+        double y;
+        if (!loess_at(cm, f, e->x, f->idx[i], h, &y))
+            continue;
+        const double r = y - log(e->median_s / e->work);
+        ss += r * r;
+        n++;
+    }
+    return n ? sqrt(ss / n) : INFINITY;
+}
 
 static void fit_group(CostModel *cm, int group, Fit *f)
 {
-    const Entry **pts = malloc((size_t)cm->n * sizeof *pts);
-    assert(pts);
-    int n = 0;
-    OpKind kind = OP_GEMM;
-    for (int i = 0; i < cm->n; i++)
-        if (cm->e[i].group == group) {
-            pts[n++] = &cm->e[i];
-            kind = cm->e[i].desc.kind;
-        }
     memset(f, 0, sizeof *f);
     f->group = group;
-    f->n = n;
-    f->use[0] = true;
-    f->use[1] = compute_bound(kind);
-    f->use[2] = true;
-    /* Active set: a negative coefficient would price bigger ops as cheaper; drop it and
-     * refit until all are non-negative. */
-    for (int iter = 0; iter < MAX_COEF; iter++) {
-        if (!fit_once(pts, n, f->use, f->c))
-            break;
-        int neg = -1;
-        for (int j = 0; j < MAX_COEF; j++)
-            if (f->use[j] && f->c[j] < 0)
-                neg = j;
-        if (neg < 0) {
-            f->ok = true;
-            break;
+    f->idx = malloc((size_t)cm->n * sizeof *f->idx);
+    assert(f->idx);
+    for (int i = 0; i < cm->n; i++)
+        if (cm->e[i].group == group) {
+            f->idx[f->n++] = i;
+            f->kind = cm->e[i].desc.kind;
+            f->nfeat = cm->e[i].nfeat;
         }
-        f->use[neg] = false;
+    if (f->n < MIN_FIT_POINTS)
+        return;
+    double *col = malloc((size_t)f->n * sizeof *col);
+    assert(col);
+    for (int j = 0; j < f->nfeat; j++) {
+        for (int i = 0; i < f->n; i++)
+            col[i] = cm->e[f->idx[i]].x[j];
+        f->sd[j] = gsl_stats_sd(col, 1, (size_t)f->n);
+        gsl_stats_minmax(&f->lo[j], &f->hi[j], col, 1, (size_t)f->n);
+        f->use[j] = f->sd[j] > 1e-9;
+        f->flag[j] = true;
+        for (int i = 0; i < f->n && f->flag[j]; i++)
+            f->flag[j] = col[i] == 0.0 || col[i] == 1.0;
     }
-    if (f->ok) {
-        double ss = 0;
-        for (int i = 0; i < n; i++) {
-            double r = (fit_eval(f, pts[i]->flops, pts[i]->bytes) - pts[i]->median_s) / pts[i]->median_s;
-            ss += r * r;
+    free(col);
+    f->rms = INFINITY;
+    for (int b = 0; b < NBANDWIDTHS; b++) {
+        const double r = loo_rms(cm, f, BANDWIDTHS[b]);
+        if (r < f->rms) {
+            f->rms = r;
+            f->h = BANDWIDTHS[b];
         }
-        f->rel_rms = sqrt(ss / n);
     }
-    free(pts);
+    f->ok = isfinite(f->rms);
 }
 
 void cm_fit(CostModel *cm)
 {
     qsort(cm->e, (size_t)cm->n, sizeof *cm->e, entry_cmp);
     cm->sorted = true;
-    free(cm->fits);
-    cm->fits = NULL;
-    cm->nfits = 0;
+    fits_free(cm);
+    /* the read-bandwidth curve, by working set */
+    for (int i = 1; i < cm->ncurve; i++)
+        for (int j = i; j > 0 && cm->curve_ws[j] < cm->curve_ws[j - 1]; j--) {
+            double t = cm->curve_ws[j];
+            cm->curve_ws[j] = cm->curve_ws[j - 1], cm->curve_ws[j - 1] = t;
+            t = cm->curve_bw[j];
+            cm->curve_bw[j] = cm->curve_bw[j - 1], cm->curve_bw[j - 1] = t;
+        }
     for (int i = 0; i < cm->n; i++) {
         bool seen = false;
         for (int j = 0; j < cm->nfits && !seen; j++)
@@ -314,44 +590,123 @@ static const Fit *find_fit(const CostModel *cm, int group)
     return NULL;
 }
 
+/* Memory bandwidth (B/s) an op whose data is `bytes` can at best draw: the measured read
+ * bandwidth of the smallest working set in the curve that holds the op's share per thread
+ * (the memory level it lives in); without a curve, the best bandwidth measured. */
+static double bandwidth_for(const CostModel *cm, double bytes)
+{
+    if (cm->ncurve == 0)
+        return cm->peak_bytes_s;
+    const double per_thread = bytes / (cm->threads > 0 ? cm->threads : 1);
+    double bw = 0;
+    for (int i = 0; i < cm->ncurve; i++) /* largest bandwidth of working sets at least this big */
+        if (cm->curve_ws[i] >= per_thread)
+            bw = fmax(bw, cm->curve_bw[i]);
+    return bw > 0 ? bw : cm->curve_bw[cm->ncurve - 1];
+}
+
+static double roofline(const CostModel *cm, const OpCost *c)
+{
+    double roof = 0;
+    if (cm->peak_flops_s > 0)
+        roof = fmax(roof, c->flops / cm->peak_flops_s);
+    const double bw = bandwidth_for(cm, c->bytes);
+    if (bw > 0)
+        roof = fmax(roof, c->bytes / bw);
+    return roof;
+}
+
+/* Median of time / roofline over the entries of kind `kind` (or, with kind < 0, of every
+ * entry of the same boundness as `like`); 0 if none. */
+static double median_roof_ratio(const CostModel *cm, int kind, OpKind like)
+{
+    double *r = malloc((size_t)(cm->n + 1) * sizeof *r);
+    assert(r);
+    int n = 0;
+    for (int i = 0; i < cm->n; i++) {
+        const Entry *e = &cm->e[i];
+        if (kind >= 0 ? (int)e->desc.kind != kind : compute_bound(e->desc.kind) != compute_bound(like))
+            continue;
+        OpCost c = {e->flops, e->bytes};
+        const double roof = roofline(cm, &c);
+        if (roof > 0)
+            r[n++] = e->median_s / roof;
+    }
+    double med = 0;
+    if (n > 0) {
+        for (int i = 1; i < n; i++) /* insertion sort: a few hundred at most, once per price */
+            for (int j = i; j > 0 && r[j] < r[j - 1]; j--) {
+                double t = r[j];
+                r[j] = r[j - 1], r[j - 1] = t;
+            }
+        med = n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+    }
+    free(r);
+    return med;
+}
+
 int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen)
 {
     assert(cm->sorted);
     char key[OP_KEY_MAX];
     op_key(d, key);
-    const Entry *e = find_exact(cm, key);
-    if (e) {
-        *out = (OpPrice){.time_s = e->median_s, .lo_s = e->lo_s, .hi_s = e->hi_s, .source = PRICE_EXACT};
-        return 0;
+    if (!cm->fitted_only) {
+        const Entry *e = find_exact(cm, key);
+        if (e) {
+            *out = (OpPrice){.time_s = e->median_s, .lo_s = e->lo_s, .hi_s = e->hi_s, .source = PRICE_EXACT};
+            return 0;
+        }
+        double ratio = 1;
+        e = find_scaled(cm, d, &ratio);
+        if (e) {
+            *out = (OpPrice){.time_s = e->median_s * ratio, .lo_s = e->lo_s * ratio, .hi_s = e->hi_s * ratio,
+                             .source = PRICE_SCALED};
+            return 0;
+        }
     }
-    double ratio = 1;
-    e = find_scaled(cm, d, &ratio);
-    if (e) {
-        *out = (OpPrice){.time_s = e->median_s * ratio, .lo_s = e->lo_s * ratio, .hi_s = e->hi_s * ratio,
-                         .source = PRICE_SCALED};
-        return 0;
-    }
-    OpCost c = op_cost(d);
-    /* The roofline is a floor for any fitted price: nothing runs faster than the best
-     * measured GEMM rate or bandwidth. */
-    double roof = 0;
-    if (cm->peak_flops_s > 0)
-        roof = fmax(roof, c.flops / cm->peak_flops_s);
-    if (cm->peak_bytes_s > 0)
-        roof = fmax(roof, c.bytes / cm->peak_bytes_s);
+    const OpCost c = op_cost(d);
+    /* The roofline is a floor for any fitted price: nothing runs faster than the measured
+     * FMA peak or the bandwidth of the memory level its data fits in. */
+    const double roof = roofline(cm, &c);
     const Fit *f = find_fit(cm, group_of(d));
-    if (f && f->ok) {
-        double t = fmax(fit_eval(f, c.flops, c.bytes), roof);
-        *out = (OpPrice){.time_s = t, .lo_s = t * (1 - fmin(f->rel_rms, 0.9)), .hi_s = t * (1 + f->rel_rms),
+    double x[MAX_FEAT], y;
+    features(d, x);
+    if (f && f->ok && loess_at(cm, f, x, -1, f->h, &y)) {
+        const double t = fmax(work_of(d->kind, &c) * exp(y), roof);
+        *out = (OpPrice){.time_s = t, .lo_s = fmax(t * exp(-f->rms), roof), .hi_s = t * exp(f->rms),
                          .source = PRICE_FITTED};
         return 0;
     }
-    if (roof > 0 && ((c.flops == 0 || cm->peak_flops_s > 0) && (c.bytes == 0 || cm->peak_bytes_s > 0))) {
-        /* Roofline alone: a lower bound, so the band only extends upwards (by 2x). */
-        *out = (OpPrice){.time_s = roof, .lo_s = roof, .hi_s = 2 * roof, .source = PRICE_FITTED};
+    /* a rate for every resource the op uses, or the roofline would ignore one */
+    const bool priced = (c.flops == 0 || cm->peak_flops_s > 0) && (c.bytes == 0 || bandwidth_for(cm, c.bytes) > 0);
+    if (roof > 0 && priced) {
+        /* no fit for this group: the roofline times what this kind (or any kind of the
+         * same boundness) achieved relative to it; a wide band */
+        double ratio = median_roof_ratio(cm, (int)d->kind, d->kind);
+        if (ratio <= 0)
+            ratio = median_roof_ratio(cm, -1, d->kind);
+        const double t = roof * (ratio > 1 ? ratio : 1);
+        *out = (OpPrice){.time_s = t, .lo_s = roof, .hi_s = 2 * t, .source = PRICE_ROOFLINE};
         return 0;
     }
-    snprintf(err, errlen, "the calibration has nothing to price %s %s ops (no GEMM rate or bandwidth measured); "
-                          "run dlperf calibrate", op_kind_name(d->kind), op_phase_name(d->phase));
+    snprintf(err, errlen, "the calibration has nothing to price %s %s ops (no FMA peak, GEMM rate or bandwidth "
+                          "measured); run dlperf calibrate", op_kind_name(d->kind), op_phase_name(d->phase));
     return -1;
+}
+
+int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < cm->nfits; i++) {
+        const Fit *f = &cm->fits[i];
+        if (n < max) {
+            const Entry *e = &cm->e[f->idx[0]];
+            out[n] = (CmFitInfo){.kind = e->desc.kind, .phase = e->desc.phase, .points = f->n, .fitted = f->ok,
+                                 .bandwidth = f->h, .loo_rms = f->ok ? f->rms : 0};
+            if (f->n == 0)
+                out[n].points = 0;
+        }
+        n++;
+    }
+    return n;
 }

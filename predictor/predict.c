@@ -4,6 +4,7 @@
  * one after another as plan_exec runs them; memory = the plan's arenas, which are exactly
  * what `dlperf run` allocates (plus the data set it cycles through).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,13 +57,56 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
         case PHASE_UPDATE: out->update_s += pr.time_s; break;
         default: out->bwd_s += pr.time_s; break;
         }
-        int *count[] = {&out->n_exact, &out->n_scaled, &out->n_fitted};
+        /* the roofline path is a fit too (a one-parameter one): the database counts three */
+        int *count[] = {&out->n_exact, &out->n_scaled, &out->n_fitted, &out->n_fitted};
         (*count[pr.source])++;
         if (ops) {
             pred_op_row(p, i, pr.time_s, &ops[i]);
             snprintf(ops[i].source, sizeof ops[i].source, "%s", price_source_name(pr.source));
+            ops[i].lo_s = pr.lo_s;
+            ops[i].hi_s = pr.hi_s;
         }
     }
     pred_memory(p, out);
     return 0;
+}
+
+/* plan_total_bytes at `batch`, or INFINITY where the plan cannot be built (a batch so
+ * large that a tensor's size overflows the plan's arithmetic does not fit anywhere). */
+static double plan_bytes_at(const ModelSpec *m, long batch)
+{
+    Plan p;
+    char err[256];
+    if (plan_build(m, (int)batch, &p, err, sizeof err) != 0)
+        return INFINITY;
+    const double b = (double)plan_total_bytes(&p);
+    plan_free(&p);
+    return b;
+}
+
+long pred_largest_batch(const ModelSpec *m, double capacity_bytes, char *err, size_t errlen)
+{
+    Plan p;
+    if (plan_build(m, 1, &p, err, errlen) != 0)
+        return -1;
+    plan_free(&p);
+    if (plan_bytes_at(m, 1) > capacity_bytes)
+        return 0;
+    /* memory grows with the batch: double until it does not fit, then bisect */
+    long lo = 1, hi = 2;
+    const long cap = 1L << 20;
+    while (hi <= cap && plan_bytes_at(m, hi) <= capacity_bytes) {
+        lo = hi;
+        hi *= 2;
+    }
+    if (hi > cap)
+        return cap;
+    while (hi - lo > 1) {
+        const long mid = lo + (hi - lo) / 2;
+        if (plan_bytes_at(m, mid) <= capacity_bytes)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }

@@ -2,17 +2,21 @@
  * and memory prediction of a training-step plan.
  *
  * Each op is priced by the first path that applies:
- *   exact  — the calibration measured this very key: its median time;
- *   scaled — it measured the same op at another batch size (the batch-like dimension of a
- *            GEMM, convolution, pooling, bias, loss or LSTM-cell op differs, nothing else):
- *            the nearest such measurement, scaled by the FLOP (or byte) ratio;
- *   fitted — a cost model fitted with GSL weighted least squares over every measurement
- *            of the same kind and phase: t = c0 + c1*FLOPs + c2*bytes (compute-bound kinds)
- *            or t = c0 + c2*bytes (memory-bound kinds), coefficients >= 0, relative error
- *            minimised; with too few points, the roofline max(FLOPs/peak, bytes/bandwidth)
- *            of the calibration's best GEMM rate and best STREAM bandwidth.
- * The uncertainty band of an op is its measurement's 95% CI (exact, scaled) or the
- * fit's RMS relative residual (fitted); bands are summed as if fully correlated.
+ *   exact    — the calibration measured this very key: its median time;
+ *   scaled   — it measured the same op at another batch size (the batch-like dimension of a
+ *              GEMM, convolution, pooling, bias, loss, norm or cell op differs, nothing
+ *              else): the nearest such measurement, scaled by the FLOP (or byte) ratio;
+ *   fitted   — local linear regression in log space over every measurement of the same
+ *              kind, phase and variant (LOESS, GSL least squares; cost_model.c says on
+ *              which features), never below the roofline of the measured FMA peak and the
+ *              bandwidth of the memory level the op's data fits in;
+ *   roofline — a kind with too few measurements to fit: the roofline times the median
+ *              ratio (time / roofline) the kind, or every kind of its boundness, achieved.
+ * The uncertainty band of an op is its measurement's 95% CI (exact, scaled), the fit's
+ * leave-one-out RMS error (fitted), or roofline .. 2x (roofline); bands are summed as if
+ * fully correlated. A holdout model (cm_holdout) drops every measurement that shares a
+ * shape with given ops and prices by the fitted paths only: how well the model predicts
+ * what it never saw.
  */
 #ifndef DLPERF_PREDICT_H
 #define DLPERF_PREDICT_H
@@ -21,7 +25,7 @@
 #include "models/plan.h"
 #include "ops/ops.h"
 
-typedef enum { PRICE_EXACT, PRICE_SCALED, PRICE_FITTED } PriceSource;
+typedef enum { PRICE_EXACT, PRICE_SCALED, PRICE_FITTED, PRICE_ROOFLINE } PriceSource;
 
 typedef struct {
     double time_s, lo_s, hi_s;
@@ -39,6 +43,22 @@ void cm_add(CostModel *cm, const MeasurementRow *m);
 void cm_fit(CostModel *cm);
 void cm_free(CostModel *cm);
 int cm_count(const CostModel *cm);
+/* Holdout: removes every measurement that shares a shape with one of ops[0..nops) (its key,
+ * or its key at another batch) and prices by the fitted paths only from then on. Call
+ * before cm_fit. Returns how many measurements were removed. */
+int cm_holdout(CostModel *cm, const OpDesc *ops, int nops);
+
+/* What a fit is: per group, the kind and phase, its points, whether it is fitted (else
+ * priced by the roofline ratio), the chosen bandwidth and the leave-one-out RMS error of
+ * log time. Fills out[0..max) and returns the number of groups. */
+typedef struct {
+    OpKind kind;
+    OpPhase phase;
+    int points;
+    bool fitted;
+    double bandwidth, loo_rms;
+} CmFitInfo;
+int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max);
 
 /* Prices one descriptor. Returns 0, or -1 if nothing in the calibration can price this
  * kind of op (err says which kind and what to calibrate). */
@@ -57,5 +77,10 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r);
 
 /* Memory of one process running the plan, by category (bytes). */
 void pred_memory(const Plan *p, PredictionRow *out);
+
+/* The largest batch (up to 2^20) whose plan fits in capacity_bytes (its arenas: the
+ * memory a training process of m allocates), 0 if not even batch 1 fits, -1 with err set
+ * if m does not expand. Plans are built at the current ops thread count. */
+long pred_largest_batch(const ModelSpec *m, double capacity_bytes, char *err, size_t errlen);
 
 #endif

@@ -101,7 +101,7 @@ static void test_timer(void **state)
 /* A protocol that keeps each op to a few milliseconds. */
 static MbProtocol fast_protocol(void)
 {
-    MbProtocol p = mb_protocol(true);
+    MbProtocol p = mb_protocol(MB_QUICK);
     p.target_s = 0.01;
     p.min_sample_s = 1e-4;
     return p;
@@ -256,69 +256,129 @@ static bool list_has_gemm(const OpDesc *ds, int n, int m, int nn, int k, bool ta
     return false;
 }
 
-enum { LIST_MAX = 512 };
+enum { LIST_MAX = 1024 };
+
+static bool in_seed004_dmm(const GemmDesc *g)
+{
+    for (int i = 0; i < mb_seed004_dmm_count; i++) {
+        const MbGemmShape *r = &mb_seed004_dmm[i];
+        if (r->m == g->m && r->n == g->n && r->k == g->k && !g->trans_a && !g->trans_b)
+            return true;
+    }
+    return false;
+}
 
 static void test_list_gemm_deepbench(void **state)
 {
     (void)state;
     static OpDesc ds[LIST_MAX];
-    for (int quick = 1; quick >= 0; quick--) {
-        int n = mb_list_gemm_deepbench(quick, ds, LIST_MAX);
+    for (int mode = MB_QUICK; mode <= MB_FULL; mode++) {
+        int n = mb_list_gemm_deepbench(mode, ds, LIST_MAX);
         assert_true(n > 0 && n <= LIST_MAX);
-        assert_int_equal(mb_list_gemm_deepbench(quick, NULL, 0), n); /* count query */
-        int ta = 0, tb = 0;
+        assert_int_equal(mb_list_gemm_deepbench(mode, NULL, 0), n); /* count query */
+        int ta = 0, tb = 0, from_table = 0;
         for (int i = 0; i < n; i++) {
             assert_int_equal(ds[i].kind, OP_GEMM);
             assert_int_equal(ds[i].phase, PHASE_FWD);
-            if (!in_deepbench_table(&ds[i].u.gemm))
-                fail_msg("row %d (m=%d n=%d k=%d) is not in DeepBench's training set", i,
-                         ds[i].u.gemm.m, ds[i].u.gemm.n, ds[i].u.gemm.k);
+            const bool db = in_deepbench_table(&ds[i].u.gemm);
+            if (!db && (mode == MB_QUICK || !in_seed004_dmm(&ds[i].u.gemm)))
+                fail_msg("row %d (m=%d n=%d k=%d) is neither DeepBench's nor seed 004's", i, ds[i].u.gemm.m,
+                         ds[i].u.gemm.n, ds[i].u.gemm.k);
+            from_table += db;
             double gflop = 2.0 * ds[i].u.gemm.m * ds[i].u.gemm.n * (double)ds[i].u.gemm.k / 1e9;
-            assert_true(gflop <= (quick ? 50.0 : 250.0));
+            if (mode != MB_FULL)
+                assert_true(gflop <= (mode == MB_QUICK ? 50.0 : 250.0));
             assert_float_equal(ds[i].u.gemm.beta, 0.0, 0.0);
             ta += ds[i].u.gemm.trans_a;
             tb += ds[i].u.gemm.trans_b;
         }
         assert_true(ta > 0 && tb > 0); /* TN and NT rows are both present */
-        /* #5 NN, #24 TN (A transposed), #41 NT (B transposed) in both lists */
+        /* #5 NN, #24 TN (A transposed), #41 NT (B transposed) in every list */
         assert_true(list_has_gemm(ds, n, 1760, 7000, 1760, false, false));
         assert_true(list_has_gemm(ds, n, 1760, 128, 1760, true, false));
         assert_true(list_has_gemm(ds, n, 1760, 7133, 1760, false, true));
         assert_false(list_has_gemm(ds, n, 1760, 7133, 1760, true, false));
-        if (!quick) {
-            assert_true(n >= 30);
+        if (mode == MB_DEFAULT) {
+            assert_int_equal(from_table, 136); /* every row up to 250 GFLOP */
             assert_true(list_has_gemm(ds, n, 512, 8, 500000, false, false));     /* #79 */
             assert_true(list_has_gemm(ds, n, 3072, 24000, 1024, true, false));   /* #103 */
             assert_true(list_has_gemm(ds, n, 7680, 5481, 2560, false, true));    /* #78 */
+            assert_true(list_has_gemm(ds, n, 7860, 64, 2560, false, false));     /* seed 004 */
             assert_false(list_has_gemm(ds, n, 8448, 48000, 2816, false, false)); /* 2284 GFLOP */
+        }
+        if (mode == MB_FULL) {
+            assert_int_equal(from_table, 160); /* DeepBench's whole training list */
+            assert_true(list_has_gemm(ds, n, 8448, 48000, 2816, false, false));
         }
     }
 }
 
-static void test_list_gemm_square(void **state)
+/* deepbench.c against this file's own copy of the GEMM list and the tables' FLOP columns. */
+static void test_deepbench_tables(void **state)
+{
+    (void)state;
+    assert_int_equal(mb_deepbench_gemm_train_count, 160);
+    assert_int_equal(mb_deepbench_conv_train_count, 94);
+    assert_int_equal(mb_deepbench_rnn_train_count, 53);
+    assert_int_equal(mb_deepbench_sparse_count, 24);
+    for (int i = 0; i < 160; i++) {
+        const MbGemmShape *g = &mb_deepbench_gemm_train[i];
+        const GemmRow *r = &deepbench_gemm_training[i];
+        assert_true(g->m == r->m && g->n == r->n && g->k == r->k && g->ta == (r->a == 'T') && g->tb == (r->b == 'T'));
+        /* the tables print 4 significant digits */
+        assert_true(fabs(2.0 * g->m * g->n * (double)g->k / 1e9 / g->gflop - 1) < 1e-3);
+    }
+    for (int i = 0; i < 94; i++) {
+        const MbConvShape *c = &mb_deepbench_conv_train[i];
+        OpDesc d = mb_conv_shape_desc(c, PHASE_FWD);
+        if (fabs(op_cost(&d).flops / 1e9 / c->gflop - 1) >= 1e-3)
+            fail_msg("conv row %d: %.6g GFLOP computed, %.6g in the table", i + 1, op_cost(&d).flops / 1e9, c->gflop);
+    }
+    int cells[3] = {0};
+    for (int i = 0; i < 53; i++) {
+        const MbRnnShape *r = &mb_deepbench_rnn_train[i];
+        const int g = r->cell == MB_RNN_VANILLA ? 1 : r->cell == MB_RNN_LSTM ? 4 : 3;
+        assert_true(fabs(2.0 * g * (double)r->hidden * r->hidden * r->batch * r->steps / 1e9 / r->gflop - 1) < 1e-3);
+        cells[r->cell]++;
+        /* a step's forward GEMM is DeepBench's recurrent part: 2 g H^2 N FLOPs */
+        OpDesc ops[8];
+        assert_int_equal(mb_rnn_step_ops(r, false, ops, 8), r->cell == MB_RNN_VANILLA ? 3 : 2);
+        assert_true(fabs(op_cost(&ops[0]).flops * r->steps / 1e9 / r->gflop - 1) < 1e-3);
+        const int nb = mb_rnn_step_ops(r, true, ops, 8);
+        assert_int_equal(nb, 4);
+        /* backward: the data and the weight GEMMs, each as many FLOPs as the forward one */
+        assert_true(op_cost(&ops[1]).flops == op_cost(&ops[2]).flops);
+    }
+    assert_true(cells[MB_RNN_VANILLA] > 0 && cells[MB_RNN_LSTM] > 0 && cells[MB_RNN_GRU] > 0);
+}
+
+static void test_list_gemm_sweep(void **state)
 {
     (void)state;
     static OpDesc ds[LIST_MAX];
-    int nq = mb_list_gemm_square(true, ds, LIST_MAX);
-    assert_int_equal(nq, 4);
-    int nd = mb_list_gemm_square(false, ds, LIST_MAX);
+    int nq = mb_list_gemm_sweep(MB_QUICK, ds, LIST_MAX);
+    assert_int_equal(nq, 4 + 27);
+    int nd = mb_list_gemm_sweep(MB_DEFAULT, ds, LIST_MAX);
     assert_true(nd > nq && nd <= LIST_MAX);
-    bool non_pow2 = false;
+    bool non_pow2 = false, skinny = false;
+    int trans = 0;
     for (int i = 0; i < nd; i++) {
         const GemmDesc *g = &ds[i].u.gemm;
-        assert_true(g->m == g->n && g->n == g->k && !g->trans_a && !g->trans_b);
-        assert_true(g->m >= 64 && g->m <= 4096);
-        non_pow2 |= (g->m & (g->m - 1)) != 0;
+        if (g->m == g->n && g->n == g->k)
+            non_pow2 |= (g->m & (g->m - 1)) != 0;
+        skinny |= g->m == 16 && g->n == 4096;
+        trans += g->trans_a || g->trans_b;
     }
-    assert_true(non_pow2);
+    assert_true(non_pow2 && skinny);
+    assert_int_equal(trans, 54); /* TN and NT on a 3 x 3 x 3 grid */
 }
 
 static void test_list_conv(void **state)
 {
     (void)state;
     static OpDesc ds[LIST_MAX];
-    for (int quick = 1; quick >= 0; quick--) {
-        int n = mb_list_conv_extra(quick, ds, LIST_MAX);
+    for (int mode = MB_QUICK; mode <= MB_FULL; mode++) {
+        int n = mb_list_conv_deepbench(mode, ds, LIST_MAX);
         assert_true(n > 0 && n <= LIST_MAX);
         int phases[PHASE_COUNT] = {0};
         bool first_layer_row = false;
@@ -331,10 +391,9 @@ static void test_list_conv(void **state)
             assert_false(c->accumulate);
             /* DeepBench #1: W=700 H=161 C=1 N=4 K=32, filter S(width)=20 R(height)=5,
              * stride 2: output 341 (W) x 79 (H) per MODELS.md */
-            if (c->c == 1 && c->w == 700) {
+            if (c->c == 1 && c->w == 700 && c->n == 4) {
                 first_layer_row = true;
                 assert_int_equal(c->h, 161);
-                assert_int_equal(c->n, 4);
                 assert_int_equal(c->k, 32);
                 assert_int_equal(c->r, 5);
                 assert_int_equal(c->s, 20);
@@ -343,10 +402,57 @@ static void test_list_conv(void **state)
             }
         }
         assert_true(first_layer_row);
-        assert_true(phases[PHASE_FWD] > 0 && phases[PHASE_BWD_DATA] > 0 &&
-                    phases[PHASE_BWD_WEIGHTS] > 0);
+        assert_true(phases[PHASE_FWD] > 0 && phases[PHASE_BWD_DATA] > 0 && phases[PHASE_BWD_WEIGHTS] > 0);
         assert_int_equal(phases[PHASE_FWD], phases[PHASE_BWD_WEIGHTS]);
-        assert_true(phases[PHASE_BWD_DATA] < phases[PHASE_FWD]); /* the C=1 row has none */
+        assert_true(phases[PHASE_BWD_DATA] < phases[PHASE_FWD]); /* the C=1 rows have none */
+        if (mode != MB_QUICK)
+            assert_int_equal(phases[PHASE_FWD], 94); /* every row (all are below the default cap) */
+    }
+}
+
+/* The limits: FMA peak on one core and on all threads; read and triad at a working set
+ * inside each level of the given caches and beyond them, and the sweep between. */
+static void test_list_limits(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    assert_int_equal(mb_list_peak(MB_QUICK, 2, ds, LIST_MAX), 2);
+    assert_true(ds[0].u.peak.threads == 1 && ds[1].u.peak.threads == 2);
+    assert_int_equal(mb_list_peak(MB_DEFAULT, 1, ds, LIST_MAX), 1);
+    const MbCaches c = {.bytes = {32 << 10, 512 << 10, 32 << 20}, .shared_cpus = {1, 1, 8}};
+    const int nq = mb_list_memory(MB_QUICK, 2, &c, ds, LIST_MAX);
+    assert_int_equal(nq, 4 * 3); /* per level: read, triad, one-core read */
+    /* per thread: half of L1, half of L2, a quarter of the shared L3, 4x L3 over 2 threads */
+    const size_t want[] = {16 << 10, 256 << 10, 8 << 20, 64 << 20};
+    for (int lv = 0; lv < 4; lv++) {
+        const MembwDesc *r = &ds[3 * lv].u.membw, *t = &ds[3 * lv + 1].u.membw;
+        assert_true(r->kind == MEMBW_READ && t->kind == MEMBW_TRIAD && r->threads == 2);
+        assert_true(r->bytes_per_thread >= want[lv] && r->bytes_per_thread < want[lv] + 192);
+        assert_true((double)r->bytes_per_thread * (double)r->passes >= 32.0 * (1 << 20) || r->passes == 1);
+        assert_int_equal(ds[3 * lv + 2].u.membw.threads, 1);
+    }
+    const int nd = mb_list_memory(MB_DEFAULT, 2, &c, ds, LIST_MAX);
+    assert_int_equal(nd, nq + 15); /* 4 KiB .. 64 MiB per thread, powers of two */
+}
+
+static void test_list_rnn_and_sparse(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX * 2];
+    const int nq = mb_list_rnn_deepbench(MB_QUICK, ds, 2 * LIST_MAX);
+    const int nd = mb_list_rnn_deepbench(MB_DEFAULT, ds, 2 * LIST_MAX);
+    assert_true(nq > 0 && nd > nq && nd <= 2 * LIST_MAX);
+    int kinds[OP_KIND_COUNT] = {0};
+    for (int i = 0; i < nd; i++)
+        kinds[ds[i].kind]++;
+    assert_true(kinds[OP_GEMM] > 0 && kinds[OP_LSTM_CELL] > 0 && kinds[OP_GRU_CELL] > 0 && kinds[OP_ACT] > 0);
+    const int sq = mb_list_sparse(MB_QUICK, ds, LIST_MAX), sd = mb_list_sparse(MB_DEFAULT, ds, LIST_MAX);
+    assert_int_equal(sq, 3);
+    assert_int_equal(sd, 24 + 4);
+    for (int i = 0; i < sd; i++) {
+        assert_int_equal(ds[i].kind, OP_SPMM);
+        const double density = (double)ds[i].u.spmm.nnz_per_row / ds[i].u.spmm.k;
+        assert_true(density >= 0.049 && density <= 0.101); /* sparsity 0.9 or 0.95 */
     }
 }
 
@@ -356,9 +462,9 @@ static void test_list_stream(void **state)
     static OpDesc ds[LIST_MAX];
     size_t llc = mb_llc_bytes();
     assert_true(llc >= 1024);
-    int nq = mb_list_stream(true, ds, LIST_MAX);
+    int nq = mb_list_stream(MB_QUICK, ds, LIST_MAX);
     assert_int_equal(nq, STREAM_COUNT);
-    int nd = mb_list_stream(false, ds, LIST_MAX);
+    int nd = mb_list_stream(MB_DEFAULT, ds, LIST_MAX);
     assert_int_equal(nd, 2 * STREAM_COUNT);
     int kinds[STREAM_COUNT] = {0};
     for (int i = 0; i < nd; i++) {
@@ -374,8 +480,8 @@ static void test_list_eltwise(void **state)
 {
     (void)state;
     static OpDesc ds[LIST_MAX];
-    int nq = mb_list_eltwise(true, ds, LIST_MAX);
-    int nd = mb_list_eltwise(false, ds, LIST_MAX);
+    int nq = mb_list_eltwise(MB_QUICK, ds, LIST_MAX);
+    int nd = mb_list_eltwise(MB_DEFAULT, ds, LIST_MAX);
     assert_true(nq > 0 && nd > nq && nd <= LIST_MAX);
     int kinds[OP_KIND_COUNT] = {0};
     for (int i = 0; i < nd; i++) {
@@ -383,8 +489,10 @@ static void test_list_eltwise(void **state)
         assert_true(c.bytes > 0);
         kinds[ds[i].kind]++;
     }
-    assert_true(kinds[OP_ACT] > 0 && kinds[OP_BIAS] > 0 && kinds[OP_SGD] > 0 &&
-                kinds[OP_RMSPROP] > 0 && kinds[OP_ZERO] > 0 && kinds[OP_COPY] > 0);
+    assert_true(kinds[OP_ACT] > 0 && kinds[OP_BIAS] > 0 && kinds[OP_SGD] > 0 && kinds[OP_RMSPROP] > 0 &&
+                kinds[OP_ZERO] > 0 && kinds[OP_COPY] > 0 && kinds[OP_MOMENTUM] > 0 && kinds[OP_ADAM] > 0 &&
+                kinds[OP_POOL2D] > 0 && kinds[OP_BATCHNORM] > 0 && kinds[OP_LRN] > 0 &&
+                kinds[OP_SOFTMAX_XENT] > 0 && kinds[OP_DROPOUT] > 0 && kinds[OP_AXPBY] > 0);
     /* keys are unique within the list (calibration stores one row per key) */
     static char keys[LIST_MAX][OP_KEY_MAX];
     for (int i = 0; i < nd; i++) {
@@ -550,7 +658,10 @@ int main(void)
         cmocka_unit_test(test_time_op_conv),
         cmocka_unit_test(test_time_op_eltwise),
         cmocka_unit_test(test_list_gemm_deepbench),
-        cmocka_unit_test(test_list_gemm_square),
+        cmocka_unit_test(test_deepbench_tables),
+        cmocka_unit_test(test_list_gemm_sweep),
+        cmocka_unit_test(test_list_limits),
+        cmocka_unit_test(test_list_rnn_and_sparse),
         cmocka_unit_test(test_list_conv),
         cmocka_unit_test(test_list_stream),
         cmocka_unit_test(test_list_eltwise),

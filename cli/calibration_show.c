@@ -1,0 +1,368 @@
+/* cli/calibration_show.c — `dlperf calibrate --show`: a calibration as people read it.
+ * The machine's limits first (FMA peak on one and on all cores; read and triad bandwidth
+ * of each memory level), then every family's achieved rates against them, and DeepBench's
+ * RNN rows composed from their measured time steps. --json gives the same as one object.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/calibration_show.h"
+#include "microbench/mb.h"
+
+typedef struct {
+    MeasurementRow *m;
+    int n, cap;
+} Rows;
+
+static int collect(const MeasurementRow *m, void *ctx)
+{
+    Rows *r = ctx;
+    if (!m->validated || m->median_s <= 0)
+        return 0;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 512;
+        MeasurementRow *g = realloc(r->m, (size_t)r->cap * sizeof *g);
+        if (!g)
+            return 1;
+        r->m = g;
+    }
+    r->m[r->n] = *m;
+    r->m[r->n].samples = NULL;
+    r->n++;
+    return 0;
+}
+
+static const MeasurementRow *find_key(const Rows *r, const char *key)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->m[i].key, key) == 0)
+            return &r->m[i];
+    return NULL;
+}
+
+/* Memory levels: which one a per-thread working set of `ws` bytes lives in when `threads`
+ * threads run (the shared L3 split between them). */
+enum { LVL_L1, LVL_L2, LVL_L3, LVL_DRAM, LVL_COUNT };
+static const char *const level_names[LVL_COUNT] = {"L1", "L2", "L3", "DRAM"};
+
+static int level_of(size_t ws, int threads, const MbCaches *c)
+{
+    const int sharers = c->shared_cpus[2] > 1 ? (threads < c->shared_cpus[2] ? threads : c->shared_cpus[2]) : 1;
+    if (c->bytes[0] && ws <= c->bytes[0])
+        return LVL_L1;
+    if (c->bytes[1] && ws <= c->bytes[1])
+        return LVL_L2;
+    if (c->bytes[2] && ws <= c->bytes[2] / (size_t)sharers)
+        return LVL_L3;
+    return LVL_DRAM;
+}
+
+typedef struct {
+    double peak1, peak; /* GFLOP/s: one thread, all threads of the calibration */
+    int threads;
+    /* best GB/s per level: [kind][level] at all threads, and read at one thread */
+    double bw[MEMBW_COUNT][LVL_COUNT], bw1[LVL_COUNT];
+    size_t ws[LVL_COUNT]; /* working set (per thread) of the best all-thread read */
+    double stream_triad;
+} Limits;
+
+static void limits_of(const Rows *r, int threads, const MbCaches *c, Limits *L)
+{
+    memset(L, 0, sizeof *L);
+    L->threads = threads;
+    for (int i = 0; i < r->n; i++) {
+        const MeasurementRow *m = &r->m[i];
+        OpDesc d;
+        if (!op_key_parse(m->key, &d))
+            continue;
+        const double gflops = m->flops / m->median_s / 1e9, gbs = m->bytes / m->median_s / 1e9;
+        if (d.kind == OP_PEAK_FMA) {
+            if (d.u.peak.threads == 1)
+                L->peak1 = fmax(L->peak1, gflops);
+            if (d.u.peak.threads == threads)
+                L->peak = fmax(L->peak, gflops);
+        } else if (d.kind == OP_MEMBW) {
+            const int lv = level_of(d.u.membw.bytes_per_thread, d.u.membw.threads, c);
+            if (d.u.membw.threads == threads && gbs > L->bw[d.u.membw.kind][lv]) {
+                L->bw[d.u.membw.kind][lv] = gbs;
+                if (d.u.membw.kind == MEMBW_READ)
+                    L->ws[lv] = d.u.membw.bytes_per_thread;
+            }
+            if (d.u.membw.threads == 1 && d.u.membw.kind == MEMBW_READ && threads > 1)
+                L->bw1[lv] = fmax(L->bw1[lv], gbs);
+        } else if (d.kind == OP_STREAM && d.u.mem.kind == STREAM_TRIAD) {
+            L->stream_triad = fmax(L->stream_triad, gbs);
+        }
+    }
+    if (threads == 1)
+        memcpy(L->bw1, L->bw[MEMBW_READ], sizeof L->bw1);
+}
+
+/* Compute-bound kinds are compared with the FMA peak, the others with DRAM bandwidth. */
+static bool compute_kind(const char *kind)
+{
+    return strcmp(kind, "gemm") == 0 || strcmp(kind, "conv2d") == 0 || strcmp(kind, "spmm") == 0;
+}
+
+typedef struct {
+    char family[24], kind[24], phase[16];
+    int n;
+    double *rate; /* GFLOP/s (compute kinds) or GB/s */
+} Group;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Groups (family, kind, phase) in first-seen order; the limits families are shown above. */
+static Group *groups_of(const Rows *r, int *ng)
+{
+    Group *g = calloc((size_t)r->n + 1, sizeof *g);
+    if (!g)
+        return NULL;
+    int n = 0;
+    for (int i = 0; i < r->n; i++) {
+        const MeasurementRow *m = &r->m[i];
+        if (strcmp(m->family, "peak") == 0 || strcmp(m->family, "memory") == 0)
+            continue;
+        int j = 0;
+        while (j < n && !(strcmp(g[j].family, m->family) == 0 && strcmp(g[j].kind, m->kind) == 0 &&
+                          strcmp(g[j].phase, m->phase) == 0))
+            j++;
+        if (j == n) {
+            snprintf(g[n].family, sizeof g[n].family, "%s", m->family);
+            snprintf(g[n].kind, sizeof g[n].kind, "%s", m->kind);
+            snprintf(g[n].phase, sizeof g[n].phase, "%s", m->phase);
+            g[n].rate = malloc((size_t)r->n * sizeof(double));
+            if (!g[n].rate) {
+                for (int k = 0; k < n; k++)
+                    free(g[k].rate);
+                free(g);
+                return NULL;
+            }
+            n++;
+        }
+        g[j].rate[g[j].n++] = compute_kind(m->kind) ? m->flops / m->median_s / 1e9 : m->bytes / m->median_s / 1e9;
+    }
+    *ng = n;
+    return g;
+}
+
+/* A DeepBench RNN row composed from its measured step ops: T x (sum of the step's ops). */
+typedef struct {
+    int row;
+    const MbRnnShape *s;
+    double fwd_s, bwd_s; /* whole sequence */
+} RnnRow;
+
+static bool rnn_row(const Rows *r, int i, RnnRow *out)
+{
+    const MbRnnShape *s = &mb_deepbench_rnn_train[i];
+    double t[2] = {0, 0};
+    for (int b = 0; b <= 1; b++) {
+        OpDesc ops[8];
+        const int k = mb_rnn_step_ops(s, b == 1, ops, 8);
+        for (int j = 0; j < k; j++) {
+            char key[OP_KEY_MAX];
+            op_key(&ops[j], key);
+            const MeasurementRow *m = find_key(r, key);
+            if (!m)
+                return false;
+            t[b] += m->median_s;
+        }
+    }
+    *out = (RnnRow){.row = i + 1, .s = s, .fwd_s = s->steps * t[0], .bwd_s = s->steps * t[1]};
+    return true;
+}
+
+static const char *const cell_names[] = {"vanilla", "lstm", "gru"};
+
+static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c,
+                       const Group *g, int ng)
+{
+    printf("calibration %lld (%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
+           cal->mode, cal->started_at, cal->finished_at, cal->status, cal->sw.threads, cal->sw.blas_core,
+           cal->sw.blas_choice, r->n);
+    printf("\nlimits\n");
+    if (L->peak1 > 0)
+        printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
+    else
+        printf("  FMA peak       not measured (calibrate --only peak)\n");
+    printf("  %-6s %9s %14s %14s %14s\n", "memory", "cache", "read GB/s", "triad GB/s", "1-core read");
+    for (int lv = 0; lv < LVL_COUNT; lv++) {
+        if (L->bw[MEMBW_READ][lv] <= 0 && L->bw1[lv] <= 0)
+            continue;
+        char cb[32] = "-";
+        if (lv < 3 && c->bytes[lv])
+            fmt_bytes((double)c->bytes[lv], cb, sizeof cb);
+        printf("  %-6s %9s %14.1f %14.1f %14.1f\n", level_names[lv], cb, L->bw[MEMBW_READ][lv],
+               L->bw[MEMBW_TRIAD][lv], L->bw1[lv]);
+    }
+    if (L->stream_triad > 0)
+        printf("  STREAM triad (arrays 4x the last-level cache) %.1f GB/s\n", L->stream_triad);
+    const double dram = L->bw[MEMBW_READ][LVL_DRAM] > 0 ? L->bw[MEMBW_READ][LVL_DRAM] : L->stream_triad;
+    printf("\n%-15s %-13s %-11s %5s %27s %9s\n", "family", "kind", "phase", "n", "rate min / median / max",
+           "of limit");
+    for (int i = 0; i < ng; i++) {
+        double lo = INFINITY, hi = 0;
+        for (int k = 0; k < g[i].n; k++) {
+            lo = fmin(lo, g[i].rate[k]);
+            hi = fmax(hi, g[i].rate[k]);
+        }
+        const double med = median_of(g[i].rate, g[i].n);
+        const bool comp = compute_kind(g[i].kind);
+        const double limit = comp ? L->peak : dram;
+        char pct[16] = "-";
+        if (limit > 0)
+            snprintf(pct, sizeof pct, "%.0f%%", 100 * med / limit);
+        printf("%-15s %-13s %-11s %5d %8.1f / %7.1f / %7.1f %-6s %5s\n", g[i].family, g[i].kind, g[i].phase, g[i].n,
+               lo, med, hi, comp ? "GFLOP/s" : "GB/s", pct);
+    }
+    printf("# of limit: median rate / FMA peak on %d threads (GEMM, convolution, sparse GEMM) or / DRAM read\n"
+           "# bandwidth (memory-bound kinds; in-cache sizes may exceed 100%%)\n", L->threads);
+    /* DeepBench RNN rows composed from their steps */
+    int nr = 0;
+    double rate[3][2][64];
+    int nc[3] = {0, 0, 0};
+    for (int i = 0; i < mb_deepbench_rnn_train_count; i++) {
+        RnnRow rr;
+        if (!rnn_row(r, i, &rr))
+            continue;
+        nr++;
+        const int cell = rr.s->cell;
+        if (nc[cell] < 64) {
+            rate[cell][0][nc[cell]] = rr.s->gflop / rr.fwd_s;
+            rate[cell][1][nc[cell]] = 2 * rr.s->gflop / rr.bwd_s; /* backward: data + weights, 2x fwd */
+            nc[cell]++;
+        }
+    }
+    if (nr > 0) {
+        printf("\nDeepBench RNN rows composed from their measured time steps (%d rows; recurrent part, "
+               "DeepBench's FLOPs)\n", nr);
+        for (int cell = 0; cell < 3; cell++)
+            if (nc[cell])
+                printf("  %-8s %3d rows  forward median %7.1f GFLOP/s, backward median %7.1f GFLOP/s\n",
+                       cell_names[cell], nc[cell], median_of(rate[cell][0], nc[cell]),
+                       median_of(rate[cell][1], nc[cell]));
+        printf("  (every row, sequence times included: --json)\n");
+    }
+}
+
+static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c, const Group *g,
+                       int ng)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "calibration_id", (double)cal->id);
+    cJSON_AddStringToObject(o, "mode", cal->mode);
+    cJSON_AddStringToObject(o, "status", cal->status);
+    cJSON_AddStringToObject(o, "started_at", cal->started_at);
+    cJSON_AddStringToObject(o, "finished_at", cal->finished_at);
+    cJSON_AddNumberToObject(o, "threads", cal->sw.threads);
+    cJSON_AddStringToObject(o, "blas_core", cal->sw.blas_core);
+    cJSON_AddStringToObject(o, "blas_choice", cal->sw.blas_choice);
+    cJSON_AddNumberToObject(o, "kernels", r->n);
+    cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+    cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);
+    cJSON_AddNumberToObject(lim, "fma_peak_gflops", L->peak);
+    cJSON_AddNumberToObject(lim, "stream_triad_gbs", L->stream_triad);
+    cJSON *levels = cJSON_AddArrayToObject(lim, "memory");
+    for (int lv = 0; lv < LVL_COUNT; lv++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "level", level_names[lv]);
+        cJSON_AddNumberToObject(e, "cache_bytes", lv < 3 ? (double)c->bytes[lv] : 0);
+        cJSON_AddNumberToObject(e, "working_set_bytes_per_thread", (double)L->ws[lv]);
+        cJSON_AddNumberToObject(e, "read_gbs", L->bw[MEMBW_READ][lv]);
+        cJSON_AddNumberToObject(e, "triad_gbs", L->bw[MEMBW_TRIAD][lv]);
+        cJSON_AddNumberToObject(e, "read_1core_gbs", L->bw1[lv]);
+        cJSON_AddItemToArray(levels, e);
+    }
+    cJSON *curve = cJSON_AddArrayToObject(lim, "read_curve");
+    for (int i = 0; i < r->n; i++) {
+        OpDesc d;
+        if (!op_key_parse(r->m[i].key, &d) || d.kind != OP_MEMBW || d.u.membw.kind != MEMBW_READ)
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "threads", d.u.membw.threads);
+        cJSON_AddNumberToObject(e, "working_set_bytes_per_thread", (double)d.u.membw.bytes_per_thread);
+        cJSON_AddNumberToObject(e, "gbs", r->m[i].bytes / r->m[i].median_s / 1e9);
+        cJSON_AddItemToArray(curve, e);
+    }
+    cJSON *fams = cJSON_AddArrayToObject(o, "families");
+    for (int i = 0; i < ng; i++) {
+        cJSON *e = cJSON_CreateObject();
+        const bool comp = compute_kind(g[i].kind);
+        cJSON_AddStringToObject(e, "family", g[i].family);
+        cJSON_AddStringToObject(e, "kind", g[i].kind);
+        cJSON_AddStringToObject(e, "phase", g[i].phase);
+        cJSON_AddNumberToObject(e, "kernels", g[i].n);
+        cJSON_AddStringToObject(e, "unit", comp ? "GFLOP/s" : "GB/s");
+        const double med = median_of(g[i].rate, g[i].n);
+        cJSON_AddNumberToObject(e, "min", g[i].rate[0]);
+        cJSON_AddNumberToObject(e, "median", med);
+        cJSON_AddNumberToObject(e, "max", g[i].rate[g[i].n - 1]);
+        const double dram = L->bw[MEMBW_READ][LVL_DRAM] > 0 ? L->bw[MEMBW_READ][LVL_DRAM] : L->stream_triad;
+        const double limit = comp ? L->peak : dram;
+        if (limit > 0)
+            cJSON_AddNumberToObject(e, "median_fraction_of_limit", med / limit);
+        cJSON_AddItemToArray(fams, e);
+    }
+    cJSON *rnn = cJSON_AddArrayToObject(o, "deepbench_rnn");
+    for (int i = 0; i < mb_deepbench_rnn_train_count; i++) {
+        RnnRow rr;
+        if (!rnn_row(r, i, &rr))
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "row", rr.row);
+        cJSON_AddStringToObject(e, "cell", cell_names[rr.s->cell]);
+        cJSON_AddNumberToObject(e, "hidden", rr.s->hidden);
+        cJSON_AddNumberToObject(e, "batch", rr.s->batch);
+        cJSON_AddNumberToObject(e, "steps", rr.s->steps);
+        cJSON_AddNumberToObject(e, "fwd_s", rr.fwd_s);
+        cJSON_AddNumberToObject(e, "bwd_s", rr.bwd_s);
+        cJSON_AddNumberToObject(e, "fwd_gflops", rr.s->gflop / rr.fwd_s);
+        cJSON_AddItemToArray(rnn, e);
+    }
+    return o;
+}
+
+int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
+{
+    Rows r = {0};
+    if (db_measurement_foreach(db, cal->id, collect, &r) != 0) {
+        free(r.m);
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    }
+    MbCaches c;
+    mb_cache_sizes(&c);
+    Limits L;
+    limits_of(&r, cal->sw.threads, &c, &L);
+    int ng = 0;
+    Group *g = groups_of(&r, &ng);
+    if (!g) {
+        free(r.m);
+        return cli_error(cli, EXIT_FAIL, "out of memory summarising calibration %lld", (long long)cal->id);
+    }
+    if (cli->json) {
+        /* the JSON's min/max read the sorted rates: sort once here */
+        for (int i = 0; i < ng; i++)
+            qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
+        json_print(json_doc(cal, &r, &L, &c, g, ng));
+    } else {
+        print_text(cal, &r, &L, &c, g, ng);
+    }
+    for (int i = 0; i < ng; i++)
+        free(g[i].rate);
+    free(g);
+    free(r.m);
+    return EXIT_OK;
+}

@@ -1,0 +1,11 @@
+/* cli/calibration_show.h — `dlperf calibrate --show`: a stored calibration as people read it
+ * (limits, per-family rates against them) or as one JSON object. */
+#ifndef DLPERF_CALIBRATION_SHOW_H
+#define DLPERF_CALIBRATION_SHOW_H
+
+#include "cli/cli.h"
+
+/* Prints calibration `cal` (its measurements read from db); returns an exit code. */
+int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal);
+
+#endif
