@@ -92,23 +92,31 @@ void lstm_cell_backward_data(float *dpre, float *dc_prev, const float *dh_t,
 }
 
 /* One row of the GRU forward step. pre, b (3H); act (4H); hp, h (H). relu: act is ReLU,
- * else tanh. */
+ * else tanh. The two activations are two loops: a select between them inside one loop
+ * kept it from vectorising (0.4 of the backward's speed). */
+#define GRU_ROW_FORWARD_BODY(ACT)                                                                  \
+    _Pragma("omp simd") for (int u = 0; u < H; u++)                                                \
+    {                                                                                              \
+        const float r = vm_sigmoid(p[u] + b[u]);                                                   \
+        const float z = vm_sigmoid(p[H + u] + b[H + u]);                                           \
+        const float hn = p[2 * H + u] + b[2 * H + u];                                              \
+        const float n = ACT(r * hn);                                                               \
+        a[u] = r;                                                                                  \
+        a[H + u] = z;                                                                              \
+        a[2 * H + u] = n;                                                                          \
+        a[3 * H + u] = hn;                                                                         \
+        h[u] = n + z * (hp[u] - n); /* (1 - z) n + z h_prev */                                    \
+    }
+#define GRU_RELU(x) ((x) > 0.0f ? (x) : 0.0f)
+
 OPS_TARGET_CLONES
 static void gru_row_forward(float *restrict h, float *restrict a, const float *restrict p,
                             const float *restrict hp, const float *restrict b, int H, bool relu)
 {
-#pragma omp simd
-    for (int u = 0; u < H; u++) {
-        const float r = vm_sigmoid(p[u] + b[u]);
-        const float z = vm_sigmoid(p[H + u] + b[H + u]);
-        const float hn = p[2 * H + u] + b[2 * H + u];
-        const float pn = r * hn;
-        const float n = relu ? (pn > 0.0f ? pn : 0.0f) : vm_tanh(pn);
-        a[u] = r;
-        a[H + u] = z;
-        a[2 * H + u] = n;
-        a[3 * H + u] = hn;
-        h[u] = n + z * (hp[u] - n); /* (1 - z) n + z h_prev */
+    if (relu) {
+        GRU_ROW_FORWARD_BODY(GRU_RELU)
+    } else {
+        GRU_ROW_FORWARD_BODY(vm_tanh)
     }
 }
 
