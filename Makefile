@@ -83,6 +83,7 @@ demo: $(BUILD)/dlperf
 
 bench: $(BUILD)/dlperf
 	@scripts/install-deps.sh --bench
+	bench/roofline.py
 	bench/pytorch_compare.py
 
 clean:

@@ -33,6 +33,7 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 typedef struct {
     double capacity;
     const char *what; /* "--device-memory" or "this machine's available memory" */
+    double runtime;   /* the process's own: libraries and BLAS buffers (measured) */
     bool fits;
     long largest_batch; /* 0: not even batch 1 */
 } MemoryFit;
@@ -45,8 +46,11 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
     const double v[] = {p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input};
     for (int i = 0; i < 6; i++)
         printf("  %-16s %12s\n", names[i], fmt_bytes(v[i], b, 32));
-    printf("  %-16s %12s  %s %s (%s)\n", "total", fmt_bytes(p->mem_total, b, 32), f->fits ? "fits in" : "DOES NOT FIT in",
-           fmt_bytes(f->capacity, c, 32), f->what);
+    printf("  %-16s %12s\n", "plan total", fmt_bytes(p->mem_total, b, 32));
+    printf("  %-16s %12s  (libraries and BLAS buffers, measured in this process)\n", "runtime",
+           fmt_bytes(f->runtime, b, 32));
+    printf("  %-16s %12s  %s %s (%s)\n", "process total", fmt_bytes(p->mem_total + f->runtime, b, 32),
+           f->fits ? "fits in" : "DOES NOT FIT in", fmt_bytes(f->capacity, c, 32), f->what);
     if (f->largest_batch > 0)
         printf("  largest batch that fits: %ld\n", f->largest_batch);
     else
@@ -81,6 +85,8 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "workspace", p->mem_ws);
     cJSON_AddNumberToObject(mem, "input", p->mem_input);
     cJSON_AddNumberToObject(mem, "total", p->mem_total);
+    cJSON_AddNumberToObject(mem, "runtime", f->runtime);
+    cJSON_AddNumberToObject(mem, "process_total", p->mem_total + f->runtime);
     cJSON_AddNumberToObject(mem, "capacity", f->capacity);
     cJSON_AddStringToObject(mem, "capacity_from", f->what);
     cJSON_AddBoolToObject(mem, "fits", f->fits);
@@ -161,10 +167,11 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         fit.capacity = mem_available_bytes();
         fit.what = "available on this machine now";
     }
-    fit.fits = pred.mem_total <= fit.capacity;
+    fit.runtime = session_runtime_bytes();
+    fit.fits = pred.mem_total + fit.runtime <= fit.capacity;
     {
         char err[512];
-        fit.largest_batch = pred_largest_batch(m, fit.capacity, err, sizeof err);
+        fit.largest_batch = pred_largest_batch(m, fit.capacity - fit.runtime, err, sizeof err);
         if (fit.largest_batch < 0) {
             cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;

@@ -64,6 +64,10 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     char err[1024];
     int total = warmup + steps;
     int nbatches = trainer_data_batches(total);
+    /* the runtime's share of the peak: libraries and whatever earlier work in this process
+     * left resident; the peak is this run's own */
+    peak_rss_reset();
+    const double baseline_rss = current_rss_bytes();
     if (progress_enabled())
         fprintf(stderr, "run: %s batch %d: allocating and initialising...", m->name, batch);
     if (trainer_init_mode(&t, m, batch, mode, nbatches, 2017, err, sizeof err) != 0) {
@@ -126,6 +130,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     r->loss_last = out->loss[total - 1];
     r->planned_bytes = trainer_bytes_needed(&t.plan, nbatches);
     r->peak_rss_bytes = peak_rss_bytes();
+    r->baseline_rss_bytes = baseline_rss;
     r->traced = trace;
     snprintf(r->mode, sizeof r->mode, "%s", plan_mode_name(mode));
     if (trace) {
@@ -186,4 +191,24 @@ int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **
     qsort(g, (size_t)n, sizeof *g, group_cmp);
     *out = g;
     return n;
+}
+
+double session_runtime_bytes(void)
+{
+    static double runtime = -1;
+    if (runtime >= 0)
+        return runtime;
+    enum { N = 1024 }; /* larger than OpenBLAS's packing blocks in every dimension */
+    const size_t bytes = sizeof(float) * N * N;
+    float *a = ops_buffer_alloc(bytes), *b = ops_buffer_alloc(bytes), *c = ops_buffer_alloc(bytes);
+    if (a && b && c) {
+        memset(a, 0, bytes);
+        memset(b, 0, bytes);
+        const OpDesc g = op_gemm(PHASE_FWD, N, N, N, false, false, 0.0f);
+        void *bufs[] = {c, a, b};
+        op_run(&g, bufs, NULL);
+    }
+    free(a), free(b), free(c); /* above the mmap threshold: their pages leave the RSS */
+    runtime = current_rss_bytes();
+    return runtime;
 }

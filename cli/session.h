@@ -29,6 +29,12 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
                 const MachineRow *machine, RunResult *out);
 void run_result_free(RunResult *r);
 
+/* The memory a dlperf process holds besides what a plan allocates: its libraries and the
+ * BLAS library's packing buffers, measured once in this process (VmRSS after a GEMM large
+ * enough to fill the buffers, its operands freed again). A run's peak RSS is this plus
+ * what it allocates. */
+double session_runtime_bytes(void);
+
 /* Per-op rows aggregated over identical ops of a layer (the 30 LSTM steps become one
  * row with count 30), sorted by time, for the tables people read. */
 typedef struct {

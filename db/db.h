@@ -91,6 +91,7 @@ typedef struct {
     double loss_first, loss_last;
     double planned_bytes;   /* memory the plan allocates (profile) */
     double peak_rss_bytes;  /* measured VmHWM */
+    double baseline_rss_bytes; /* VmRSS before the run allocated anything: the runtime */
     bool traced;
     char mode[16];          /* "train" | "fwd_bwd" | "inference" */
     int epochs;             /* epoch training: epochs done; 0 for step runs */

@@ -106,12 +106,14 @@ static const char *const migrations[] = {
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
     "  name TEXT NOT NULL, value REAL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;",
     /* v3: per-op uncertainty bands of predictions; holdout predictions and validations
-     * (priced without any measurement of the model's own shapes); the per-op comparison of
-     * a validation as a view (prediction_op beside run_op). */
+     * (priced without any measurement of the model's own shapes); a run's RSS before it
+     * allocated (the runtime's share of its peak); the per-op comparison of a validation as
+     * a view (prediction_op beside run_op). */
     "ALTER TABLE prediction_op ADD COLUMN lo_s REAL;"
     "ALTER TABLE prediction_op ADD COLUMN hi_s REAL;"
     "ALTER TABLE prediction ADD COLUMN holdout INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN holdout INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE run ADD COLUMN baseline_rss_bytes REAL;"
     "CREATE VIEW validation_op AS"
     "  SELECT v.id AS validation_id, v.model, v.batch, v.holdout, p.op_index, p.layer_name, p.key, p.kind,"
     "         p.phase, p.source, p.time_s AS predicted_s, r.time_s AS measured_s,"

@@ -41,6 +41,16 @@ static double read_proc_kb(const char *file, const char *field)
 
 double mem_available_bytes(void) { return read_proc_kb("/proc/meminfo", "MemAvailable"); }
 double peak_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmHWM"); }
+double current_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmRSS"); }
+
+void peak_rss_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
 
 static void *alloc_zeroed(size_t bytes)
 {
