@@ -48,7 +48,7 @@ typedef struct {
     ValidationRow v[2];     /* [0] full calibration, [1] holdout */
     OpTimeRow *pred[2], *meas;
     int nops;
-    double memory_bytes;   /* predicted process memory: the plan's allocation and the runtime */
+    double memory_bytes;   /* predicted process memory: the process before the run, and the plan */
     double peak_rss_bytes; /* the run's */
 } ModelResult;
 
@@ -105,7 +105,9 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
     if (rc == 0) {
         res->meas = run.ops;
         run.ops = NULL;
-        res->memory_bytes = run.row.planned_bytes + session_runtime_bytes();
+        /* the process as it was when the run began (libraries, BLAS buffers, what earlier
+         * runs left resident) and what the run's plan allocates */
+        res->memory_bytes = run.row.baseline_rss_bytes + run.row.planned_bytes;
         res->peak_rss_bytes = run.row.peak_rss_bytes;
     }
     run_result_free(&run);
@@ -218,8 +220,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
                100 * (res[i].memory_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
     }
     printf("# times per training iteration; error = (predicted - measured median) / measured median;\n"
-           "# memory: predicted for the process (the profile's arenas and data batches, which the run allocates,\n"
-           "# and the runtime: libraries and BLAS buffers, measured) against the run's peak RSS\n");
+           "# memory: predicted for the process (its RSS when the run began, and the profile's arenas and\n"
+           "# data batches, which the run allocates) against the run's peak RSS\n");
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0;
         for (int i = 0; i < nm; i++)
@@ -416,7 +418,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
             return cli_error(cli, EXIT_FAIL, "%s", err);
         }
     }
-    session_runtime_bytes(); /* measured now, before any run has left anything resident */
+    session_runtime_bytes(); /* the BLAS buffers allocated before the first run, as for all later ones */
     int done = 0;
     for (; done < nm; done++) {
         if (!cli->json)

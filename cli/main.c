@@ -6,7 +6,8 @@
 #include "ops/ops.h"
 
 #define FAMILY_LIST_HELP "peak, memory, model-op, gemm-sweep,\n" \
-    "                   gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, stream, eltwise"
+    "                   gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, cnn-sweep, stream,\n" \
+    "                   eltwise"
 
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",

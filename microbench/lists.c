@@ -1,8 +1,9 @@
 /* microbench/lists.c — the shapes a calibration measures, per family and mode: the
  * machine's limits (FMA peak, each memory level's bandwidth), GEMM sweeps, DeepBench's
- * GEMM, convolution, RNN and sparse lists (deepbench.c) with seed 004's shapes, STREAM, and
- * element-wise / pooling / normalisation / optimizer size sweeps from which the predictor
- * fits its models for shapes it never measured.
+ * GEMM, convolution, RNN and sparse lists (deepbench.c) with seed 004's shapes, a generic
+ * CNN's convolution / pooling / batch-norm layers, STREAM, and element-wise / loss /
+ * optimizer size sweeps: the basis from which the predictor fits its models for shapes it
+ * never measured.
  *
  * Modes: quick takes a few shapes of each family (about a minute on 2 cores); default
  * takes every DeepBench row up to DEFAULT_MAX_GFLOP per kernel (the rest would add ~10
@@ -311,7 +312,75 @@ int mb_list_stream(MbMode mode, OpDesc *out, int max)
     return n;
 }
 
-/* ---- element-wise, pooling, normalisation and update sweeps ---- */
+/* ---- a generic CNN's layers: convolution, pooling and normalisation sweeps ---- */
+
+/* The stages of a classification CNN, channels doubling as the feature map halves: the
+ * basis of the fitted convolution, pooling and batch-norm models for layers never
+ * measured (DeepBench's convolutions are mostly speech layers at batch 4-16). */
+static const int cnn_stages[][2] = {{112, 32}, {56, 64}, {28, 128}, {14, 256}, {7, 512}}; /* side, channels */
+
+/* One convolution (TF SAME padding) in all three phases, gradients overwritten as by a
+ * step's first writer; backward-data too: these are inner layers. */
+static void conv3_push(OpDesc *out, int max, int *n, int N, int C, int hw, int K, int r, int stride)
+{
+    static const OpPhase phases[] = {PHASE_FWD, PHASE_BWD_DATA, PHASE_BWD_WEIGHTS};
+    for (int p = 0; p < 3; p++) {
+        OpDesc d = op_conv2d(phases[p], N, C, hw, hw, K, r, r, stride, PAD_SAME, 1);
+        d.u.conv.accumulate = false;
+        list_push(out, max, n, d);
+    }
+}
+
+int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
+{
+    static const int batches[] = {4, 32};
+    const bool quick = mode == MB_QUICK;
+    int n = 0;
+    /* quick: the middle three stages at batch 32 */
+    for (int st = quick ? 1 : 0; st < (quick ? 4 : 5); st++) {
+        const int hw = cnn_stages[st][0], C = cnn_stages[st][1];
+        for (int b = quick ? 1 : 0; b < 2; b++) {
+            const int N = batches[b];
+            conv3_push(out, max, &n, N, C, hw, C, 3, 1);     /* 3x3, same width */
+            conv3_push(out, max, &n, N, C, hw, 4 * C, 1, 1); /* 1x1 expansion (bottleneck) */
+            conv3_push(out, max, &n, N, 4 * C, hw, C, 1, 1); /* 1x1 reduction */
+            if (!quick) {
+                conv3_push(out, max, &n, N, C, hw, 2 * C, 3, 2); /* 3x3 stride 2: the next stage */
+                conv3_push(out, max, &n, N, C / 2, hw, C, 5, 1); /* 5x5 (inception) */
+            }
+        }
+        /* pooling and normalisation at the stage's shape, batch 32 */
+        const int N = 32, spatial = hw * hw;
+        for (int k = 0; k <= 1; k++)
+            for (int w = 2; w <= 3; w++) {
+                const PoolKind pk = k ? POOL_AVG : POOL_MAX;
+                list_push(out, max, &n, op_pool2d(PHASE_FWD, pk, N, C, hw, hw, w, 2, PAD_SAME));
+                OpDesc pb = op_pool2d(PHASE_BWD_DATA, pk, N, C, hw, hw, w, 2, PAD_SAME);
+                pb.u.pool.accumulate = false;
+                list_push(out, max, &n, pb);
+            }
+        list_push(out, max, &n, op_batchnorm(PHASE_FWD, N, C, spatial, 1e-3f, 0.99f, true));
+        list_push(out, max, &n, op_batchnorm(PHASE_FWD, N, C, spatial, 1e-3f, 0.99f, false));
+        OpDesc bw = op_batchnorm(PHASE_BWD_WEIGHTS, N, C, spatial, 1e-3f, 0.99f, true);
+        bw.u.bn.accumulate = false;
+        list_push(out, max, &n, bw);
+        OpDesc bd = op_batchnorm(PHASE_BWD_DATA, N, C, spatial, 1e-3f, 0.99f, true);
+        bd.u.bn.accumulate = false;
+        list_push(out, max, &n, bd);
+        list_push(out, max, &n, op_lrn(PHASE_FWD, N, C, spatial, 5, 1e-4f, 0.75f, 1.0f));
+        OpDesc lb = op_lrn(PHASE_BWD_DATA, N, C, spatial, 5, 1e-4f, 0.75f, 1.0f);
+        lb.u.lrn.accumulate = false;
+        list_push(out, max, &n, lb);
+    }
+    /* global average pooling of the last stage (ResNet, GoogLeNet) */
+    list_push(out, max, &n, op_pool2d(PHASE_FWD, POOL_AVG, 32, 512, 7, 7, 7, 1, PAD_VALID));
+    OpDesc gb = op_pool2d(PHASE_BWD_DATA, POOL_AVG, 32, 512, 7, 7, 7, 1, PAD_VALID);
+    gb.u.pool.accumulate = false;
+    list_push(out, max, &n, gb);
+    return n;
+}
+
+/* ---- element-wise, loss and update sweeps ---- */
 
 /* The memory-bound ops of a training step at one size; the predictor fits time(bytes) per
  * kind from the sweep, from overhead-bound (2^8 floats = 1 KiB) through in-cache to far
@@ -344,32 +413,6 @@ static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
     list_push(out, max, n, op_dropout(PHASE_BWD_DATA, count, 0.5f, 1u));
 }
 
-/* Layer-shaped ops at a few sizes (n = 16 images): pooling, batch norm in all its phases,
- * LRN and the loss, so the per-kind fits see small and large planes. */
-static void layer_ops_push(OpDesc *out, int max, int *n, int c, int hw)
-{
-    const int N = 16, spatial = hw * hw;
-    for (int k = 0; k <= 1; k++) {
-        const PoolKind pk = k ? POOL_AVG : POOL_MAX;
-        list_push(out, max, n, op_pool2d(PHASE_FWD, pk, N, c, hw, hw, 3, 2, PAD_SAME));
-        OpDesc pb = op_pool2d(PHASE_BWD_DATA, pk, N, c, hw, hw, 3, 2, PAD_SAME);
-        pb.u.pool.accumulate = false;
-        list_push(out, max, n, pb);
-    }
-    list_push(out, max, n, op_batchnorm(PHASE_FWD, N, c, spatial, 1e-3f, 0.99f, true));
-    list_push(out, max, n, op_batchnorm(PHASE_FWD, N, c, spatial, 1e-3f, 0.99f, false));
-    OpDesc bw = op_batchnorm(PHASE_BWD_WEIGHTS, N, c, spatial, 1e-3f, 0.99f, true);
-    bw.u.bn.accumulate = false;
-    list_push(out, max, n, bw);
-    OpDesc bd = op_batchnorm(PHASE_BWD_DATA, N, c, spatial, 1e-3f, 0.99f, true);
-    bd.u.bn.accumulate = false;
-    list_push(out, max, n, bd);
-    list_push(out, max, n, op_lrn(PHASE_FWD, N, c, spatial, 5, 1e-4f, 0.75f, 1.0f));
-    OpDesc lb = op_lrn(PHASE_BWD_DATA, N, c, spatial, 5, 1e-4f, 0.75f, 1.0f);
-    lb.u.lrn.accumulate = false;
-    list_push(out, max, n, lb);
-}
-
 int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
 {
     /* default: every power of 4 from 2^8 to 2^26. quick: one size per level of the memory
@@ -377,9 +420,6 @@ int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
      * buffer, beyond the last-level cache): 2^26 only costs time, since out of cache the
      * time is linear. */
     static const int quick_exp[] = {10, 14, 18, 22, 24};
-    /* (channels, plane side) of the layer-shaped ops: a 56x56 stage and a 7x7 one (quick),
-     * plus 112x112, 28x28 and 14x14 */
-    static const int layers[][2] = {{64, 56}, {512, 7}, {64, 112}, {128, 28}, {256, 14}};
     static const int classes[] = {10, 1000};
     int n = 0;
     if (mode == MB_QUICK) {
@@ -389,9 +429,6 @@ int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
         for (int e = 8; e <= 26; e += 2)
             eltwise_push_size(out, max, &n, (size_t)1 << e);
     }
-    const int nl = mode == MB_QUICK ? 2 : (int)(sizeof layers / sizeof *layers);
-    for (int i = 0; i < nl; i++)
-        layer_ops_push(out, max, &n, layers[i][0], layers[i][1]);
     for (int b = 32; b <= (mode == MB_QUICK ? 32 : 512); b *= 4)
         for (int c = 0; c < 2; c++) {
             list_push(out, max, &n, op_softmax_xent(PHASE_FWD, b, classes[c]));

@@ -117,8 +117,9 @@ int mb_list_gemm_deepbench(MbMode mode, OpDesc *out, int max); /* DeepBench trai
 int mb_list_conv_deepbench(MbMode mode, OpDesc *out, int max); /* DeepBench training x 3 phases */
 int mb_list_rnn_deepbench(MbMode mode, OpDesc *out, int max);  /* DeepBench RNN rows' step ops */
 int mb_list_sparse(MbMode mode, OpDesc *out, int max);         /* DeepBench sparse + seed 004 SMM */
+int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max);      /* a CNN's conv / pool / norm layers */
 int mb_list_stream(MbMode mode, OpDesc *out, int max);         /* copy/scale/add/triad, arrays >= 4x LLC */
-int mb_list_eltwise(MbMode mode, OpDesc *out, int max);        /* element-wise, pooling, norms, updates */
+int mb_list_eltwise(MbMode mode, OpDesc *out, int max);        /* element-wise, losses, updates */
 /* Whether a mode measures DeepBench row i (0-based) of each list, for reports. */
 bool mb_deepbench_gemm_in(MbMode mode, int i);
 bool mb_deepbench_conv_in(MbMode mode, int i);

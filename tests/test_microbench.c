@@ -491,8 +491,18 @@ static void test_list_eltwise(void **state)
     }
     assert_true(kinds[OP_ACT] > 0 && kinds[OP_BIAS] > 0 && kinds[OP_SGD] > 0 && kinds[OP_RMSPROP] > 0 &&
                 kinds[OP_ZERO] > 0 && kinds[OP_COPY] > 0 && kinds[OP_MOMENTUM] > 0 && kinds[OP_ADAM] > 0 &&
-                kinds[OP_POOL2D] > 0 && kinds[OP_BATCHNORM] > 0 && kinds[OP_LRN] > 0 &&
                 kinds[OP_SOFTMAX_XENT] > 0 && kinds[OP_DROPOUT] > 0 && kinds[OP_AXPBY] > 0);
+    /* a generic CNN's layers: convolutions in three phases, pooling, batch norm, LRN */
+    const int cq = mb_list_cnn_sweep(MB_QUICK, ds, LIST_MAX), cd = mb_list_cnn_sweep(MB_DEFAULT, ds, LIST_MAX);
+    assert_true(cq > 0 && cd > cq && cd <= LIST_MAX);
+    int ck[OP_KIND_COUNT] = {0}, phases[PHASE_COUNT] = {0};
+    for (int i = 0; i < cd; i++) {
+        ck[ds[i].kind]++;
+        if (ds[i].kind == OP_CONV2D)
+            phases[ds[i].phase]++;
+    }
+    assert_true(ck[OP_POOL2D] > 0 && ck[OP_BATCHNORM] > 0 && ck[OP_LRN] > 0);
+    assert_true(phases[PHASE_FWD] == 50 && phases[PHASE_BWD_DATA] == 50 && phases[PHASE_BWD_WEIGHTS] == 50);
     /* keys are unique within the list (calibration stores one row per key) */
     static char keys[LIST_MAX][OP_KEY_MAX];
     for (int i = 0; i < nd; i++) {
