@@ -78,6 +78,10 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
         if (rc == 0 && db_prediction_insert(db, &pred[h], res->pred[h], plan.nops) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
+    /* the machine's speed now against the calibration, just before the run */
+    Drift drift = {1, 1, 0, 0};
+    if (rc == 0)
+        rc = session_drift(cli, cm[0], &drift);
     RunResult run = {0};
     if (rc == 0)
         rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, &run);
@@ -99,6 +103,10 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
         v->measured_min_s = run.row.min_s;
         v->measured_max_s = run.row.max_s;
         v->error_pct = 100 * (pred[h].iter_s - run.row.median_s) / run.row.median_s;
+        v->drift_compute = drift.compute;
+        v->drift_memory = drift.memory;
+        v->adjusted_error_pct = 100 * (drift_adjusted_s(&drift, res->pred[h], plan.nops) - run.row.median_s) /
+                                run.row.median_s;
         if (db_validation_insert(db, v) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
@@ -202,8 +210,11 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     printf("%-16s %6s %11s %21s %11s %8s", "model", "batch", "measured", "(min .. max)", "predicted", "error");
     if (H)
         printf(" %11s %8s", "holdout", "error");
+    printf(" %13s %9s", "drift c / m", "adjusted");
+    if (H)
+        printf(" %9s", "adj. hold");
     printf(" %10s %10s %7s\n", "memory", "peak RSS", "diff");
-    double err[2][MAX_MODELS];
+    double err[2][MAX_MODELS], adj[2][MAX_MODELS];
     for (int i = 0; i < nm; i++) {
         const ValidationRow *v = &res[i].v[0];
         char range[48];
@@ -216,18 +227,30 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
             printf(" %11s %+7.1f%%", fmt_time(res[i].v[1].predicted_s, b1, 32), res[i].v[1].error_pct);
             err[1][i] = res[i].v[1].error_pct;
         }
+        printf(" %+5.0f%% / %+4.0f%% %+8.1f%%", 100 * (v->drift_compute - 1), 100 * (v->drift_memory - 1),
+               v->adjusted_error_pct);
+        adj[0][i] = v->adjusted_error_pct;
+        if (H) {
+            printf(" %+8.1f%%", res[i].v[1].adjusted_error_pct);
+            adj[1][i] = res[i].v[1].adjusted_error_pct;
+        }
         printf(" %10s %10s %+6.1f%%\n", fmt_bytes(res[i].memory_bytes, b1, 32), fmt_bytes(res[i].peak_rss_bytes, b2, 32),
                100 * (res[i].memory_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
     }
     printf("# times per training iteration; error = (predicted - measured median) / measured median;\n"
            "# memory: predicted for the process (its RSS when the run began, and the profile's arenas and\n"
            "# data batches, which the run allocates) against the run's peak RSS\n");
+    printf("# drift c / m: time of the reference kernels just before the run against the calibration,\n"
+           "# compute-bound (GEMM, convolution) / memory-bound; adjusted: the error of the prediction scaled by them\n");
     for (int h = 0; h <= (int)H; h++) {
-        double mx = 0;
-        for (int i = 0; i < nm; i++)
+        double mx = 0, mxa = 0;
+        for (int i = 0; i < nm; i++) {
             mx = fmax(mx, fabs(err[h][i]));
-        printf("%s: median |error| %.1f%%, max |error| %.1f%% over %d models\n",
-               h ? "holdout calibration (fitted model only)" : "full calibration", median_abs(err[h], nm), mx, nm);
+            mxa = fmax(mxa, fabs(adj[h][i]));
+        }
+        printf("%s: median |error| %.1f%%, max |error| %.1f%% over %d models; drift-adjusted: median %.1f%%, "
+               "max %.1f%%\n", h ? "holdout calibration (fitted model only)" : "full calibration",
+               median_abs(err[h], nm), mx, nm, median_abs(adj[h], nm), mxa);
     }
     KindRow *k;
     const int nk = kind_rows(res, nm, H, &k);
@@ -270,7 +293,7 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
     const bool H = vo->holdout;
     cJSON *doc = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(doc, "models");
-    double err[2][MAX_MODELS];
+    double err[2][MAX_MODELS], adj[2][MAX_MODELS];
     for (int i = 0; i < nm; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "model", res[i].v[0].model);
@@ -286,7 +309,11 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(p, "validation_id", (double)v->id);
             cJSON_AddNumberToObject(p, "predicted_s", v->predicted_s);
             cJSON_AddNumberToObject(p, "error_pct", v->error_pct);
+            cJSON_AddNumberToObject(p, "drift_compute", v->drift_compute);
+            cJSON_AddNumberToObject(p, "drift_memory", v->drift_memory);
+            cJSON_AddNumberToObject(p, "adjusted_error_pct", v->adjusted_error_pct);
             err[h][i] = v->error_pct;
+            adj[h][i] = v->adjusted_error_pct;
             OpGroup *g;
             const int ng = op_groups(res[i].pred[h], res[i].meas, res[i].nops, &g);
             const int show = vo->trace ? ng : (ng < TOP_MISSES ? ng : TOP_MISSES);
@@ -313,6 +340,11 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
         cJSON_AddNumberToObject(s, "models", nm);
         cJSON_AddNumberToObject(s, "median_abs_error_pct", median_abs(err[h], nm));
         cJSON_AddNumberToObject(s, "max_abs_error_pct", mx);
+        double mxa = 0;
+        for (int i = 0; i < nm; i++)
+            mxa = fmax(mxa, fabs(adj[h][i]));
+        cJSON_AddNumberToObject(s, "median_abs_adjusted_error_pct", median_abs(adj[h], nm));
+        cJSON_AddNumberToObject(s, "max_abs_adjusted_error_pct", mxa);
     }
     KindRow *k;
     const int nk = kind_rows(res, nm, H, &k);

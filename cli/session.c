@@ -212,3 +212,46 @@ double session_runtime_bytes(void)
     runtime = current_rss_bytes();
     return runtime;
 }
+
+int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
+{
+    /* shapes every calibration mode measures: gemm-sweep's 1024 square, cnn-sweep's 56x56x64
+     * 3x3 at batch 32, eltwise's 2^22 element sweep points, cnn-sweep's batch norm */
+    OpDesc conv = op_conv2d(PHASE_FWD, 32, 64, 56, 56, 64, 3, 3, 1, PAD_SAME, 1);
+    const OpDesc refs[] = {
+        op_gemm(PHASE_FWD, 1024, 1024, 1024, false, false, 0.0f), conv,
+        op_act(PHASE_FWD, ACT_RELU, (size_t)1 << 22), op_copy(PHASE_FWD, (size_t)1 << 22),
+        op_batchnorm(PHASE_FWD, 32, 64, 56 * 56, 1e-3f, 0.99f, true)};
+    enum { NREFS = sizeof refs / sizeof refs[0] };
+    double logsum[2] = {0, 0};
+    int n[2] = {0, 0};
+    MbProtocol p = mb_protocol(MB_QUICK);
+    double samples[64];
+    for (int i = 0; i < NREFS; i++) {
+        const double calibrated = cm_measured_s(cm, &refs[i]);
+        if (calibrated <= 0)
+            continue;
+        MeasurementRow m;
+        char err[256];
+        if (mb_time_op(&refs[i], &p, cli->threads, &m, samples, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_FAIL, "drift reference: %s", err);
+        const int cls = refs[i].kind == OP_GEMM || refs[i].kind == OP_CONV2D ? 0 : 1;
+        logsum[cls] += log(m.median_s / calibrated);
+        n[cls]++;
+    }
+    mb_release();
+    *out = (Drift){.compute = n[0] ? exp(logsum[0] / n[0]) : 1, .memory = n[1] ? exp(logsum[1] / n[1]) : 1,
+                   .ncompute = n[0], .nmemory = n[1]};
+    return 0;
+}
+
+double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops)
+{
+    double t = 0;
+    for (int i = 0; i < nops; i++) {
+        const bool compute = strcmp(ops[i].kind, "gemm") == 0 || strcmp(ops[i].kind, "conv2d") == 0 ||
+                             strcmp(ops[i].kind, "spmm") == 0;
+        t += ops[i].time_s * (compute ? d->compute : d->memory);
+    }
+    return t;
+}

@@ -29,6 +29,20 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
                 const MachineRow *machine, RunResult *out);
 void run_result_free(RunResult *r);
 
+/* How fast the machine runs now against the calibration, from a few reference kernels the
+ * calibration measured (a 1024^3 SGEMM and a 3x3 convolution for compute-bound work; a
+ * ReLU, a copy and a batch norm of a few MiB for memory-bound work), each timed again now
+ * with the quick protocol: the ratios (now / calibrated) are the drift of each class, their
+ * geometric means; 1 where no reference was calibrated. A shared machine changes speed with
+ * its neighbours' load: a validation reports its errors with and without the drift. */
+typedef struct {
+    double compute, memory; /* time now / time calibrated */
+    int ncompute, nmemory;  /* references that went into each */
+} Drift;
+int session_drift(const Cli *cli, const CostModel *cm, Drift *out);
+/* The prediction with each op scaled by the drift of its class. */
+double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops);
+
 /* The memory a dlperf process holds besides what a plan allocates: its libraries and the
  * BLAS library's packing buffers, measured once in this process (VmRSS after a GEMM large
  * enough to fill the buffers, its operands freed again). A run's peak RSS is this plus

@@ -606,9 +606,10 @@ int db_validation_insert(Db *db, ValidationRow *v)
     db_now_iso(v->created_at);
     return run_stmt(db, &v->id,
                     "INSERT INTO validation (prediction_id, run_id, model, batch, threads, created_at,"
-                    " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddi", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout,"
+                    " drift_compute, drift_memory, adjusted_error_pct)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddiddd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
-                    v->error_pct, (int)v->holdout);
+                    v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct);
 }

@@ -142,6 +142,10 @@ typedef struct {
     double predicted_s, measured_s, measured_min_s, measured_max_s;
     double error_pct; /* 100 * (predicted - measured) / measured */
     bool holdout;     /* against a holdout prediction */
+    /* the machine's speed at the run against the calibration (reference kernels timed just
+     * before it: time now / calibrated, compute-bound and memory-bound), and the error of
+     * the prediction scaled by them */
+    double drift_compute, drift_memory, adjusted_error_pct;
 } ValidationRow;
 
 /* ---- opening ---- */

@@ -107,13 +107,17 @@ static const char *const migrations[] = {
     "  name TEXT NOT NULL, value REAL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;",
     /* v3: per-op uncertainty bands of predictions; holdout predictions and validations
      * (priced without any measurement of the model's own shapes); a run's RSS before it
-     * allocated (the runtime's share of its peak); the per-op comparison of a validation as
-     * a view (prediction_op beside run_op). */
+     * allocated (the runtime's share of its peak); the machine's drift against the
+     * calibration at a validation and the error adjusted for it; the per-op comparison of a
+     * validation as a view (prediction_op beside run_op). */
     "ALTER TABLE prediction_op ADD COLUMN lo_s REAL;"
     "ALTER TABLE prediction_op ADD COLUMN hi_s REAL;"
     "ALTER TABLE prediction ADD COLUMN holdout INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN holdout INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE run ADD COLUMN baseline_rss_bytes REAL;"
+    "ALTER TABLE validation ADD COLUMN drift_compute REAL;"
+    "ALTER TABLE validation ADD COLUMN drift_memory REAL;"
+    "ALTER TABLE validation ADD COLUMN adjusted_error_pct REAL;"
     "CREATE VIEW validation_op AS"
     "  SELECT v.id AS validation_id, v.model, v.batch, v.holdout, p.op_index, p.layer_name, p.key, p.kind,"
     "         p.phase, p.source, p.time_s AS predicted_s, r.time_s AS measured_s,"

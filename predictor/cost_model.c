@@ -554,6 +554,15 @@ static const Entry *find_exact(const CostModel *cm, const char *key)
     return bsearch(&probe, cm->e, (size_t)cm->n, sizeof *cm->e, entry_cmp);
 }
 
+double cm_measured_s(const CostModel *cm, const OpDesc *d)
+{
+    assert(cm->sorted);
+    char key[OP_KEY_MAX];
+    op_key(d, key);
+    const Entry *e = find_exact(cm, key);
+    return e ? e->median_s : 0;
+}
+
 /* Nearest measurement that differs only in one batch-like dimension. */
 static const Entry *find_scaled(const CostModel *cm, const OpDesc *d, double *ratio)
 {

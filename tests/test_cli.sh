@@ -165,7 +165,7 @@ run db-directory 1 "$DLPERF" predict p1b1 --db "$T" && expect db-directory "$T/e
 run predict-uncalibrated 1 "$DLPERF" predict basic-lstm && expect predict-uncalibrated "$T/err" "run 'dlperf calibrate" && one_line predict-uncalibrated
 
 # ---- a real small cycle: calibrate -> predict -> run -> validate ----
-if run calibrate 0 "$DLPERF" calibrate --quick --only model-op,stream,gemm-square --models basic-lstm --batch 4; then
+if run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,model-op,stream,gemm-sweep,eltwise --models basic-lstm --batch 4; then
     expect calibrate "$T/out" "complete"
     [ "$(sql "SELECT count(*) FROM calibration WHERE status='complete'")" = 1 ] && ok calibrate-stored || fail calibrate-stored "no complete calibration row"
     n=$(sql "SELECT count(*) FROM measurement_full WHERE validated=1 AND blas_core<>'' AND cpu_model<>'' AND git_commit<>'' AND compiler<>'' AND threads>0")
@@ -196,8 +196,45 @@ if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; 
         && ok validate-stored || fail validate-stored "no validation row"
 fi
 
+# the calibration as people read it: limits, then every family against them
+if run calibrate-show 0 "$DLPERF" calibrate --show; then
+    expect calibrate-show-peak "$T/out" "FMA peak .* GFLOP/s on 1 core"
+    expect calibrate-show-levels "$T/out" "^  DRAM "
+    expect calibrate-show-family "$T/out" "^gemm-sweep  *gemm"
+fi
+if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
+    [ "$(json "json_extract(j, '\$.limits.fma_peak_gflops') > 0 AND json_array_length(json_extract(j, '\$.limits.memory')) = 4
+              AND json_array_length(json_extract(j, '\$.families')) > 3")" = 1 ] && ok calibrate-show-json-valid \
+        || fail calibrate-show-json-valid "$(head -c 300 "$T/out")"
+fi
+run show-and-measure 2 "$DLPERF" calibrate --show --quick && expect show-and-measure "$T/err" "measures nothing" && one_line show-and-measure
+run quick-and-full 2 "$DLPERF" calibrate --quick --full && expect quick-and-full "$T/err" "choose one" && one_line quick-and-full
+# holdout: the model's own shapes left out, every op fitted (or priced by the roofline)
+if run predict-holdout 0 "$DLPERF" predict basic-lstm --batch 4 --holdout --json; then
+    [ "$(json "json_extract(j, '\$.ops_priced.exact') = 0 AND json_extract(j, '\$.ops_priced.scaled') = 0 AND json_extract(j, '\$.holdout')")" = 1 ] \
+        && ok predict-holdout-fitted || fail predict-holdout-fitted "$(json "json_extract(j, '\$.ops_priced')")"
+    [ "$(json "json_extract(j, '\$.ops[0].lo_s') <= json_extract(j, '\$.ops[0].time_s') AND json_extract(j, '\$.ops[0].time_s') <= json_extract(j, '\$.ops[0].hi_s')")" = 1 ] \
+        && ok predict-op-band || fail predict-op-band "$(json "json_extract(j, '\$.ops[0]')")"
+fi
+# memory against a device: fits, does not fit, the largest batch that does
+if run predict-device 0 "$DLPERF" predict basic-lstm --batch 4 --device-memory 16GiB --json; then
+    [ "$(json "json_extract(j, '\$.memory_bytes.fits') AND json_extract(j, '\$.memory_bytes.largest_batch') > 4")" = 1 ] \
+        && ok predict-device-fits || fail predict-device-fits "$(json "json_extract(j, '\$.memory_bytes')")"
+fi
+run predict-device-small 0 "$DLPERF" predict basic-lstm --batch 4096 --device-memory 100MB && expect predict-device-small "$T/out" "DOES NOT FIT" \
+    && expect predict-device-largest "$T/out" "largest batch that fits"
+run device-memory-bad 2 "$DLPERF" predict basic-lstm --device-memory 12XB && expect device-memory-bad "$T/err" "expected a positive size" && one_line device-memory-bad
+if run validate-holdout 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --holdout; then
+    expect validate-holdout-summary "$T/out" "holdout calibration (fitted model only): median"
+    expect validate-by-kind "$T/out" "by op kind"
+    expect validate-drift "$T/out" "drift-adjusted"
+    [ "$(sql "SELECT count(*) FROM validation WHERE holdout = 1")" = 1 ] && [ "$(sql "SELECT count(*) FROM validation_op WHERE holdout = 1")" -gt 10 ] \
+        && ok validate-holdout-stored || fail validate-holdout-stored "$(sql "SELECT id, holdout FROM validation")"
+fi
+run validate-zoo-and-names 2 "$DLPERF" validate --zoo p1b1 && expect validate-zoo-and-names "$T/err" "either --zoo or model names" && one_line validate-zoo-and-names
+
 # ---- an interrupted calibration is marked and never used ----
-"$DLPERF" calibrate --only gemm-square,eltwise >"$T/out" 2>"$T/err" &
+"$DLPERF" calibrate --only gemm-sweep,eltwise >"$T/out" 2>"$T/err" &
 pid=$!
 sleep 4
 kill -INT $pid
