@@ -1,7 +1,9 @@
 /* cli/calibration_show.c — `dlperf calibrate --show`: a calibration as people read it.
  * The machine's limits first (FMA peak on one and on all cores; read and triad bandwidth
- * of each memory level), then every family's achieved rates against them, and DeepBench's
- * RNN rows composed from their measured time steps. --json gives the same as one object.
+ * of each memory level), then every family's achieved rates against them, DeepBench's RNN
+ * rows composed from their measured time steps, and how well the fitted model built from
+ * the calibration predicts its own points left out one at a time. --json gives the same as
+ * one object.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "cli/calibration_show.h"
 #include "microbench/mb.h"
+#include "predictor/predict.h"
 
 typedef struct {
     MeasurementRow *m;
@@ -187,8 +190,10 @@ static bool rnn_row(const Rows *r, int i, RnnRow *out)
 
 static const char *const cell_names[] = {"vanilla", "lstm", "gru"};
 
+enum { MAX_FITS = 128 };
+
 static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c,
-                       const Group *g, int ng)
+                       const Group *g, int ng, const CmFitInfo *fits, int nfits)
 {
     printf("calibration %lld (%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
            cal->mode, cal->started_at, cal->finished_at, cal->status, cal->sw.threads, cal->sw.blas_core,
@@ -256,10 +261,21 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L
                        median_of(rate[cell][1], nc[cell]));
         printf("  (every row, sequence times included: --json)\n");
     }
+    printf("\nfitted model (local regression per kind and phase over the calibration's points; its error on\n"
+           "each point left out in turn, 68th percentile: how far it carries to shapes it did not see)\n");
+    printf("  %-13s %-11s %-8s %6s %10s %10s\n", "kind", "phase", "variant", "points", "bandwidth", "LOO error");
+    for (int i = 0; i < nfits && i < MAX_FITS; i++) {
+        if (fits[i].fitted)
+            printf("  %-13s %-11s %-8s %6d %10.2f %9.1f%%\n", op_kind_name(fits[i].kind), op_phase_name(fits[i].phase),
+                   fits[i].variant, fits[i].points, fits[i].bandwidth, 100 * (exp(fits[i].loo_rms) - 1));
+        else
+            printf("  %-13s %-11s %-8s %6d %10s %10s\n", op_kind_name(fits[i].kind), op_phase_name(fits[i].phase),
+                   fits[i].variant, fits[i].points, "-", "roofline");
+    }
 }
 
 static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c, const Group *g,
-                       int ng)
+                       int ng, const CmFitInfo *fits, int nfits)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "calibration_id", (double)cal->id);
@@ -332,6 +348,18 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L
         cJSON_AddNumberToObject(e, "fwd_gflops", rr.s->gflop / rr.fwd_s);
         cJSON_AddItemToArray(rnn, e);
     }
+    cJSON *fa = cJSON_AddArrayToObject(o, "fits");
+    for (int i = 0; i < nfits && i < MAX_FITS; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kind", op_kind_name(fits[i].kind));
+        cJSON_AddStringToObject(e, "phase", op_phase_name(fits[i].phase));
+        cJSON_AddStringToObject(e, "variant", fits[i].variant);
+        cJSON_AddNumberToObject(e, "points", fits[i].points);
+        cJSON_AddBoolToObject(e, "fitted", fits[i].fitted);
+        cJSON_AddNumberToObject(e, "bandwidth", fits[i].bandwidth);
+        cJSON_AddNumberToObject(e, "loo_error_log_p68", fits[i].loo_rms);
+        cJSON_AddItemToArray(fa, e);
+    }
     return o;
 }
 
@@ -352,13 +380,21 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
         free(r.m);
         return cli_error(cli, EXIT_FAIL, "out of memory summarising calibration %lld", (long long)cal->id);
     }
+    char err[512];
+    CmFitInfo fits[MAX_FITS];
+    int nfits = 0;
+    CostModel *cm = cm_load(db, cal->id, err, sizeof err);
+    if (cm) {
+        nfits = cm_fit_summary(cm, fits, MAX_FITS);
+        cm_free(cm);
+    }
     if (cli->json) {
         /* the JSON's min/max read the sorted rates: sort once here */
         for (int i = 0; i < ng; i++)
             qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
-        json_print(json_doc(cal, &r, &L, &c, g, ng));
+        json_print(json_doc(cal, &r, &L, &c, g, ng, fits, nfits));
     } else {
-        print_text(cal, &r, &L, &c, g, ng);
+        print_text(cal, &r, &L, &c, g, ng, fits, nfits);
     }
     for (int i = 0; i < ng; i++)
         free(g[i].rate);

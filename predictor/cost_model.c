@@ -14,8 +14,9 @@
  * (skinny GEMMs, small feature maps, data in or out of cache) that one global formula
  * misses. Beyond the range the points span, the efficiency at the range's edge is kept
  * (large problems run as fast as the largest measured). The bandwidth h is chosen per
- * group by leave-one-out cross-validation; the RMS of the leave-one-out errors (in log,
- * i.e. relative) is the fitted price's uncertainty band.
+ * group by leave-one-out cross-validation (the least mean absolute error); the 68th
+ * percentile of the leave-one-out errors (in log, i.e. relative) is the fitted price's
+ * uncertainty band.
  * Prices are never below the roofline max(FLOPs / peak, bytes / bandwidth of the memory
  * level the op's data fits in). A group with too few points is priced by the roofline
  * times the median ratio (time / roofline) its kind, or else all kinds of its
@@ -24,6 +25,7 @@
 #include <assert.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,11 +65,11 @@ typedef struct {
     int *idx;         /* their entries */
     int nfeat;        /* features of the group */
     bool use[MAX_FEAT]; /* features that vary over the group (constant ones carry no information) */
-    bool flag[MAX_FEAT]; /* 0/1 features: no curvature term */
+    bool linear[MAX_FEAT]; /* no curvature term: 0/1 flags, and features of fewer than 4 values */
     double sd[MAX_FEAT];
     double lo[MAX_FEAT], hi[MAX_FEAT]; /* the range each feature spans over the points */
     double h;         /* chosen bandwidth */
-    double rms;       /* leave-one-out RMS error of log time */
+    double rms;       /* leave-one-out error of log time: the 68th percentile of |error| (1 sigma) */
     bool ok;
 } Fit;
 
@@ -361,7 +363,7 @@ static int local_fit(const CostModel *cm, const Fit *f, const double *xc, int sk
 {
     int nq = 0;
     for (int q = 0; q < nf; q++)
-        nq += !f->flag[cols[q]];
+        nq += !f->linear[cols[q]];
     const int p = 1 + nf + nq;
     double A[MAX_TERMS * MAX_TERMS];
     double sw = 0, sw2 = 0, wy = 0;
@@ -380,7 +382,7 @@ static int local_fit(const CostModel *cm, const Fit *f, const double *xc, int sk
                 const double u = (e->x[j] - xc[j]) / f->sd[j];
                 d2 += u * u;
                 z[q + 1] = u;
-                if (!f->flag[j])
+                if (!f->linear[j])
                     z[k++] = u * u;
             }
             const double w = exp(-0.5 * d2 / (h * h));
@@ -442,22 +444,20 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
     return true;
 }
 
-/* Leave-one-out RMS error (log time) of bandwidth h over at most LOO_MAX points. */
-static double loo_rms(const CostModel *cm, const Fit *f, double h)
+/* Leave-one-out errors of log(time / work) with bandwidth h at up to LOO_MAX points into
+ * err (absolute values, sorted); returns how many. */
+static int loo_errors(const CostModel *cm, const Fit *f, double h, double *err)
 {
     const int step = f->n > LOO_MAX ? (f->n + LOO_MAX - 1) / LOO_MAX : 1;
-    double ss = 0;
     int n = 0;
     for (int i = 0; i < f->n; i += step) {
         const Entry *e = &cm->e[f->idx[i]];
         double y;
-        if (!loess_at(cm, f, e->x, f->idx[i], h, &y))
-            continue;
-        const double r = y - log(e->median_s / e->work);
-        ss += r * r;
-        n++;
+        if (loess_at(cm, f, e->x, f->idx[i], h, &y))
+            err[n++] = fabs(y - log(e->median_s / e->work));
     }
-    return n ? sqrt(ss / n) : INFINITY;
+    gsl_sort(err, 1, (size_t)n);
+    return n;
 }
 
 static void fit_group(CostModel *cm, int group, Fit *f)
@@ -482,20 +482,32 @@ static void fit_group(CostModel *cm, int group, Fit *f)
         f->sd[j] = gsl_stats_sd(col, 1, (size_t)f->n);
         gsl_stats_minmax(&f->lo[j], &f->hi[j], col, 1, (size_t)f->n);
         f->use[j] = f->sd[j] > 1e-9;
-        f->flag[j] = true;
-        for (int i = 0; i < f->n && f->flag[j]; i++)
-            f->flag[j] = col[i] == 0.0 || col[i] == 1.0;
+        /* a curvature needs at least four distinct values to be more than noise */
+        gsl_sort(col, 1, (size_t)f->n);
+        int distinct = f->n > 0;
+        for (int i = 1; i < f->n; i++)
+            distinct += col[i] > col[i - 1] + 1e-12;
+        f->linear[j] = distinct < 4;
     }
     free(col);
-    f->rms = INFINITY;
+    /* the bandwidth with the least mean |leave-one-out error| (robust to the odd noisy
+     * point); the band is the 68th percentile of those errors */
+    double *err = malloc((size_t)f->n * sizeof *err);
+    assert(err);
+    double best = INFINITY;
     for (int b = 0; b < NBANDWIDTHS; b++) {
-        const double r = loo_rms(cm, f, BANDWIDTHS[b]);
-        if (r < f->rms) {
-            f->rms = r;
+        const int n = loo_errors(cm, f, BANDWIDTHS[b], err);
+        if (n == 0)
+            continue;
+        const double mean = gsl_stats_mean(err, 1, (size_t)n);
+        if (mean < best) {
+            best = mean;
             f->h = BANDWIDTHS[b];
+            f->rms = gsl_stats_quantile_from_sorted_data(err, 1, (size_t)n, 0.68);
         }
     }
-    f->ok = isfinite(f->rms);
+    free(err);
+    f->ok = isfinite(best);
 }
 
 void cm_fit(CostModel *cm)
@@ -712,6 +724,13 @@ int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max)
             const Entry *e = &cm->e[f->idx[0]];
             out[n] = (CmFitInfo){.kind = e->desc.kind, .phase = e->desc.phase, .points = f->n, .fitted = f->ok,
                                  .bandwidth = f->h, .loo_rms = f->ok ? f->rms : 0};
+            const OpDesc *d = &e->desc; /* the variant group_of splits on */
+            const char *v = d->kind == OP_ACT ? op_act_name(d->u.act.act)
+                            : d->kind == OP_POOL2D ? (d->u.pool.kind == POOL_MAX ? "max" : "avg")
+                            : d->kind == OP_BATCHNORM ? (d->u.bn.training ? "train" : "infer")
+                            : d->kind == OP_GRU_CELL ? op_act_name(d->u.gru.act)
+                            : d->kind == OP_MOMENTUM && d->u.update.nesterov ? "nesterov" : "";
+            snprintf(out[n].variant, sizeof out[n].variant, "%s", v);
             if (f->n == 0)
                 out[n].points = 0;
         }

@@ -13,7 +13,7 @@
  *   roofline — a kind with too few measurements to fit: the roofline times the median
  *              ratio (time / roofline) the kind, or every kind of its boundness, achieved.
  * The uncertainty band of an op is its measurement's 95% CI (exact, scaled), the fit's
- * leave-one-out RMS error (fitted), or roofline .. 2x (roofline); bands are summed as if
+ * leave-one-out error (68th percentile; fitted), or roofline .. 2x (roofline); bands are summed as if
  * fully correlated. A holdout model (cm_holdout) drops every measurement that shares a
  * shape with given ops and prices by the fitted paths only: how well the model predicts
  * what it never saw.
@@ -51,12 +51,14 @@ double cm_measured_s(const CostModel *cm, const OpDesc *d);
  * before cm_fit. Returns how many measurements were removed. */
 int cm_holdout(CostModel *cm, const OpDesc *ops, int nops);
 
-/* What a fit is: per group, the kind and phase, its points, whether it is fitted (else
- * priced by the roofline ratio), the chosen bandwidth and the leave-one-out RMS error of
- * log time. Fills out[0..max) and returns the number of groups. */
+/* What a fit is: per group, the kind, phase and variant, its points, whether it is fitted
+ * (else priced by the roofline ratio), the chosen bandwidth and the leave-one-out error of
+ * log time (68th percentile of |error|). Fills out[0..max) and returns the number of
+ * groups. */
 typedef struct {
     OpKind kind;
     OpPhase phase;
+    char variant[16]; /* activation, pooling kind, batch-norm mode, ... ("" if none) */
     int points;
     bool fitted;
     double bandwidth, loo_rms;
