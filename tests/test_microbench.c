@@ -286,8 +286,8 @@ static void test_list_gemm_deepbench(void **state)
                          ds[i].u.gemm.n, ds[i].u.gemm.k);
             from_table += db;
             double gflop = 2.0 * ds[i].u.gemm.m * ds[i].u.gemm.n * (double)ds[i].u.gemm.k / 1e9;
-            if (mode != MB_FULL)
-                assert_true(gflop <= (mode == MB_QUICK ? 50.0 : 250.0));
+            if (mode != MB_FULL && !in_seed004_dmm(&ds[i].u.gemm)) /* seed 004's five: all of them */
+                assert_true(gflop <= (mode == MB_QUICK ? 50.0 : 150.0));
             assert_float_equal(ds[i].u.gemm.beta, 0.0, 0.0);
             ta += ds[i].u.gemm.trans_a;
             tb += ds[i].u.gemm.trans_b;
@@ -299,10 +299,11 @@ static void test_list_gemm_deepbench(void **state)
         assert_true(list_has_gemm(ds, n, 1760, 7133, 1760, false, true));
         assert_false(list_has_gemm(ds, n, 1760, 7133, 1760, true, false));
         if (mode == MB_DEFAULT) {
-            assert_int_equal(from_table, 136); /* every row up to 250 GFLOP */
+            assert_int_equal(from_table, 121); /* every row up to 150 GFLOP, and seed 004's 5124x9124x2560 */
             assert_true(list_has_gemm(ds, n, 512, 8, 500000, false, false));     /* #79 */
-            assert_true(list_has_gemm(ds, n, 3072, 24000, 1024, true, false));   /* #103 */
-            assert_true(list_has_gemm(ds, n, 7680, 5481, 2560, false, true));    /* #78 */
+            assert_true(list_has_gemm(ds, n, 512, 24000, 1536, true, false));    /* #134 */
+            assert_true(list_has_gemm(ds, n, 3072, 7435, 1024, false, true));    /* #77 */
+            assert_false(list_has_gemm(ds, n, 7680, 5481, 2560, false, true));   /* #78: 215 GFLOP */
             assert_true(list_has_gemm(ds, n, 7860, 64, 2560, false, false));     /* seed 004 */
             assert_false(list_has_gemm(ds, n, 8448, 48000, 2816, false, false)); /* 2284 GFLOP */
         }
