@@ -10,14 +10,16 @@ BUILD   ?= build
 OPT     ?= -O2
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # No -ffast-math anywhere: gradient checks and validations need IEEE semantics.
+# pkg-config runs when a recipe does (recursive variables), after `deps` installed the
+# packages on a fresh machine. MPI: the same binary runs alone or under mpirun.
 CFLAGS  += -std=c11 $(OPT) -g $(WARN) -fopenmp -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
-           -I. $(shell pkg-config --cflags gsl libcjson sqlite3 2>/dev/null)
+           -I. $(shell pkg-config --cflags gsl libcjson sqlite3 mpi-c 2>/dev/null)
 # Kernel files only: more aggressive loop optimisation (BLIS habit: only kernels get
 # kernel flags). Still portable x86-64: no -march here; hot loops use target_clones.
 # -std=c11 turns off contraction of a*b+c into FMA; kernels may use it (it only makes
 # their rounding better; this is not -ffast-math).
 KFLAGS   = -O3 -ffp-contract=fast
-LDLIBS  += -fopenmp -lopenblas -lgsl -lcjson -lsqlite3 -lz -lm
+LDLIBS  += -fopenmp -lopenblas -lgsl -lcjson -lsqlite3 -lz -lm $(shell pkg-config --libs mpi-c 2>/dev/null)
 TEST_LDLIBS = -lcmocka
 
 LIB_DIRS = ops models microbench predictor db
@@ -70,7 +72,9 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(BUILD)/libdlperf.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(BUILD)/libdlperf.a $(TEST_LDLIBS) $(LDLIBS)
 
-test: $(BUILD)/dlperf $(TEST_BIN)
+MPI_TEST_BIN = $(BUILD)/tests/mpi/equivalence
+
+test: $(BUILD)/dlperf $(TEST_BIN) $(MPI_TEST_BIN)
 	@BUILD=$(BUILD) tests/run_tests.sh
 
 asan:

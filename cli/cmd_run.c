@@ -20,16 +20,17 @@
 #include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
+#include "ops/comm.h"
 
 typedef struct {
     int batch, steps, warmup, epochs;
-    bool trace, convnet_protocol, steps_given, warmup_given;
+    bool trace, convnet_protocol, steps_given, warmup_given, weak_scaling;
     PlanMode mode;
     const char *data_dir, *save, *load;
 } RunOpts;
 
 enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_TRACE, OPT_EPOCHS, OPT_DATA_DIR, OPT_SAVE, OPT_LOAD, OPT_MODE,
-       OPT_PROTOCOL };
+       OPT_PROTOCOL, OPT_SCALING };
 
 static int run_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -52,6 +53,12 @@ static int run_option(Cli *cli, int id, const char *arg, void *ctx)
             o->mode = PLAN_INFERENCE;
         else
             return cli_error(cli, EXIT_USAGE, "--mode '%s': expected train, fwd-bwd or forward", arg);
+        return 0;
+    case OPT_SCALING:
+        if (strcmp(arg, "strong") != 0 && strcmp(arg, "weak") != 0)
+            return cli_error(cli, EXIT_USAGE, "--scaling '%s': expected strong (--batch is the global batch) or "
+                                              "weak (--batch per rank)", arg);
+        o->weak_scaling = strcmp(arg, "weak") == 0;
         return 0;
     case OPT_PROTOCOL:
         if (strcmp(arg, "convnet") != 0)
@@ -192,18 +199,45 @@ static void print_kind_shares(const OpTimeRow *ops, int nops)
     }
 }
 
+/* Data-parallel runs: where each rank's step went, and the allreduce's rate. */
+static void print_ranks(const RunRow *row)
+{
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    printf("  ranks      %d, %s scaling: %d samples per rank; %s\n", row->sw.ranks, row->scaling, row->batch_per_rank,
+           row->sw.mpi_library);
+    double ar = 0;
+    for (int i = 0; i < row->sw.ranks; i++)
+        ar += row->rank_times[i].allreduce_s / row->sw.ranks;
+    printf("  allreduce  %s of gradients per step, %s median (mean over ranks), %.2f GB/s algorithm bandwidth\n",
+           fmt_bytes(row->allreduce_bytes, b1, 32), fmt_time(ar, b2, 32), ar > 0 ? row->allreduce_bytes / ar / 1e9 : 0);
+    printf("\n  %4s %12s %12s %12s %12s   (medians over the timed steps)\n", "rank", "step", "compute", "wait",
+           "allreduce");
+    for (int i = 0; i < row->sw.ranks; i++) {
+        const RankTimeRow *k = &row->rank_times[i];
+        printf("  %4d %12s %12s %12s %12s\n", k->rank, fmt_time(k->step_s, b1, 32), fmt_time(k->compute_s, b2, 32),
+               fmt_time(k->wait_s, b3, 32), fmt_time(k->allreduce_s, b4, 32));
+    }
+    (void)b5;
+}
+
 static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
-                     Db *db, const MachineRow *machine, cJSON *json_out)
+                     const char *scaling, Db *db, const MachineRow *machine, cJSON *json_out)
 {
     char err[512];
     Plan probe;
     if (plan_build_mode(m, batch, mode, &probe, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
-    double flops = total_flops(&probe);
+    const int ranks = comm_size();
+    double flops = total_flops(&probe) * ranks; /* the job's: every rank's share */
     plan_free(&probe);
     RunResult r;
-    if (session_run(cli, m, batch, mode, warmup, steps, trace, machine, &r))
+    if (session_run(cli, m, batch, mode, warmup, steps, trace, machine, scaling, &r))
         return EXIT_FAIL;
+    if (comm_rank() != 0) { /* rank 0 stores and reports the job */
+        run_result_free(&r);
+        return EXIT_OK;
+    }
+    batch = r.row.batch; /* from here: the job's global batch */
     int rc = EXIT_OK;
     if (db_run_insert(db, &r.row, r.step_s, r.loss, r.nsteps, r.ops, r.ops ? r.nops : 0, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -234,6 +268,24 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         cJSON_AddNumberToObject(o, "peak_rss_bytes", row->peak_rss_bytes);
         cJSON_AddStringToObject(o, "blas_core", row->sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", row->sw.blas_choice);
+        cJSON_AddNumberToObject(o, "ranks", ranks);
+        if (ranks > 1) {
+            cJSON_AddStringToObject(o, "scaling", row->scaling);
+            cJSON_AddNumberToObject(o, "batch_per_rank", row->batch_per_rank);
+            cJSON_AddStringToObject(o, "mpi_library", row->sw.mpi_library);
+            cJSON_AddNumberToObject(o, "allreduce_bytes", row->allreduce_bytes);
+            cJSON *rk = cJSON_AddArrayToObject(o, "rank_times");
+            for (int i = 0; i < ranks; i++) {
+                const RankTimeRow *k = &row->rank_times[i];
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddNumberToObject(x, "rank", k->rank);
+                cJSON_AddNumberToObject(x, "step_s", k->step_s);
+                cJSON_AddNumberToObject(x, "compute_s", k->compute_s);
+                cJSON_AddNumberToObject(x, "wait_s", k->wait_s);
+                cJSON_AddNumberToObject(x, "allreduce_s", k->allreduce_s);
+                cJSON_AddItemToArray(rk, x);
+            }
+        }
         cJSON *st = cJSON_AddArrayToObject(o, "step_s");
         cJSON *ls = cJSON_AddArrayToObject(o, m->algorithm == ALGO_FISTA ? "objective" : "loss");
         for (int i = 0; i < r.nsteps; i++) {
@@ -243,8 +295,11 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         cJSON_AddItemToArray(json_out, o);
     } else if (rc == EXIT_OK) {
         char b1[32], b2[32], b3[32], b4[32], b5[32];
-        printf("%s %s at batch %d, %d threads, OpenBLAS %s — run %lld\n", m->name, plan_mode_name(mode), batch,
-               cli->threads, row->sw.blas_core, (long long)row->id);
+        char job[48] = "";
+        if (ranks > 1)
+            snprintf(job, sizeof job, " per rank x %d ranks", ranks);
+        printf("%s %s at batch %d, %d threads%s, OpenBLAS %s — run %lld\n", m->name, plan_mode_name(mode), batch,
+               cli->threads, job, row->sw.blas_core, (long long)row->id);
         printf("  iteration  %s median (min %s, max %s), mean %s sd %s over %d steps after %d warm-up\n",
                fmt_time(row->median_s, b1, 32), fmt_time(row->min_s, b2, 32), fmt_time(row->max_s, b3, 32),
                fmt_time(row->mean_s, b4, 32), fmt_time(row->stddev_s, b5, 32), steps, warmup);
@@ -258,8 +313,10 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         } else {
             printf("  loss       %.6g (first step) -> %.6g (last step)\n", row->loss_first, row->loss_last);
         }
-        printf("  memory     %s planned, %s peak RSS\n", fmt_bytes(row->planned_bytes, b1, 32),
-               fmt_bytes(row->peak_rss_bytes, b2, 32));
+        printf("  memory     %s planned, %s peak RSS%s\n", fmt_bytes(row->planned_bytes, b1, 32),
+               fmt_bytes(row->peak_rss_bytes, b2, 32), ranks > 1 ? " (rank 0's process)" : "");
+        if (ranks > 1)
+            print_ranks(row);
         if (r.ops) {
             OpGroup *g;
             int ng = op_groups(NULL, r.ops, r.nops, &g);
@@ -291,6 +348,7 @@ int cmd_run(int argc, char **argv, Cli *cli)
                                          {"load", required_argument, NULL, OPT_LOAD},
                                          {"mode", required_argument, NULL, OPT_MODE},
                                          {"protocol", required_argument, NULL, OPT_PROTOCOL},
+                                         {"scaling", required_argument, NULL, OPT_SCALING},
                                          {0}};
     RunOpts ro = {.steps = 10, .warmup = 2, .mode = PLAN_TRAIN};
     int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
@@ -309,11 +367,34 @@ int cmd_run(int argc, char **argv, Cli *cli)
         if (!ro.steps_given)
             ro.steps = 100;
     }
+    /* under mpirun: data-parallel over the job's ranks (MPI starts after the BLAS choice,
+     * which may re-execute this process) */
+    const int ranks = comm_env_size();
+    if (ranks > 1 && ro.epochs)
+        return cli_error(cli, EXIT_USAGE, "--epochs trains on one process; under mpirun, time data-parallel "
+                                          "training with --steps");
+    if (ranks > 1 && ro.batch && !ro.weak_scaling && ro.batch % ranks != 0)
+        return cli_error(cli, EXIT_USAGE,
+                         "--batch %d: strong scaling splits the global batch over the %d ranks; give a multiple "
+                         "of %d, or --scaling weak for %d samples per rank", ro.batch, ranks, ranks, ro.batch);
     const ModelSpec *m;
     Plan probe; /* answers "does it fit" before anything else */
     if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
         return rc;
-    const int batch = probe.batch;
+    int batch = probe.batch; /* per rank from here */
+    if (ranks > 1 && !ro.weak_scaling) {
+        if (batch % ranks != 0 || batch < ranks) {
+            plan_free(&probe);
+            return cli_error(cli, EXIT_USAGE,
+                             "%s: its default batch %d does not split evenly over %d ranks; give --batch (a "
+                             "multiple of %d) or --scaling weak", m->name, batch, ranks, ranks);
+        }
+        batch /= ranks;
+        char perr[512];
+        plan_free(&probe);
+        if (plan_build_mode(m, batch, ro.mode, &probe, perr, sizeof perr) != 0)
+            return cli_error(cli, EXIT_USAGE, "%s", perr);
+    }
     if (ro.epochs && m->algorithm == ALGO_FISTA) {
         plan_free(&probe);
         return cli_error(cli, EXIT_USAGE,
@@ -321,35 +402,41 @@ int cmd_run(int argc, char **argv, Cli *cli)
                          "not --epochs", m->name);
     }
     char err[512];
-    if (!ro.epochs &&
-        trainer_check_memory(&probe, trainer_data_batches(ro.warmup + ro.steps), err, sizeof err) != 0) {
+    if (!ro.epochs && trainer_check_memory_shared(&probe, trainer_data_batches(ro.warmup + ro.steps),
+                                                  ranks > 1 ? comm_env_local_size() : 1, err, sizeof err) != 0) {
         plan_free(&probe);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }
     plan_free(&probe);
     blas_select(cli);
+    if (comm_start(err, sizeof err) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
 
-    Db *db = cli_db_open(cli);
-    if (!db)
-        return EXIT_FAIL;
-    MachineRow machine;
-    if (cli_machine(cli, db, &machine)) {
-        db_close(db);
-        return EXIT_FAIL;
+    /* only rank 0 touches the database */
+    Db *db = NULL;
+    MachineRow machine = {0};
+    if (comm_rank() == 0) {
+        if (!(db = cli_db_open(cli)))
+            return EXIT_FAIL;
+        if (cli_machine(cli, db, &machine)) {
+            db_close(db);
+            return EXIT_FAIL;
+        }
     }
+    const char *scaling = ro.weak_scaling ? "weak" : "strong";
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
     if (ro.epochs) {
         cJSON_Delete(arr); /* run_epochs prints its own JSON object */
         arr = NULL;
         rc = run_epochs(cli, m, &ro, db, &machine);
     } else if (ro.convnet_protocol) {
-        rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, db, &machine, arr);
+        rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, scaling, db, &machine, arr);
         if (rc == EXIT_OK)
-            rc = run_steps(cli, m, batch, PLAN_FWD_BWD, ro.warmup, ro.steps, ro.trace, db, &machine, arr);
+            rc = run_steps(cli, m, batch, PLAN_FWD_BWD, ro.warmup, ro.steps, ro.trace, scaling, db, &machine, arr);
     } else {
-        rc = run_steps(cli, m, batch, ro.mode, ro.warmup, ro.steps, ro.trace, db, &machine, arr);
+        rc = run_steps(cli, m, batch, ro.mode, ro.warmup, ro.steps, ro.trace, scaling, db, &machine, arr);
     }
-    if (arr && rc != EXIT_OK) {
+    if (arr && (rc != EXIT_OK || comm_rank() != 0)) {
         cJSON_Delete(arr);
     } else if (arr) {
         /* one run: its object; the protocol's two runs: the array */
@@ -361,6 +448,7 @@ int cmd_run(int argc, char **argv, Cli *cli)
             json_print(arr);
         }
     }
-    db_close(db);
+    if (db)
+        db_close(db);
     return rc;
 }

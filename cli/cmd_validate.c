@@ -84,7 +84,7 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
         rc = session_drift(cli, cm[0], &drift);
     RunResult run = {0};
     if (rc == 0)
-        rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, &run);
+        rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, "strong", &run);
     if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     for (int h = 0; h < 2 && rc == 0; h++) {

@@ -14,19 +14,25 @@
 #include "microbench/mb.h"
 #include "models/model_json.h"
 #include "models/plan.h"
+#include "ops/comm.h"
 #include "ops/ops.h"
 
 int cli_default_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    /* under mpirun the ranks on a node share its cores */
+    long per_rank = n / comm_env_local_size();
+    return per_rank > 0 ? (int)per_rank : 1;
 }
 
 int cli_error(const Cli *cli, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "dlperf %s: ", cli->cmd);
+    if (comm_env_size() > 1) /* which rank failed, in a job's merged stderr */
+        fprintf(stderr, "dlperf %s (rank %d of %d): ", cli->cmd, comm_env_rank(), comm_env_size());
+    else
+        fprintf(stderr, "dlperf %s: ", cli->cmd);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -255,4 +261,4 @@ void json_print(cJSON *doc)
     cJSON_Delete(doc);
 }
 
-bool progress_enabled(void) { return isatty(STDERR_FILENO); }
+bool progress_enabled(void) { return isatty(STDERR_FILENO) && comm_env_rank() == 0; }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ops/comm.h"
 #include "ops/ops.h"
 
 #define FAMILY_LIST_HELP "peak, memory, model-op, gemm-sweep,\n" \
@@ -156,7 +157,8 @@ int main(int argc, char **argv)
         if (strcmp(commands[i].name, name) != 0)
             continue;
         int rc = commands[i].fn(argc - 1, argv + 1, &cli);
-        return rc < 0 ? EXIT_OK : rc; /* -1: --help was printed */
+        /* under MPI: finalize, or abort the whole job so no rank waits for a failed one */
+        return comm_finish(rc < 0 ? EXIT_OK : rc); /* -1: --help was printed */
     }
     fprintf(stderr, "dlperf: unknown command '%s'; commands:", name);
     for (int i = 0; i < NCOMMANDS; i++)

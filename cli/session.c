@@ -2,12 +2,14 @@
 #include "cli/session.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "microbench/mb.h"
 #include "models/train.h"
+#include "ops/comm.h"
 
 int session_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow *cal, CostModel **cm)
 {
@@ -55,11 +57,63 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+DataParallel session_dp(void)
+{
+    return (DataParallel){comm_rank(), comm_size(), comm_size() > 1 ? comm_env_local_size() : 1};
+}
+
+/* Data-parallel: rank 0 gets every rank's medians of step, compute, wait and allreduce time. */
+static int gather_rank_times(const double *step, const StepTimes *st, int steps, RunResult *out)
+{
+    double *v = malloc((size_t)steps * sizeof *v);
+    if (!v)
+        return -1;
+    double mine[4];
+    const size_t field[] = {offsetof(StepTimes, compute_s), offsetof(StepTimes, wait_s), offsetof(StepTimes, comm_s)};
+    memcpy(v, step, (size_t)steps * sizeof *v);
+    mine[0] = median_of(v, steps);
+    for (int f = 0; f < 3; f++) {
+        for (int s = 0; s < steps; s++)
+            memcpy(&v[s], (const char *)&st[s] + field[f], sizeof(double));
+        mine[1 + f] = median_of(v, steps);
+    }
+    free(v);
+    int n = comm_size();
+    double *all = comm_rank() == 0 ? malloc((size_t)n * 4 * sizeof *all) : NULL;
+    if (comm_rank() == 0 && !all)
+        return -1;
+    comm_gather_f64(mine, 4, all);
+    /* hostnames: fixed-size records gathered as bytes would need another call; ranks on
+     * one node share this one, and multi-node runs record rank 0's host in the run row */
+    if (comm_rank() == 0) {
+        out->rank_times = calloc((size_t)n, sizeof *out->rank_times);
+        if (!out->rank_times) {
+            free(all);
+            return -1;
+        }
+        MachineRow self;
+        mb_machine_detect(&self);
+        for (int r = 0; r < n; r++) {
+            RankTimeRow *k = &out->rank_times[r];
+            k->rank = r;
+            snprintf(k->hostname, sizeof k->hostname, "%.63s", self.hostname);
+            k->step_s = all[4 * r];
+            k->compute_s = all[4 * r + 1];
+            k->wait_s = all[4 * r + 2];
+            k->allreduce_s = all[4 * r + 3];
+        }
+        free(all);
+    }
+    return 0;
+}
+
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
-                const MachineRow *machine, RunResult *out)
+                const MachineRow *machine, const char *scaling, RunResult *out)
 {
     memset(out, 0, sizeof *out);
     ops_set_threads(cli->threads);
+    const DataParallel dp = session_dp();
+    const bool talk = progress_enabled() && dp.rank == 0;
     Trainer t;
     char err[1024];
     int total = warmup + steps;
@@ -68,10 +122,10 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
      * left resident; the peak is this run's own */
     peak_rss_reset();
     const double baseline_rss = current_rss_bytes();
-    if (progress_enabled())
-        fprintf(stderr, "run: %s batch %d: allocating and initialising...", m->name, batch);
-    if (trainer_init_mode(&t, m, batch, mode, nbatches, 2017, err, sizeof err) != 0) {
-        if (progress_enabled())
+    if (talk)
+        fprintf(stderr, "run: %s batch %d: allocating and initialising...", m->name, batch * dp.nranks);
+    if (trainer_init_dp(&t, m, batch, mode, nbatches, 2017, &dp, err, sizeof err) != 0) {
+        if (talk)
             fputc('\n', stderr);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }
@@ -80,38 +134,47 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     out->step_s = calloc((size_t)total, sizeof *out->step_s);
     out->loss = calloc((size_t)total, sizeof *out->loss);
     double *op_t = trace ? calloc((size_t)steps * (size_t)t.plan.nops, sizeof *op_t) : NULL;
-    if (!out->step_s || !out->loss || (trace && !op_t)) {
-        free(op_t);
+    double *local_s = calloc((size_t)total, sizeof *local_s);
+    StepTimes *split = calloc((size_t)total, sizeof *split);
+    if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split) {
+        free(op_t), free(local_s), free(split);
         trainer_free(&t);
         run_result_free(out);
         return cli_error(cli, EXIT_FAIL, "out of memory");
     }
     RunRow *r = &out->row;
     db_now_iso(r->started_at);
+    comm_barrier(); /* the ranks start the first step together */
     for (int s = 0; s < total; s++) {
         double *trace_row = trace && s >= warmup ? op_t + (size_t)(s - warmup) * t.plan.nops : NULL;
         double t0 = mb_now_s();
         out->loss[s] = trainer_step(&t, s, trace_row);
-        out->step_s[s] = mb_now_s() - t0;
-        if (progress_enabled())
-            fprintf(stderr, "\r\033[Krun: %s batch %d: step %d/%d%s %.3f s, loss %.6g", m->name, batch, s + 1, total,
-                    s < warmup ? " (warm-up)" : "", out->step_s[s], out->loss[s]);
-        if (!isfinite(out->loss[s])) {
-            if (progress_enabled())
+        local_s[s] = mb_now_s() - t0;
+        split[s] = t.last;
+        out->step_s[s] = local_s[s];
+        comm_allreduce_max_f64(&out->step_s[s], 1); /* the job's step: its slowest rank's */
+        if (talk)
+            fprintf(stderr, "\r\033[Krun: %s batch %d: step %d/%d%s %.3f s, loss %.6g", m->name, batch * dp.nranks,
+                    s + 1, total, s < warmup ? " (warm-up)" : "", out->step_s[s], out->loss[s]);
+        if (!isfinite(out->loss[s])) { /* the same on every rank: the loss is the ranks' mean */
+            if (talk)
                 fputc('\n', stderr);
-            free(op_t);
+            free(op_t), free(local_s), free(split);
             trainer_free(&t);
+            double l = out->loss[s];
             run_result_free(out);
-            return cli_error(cli, EXIT_FAIL, "%s: loss became %g at step %d; training diverged", m->name,
-                             out->loss[s], s + 1);
+            return cli_error(cli, EXIT_FAIL, "%s: loss became %g at step %d; training diverged", m->name, l, s + 1);
         }
     }
-    if (progress_enabled())
+    if (talk)
         fputc('\n', stderr);
 
     snprintf(r->model, sizeof r->model, "%s", m->name);
     r->machine_id = machine->id;
-    r->batch = batch;
+    r->batch = batch * dp.nranks;
+    r->batch_per_rank = batch;
+    snprintf(r->scaling, sizeof r->scaling, "%s", dp.nranks > 1 ? scaling : "none");
+    r->allreduce_bytes = dp.nranks > 1 && mode != PLAN_INFERENCE ? (double)t.plan.arena_bytes[ARENA_GRAD] : 0;
     r->steps = steps;
     r->warmup_steps = warmup;
     snprintf(r->status, sizeof r->status, "complete");
@@ -133,6 +196,15 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     r->baseline_rss_bytes = baseline_rss;
     r->traced = trace;
     snprintf(r->mode, sizeof r->mode, "%s", plan_mode_name(mode));
+    if (dp.nranks > 1 && gather_rank_times(local_s + warmup, split + warmup, steps, out) != 0) {
+        free(op_t), free(local_s), free(split);
+        trainer_free(&t);
+        run_result_free(out);
+        return cli_error(cli, EXIT_FAIL, "out of memory");
+    }
+    r->rank_times = out->rank_times;
+    free(local_s);
+    free(split);
     if (trace) {
         out->ops = calloc((size_t)t.plan.nops, sizeof *out->ops);
         double *col = malloc((size_t)steps * sizeof *col);
@@ -153,6 +225,7 @@ void run_result_free(RunResult *r)
     free(r->step_s);
     free(r->loss);
     free(r->ops);
+    free(r->rank_times);
     memset(r, 0, sizeof *r);
 }
 

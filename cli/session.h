@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "models/plan.h"
+#include "models/train.h"
 #include "predictor/predict.h"
 
 /* Latest complete calibration of this machine at cli->threads and its cost model.
@@ -17,16 +18,23 @@ int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *c
 
 typedef struct {
     RunRow row;
-    double *step_s, *loss; /* warm-up steps first */
+    double *step_s, *loss; /* warm-up steps first; data-parallel: the slowest rank's */
     int nsteps;            /* warm-up + timed */
-    OpTimeRow *ops;        /* traced runs: per-op median over the timed steps */
+    OpTimeRow *ops;        /* traced runs: per-op median over the timed steps (rank 0's) */
     int nops;
+    RankTimeRow *rank_times; /* data-parallel, on rank 0: one row per rank */
 } RunResult;
 
 /* Trains m at batch for warmup + steps steps (threads from cli), with a per-op trace if
- * asked. Prints the error and returns nonzero on failure (including "does not fit"). */
+ * asked. Prints the error and returns nonzero on failure (including "does not fit").
+ * Under mpirun (comm_size() > 1) every rank calls it: it trains data-parallel with
+ * `batch` samples per rank (row.batch is the global batch), a step's time is the slowest
+ * rank's, and rank 0 receives every rank's time split (rank_times). `scaling` ("strong"
+ * or "weak") is recorded. */
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
-                const MachineRow *machine, RunResult *out);
+                const MachineRow *machine, const char *scaling, RunResult *out);
+/* This process's place in a data-parallel job ({0, 1, 1} without MPI). */
+DataParallel session_dp(void);
 void run_result_free(RunResult *r);
 
 /* How fast the machine runs now against the calibration, from a few reference kernels the

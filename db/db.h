@@ -95,7 +95,19 @@ typedef struct {
     bool traced;
     char mode[16];          /* "train" | "fwd_bwd" | "inference" */
     int epochs;             /* epoch training: epochs done; 0 for step runs */
+    /* data-parallel runs (sw.ranks > 1); batch is the global batch */
+    char scaling[8];        /* "none" (one process), "strong" or "weak" */
+    int batch_per_rank;
+    double allreduce_bytes; /* summed per step */
+    const struct RankTimeRow *rank_times; /* sw.ranks rows, written with the run */
 } RunRow;
+
+/* Where one rank's step time went (medians over a run's timed steps). */
+typedef struct RankTimeRow {
+    int rank;
+    char hostname[64];
+    double step_s, compute_s, wait_s, allreduce_s;
+} RankTimeRow;
 
 /* A named result of a run (test accuracy, F1, seed 004's total execution time, ...). */
 typedef struct {

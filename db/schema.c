@@ -124,6 +124,18 @@ static const char *const migrations[] = {
     "         CASE WHEN r.time_s > 0 THEN 100.0 * (p.time_s - r.time_s) / r.time_s END AS error_pct"
     "  FROM validation v JOIN prediction_op p ON p.prediction_id = v.prediction_id"
     "  JOIN run_op r ON r.run_id = v.run_id AND r.op_index = p.op_index;",
+    /* v4: data-parallel runs: how the batch was split (strong: the global batch divided
+     * over the ranks; weak: a fixed batch per rank), the bytes each step's gradient
+     * allreduce sums, and per rank where a step's time went (medians over the timed
+     * steps). run.batch stays the global batch; run.ranks is the job's size. */
+    "ALTER TABLE run ADD COLUMN scaling TEXT NOT NULL DEFAULT 'none';"
+    "ALTER TABLE run ADD COLUMN batch_per_rank INTEGER;"
+    "ALTER TABLE run ADD COLUMN allreduce_bytes REAL NOT NULL DEFAULT 0;"
+    "CREATE TABLE run_rank ("
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    "  rank INTEGER NOT NULL, hostname TEXT NOT NULL,"
+    "  step_s REAL NOT NULL, compute_s REAL NOT NULL, wait_s REAL NOT NULL, allreduce_s REAL NOT NULL,"
+    "  PRIMARY KEY (run_id, rank)) WITHOUT ROWID;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

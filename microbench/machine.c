@@ -3,6 +3,7 @@
  * (BLAS core and build, compiler, threads), and the last-level cache size STREAM needs.
  */
 #include "microbench/mb.h"
+#include "ops/comm.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -109,7 +110,8 @@ void mb_software_detect(SoftwareInfo *sw, int threads)
 {
     memset(sw, 0, sizeof *sw);
     sw->threads = threads;
-    sw->ranks = 1;
+    sw->ranks = comm_size();
+    snprintf(sw->mpi_library, sizeof sw->mpi_library, "%s", comm_library());
     snprintf(sw->blas_core, sizeof sw->blas_core, "%s", ops_blas_core());
     snprintf(sw->blas_config, sizeof sw->blas_config, "%s", ops_blas_config());
 #if defined(__clang__)

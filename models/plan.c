@@ -487,9 +487,14 @@ static double now_s(void)
 
 void plan_exec(const Plan *p, void *const base[ARENA_COUNT], double *op_time_s)
 {
+    plan_exec_range(p, base, 0, p->nops, op_time_s);
+}
+
+void plan_exec_range(const Plan *p, void *const base[ARENA_COUNT], int first, int end, double *op_time_s)
+{
     assert(ops_get_threads() == p->threads); /* else per-thread workspace would overflow */
     void *bufs[OP_MAX_BUFS];
-    for (int i = 0; i < p->nops; i++) {
+    for (int i = first; i < end; i++) {
         const PlanOp *o = &p->ops[i];
         for (int b = 0; b < o->nbuf; b++)
             bufs[b] = (char *)base[o->buf[b].arena] + o->buf[b].offset;

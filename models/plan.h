@@ -125,6 +125,9 @@ const char *plan_mode_name(PlanMode m);
  * NULL, the wall time of each op is stored there (trace). The kernels must run with the
  * thread count the plan was built for (workspace is per thread). */
 void plan_exec(const Plan *p, void *const base[ARENA_COUNT], double *op_time_s);
+/* Runs ops [first, end) (data-parallel training sums the gradients between the backward
+ * pass and the update). op_time_s, if given, is indexed by op number as in plan_exec. */
+void plan_exec_range(const Plan *p, void *const base[ARENA_COUNT], int first, int end, double *op_time_s);
 
 /* Name of the layer that owns op i, or "(loss)" / "(update)" for model-level ops. */
 const char *plan_op_owner(const Plan *p, int i);

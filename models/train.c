@@ -3,6 +3,7 @@
 #include "models/train.h"
 
 #include "models/fista.h"
+#include "ops/comm.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +68,12 @@ int trainer_data_batches(int steps) { return steps < 8 ? steps : 8; }
 
 int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
 {
-    double need = trainer_bytes_needed(p, nbatches);
+    return trainer_check_memory_shared(p, nbatches, 1, err, errlen);
+}
+
+int trainer_check_memory_shared(const Plan *p, int nbatches, int processes, char *err, size_t errlen)
+{
+    double need = trainer_bytes_needed(p, nbatches) * (processes > 1 ? processes : 1);
     double avail = mem_available_bytes();
     /* 10% headroom for the program, libraries and the kernel's own use */
     if (avail <= 0 || need <= 0.9 * avail)
@@ -76,10 +82,11 @@ int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
     const double gib = 1073741824.0;
     snprintf(err, errlen,
              "%s at batch %d needs %.2f GiB (parameters+gradients+optimizer+state %.2f, activations %.2f, "
-             "workspace %.2f, data %.2f) but only %.2f GiB of memory is available; use a smaller --batch",
+             "workspace %.2f, data %.2f)%s but only %.2f GiB of memory is available; use a smaller --batch",
              p->model->name, p->batch, need / gib, (double)(ab[ARENA_PARAM] + ab[ARENA_GRAD] + ab[ARENA_OPT] + ab[ARENA_STATE]) / gib,
              (double)(ab[ARENA_ACT] + ab[ARENA_ACTGRAD]) / gib, (double)ab[ARENA_WS] / gib,
-             (double)nbatches * (double)ab[ARENA_INPUT] / gib, avail / gib);
+             (double)nbatches * (double)ab[ARENA_INPUT] / gib,
+             processes > 1 ? " for the ranks on this node together" : "", avail / gib);
     return -1;
 }
 
@@ -92,10 +99,80 @@ int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64
 int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                       char *err, size_t errlen)
 {
+    const DataParallel one = {0, 1, 1};
+    return trainer_init_dp(t, m, batch, mode, nbatches, seed, &one, err, errlen);
+}
+
+/* Copies rows [first, first+n) of each of `blocks` blocks of `rows` rows of `row_bytes`
+ * (time-major sequences are one block per step; everything else is one block). */
+static void copy_rows(char *dst, const char *src, int blocks, int rows, int first, int n, size_t row_bytes)
+{
+    for (int b = 0; b < blocks; b++)
+        memcpy(dst + (size_t)b * n * row_bytes, src + ((size_t)b * rows + first) * row_bytes, (size_t)n * row_bytes);
+}
+
+/* This rank's share of the data set one process would train on at the global batch:
+ * the global data set is generated (same seed, same order) and each batch sliced. */
+static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_t seed, char *err, size_t errlen)
+{
+    const Plan *lp = &t->plan;
+    const ModelSpec *m = lp->model;
+    Plan gp;
+    if (plan_build_mode(m, lp->batch * dp->nranks, lp->mode, &gp, err, errlen) != 0)
+        return -1;
+    size_t gstride = round_up(gp.arena_bytes[ARENA_INPUT]);
+    char *g = malloc(gstride * (size_t)t->nbatches);
+    if (!g) {
+        snprintf(err, errlen, "%s: cannot allocate %.2f GiB for the global data set to take this rank's share from",
+                 m->name, (double)gstride * t->nbatches / 1073741824.0);
+        plan_free(&gp);
+        return -1;
+    }
+    data_generate(&gp, g, t->nbatches, gstride, seed);
+    /* input: (T, B, F) time-major for sequences, else sample-major */
+    int in_blocks = m->input.rank == 2 ? m->input.d[0] : 1;
+    size_t in_row = lp->input.bytes / ((size_t)lp->batch * in_blocks);
+    /* targets: one row per sample, or per sample and step (time-major) */
+    bool own_target = lp->target.offset != lp->input.offset;
+    size_t tgt_rows_local = 0, tgt_row = 0;
+    int tgt_blocks = 1;
+    if (own_target) {
+        const PlanLayer *last = &lp->layers[lp->nlayers - 1];
+        for (int i = lp->nlayers - 1; i >= 0; i--) /* the scored output may not be the last layer */
+            if (lp->layers[i].y.arena == lp->output.arena && lp->layers[i].y.offset == lp->output.offset) {
+                last = &lp->layers[i];
+                break;
+            }
+        tgt_blocks = last->out.rank == 2 ? last->out.d[0] : 1;
+        tgt_rows_local = (size_t)lp->batch;
+        tgt_row = lp->target.bytes / (tgt_rows_local * tgt_blocks);
+    }
+    int first = dp->rank * lp->batch;
+    for (int b = 0; b < t->nbatches; b++) {
+        const char *gb = g + (size_t)b * gstride;
+        char *lb = t->data + (size_t)b * t->batch_stride;
+        copy_rows(lb + lp->input.offset, gb + gp.input.offset, in_blocks, gp.batch, first, lp->batch, in_row);
+        if (own_target)
+            copy_rows(lb + lp->target.offset, gb + gp.target.offset, tgt_blocks, gp.batch, first, lp->batch, tgt_row);
+    }
+    free(g);
+    plan_free(&gp);
+    return 0;
+}
+
+int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
+                    const DataParallel *dp, char *err, size_t errlen)
+{
     memset(t, 0, sizeof *t);
+    t->dp = *dp;
+    if (dp->nranks > 1 && m->algorithm == ALGO_FISTA) {
+        snprintf(err, errlen, "%s: FISTA iterates on one batch of one process; it does not run data-parallel",
+                 m->name);
+        return -1;
+    }
     if (plan_build_mode(m, batch, mode, &t->plan, err, errlen) != 0)
         return -1;
-    if (trainer_check_memory(&t->plan, nbatches, err, errlen) != 0) {
+    if (trainer_check_memory_shared(&t->plan, nbatches, dp->local_ranks, err, errlen) != 0) {
         plan_free(&t->plan);
         return -1;
     }
@@ -131,7 +208,14 @@ int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, 
         }
     }
     t->steps_per_epoch = m->train_samples > 0 ? (double)m->train_samples / batch : 0;
-    data_generate(&t->plan, t->data, nbatches, t->batch_stride, seed + 1);
+    if (dp->nranks > 1) {
+        if (data_generate_share(t, dp, seed + 1, err, errlen) != 0) {
+            trainer_free(t);
+            return -1;
+        }
+    } else {
+        data_generate(&t->plan, t->data, nbatches, t->batch_stride, seed + 1);
+    }
     return 0;
 }
 
@@ -185,9 +269,36 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         t->updates++;
         return fista_objective(&t->plan, t->base);
     }
-    plan_exec(&t->plan, t->base, op_time_s);
+    const Plan *p = &t->plan;
+    if (t->dp.nranks == 1 || p->mode == PLAN_INFERENCE) {
+        double t0 = comm_wtime();
+        plan_exec(p, t->base, op_time_s);
+        t->last = (StepTimes){.compute_s = comm_wtime() - t0};
+    } else { /* forward and backward; sum the gradients over the ranks; update */
+        int update = p->update_op >= 0 ? p->update_op : p->nops;
+        double t0 = comm_wtime();
+        plan_exec_range(p, t->base, 0, update, op_time_s);
+        double t1 = comm_wtime();
+        comm_barrier();
+        double t2 = comm_wtime();
+        float *g = t->base[ARENA_GRAD];
+        size_t n = p->arena_bytes[ARENA_GRAD] / sizeof(float);
+        comm_allreduce_sum_f32(g, n);
+        const float inv = 1.0f / (float)t->dp.nranks;
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            g[i] *= inv;
+        double t3 = comm_wtime();
+        plan_exec_range(p, t->base, update, p->nops, op_time_s);
+        t->last = (StepTimes){.compute_s = (t1 - t0) + (comm_wtime() - t3), .wait_s = t2 - t1, .comm_s = t3 - t2};
+    }
     t->updates++;
     float loss;
-    memcpy(&loss, (char *)t->base[ARENA_ACT] + t->plan.loss.offset, sizeof loss);
+    memcpy(&loss, (char *)t->base[ARENA_ACT] + p->loss.offset, sizeof loss);
+    if (t->dp.nranks > 1) { /* the global batch's loss: the mean of the ranks' */
+        double l = loss;
+        comm_allreduce_sum_f64(&l, 1);
+        loss = (float)(l / t->dp.nranks);
+    }
     return loss;
 }

@@ -10,6 +10,19 @@
 #include "models/dataset.h"
 #include "models/plan.h"
 
+/* Data-parallel training: this process is rank `rank` of `nranks`, `local_ranks` of them
+ * on this node (sharing its memory). {0, 1, 1}: one process. */
+typedef struct {
+    int rank, nranks, local_ranks;
+} DataParallel;
+
+/* Where the last step's time went on this rank (data-parallel runs). */
+typedef struct {
+    double compute_s; /* forward, backward and update ops */
+    double wait_s;    /* waiting for the slowest rank before the gradient sum (a barrier) */
+    double comm_s;    /* the gradient allreduce itself, and the 1/P scaling */
+} StepTimes;
+
 typedef struct {
     Plan plan;
     void *base[ARENA_COUNT]; /* arena bases; base[ARENA_INPUT] moves through the data set */
@@ -20,6 +33,8 @@ typedef struct {
     long updates;            /* optimizer steps taken (Adam's t, the schedules' clock) */
     double fista_t;          /* FISTA's momentum sequence t_k */
     double steps_per_epoch;  /* for learning-rate schedules given in epochs */
+    DataParallel dp;
+    StepTimes last;          /* of the last trainer_step */
 } Trainer;
 
 /* Bytes a run allocates: every arena plus the data set of nbatches batches. */
@@ -29,6 +44,8 @@ int trainer_data_batches(int steps);
 /* 0 if a run of the plan with nbatches fits in the memory available now, else -1 with a
  * message naming what it needs (by category) and what is available. */
 int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen);
+/* The same when `processes` processes of this size share the node's memory. */
+int trainer_check_memory_shared(const Plan *p, int nbatches, int processes, char *err, size_t errlen);
 
 /* Builds the plan, refuses (before allocating anything) if the run would not fit in the
  * memory available, allocates and zeroes the arenas, initialises parameters and
@@ -40,10 +57,22 @@ int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64
  * what convnet-benchmarks calls forward-backward and forward. */
 int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                       char *err, size_t errlen);
+/* Data-parallel: `batch` is this rank's share; the ranks' shares together are the global
+ * batch (rank r holds samples r*batch .. (r+1)*batch-1 of every global batch of the same
+ * synthetic data set one process would train on). Every rank starts from the same
+ * parameters (same seed); trainer_step sums the gradients over the ranks (one
+ * MPI_Allreduce over the gradient buffer, the Horovod pattern) and divides by the rank
+ * count before the update, so the update is that of the global batch. Batch norm
+ * statistics stay per rank (as Horovod's, without synchronised batch norm) and dropout
+ * masks are drawn per rank, so models with those layers train equivalently, not
+ * identically. All ranks must call it (collective). */
+int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
+                    const DataParallel *dp, char *err, size_t errlen);
 void trainer_free(Trainer *t);
 
 /* One training step (forward, backward, update) on batch `step % nbatches`. Returns the
- * loss of that batch before the update. op_time_s: per-op trace, or NULL. Before the
+ * loss of that batch before the update (data-parallel: the mean over the ranks; t->last
+ * says where this rank's time went). op_time_s: per-op trace, or NULL. Before the
  * plan runs, the optimizer op gets this step's learning rate (schedule) and step number,
  * and the dropout counter advances. */
 double trainer_step(Trainer *t, int step, double *op_time_s);

@@ -35,17 +35,21 @@ for t in "$BUILD"/tests/test_*; do
     fi
 done
 
-# CLI end-to-end tests: one "ok NAME" / "FAIL NAME: why" line each.
-start=$(date +%s)
-BUILD="$BUILD" sh tests/test_cli.sh >"$log" 2>&1
-rc=$?
-p=$(grep -c '^ok ' "$log")
-f=$(grep -c '^FAIL ' "$log")
-if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-passed=$((passed + p))
-failed=$((failed + f))
-echo "test_cli.sh: $p passed, $f failed ($(($(date +%s) - start)) s)"
-[ "$f" -ne 0 ] && { failed_names="$failed_names test_cli.sh"; grep -v '^ok ' "$log" | sed 's/^/    /' | tail -60; }
+# Shell tests (CLI end to end; MPI jobs): one "ok NAME" / "FAIL NAME: why" line each.
+for sh_test in tests/test_cli.sh tests/test_mpi.sh; do
+    name=$(basename "$sh_test")
+    start=$(date +%s)
+    BUILD="$BUILD" sh "$sh_test" >"$log" 2>&1
+    rc=$?
+    p=$(grep -c '^ok ' "$log")
+    f=$(grep -c '^FAIL ' "$log")
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; echo "$name: ran no test" >>"$log"; fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    echo "$name: $p passed, $f failed ($(($(date +%s) - start)) s)"
+    [ "$f" -ne 0 ] && { failed_names="$failed_names $name"; grep -v '^ok ' "$log" | sed 's/^/    /' | tail -60; }
+done
 
 [ -n "$failed_names" ] && echo "failed in:$failed_names"
 echo "$passed passed, $failed failed"

@@ -1,0 +1,59 @@
+/* ops/comm.h — the one place dlperf talks MPI: the data-parallel gradient sum, the
+ * collectives the communication microbenchmarks time, and the job-wide error exit.
+ *
+ * The same binary runs on one process or under mpirun. MPI is started only when the
+ * process was launched by an MPI launcher (OpenMPI, PMIx or PMI variables in the
+ * environment): a plain `dlperf ...` never initialises MPI, so it cannot fail or slow
+ * down because of it, and reports one rank. comm_start() is called late, by the commands
+ * that need the job (after the BLAS choice, which may re-execute the process).
+ *
+ * Only the main thread calls MPI (MPI_THREAD_FUNNELED); kernels keep their OpenMP threads.
+ */
+#ifndef DLPERF_COMM_H
+#define DLPERF_COMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True if an MPI launcher started this process (whether or not MPI is initialised yet). */
+bool comm_launched(void);
+/* Launcher's view before MPI starts: this process's rank, the job's size and the number
+ * of ranks on this node (1, 1, 1 without a launcher). */
+int comm_env_rank(void);
+int comm_env_size(void);
+int comm_env_local_size(void);
+
+/* Initialises MPI if launched by mpirun (idempotent). Returns 0, or -1 with err set. */
+int comm_start(char *err, size_t errlen);
+bool comm_active(void);
+int comm_rank(void); /* 0 without MPI */
+int comm_size(void); /* 1 without MPI */
+/* Ends the job: MPI_Finalize after success; after a failure under MPI, MPI_Abort with the
+ * code, so that ranks waiting in a collective for the failed one do not hang. Returns rc. */
+int comm_finish(int rc);
+
+/* The MPI library's version string ("" without MPI). */
+const char *comm_library(void);
+
+/* Sums n floats over all ranks, in place (MPI_Allreduce, MPI_SUM; counts above INT_MAX in
+ * pieces). No-op on one rank. */
+void comm_allreduce_sum_f32(float *buf, size_t n);
+/* In-place reductions of a few doubles (statistics, step times). */
+void comm_allreduce_sum_f64(double *v, int n);
+void comm_allreduce_max_f64(double *v, int n);
+/* Rank 0 receives every rank's n doubles (rank-major in recv, size*n); others pass NULL. */
+void comm_gather_f64(const double *send, int n, double *recv);
+void comm_bcast(void *buf, size_t bytes, int root);
+void comm_barrier(void);
+
+/* For the microbenchmarks: MPI_Allreduce of n floats from src into dst (sum), and
+ * MPI_Bcast of n bytes from rank 0. */
+void comm_allreduce_f32(const float *src, float *dst, size_t n);
+/* Ping-pong between rank 0 and rank `peer` (other ranks return at once): rank 0 sends
+ * `bytes` and waits for them back, `iters` times. Returns rank 0's elapsed seconds. */
+double comm_pingpong(void *buf, size_t bytes, int peer, int iters);
+/* Time on a clock all ranks agree on closely enough for intervals (MPI_Wtime or
+ * CLOCK_MONOTONIC). */
+double comm_wtime(void);
+
+#endif

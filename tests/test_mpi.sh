@@ -1,0 +1,122 @@
+#!/bin/sh
+# tests/test_mpi.sh — dlperf under mpirun (real OpenMPI processes on this machine,
+# oversubscribed, one thread per rank): data-parallel training equals one process's
+# training of the global batch (tests/mpi/equivalence.c, np=2 and np=4), `run` under
+# mpirun stores one run with every rank's times, strong/weak scaling arguments, and a
+# failing rank ends the whole job non-zero with its message instead of hanging.
+# Prints "ok NAME" or "FAIL NAME: why" per check.
+BUILD=${BUILD:-build}
+DLPERF="$(pwd)/$BUILD/dlperf"
+T=$(mktemp -d /tmp/dlperf-mpi-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export DLPERF_DB="$T/test.db" XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data" HOME="$T/home"
+mkdir -p "$HOME"
+# What OpenMPI needs in a CI container: running as root is refused without these two,
+# more ranks than cores is refused without oversubscription, and cross-memory attach
+# (ptrace) is often not allowed, so the shared-memory transport must not use it.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+export OMP_NUM_THREADS=1
+# a choice of OpenBLAS kernels is not what these tests are about: skip the probe
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+# mpi NP CMD...: mpirun with a time limit, so a hang is a failure, not a stuck CI job
+mpi() {
+    np=$1
+    shift
+    timeout 300 mpirun -np "$np" --oversubscribe "$@"
+}
+# run NAME EXPECTED_RC CMD...: stdout in $T/out, stderr in $T/err
+run() {
+    name=$1 want=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$name" "exit $got, expected $want; stderr: $(tail -c 400 "$T/err")"
+        return 1
+    fi
+    return 0
+}
+expect() {
+    if grep -q -- "$3" "$2"; then ok "$1"; else fail "$1" "'$3' not in $(basename "$2"): $(head -c 300 "$2")"; fi
+}
+sql() { sqlite3 "$DLPERF_DB" "$1"; }
+json() { sqlite3 :memory: "SELECT $1 FROM (SELECT readfile('$T/out') AS j)"; }
+
+if ! command -v mpirun >/dev/null; then
+    fail mpirun "mpirun not found (openmpi-bin is a dependency: make deps)"
+    exit 1
+fi
+
+# ---- data-parallel training is the global batch's training ----
+for np in 2 4; do
+    mpi "$np" "$BUILD/tests/mpi/equivalence" >"$T/eq" 2>"$T/err"
+    rc=$?
+    cat "$T/eq"
+    [ $rc -eq 0 ] || fail "equivalence-np$np" "exit $rc: $(tail -c 400 "$T/err")"
+    grep -q '^ok ' "$T/eq" || fail "equivalence-np$np-ran" "no check ran"
+done
+
+# ---- run under mpirun: one run, the global batch, every rank's times ----
+if run run-np2 0 mpi 2 "$DLPERF" run fmnist-convpool --batch 8 --steps 2 --warmup 1 --threads 1 --json; then
+    if [ "$(json "json_extract(j, '\$.ranks')")" = 2 ] && [ "$(json "json_extract(j, '\$.batch')")" = 8 ] &&
+       [ "$(json "json_extract(j, '\$.batch_per_rank')")" = 4 ] &&
+       [ "$(json "json_array_length(json_extract(j, '\$.rank_times'))")" = 2 ] &&
+       [ "$(json "json_extract(j, '\$.scaling')")" = strong ]; then
+        ok run-np2-json
+    else fail run-np2-json "$(head -c 400 "$T/out")"; fi
+    if [ "$(json "json_extract(j, '\$.allreduce_bytes') > 0 AND json_extract(j, '\$.rank_times[1].allreduce_s') > 0")" = 1 ]; then
+        ok run-np2-allreduce-timed
+    else fail run-np2-allreduce-timed "$(head -c 400 "$T/out")"; fi
+    grep -q 'mpi_library.*Open MPI' "$T/out" && ok run-np2-mpi-library || fail run-np2-mpi-library "$(head -c 300 "$T/out")"
+fi
+# rank 0 alone wrote the database: one run with two rank rows
+if [ "$(sql "SELECT count(*) FROM run")" = 1 ] &&
+   [ "$(sql "SELECT ranks || ' ' || scaling || ' ' || batch || ' ' || batch_per_rank FROM run")" = "2 strong 8 4" ] &&
+   [ "$(sql "SELECT count(*) FROM run_rank")" = 2 ]; then
+    ok run-np2-db
+else fail run-np2-db "$(sql "SELECT * FROM run; SELECT * FROM run_rank")"; fi
+
+if run run-np4-weak 0 mpi 4 "$DLPERF" run fmnist-convpool --scaling weak --batch 2 --steps 2 --warmup 1 --threads 1; then
+    expect run-np4-weak "$T/out" "at batch 8, 1 threads per rank x 4 ranks"
+    expect run-np4-weak-table "$T/out" "weak scaling: 2 samples per rank"
+fi
+# the same training at np=1 and np=2 gives the same losses (global batch 8)
+run loss-np1 0 "$DLPERF" run fmnist-convpool --batch 8 --steps 2 --warmup 1 --threads 1 --json &&
+    l1=$(json "json_extract(j, '\$.loss_last')")
+run loss-np2 0 mpi 2 "$DLPERF" run fmnist-convpool --batch 8 --steps 2 --warmup 1 --threads 1 --json &&
+    l2=$(json "json_extract(j, '\$.loss_last')")
+if [ -n "${l1:-}" ] && [ "$(sqlite3 :memory: "SELECT abs($l1 - $l2) <= 1e-4 * abs($l1)")" = 1 ]; then
+    ok loss-np1-equals-np2
+else fail loss-np1-equals-np2 "np=1 ${l1:-?} np=2 ${l2:-?}"; fi
+
+# ---- bad input under mpirun: every rank says it, the job exits non-zero ----
+if run strong-indivisible 2 mpi 2 "$DLPERF" run fmnist-convpool --batch 7 --steps 1 --threads 1; then
+    expect strong-indivisible "$T/err" "rank 0 of 2.*--batch 7: strong scaling splits the global batch over the 2 ranks"
+fi
+run epochs-refused 2 mpi 2 "$DLPERF" run fmnist-convpool --epochs 1 --threads 1 &&
+    expect epochs-refused "$T/err" "trains on one process"
+
+# ---- a rank that fails ends the job with its message, no hang ----
+# rank 1 gets a model file that does not exist; rank 0 goes on to the first collective
+cat >"$T/rank.sh" <<EOF
+#!/bin/sh
+if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then
+    exec "$DLPERF" run --model-file "$T/missing.json" --steps 2 --threads 1
+fi
+exec "$DLPERF" run fmnist-convpool --batch 8 --steps 50 --threads 1
+EOF
+chmod +x "$T/rank.sh"
+start=$(date +%s)
+mpi 2 "$T/rank.sh" >"$T/out" 2>"$T/err"
+rc=$?
+took=$(($(date +%s) - start))
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -lt 120 ]; then ok failing-rank-ends-job; else
+    fail failing-rank-ends-job "exit $rc after $took s"; fi
+expect failing-rank-message "$T/err" "rank 1 of 2.*missing.json"
+if [ "$(sql "SELECT count(*) FROM run WHERE batch_per_rank = 4 AND steps = 50")" = 0 ]; then
+    ok failing-rank-no-run-stored
+else fail failing-rank-no-run-stored "a run of the failed job was stored"; fi
