@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "microbench/mb.h"
 #include "models/plan.h"
+#include "ops/comm.h"
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { stop_requested = sig; }
@@ -39,6 +40,7 @@ enum { MAX_MODELS = 64 };
 typedef struct {
     MbMode mode;
     bool quick, full, show, any_measure_option;
+    bool comm;                /* --only comm: the MPI collectives, under mpirun */
     bool family[NFAMILIES];   /* measured families (--only) */
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
     int nmodels;
@@ -66,12 +68,16 @@ typedef struct {
 static int only_item(const char *item, void *ctx)
 {
     ItemCtx *c = ctx;
+    if (strcmp(item, "comm") == 0) {
+        c->o->comm = true;
+        return 0;
+    }
     for (int i = 0; i < NFAMILIES; i++)
         if (strcmp(item, family_names[i]) == 0) {
             c->o->family[i] = true;
             return 0;
         }
-    return cli_error(c->cli, EXIT_USAGE, "--only '%s': unknown family; families: " FAMILY_LIST, item);
+    return cli_error(c->cli, EXIT_USAGE, "--only '%s': unknown family; families: " FAMILY_LIST ", comm", item);
 }
 
 static int model_item(const char *item, void *ctx)
@@ -203,6 +209,93 @@ static int show_latest(Cli *cli)
     return rc;
 }
 
+/* An OSU-style table of a communication calibration (rank 0). */
+static int print_comm_row(const MeasurementRow *m, void *ctx)
+{
+    char b1[32], b2[32];
+    const char *kind = ctx;
+    if (strcmp(m->kind, kind) != 0)
+        return 0;
+    double gbs = m->median_s > 0 ? m->bytes / m->median_s / 1e9 : 0;
+    printf("  %-10s %12s %12s %10.3f GB/s%s\n", m->kind, fmt_bytes(m->bytes, b1, 32), fmt_time(m->median_s, b2, 32),
+           gbs, m->validated ? "" : "  (not validated)");
+    return 0;
+}
+
+/* --only comm under mpirun: every rank measures, rank 0 stores. */
+static int calibrate_comm(Cli *cli, const CalOpts *co)
+{
+    if (comm_env_size() < 2)
+        return cli_error(cli, EXIT_USAGE, "--only comm measures MPI collectives between processes: run it under "
+                                          "mpirun -np P (P >= 2), e.g. mpirun -np 2 dlperf calibrate --only comm");
+    blas_select(cli);
+    char err[512];
+    if (comm_start(err, sizeof err) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    Db *db = NULL;
+    CalibrationRow cal = {0};
+    if (comm_rank() == 0) {
+        MachineRow machine;
+        if (!(db = cli_db_open(cli)))
+            return EXIT_FAIL;
+        if (cli_machine(cli, db, &machine) != 0 || db_calibration_reap(db, machine.id) != 0) {
+            db_close(db);
+            return EXIT_FAIL;
+        }
+        cal.machine_id = machine.id;
+        snprintf(cal.mode, sizeof cal.mode, "%s", co->mode == MB_QUICK ? "comm-quick" : "comm");
+        cli_software(cli, &cal.sw);
+        if (db_calibration_begin(db, &cal) != 0) {
+            cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+            db_close(db);
+            return EXIT_FAIL;
+        }
+        fprintf(stderr, "calibrate: communication, %d ranks, %s, database %s\n", comm_size(), cal.sw.mpi_library,
+                cli->db_path);
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
+    int rc = mb_calibrate_comm(db, cal.id, co->mode, cli->threads, progress, &pr, &stop_requested, err, sizeof err);
+    double elapsed = mb_now_s() - pr.t0;
+    if (comm_rank() != 0)
+        return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
+    const char *status = rc == 0 ? "complete" : "interrupted";
+    if (db_calibration_finish(db, cal.id, status) != 0) {
+        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        db_close(db);
+        return EXIT_FAIL;
+    }
+    if (rc != 0) {
+        db_close(db);
+        if (rc > 0)
+            return cli_error(cli, EXIT_INTERRUPTED, "interrupted after %.0f s; calibration %lld is marked "
+                             "interrupted and will not be used", elapsed, (long long)cal.id);
+        return cli_error(cli, EXIT_FAIL, "%s (calibration %lld marked interrupted)", err, (long long)cal.id);
+    }
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "calibration_id", (double)cal.id);
+        cJSON_AddStringToObject(o, "mode", cal.mode);
+        cJSON_AddNumberToObject(o, "ranks", comm_size());
+        cJSON_AddStringToObject(o, "mpi_library", cal.sw.mpi_library);
+        cJSON_AddNumberToObject(o, "elapsed_s", elapsed);
+        json_print(o);
+    } else {
+        printf("calibration %lld complete: communication between %d ranks in %.1f s (%s)\n", (long long)cal.id,
+               comm_size(), elapsed, cal.sw.mpi_library);
+        printf("  %-10s %12s %12s %15s   (medians; time per collective, ping-pong one way)\n", "op", "size", "time",
+               "bytes/time");
+        static const char *const kinds[] = {"pingpong", "bcast", "allreduce"};
+        for (int k = 0; k < 3; k++)
+            db_measurement_foreach(db, cal.id, print_comm_row, (void *)kinds[k]);
+    }
+    db_close(db);
+    return EXIT_OK;
+}
+
 int cmd_calibrate(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {CLI_COMMON_OPTIONS,
@@ -228,6 +321,17 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--quick and --full are two different modes; choose one");
     co.mode = co.quick ? MB_QUICK : co.full ? MB_FULL : MB_DEFAULT;
     bool any = false;
+    for (int i = 0; i < NFAMILIES; i++)
+        any |= co.family[i];
+    if (co.comm && (any || co.nmodels || co.batch))
+        return cli_error(cli, EXIT_USAGE, "--only comm measures communication alone (every rank at once); "
+                                          "calibrate the other families in a separate run without mpirun");
+    if (co.comm)
+        return calibrate_comm(cli, &co);
+    if (comm_env_size() > 1)
+        return cli_error(cli, EXIT_USAGE, "under mpirun, calibrate measures communication: add --only comm "
+                                          "(the compute families are measured by one process, without mpirun)");
+    any = false;
     for (int i = 0; i < NFAMILIES; i++)
         any |= co.family[i];
     for (int i = 0; i < NFAMILIES && !any; i++)

@@ -8,7 +8,7 @@
 
 #define FAMILY_LIST_HELP "peak, memory, model-op, gemm-sweep,\n" \
     "                   gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, cnn-sweep, stream,\n" \
-    "                   eltwise"
+    "                   eltwise; comm (under mpirun only, alone)"
 
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
@@ -55,6 +55,9 @@ static const Command commands[] = {
      "                   name groups (default: suite; with --quick none)\n"
      "  --batch N        batch size of those ops (default: --quick each model's; else the\n"
      "                   largest up to the model's whose step is at most 300 GFLOP)\n"
+     "  --only comm      under mpirun -np P: MPI_Allreduce from 4 B to 256 MiB and DeepBench's\n"
+     "                   all-reduce sizes, broadcast, ping-pong latency and bandwidth (OSU\n"
+     "                   style), stored with the rank count and the MPI library's version\n"
      "  --show           print the latest complete calibration as people read it: achieved\n"
      "                   GFLOP/s and GB/s against the measured limits, per family\n"
      "\ncommon options:\n" CLI_COMMON_HELP},

@@ -403,19 +403,20 @@ static void read_sw(sqlite3_stmt *st, int col, SoftwareInfo *s)
     col_text(st, col + 7, s->mpi_library, sizeof s->mpi_library);
 }
 
-int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out)
+/* The first row of a calibration query binding (machine_id, n). */
+static int calibration_lookup(Db *db, const char *where_order, int64_t machine_id, int n, CalibrationRow *out)
 {
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
+             " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
+             " mpi_library FROM calibration %s",
+             where_order);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->h,
-                           "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
-                           " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-                           " mpi_library FROM calibration"
-                           " WHERE machine_id = ? AND threads = ? AND status = 'complete'"
-                           " ORDER BY id DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, "prepare");
     sqlite3_bind_int64(st, 1, machine_id);
-    sqlite3_bind_int(st, 2, threads);
+    sqlite3_bind_int(st, 2, n);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         memset(out, 0, sizeof *out);
@@ -434,6 +435,24 @@ int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRo
     if (rc == SQLITE_DONE)
         return DB_NOT_FOUND;
     return fail_sqlite(db, "calibration lookup");
+}
+
+int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out)
+{
+    /* communication calibrations (mode comm, comm-quick) price no op */
+    return calibration_lookup(db,
+                              "WHERE machine_id = ? AND threads = ? AND status = 'complete'"
+                              " AND mode NOT LIKE 'comm%' ORDER BY id DESC LIMIT 1",
+                              machine_id, threads, out);
+}
+
+int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, CalibrationRow *out)
+{
+    /* ranks 0: any rank count, the largest (the most collective behaviour to fit) */
+    return calibration_lookup(db,
+                              "WHERE machine_id = ?1 AND (?2 = 0 OR ranks = ?2) AND status = 'complete'"
+                              " AND mode LIKE 'comm%' ORDER BY ranks DESC, id DESC LIMIT 1",
+                              machine_id, ranks, out);
 }
 
 int db_measurement_insert(Db *db, MeasurementRow *m)

@@ -49,7 +49,7 @@ typedef struct {
 typedef struct {
     int64_t id;
     int64_t machine_id;
-    char mode[16];    /* "quick" | "default" | "full" */
+    char mode[16];    /* "quick" | "default" | "full"; "comm" | "comm-quick": MPI collectives */
     char status[16];  /* "running" | "complete" | "interrupted" */
     char started_at[32], finished_at[32]; /* ISO 8601 UTC */
     int64_t pid;      /* of the calibrating process, to detect a dead "running" one */
@@ -191,6 +191,9 @@ int db_calibration_finish(Db *db, int64_t calibration_id, const char *status);
 int db_calibration_reap(Db *db, int64_t machine_id);
 /* Latest complete calibration of the machine at this thread count: 0, DB_NOT_FOUND or -1. */
 int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out);
+/* Latest complete communication calibration (mode "comm" / "comm-quick", measured under
+ * mpirun) of the machine with `ranks` ranks, or with the most ranks if ranks is 0. */
+int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, CalibrationRow *out);
 int db_measurement_insert(Db *db, MeasurementRow *m);
 /* Calls fn for every measurement of the calibration (samples not loaded). fn returns
  * nonzero to stop. */

@@ -144,6 +144,28 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                  const MbFamily *fams, int nfams, MbProgress progress, void *progress_ctx,
                  volatile sig_atomic_t *stop, char *err, size_t errlen);
 
+/* ---- communication (microbench/comm.c; every rank of an MPI job calls these) ---- */
+typedef enum { MB_COMM_ALLREDUCE, MB_COMM_BCAST, MB_COMM_PINGPONG } MbCommKind;
+typedef struct {
+    MbCommKind kind;
+    size_t bytes; /* message size (allreduce: float32 elements x 4) */
+} MbCommKernel;
+const char *mb_comm_kind_name(MbCommKind k); /* "allreduce", "bcast", "pingpong" */
+/* The sizes a mode measures: allreduce 4 B .. 256 MiB by powers of 2 and DeepBench's
+ * all-reduce sizes, broadcast, ping-pong (quick: coarser, to 16 MiB). Returns the count. */
+int mb_comm_list(MbMode mode, MbCommKernel *out, int max);
+/* "allreduce bytes=4194304 ranks=2": the measurement key */
+void mb_comm_key(const MbCommKernel *k, int ranks, char *out, size_t n);
+/* Times one kernel on all ranks (collective); samples hold p->max_reps doubles. The
+ * row's median_s is seconds per collective (ping-pong: one way), bytes the message size. */
+int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
+                 char *err, size_t errlen);
+/* Measures the mode's list on all ranks; rank 0 stores each row in calibration
+ * `calibration_id` (db may be NULL on the other ranks). Returns 0, 1 if interrupted (on
+ * any rank), -1 with err on failure (on any rank). */
+int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, MbProgress progress,
+                      void *progress_ctx, volatile sig_atomic_t *stop, char *err, size_t errlen);
+
 /* ---- fingerprints ---- */
 /* CPU model and flags (/proc/cpuinfo), online cores, MemTotal, hostname, uname; the
  * fingerprint hashes what identifies the hardware (not the hostname). */

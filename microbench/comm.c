@@ -1,0 +1,237 @@
+/* microbench/comm.c — the communication microbenchmarks (the OSU habit), run by every
+ * rank of an MPI job: allreduce over a size sweep and DeepBench's all-reduce sizes,
+ * broadcast, and point-to-point latency/bandwidth (ping-pong between rank 0 and the last
+ * rank).
+ *
+ * Every sample starts after a barrier and is the slowest rank's time for `inner`
+ * back-to-back collectives (MPI_MAX over the ranks), so all ranks hold identical samples
+ * and take identical decisions (how many samples, when to stop): no rank can leave the
+ * loop early and leave another waiting in a collective. The same protocol (warm-ups,
+ * minimum and maximum samples, time target, CI target) as the compute kernels. Allreduce
+ * results are validated (every rank contributes rank+1: the sum is P(P+1)/2 everywhere).
+ * Rank 0 stores the rows.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "microbench/mb.h"
+#include "ops/comm.h"
+
+/* DeepBench's all-reduce sizes in float32 elements (all_reduce_problems.h, MODELS.md 6.4) */
+static const size_t deepbench_allreduce_floats[] = {100000, 3097600, 4194304, 6553600, 16777217, 38360000, 64500000};
+
+const char *mb_comm_kind_name(MbCommKind k)
+{
+    static const char *const names[] = {"allreduce", "bcast", "pingpong"};
+    return names[k];
+}
+
+int mb_comm_list(MbMode mode, MbCommKernel *out, int max)
+{
+    /* sweep: 4 B .. 256 MiB by powers of 2 (quick: by powers of 4 to 16 MiB); DeepBench's
+     * sizes for allreduce; point-to-point to 64 MiB (beyond, it is bandwidth only) */
+    int n = 0;
+    const int step = mode == MB_QUICK ? 2 : 1, top = mode == MB_QUICK ? 24 : 28;
+#define ADD(KIND, BYTES)                                                                            \
+    do {                                                                                            \
+        if (n < max)                                                                                \
+            out[n] = (MbCommKernel){KIND, (BYTES)};                                                 \
+        n++;                                                                                        \
+    } while (0)
+    for (int e = 2; e <= top; e += step)
+        ADD(MB_COMM_ALLREDUCE, (size_t)1 << e);
+    for (size_t i = 0; i < sizeof deepbench_allreduce_floats / sizeof deepbench_allreduce_floats[0]; i++) {
+        size_t bytes = deepbench_allreduce_floats[i] * 4;
+        bool in_sweep = (bytes & (bytes - 1)) == 0; /* 4,194,304 floats = 16 MiB */
+        if (!in_sweep && (mode != MB_QUICK || bytes <= ((size_t)1 << top)))
+            ADD(MB_COMM_ALLREDUCE, bytes);
+    }
+    for (int e = 2; e <= top; e += 2 * step)
+        ADD(MB_COMM_BCAST, (size_t)1 << e);
+    for (int e = 0; e <= (top < 26 ? top : 26); e += step)
+        ADD(MB_COMM_PINGPONG, (size_t)1 << e);
+#undef ADD
+    return n;
+}
+
+void mb_comm_key(const MbCommKernel *k, int ranks, char *out, size_t n)
+{
+    snprintf(out, n, "%s bytes=%zu ranks=%d", mb_comm_kind_name(k->kind), k->bytes, ranks);
+}
+
+/* One execution of the kernel; returns seconds spent (the ping-pong's half round trip,
+ * which is how OSU reports latency). */
+static void run_once(const MbCommKernel *k, float *src, float *dst, int iters)
+{
+    size_t nf = k->bytes / sizeof(float);
+    switch (k->kind) {
+    case MB_COMM_ALLREDUCE:
+        for (int i = 0; i < iters; i++)
+            comm_allreduce_f32(src, dst, nf);
+        break;
+    case MB_COMM_BCAST:
+        for (int i = 0; i < iters; i++)
+            comm_bcast(dst, k->bytes, 0);
+        break;
+    case MB_COMM_PINGPONG:
+        comm_pingpong(dst, k->bytes, comm_size() - 1, iters);
+        break;
+    }
+}
+
+/* The slowest rank's seconds per execution for `iters` executions. */
+static double sample(const MbCommKernel *k, float *src, float *dst, int iters)
+{
+    comm_barrier();
+    double t0 = comm_wtime();
+    run_once(k, src, dst, iters);
+    double t = (comm_wtime() - t0) / iters;
+    if (k->kind == MB_COMM_PINGPONG)
+        t /= 2; /* one way */
+    comm_allreduce_max_f64(&t, 1);
+    return t;
+}
+
+int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
+                 char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    const int ranks = comm_size();
+    size_t nf = k->bytes / sizeof(float) ? k->bytes / sizeof(float) : 1;
+    float *src = ops_buffer_alloc(nf * sizeof(float)), *dst = ops_buffer_alloc(nf * sizeof(float));
+    if (!src || !dst) {
+        free(src), free(dst);
+        snprintf(err, errlen, "cannot allocate 2 x %zu bytes", k->bytes);
+        return -1;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        src[i] = (float)(comm_rank() + 1);
+        dst[i] = 0;
+    }
+    /* warm-up: also sizes the inner count so a sample lasts min_sample_s */
+    double first = sample(k, src, dst, 1);
+    int warm = first >= p->long_s ? 1 : p->warmups;
+    for (int w = 1; w < warm; w++)
+        first = fmin(first, sample(k, src, dst, 1));
+    int inner = 1;
+    if (first < p->min_sample_s)
+        inner = (int)fmin(100000, ceil(p->min_sample_s / fmax(first, 1e-9)));
+    /* every rank computes inner from the same (MPI_MAX) samples: identical */
+    int min_reps = first >= p->long_s ? p->long_min_reps : p->min_reps;
+    int n = 0;
+    double spent = 0;
+    MbStats st = {0};
+    while (n < p->max_reps) {
+        double s = sample(k, src, dst, inner);
+        samples[n++] = s;
+        spent += s * inner;
+        if (n < min_reps)
+            continue;
+        double sorted[256];
+        memcpy(sorted, samples, (size_t)n * sizeof *sorted);
+        mb_stats(sorted, n, &st);
+        if (spent >= p->target_s || (st.ci95_hi - st.ci95_lo) / 2 <= p->ci_frac * st.median)
+            break;
+    }
+    double sorted[256];
+    memcpy(sorted, samples, (size_t)n * sizeof *sorted);
+    mb_stats(sorted, n, &st);
+    /* validation, outside the timed samples: allreduce sums rank+1 over the ranks */
+    bool ok = true;
+    double max_err = 0;
+    if (k->kind == MB_COMM_ALLREDUCE) {
+        comm_allreduce_f32(src, dst, nf);
+        const double want = ranks * (ranks + 1) / 2.0;
+        for (size_t i = 0; i < nf; i += 1 + nf / 4096)
+            max_err = fmax(max_err, fabs(dst[i] - want) / want);
+        ok = max_err == 0;
+        double bad = ok ? 0 : 1;
+        comm_allreduce_max_f64(&bad, 1);
+        ok = bad == 0;
+    }
+    free(src);
+    free(dst);
+    mb_comm_key(k, ranks, m->key, sizeof m->key);
+    snprintf(m->kind, sizeof m->kind, "%s", mb_comm_kind_name(k->kind));
+    snprintf(m->phase, sizeof m->phase, "comm");
+    m->threads = threads;
+    m->warmups = warm;
+    m->reps = n;
+    m->inner = inner;
+    m->median_s = st.median;
+    m->min_s = st.min;
+    m->max_s = st.max;
+    m->mean_s = st.mean;
+    m->stddev_s = st.stddev;
+    m->ci95_lo_s = st.ci95_lo;
+    m->ci95_hi_s = st.ci95_hi;
+    m->bytes = (double)k->bytes;
+    m->flops = k->kind == MB_COMM_ALLREDUCE ? (double)nf * (ranks - 1) / ranks : 0; /* each rank's adds */
+    m->validated = ok;
+    m->max_err = max_err;
+    m->samples = samples;
+    m->nsamples = n;
+    if (!ok) {
+        snprintf(err, errlen, "%s: wrong sum (relative error %.3g)", m->key, max_err);
+        return -1;
+    }
+    return 0;
+}
+
+int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, MbProgress progress,
+                      void *progress_ctx, volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+    const MbProtocol p = mb_protocol(mode);
+    int total = mb_comm_list(mode, NULL, 0);
+    MbCommKernel *list = calloc((size_t)total, sizeof *list);
+    double *samples = calloc((size_t)p.max_reps + 1, sizeof *samples);
+    if (!list || !samples) {
+        free(list), free(samples);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    mb_comm_list(mode, list, total);
+    const double t0 = mb_now_s();
+    int rc = 0;
+    for (int i = 0; i < total; i++) {
+        /* an interrupt reaches the ranks at different moments: stop together */
+        double stopping = *stop ? 1 : 0;
+        comm_allreduce_max_f64(&stopping, 1);
+        if (stopping) {
+            rc = 1;
+            break;
+        }
+        char key[160];
+        mb_comm_key(&list[i], comm_size(), key, sizeof key);
+        if (progress && comm_rank() == 0)
+            progress(i, total, "comm", key, mb_now_s() - t0, progress_ctx);
+        MeasurementRow m;
+        char terr[256];
+        int trc = mb_time_comm(&list[i], &p, threads, &m, samples, terr, sizeof terr);
+        if (comm_rank() == 0 && m.reps > 0) {
+            m.calibration_id = calibration_id;
+            snprintf(m.family, sizeof m.family, "comm");
+            if (db_measurement_insert(db, &m) != 0) {
+                snprintf(err, errlen, "storing %s: %s", key, db_errmsg(db));
+                rc = -1;
+            }
+        }
+        double failed = rc != 0 || trc != 0 ? 1 : 0; /* a failure anywhere stops every rank */
+        comm_allreduce_max_f64(&failed, 1);
+        if (trc != 0)
+            snprintf(err, errlen, "%s", terr);
+        else if (failed && rc == 0)
+            snprintf(err, errlen, "another rank failed at %s", key);
+        if (failed) {
+            rc = -1;
+            break;
+        }
+    }
+    if (progress && comm_rank() == 0 && rc == 0)
+        progress(total, total, "comm", "", mb_now_s() - t0, progress_ctx);
+    free(list);
+    free(samples);
+    return rc;
+}
