@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cli/session.h"
+#include "ops/comm.h"
 
 /* --zoo validates every model at the batch whose training step is at most this many FLOPs
  * (the batch default calibrations measure the suite's model ops at). */
@@ -22,10 +25,11 @@
 
 typedef struct {
     int batch, steps, warmup;
-    bool holdout, trace, zoo;
+    bool holdout, trace, zoo, weak_scaling, scaling_given;
 } ValidateOpts;
 
-enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, TOP_MISSES = 5, MAX_MODELS = 64 };
+enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, TOP_MISSES = 5,
+       MAX_MODELS = 64 };
 
 static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -37,6 +41,13 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_HOLDOUT: o->holdout = true; return 0;
     case OPT_TRACE: o->trace = true; return 0;
     case OPT_ZOO: o->zoo = true; return 0;
+    case OPT_SCALING:
+        if (strcmp(arg, "strong") != 0 && strcmp(arg, "weak") != 0)
+            return cli_error(cli, EXIT_USAGE, "--scaling '%s': expected strong (--batch is the global batch) or "
+                                              "weak (--batch per rank)", arg);
+        o->weak_scaling = strcmp(arg, "weak") == 0;
+        o->scaling_given = true;
+        return 0;
     }
     return EXIT_USAGE;
 }
@@ -120,6 +131,161 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
     }
     run_result_free(&run);
     plan_free(&plan);
+    return rc;
+}
+
+/* ---- data-parallel validation (under mpirun) ---- */
+
+typedef struct {
+    const ModelSpec *m;
+    int batch;          /* per rank */
+    PredictionRow pred; /* per-rank compute (oversubscribed) + allreduce */
+    double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s;
+} DpResult;
+
+/* Every rank trains; rank 0 predicts first and compares, stores and prints. */
+static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const *models, int nm)
+{
+    const int ranks = comm_env_size(), local = comm_env_local_size();
+    DpResult res[MAX_MODELS];
+    memset(res, 0, sizeof res);
+    char err[512];
+    for (int i = 0; i < nm; i++) {
+        res[i].m = models[i];
+        int b = vo->batch ? vo->batch : models[i]->default_batch;
+        if (!vo->weak_scaling && b % ranks != 0)
+            return cli_error(cli, EXIT_USAGE, "%s: batch %d does not split evenly over %d ranks; give --batch (a "
+                             "multiple of %d) or --scaling weak", models[i]->name, b, ranks, ranks);
+        res[i].batch = vo->weak_scaling ? b : b / ranks;
+    }
+    blas_select(cli);
+    if (comm_start(err, sizeof err) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    const bool root = comm_rank() == 0;
+    Db *db = NULL;
+    MachineRow machine = {0};
+    CalibrationRow cal;
+    CostModel *cm = NULL;
+    CommModel *comm = NULL;
+    if (root) {
+        if (!(db = cli_db_open(cli)))
+            return EXIT_FAIL;
+        if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm)) {
+            db_close(db);
+            return EXIT_FAIL;
+        }
+        if (!(comm = comm_model_load(db, machine.id, err, sizeof err))) {
+            cm_free(cm);
+            db_close(db);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+    }
+    const char *scaling = vo->weak_scaling ? "weak" : "strong";
+    int rc = 0, done = 0;
+    for (; done < nm && rc == 0; done++) {
+        DpResult *r = &res[done];
+        Plan plan;
+        if (plan_build(r->m, r->batch, &plan, err, sizeof err) != 0) {
+            rc = cli_error(cli, EXIT_USAGE, "%s", err);
+            break;
+        }
+        OpTimeRow *pops = NULL;
+        if (root) {
+            fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d): predicting, then training "
+                            "%d+%d steps...\n", r->m->name, r->batch * ranks, r->batch, ranks, done + 1, nm,
+                    vo->warmup, vo->steps);
+            rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, local, &r->pred, &pops);
+            if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
+                rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        }
+        free(pops);
+        plan_free(&plan);
+        if (rc)
+            break;
+        RunResult run;
+        if ((rc = session_run(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, false, &machine, scaling, &run)))
+            break;
+        if (root) {
+            r->meas_s = run.row.median_s, r->meas_min_s = run.row.min_s, r->meas_max_s = run.row.max_s;
+            for (int k = 0; k < ranks; k++) {
+                r->meas_allreduce_s += run.rank_times[k].allreduce_s / ranks;
+                r->meas_compute_s = fmax(r->meas_compute_s, run.rank_times[k].compute_s);
+            }
+            if (db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, NULL, 0, NULL, 0) != 0)
+                rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+            ValidationRow v = {.prediction_id = r->pred.id, .run_id = run.row.id, .batch = run.row.batch,
+                               .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
+                               .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
+                               .error_pct = 100 * (r->pred.iter_s - r->meas_s) / r->meas_s, .drift_compute = 1,
+                               .drift_memory = 1, .ranks = ranks, .predicted_allreduce_s = r->pred.allreduce_s,
+                               .measured_allreduce_s = r->meas_allreduce_s};
+            v.adjusted_error_pct = v.error_pct;
+            snprintf(v.model, sizeof v.model, "%s", r->m->name);
+            if (rc == 0 && db_validation_insert(db, &v) != 0)
+                rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        }
+        run_result_free(&run);
+    }
+    if (rc && done > 0)
+        done--; /* the failed model has no result */
+    if (root && done > 0) {
+        const double over = session_oversubscription(local, cli->threads);
+        if (cli->json) {
+            cJSON *arr = cJSON_CreateArray();
+            for (int i = 0; i < done; i++) {
+                const DpResult *r = &res[i];
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "model", r->m->name);
+                cJSON_AddNumberToObject(o, "ranks", ranks);
+                cJSON_AddStringToObject(o, "scaling", scaling);
+                cJSON_AddNumberToObject(o, "batch", r->batch * ranks);
+                cJSON_AddNumberToObject(o, "batch_per_rank", r->batch);
+                cJSON_AddNumberToObject(o, "threads", cli->threads);
+                cJSON_AddNumberToObject(o, "oversubscription", over);
+                cJSON_AddNumberToObject(o, "predicted_s", r->pred.iter_s);
+                cJSON_AddNumberToObject(o, "measured_s", r->meas_s);
+                cJSON_AddNumberToObject(o, "error_pct", 100 * (r->pred.iter_s - r->meas_s) / r->meas_s);
+                cJSON_AddNumberToObject(o, "predicted_compute_s", r->pred.iter_s - r->pred.allreduce_s);
+                cJSON_AddNumberToObject(o, "measured_compute_s", r->meas_compute_s);
+                cJSON_AddNumberToObject(o, "predicted_allreduce_s", r->pred.allreduce_s);
+                cJSON_AddStringToObject(o, "allreduce_source", r->pred.allreduce_source);
+                cJSON_AddNumberToObject(o, "measured_allreduce_s", r->meas_allreduce_s);
+                cJSON_AddNumberToObject(o, "allreduce_error_pct",
+                                        100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s);
+                cJSON_AddItemToArray(arr, o);
+            }
+            json_print(arr);
+        } else {
+            char b[6][32];
+            printf("data-parallel validation: %d ranks (%d on this node) x %d threads, %s scaling, compute from "
+                   "calibration %lld%s, allreduce from the communication calibration (%s)\n",
+                   ranks, local, cli->threads, scaling, (long long)cal.id,
+                   over > 1 ? " slowed by the cores' oversubscription" : "", comm_library());
+            if (over > 1)
+                printf("  oversubscription: %d ranks x %d threads on %ld cores = %.2f\n", local, cli->threads,
+                       sysconf(_SC_NPROCESSORS_ONLN), over);
+            printf("\n%-16s %6s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "model", "batch", "pred iter",
+                   "meas iter", "err", "pred comp", "meas comp", "err", "pred AR", "meas AR", "err");
+            for (int i = 0; i < done; i++) {
+                const DpResult *r = &res[i];
+                double pc = r->pred.iter_s - r->pred.allreduce_s;
+                printf("%-16s %6d %10s %10s %+6.1f%% %10s %10s %+6.1f%% %10s %10s %+6.1f%%%s\n", r->m->name,
+                       r->batch * ranks, fmt_time(r->pred.iter_s, b[0], 32), fmt_time(r->meas_s, b[1], 32),
+                       100 * (r->pred.iter_s - r->meas_s) / r->meas_s, fmt_time(pc, b[2], 32),
+                       fmt_time(r->meas_compute_s, b[3], 32), 100 * (pc - r->meas_compute_s) / r->meas_compute_s,
+                       fmt_time(r->pred.allreduce_s, b[4], 32), fmt_time(r->meas_allreduce_s, b[5], 32),
+                       100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s,
+                       strcmp(r->pred.allreduce_source, "fitted") == 0 ? " (AR fitted)" : "");
+            }
+            printf("\niter: the slowest rank's step (median); comp: forward+backward+update, the slowest rank's "
+                   "median; AR: the gradients' allreduce, the ranks' mean median\n");
+        }
+    }
+    if (root) {
+        cm_free(cm);
+        comm_model_free(comm);
+        db_close(db);
+    }
     return rc;
 }
 
@@ -376,6 +542,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
                                          {"holdout", no_argument, NULL, OPT_HOLDOUT},
                                          {"trace", no_argument, NULL, OPT_TRACE},
                                          {"zoo", no_argument, NULL, OPT_ZOO},
+                                         {"scaling", required_argument, NULL, OPT_SCALING},
                                          {0}};
     ValidateOpts vo = {.steps = 5, .warmup = 1};
     int rc = cli_parse(cli, argc, argv, opts, validate_option, &vo, command_usage(cli->cmd));
@@ -384,6 +551,12 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     if (vo.zoo && optind < argc)
         return cli_error(cli, EXIT_USAGE, "--zoo validates every model; give either --zoo or model names ('%s')",
                          argv[optind]);
+    const bool dp = comm_env_size() > 1;
+    if (dp && (vo.zoo || vo.holdout || vo.trace))
+        return cli_error(cli, EXIT_USAGE, "under mpirun, validate compares data-parallel runs of named models; "
+                                          "--zoo, --holdout and --trace are for one process");
+    if (!dp && vo.scaling_given)
+        return cli_error(cli, EXIT_USAGE, "--scaling applies to data-parallel runs: run validate under mpirun -np P");
     ModelResult res[MAX_MODELS];
     memset(res, 0, sizeof res);
     int nm = 0;
@@ -401,6 +574,12 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         }
     }
     char err[512];
+    if (dp) {
+        const ModelSpec *models[MAX_MODELS];
+        for (int i = 0; i < nm; i++)
+            models[i] = res[i].m;
+        return validate_dp(cli, &vo, models, nm);
+    }
     for (int i = 0; i < nm; i++) {
         res[i].batch = vo.batch ? vo.batch : res[i].m->default_batch;
         if (!vo.batch && vo.zoo && (res[i].batch = plan_batch_within(res[i].m, ZOO_STEP_MAX_FLOPS, err, sizeof err)) < 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "microbench/mb.h"
 #include "models/train.h"
@@ -42,6 +43,39 @@ int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *c
     }
     pred->calibration_id = cal->id;
     pred->threads = cli->threads;
+    return 0;
+}
+
+double session_oversubscription(int local_ranks, int threads)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double f = (double)local_ranks * threads / (double)(cores > 0 ? cores : 1);
+    return f > 1 ? f : 1;
+}
+
+int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,
+                       const Plan *p, int ranks, int local_ranks, PredictionRow *pred, OpTimeRow **ops)
+{
+    if (session_predict(cli, cm, cal, p, pred, ops))
+        return EXIT_FAIL;
+    pred->ranks = ranks;
+    if (ranks <= 1)
+        return 0;
+    const double f = session_oversubscription(local_ranks, cli->threads);
+    pred->iter_s *= f, pred->iter_lo_s *= f, pred->iter_hi_s *= f;
+    pred->fwd_s *= f, pred->bwd_s *= f, pred->update_s *= f;
+    for (int i = 0; i < p->nops; i++) {
+        (*ops)[i].time_s *= f;
+        (*ops)[i].lo_s *= f;
+        (*ops)[i].hi_s *= f;
+    }
+    CommSource src;
+    pred->allreduce_s = comm_model_allreduce_s(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &src);
+    snprintf(pred->allreduce_source, sizeof pred->allreduce_source, "%s",
+             src == COMM_MEASURED ? "measured" : "fitted");
+    pred->iter_s += pred->allreduce_s;
+    pred->iter_lo_s += pred->allreduce_s;
+    pred->iter_hi_s += pred->allreduce_s;
     return 0;
 }
 

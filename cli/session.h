@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "models/plan.h"
 #include "models/train.h"
+#include "predictor/comm_model.h"
 #include "predictor/predict.h"
 
 /* Latest complete calibration of this machine at cli->threads and its cost model.
@@ -15,6 +16,16 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
 /* Prices plan p; ops receives p->nops rows (caller frees). Error printed on failure. */
 int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const Plan *p,
                     PredictionRow *pred, OpTimeRow **ops);
+
+/* Data-parallel on this machine: the plan (one rank's share of the batch) priced as
+ * session_predict does, times the oversubscription of the node's cores (local_ranks x
+ * threads over the online cores, at least 1: ranks time-share the cores), plus the
+ * gradients' allreduce from the communication model (pred->allreduce_s, included in
+ * iter_s; no overlap: dlperf's trainer sums after backward). */
+int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,
+                       const Plan *p, int ranks, int local_ranks, PredictionRow *pred, OpTimeRow **ops);
+/* local_ranks x threads / online cores, at least 1. */
+double session_oversubscription(int local_ranks, int threads);
 
 typedef struct {
     RunRow row;

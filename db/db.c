@@ -613,12 +613,14 @@ int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nop
     if (run_stmt(db, &p->id,
                  "INSERT INTO prediction (calibration_id, model, batch, threads, created_at, iter_s,"
                  " iter_lo_s, iter_hi_s, fwd_s, bwd_s, update_s, mem_params, mem_grads, mem_opt, mem_act,"
-                 " mem_ws, mem_input, mem_total, n_exact, n_scaled, n_fitted, holdout)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Isiis" "dddddd" "ddddddd" "iiii", p->calibration_id, p->model, p->batch, p->threads,
+                 " mem_ws, mem_input, mem_total, n_exact, n_scaled, n_fitted, holdout, ranks, allreduce_s,"
+                 " allreduce_source)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiis" "dddddd" "ddddddd" "iiii" "ids", p->calibration_id, p->model, p->batch, p->threads,
                  p->created_at, p->iter_s, p->iter_lo_s, p->iter_hi_s, p->fwd_s, p->bwd_s, p->update_s,
                  p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input,
-                 p->mem_total, p->n_exact, p->n_scaled, p->n_fitted, (int)p->holdout) != 0)
+                 p->mem_total, p->n_exact, p->n_scaled, p->n_fitted, (int)p->holdout, p->ranks > 1 ? p->ranks : 1,
+                 p->allreduce_s, p->allreduce_source) != 0)
         goto fail;
     if (ops && insert_op_rows(db, "prediction_op", p->id, ops, nops) != 0)
         goto fail;
@@ -636,9 +638,11 @@ int db_validation_insert(Db *db, ValidationRow *v)
     return run_stmt(db, &v->id,
                     "INSERT INTO validation (prediction_id, run_id, model, batch, threads, created_at,"
                     " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout,"
-                    " drift_compute, drift_memory, adjusted_error_pct)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddiddd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " drift_compute, drift_memory, adjusted_error_pct, ranks, predicted_allreduce_s,"
+                    " measured_allreduce_s)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddiddd" "idd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
-                    v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct);
+                    v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
+                    v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s);
 }

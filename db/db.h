@@ -141,6 +141,10 @@ typedef struct {
     double mem_params, mem_grads, mem_opt, mem_act, mem_ws, mem_input, mem_total; /* bytes */
     int n_exact, n_scaled, n_fitted; /* ops priced by each path (roofline counts as fitted) */
     bool holdout;           /* priced without any measurement of the model's own shapes */
+    /* data-parallel (ranks > 1): iter_s includes the gradients' allreduce; batch is per rank */
+    int ranks;
+    double allreduce_s;
+    char allreduce_source[16]; /* "measured" (interpolated at this rank count) | "fitted" */
 } PredictionRow;
 
 typedef struct {
@@ -158,6 +162,9 @@ typedef struct {
      * before it: time now / calibrated, compute-bound and memory-bound), and the error of
      * the prediction scaled by them */
     double drift_compute, drift_memory, adjusted_error_pct;
+    /* data-parallel validations (ranks > 1; batch is the global batch) */
+    int ranks;
+    double predicted_allreduce_s, measured_allreduce_s;
 } ValidationRow;
 
 /* ---- opening ---- */

@@ -127,7 +127,8 @@ static const char *const migrations[] = {
     /* v4: data-parallel runs: how the batch was split (strong: the global batch divided
      * over the ranks; weak: a fixed batch per rank), the bytes each step's gradient
      * allreduce sums, and per rank where a step's time went (medians over the timed
-     * steps). run.batch stays the global batch; run.ranks is the job's size. */
+     * steps). run.batch stays the global batch; run.ranks is the job's size.
+     * Predictions and validations of data-parallel jobs: their rank count and allreduce. */
     "ALTER TABLE run ADD COLUMN scaling TEXT NOT NULL DEFAULT 'none';"
     "ALTER TABLE run ADD COLUMN batch_per_rank INTEGER;"
     "ALTER TABLE run ADD COLUMN allreduce_bytes REAL NOT NULL DEFAULT 0;"
@@ -135,7 +136,15 @@ static const char *const migrations[] = {
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
     "  rank INTEGER NOT NULL, hostname TEXT NOT NULL,"
     "  step_s REAL NOT NULL, compute_s REAL NOT NULL, wait_s REAL NOT NULL, allreduce_s REAL NOT NULL,"
-    "  PRIMARY KEY (run_id, rank)) WITHOUT ROWID;",
+    "  PRIMARY KEY (run_id, rank)) WITHOUT ROWID;"
+    /* predictions and validations of data-parallel jobs: ranks, the predicted allreduce
+     * (and how it was priced), and the measured one (the ranks' mean median) */
+    "ALTER TABLE prediction ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE prediction ADD COLUMN allreduce_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE prediction ADD COLUMN allreduce_source TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE validation ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE validation ADD COLUMN predicted_allreduce_s REAL;"
+    "ALTER TABLE validation ADD COLUMN measured_allreduce_s REAL;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

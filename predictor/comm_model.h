@@ -1,0 +1,89 @@
+/* predictor/comm_model.h — what communication costs: allreduce algorithms in the
+ * alpha-beta-gamma model, their parameters fitted (GSL) from the communication
+ * microbenchmarks or taken from a spec sheet, and data-parallel iteration time.
+ *
+ * For a message of n bytes over p ranks, with alpha the latency of one message, beta the
+ * link bandwidth (bytes/s) and gamma the time to reduce one byte (Thakur, Rabenseifner &
+ * Gropp 2005; seed 003 for the tree):
+ *   ring                 2(p-1) alpha + 2 (p-1)/p n/beta + (p-1)/p n gamma
+ *   binary tree          2 log2(p) (alpha + n/beta) + log2(p) n gamma   (seed 003: 2 w log2(p)/beta)
+ *   recursive doubling   log2(p) (alpha + n/beta + n gamma)
+ *   recursive halving    2 log2(p) alpha + 2 (p-1)/p n/beta + (p-1)/p n gamma   (Rabenseifner)
+ *   hierarchical         ring reduce-scatter inside each node (q ranks per node, intra link),
+ *                        ring allreduce of n/q between the p/q nodes (inter link), ring
+ *                        allgather inside each node
+ * log2(p) is rounded up (the extra step of a non-power of two).
+ */
+#ifndef DLPERF_COMM_MODEL_H
+#define DLPERF_COMM_MODEL_H
+
+#include <stdbool.h>
+
+#include "db/db.h"
+
+typedef enum { AR_RING, AR_TREE, AR_RECURSIVE_DOUBLING, AR_RECURSIVE_HALVING, AR_HIERARCHICAL, AR_COUNT } AllreduceAlgo;
+
+const char *allreduce_algo_name(AllreduceAlgo a); /* "ring", "tree", "rec-doubling", ... */
+/* Parses a name as printed (and "best"); returns 0 or -1. */
+int allreduce_algo_parse(const char *name, AllreduceAlgo *out);
+
+typedef struct {
+    double alpha_s;   /* latency of one message */
+    double beta_Bps;  /* bandwidth of one link, bytes/s */
+    double gamma_sPB; /* seconds to reduce one byte (sum of floats) */
+} LinkParams;
+
+typedef struct {
+    LinkParams intra, inter; /* between ranks of one node; between nodes */
+    int ranks_per_node;      /* q; 1 means every rank on its own node */
+} CommParams;
+
+/* Time of one allreduce of `bytes` over p ranks (0 for p <= 1). */
+double allreduce_model_s(AllreduceAlgo a, double bytes, int p, const CommParams *c);
+
+/* ---- calibrated: the machine's measured collectives ---- */
+typedef struct CommModel CommModel;
+
+/* Loads every communication calibration of the machine (each rank count's latest), fits
+ * the ping-pong's alpha and beta (weighted least squares: relative errors), then for each
+ * algorithm its allreduce alpha and gamma over all rank counts (beta kept from the
+ * ping-pong) and ranks the algorithms by their fit error. Returns NULL with err set when
+ * there is no communication calibration ("run mpirun -np P dlperf calibrate --only comm"). */
+CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen);
+void comm_model_free(CommModel *cm);
+
+typedef enum { COMM_MEASURED, COMM_FITTED } CommSource;
+/* Allreduce time of `bytes` over p ranks of this machine: interpolated (log-log, Steffen)
+ * in the measurements at p ranks when the calibration has p and the size lies in its range,
+ * else the best-fitting algorithm's model. */
+double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSource *source);
+
+typedef struct {
+    AllreduceAlgo algo;
+    double alpha_s, gamma_sPB;
+    double median_rel_err; /* |model - measured| / measured over all allreduce points */
+} CommAlgoFit;
+typedef struct {
+    int nranks;          /* rank counts calibrated */
+    int ranks[8];
+    int points;          /* allreduce measurements */
+    double p2p_alpha_s, p2p_beta_Bps, p2p_median_rel_err;
+    CommAlgoFit algos[AR_COUNT - 1]; /* flat algorithms (not hierarchical), best first */
+    char mpi_library[128];
+} CommFitInfo;
+void comm_model_info(const CommModel *cm, CommFitInfo *out);
+/* This machine as CommParams (one node: intra = inter = the fitted link) for what-if use. */
+CommParams comm_model_params(const CommModel *cm, AllreduceAlgo *best);
+
+/* ---- data-parallel iteration ---- */
+typedef struct {
+    double fwd_s, bwd_s, update_s; /* one rank's compute at its share of the batch */
+    double allreduce_s;            /* the gradients' allreduce */
+    bool overlap;                  /* allreduce in buckets during backward (Horovod) */
+} DpStep;
+/* Iteration time: without overlap fwd + bwd + allreduce + update; with overlap the
+ * allreduce hides behind backward as far as it lasts: fwd + max(bwd, allreduce) + update
+ * (an upper bound on overlap: the last bucket's allreduce cannot hide). */
+double dp_iteration_s(const DpStep *s);
+
+#endif
