@@ -120,3 +120,37 @@ expect failing-rank-message "$T/err" "rank 1 of 2.*missing.json"
 if [ "$(sql "SELECT count(*) FROM run WHERE batch_per_rank = 4 AND steps = 50")" = 0 ]; then
     ok failing-rank-no-run-stored
 else fail failing-rank-no-run-stored "a run of the failed job was stored"; fi
+
+# ---- communication calibration ----
+run comm-needs-mpirun 2 "$DLPERF" calibrate --only comm --quick &&
+    expect comm-needs-mpirun "$T/err" "run it under mpirun -np P"
+run mpirun-compute-refused 2 mpi 2 "$DLPERF" calibrate --quick --threads 1 &&
+    expect mpirun-compute-refused "$T/err" "add --only comm"
+run comm-alone 2 mpi 2 "$DLPERF" calibrate --only comm,peak --threads 1 &&
+    expect comm-alone "$T/err" "measures communication alone"
+if run comm-np2 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1; then
+    expect comm-np2-table "$T/out" "allreduce"
+    if [ "$(sql "SELECT mode || ' ' || ranks || ' ' || status FROM calibration WHERE mode LIKE 'comm%'")" = "comm-quick 2 complete" ] &&
+       [ "$(sql "SELECT count(*) FROM measurement WHERE family = 'comm' AND validated = 1")" -ge 30 ] &&
+       [ "$(sql "SELECT count(*) FROM measurement WHERE family = 'comm' AND kind = 'allreduce' AND key LIKE '%bytes=400000 ranks=2'")" = 1 ] &&
+       [ "$(sql "SELECT count(DISTINCT kind) FROM measurement WHERE family = 'comm'")" = 3 ] &&
+       sql "SELECT mpi_library FROM calibration WHERE mode = 'comm-quick'" | grep -q "Open MPI"; then
+        ok comm-np2-stored
+    else fail comm-np2-stored "$(sql "SELECT id, mode, ranks, status FROM calibration; SELECT kind, count(*) FROM measurement GROUP BY kind")"; fi
+fi
+
+# ---- validate under mpirun: predicted vs measured iteration and allreduce, stored ----
+run cal-1thread 0 "$DLPERF" calibrate --quick --threads 1 --only peak,memory,model-op,eltwise --models p3b1 --batch 5
+if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threads 1 --json; then
+    if [ "$(json "json_extract(j, '\$[0].ranks')")" = 2 ] && [ "$(json "json_extract(j, '\$[0].batch_per_rank')")" = 5 ] &&
+       [ "$(json "json_extract(j, '\$[0].predicted_allreduce_s') > 0 AND json_extract(j, '\$[0].measured_allreduce_s') > 0")" = 1 ] &&
+       [ "$(json "json_extract(j, '\$[0].allreduce_source')")" = measured ]; then
+        ok validate-np2-json
+    else fail validate-np2-json "$(head -c 400 "$T/out")"; fi
+    if [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND predicted_allreduce_s > 0 AND measured_allreduce_s > 0")" = 1 ] &&
+       [ "$(sql "SELECT ranks || ' ' || allreduce_source FROM prediction WHERE ranks = 2")" = "2 measured" ]; then
+        ok validate-np2-stored
+    else fail validate-np2-stored "$(sql "SELECT * FROM validation")"; fi
+fi
+run validate-scaling-needs-mpi 2 "$DLPERF" validate p3b1 --scaling weak &&
+    expect validate-scaling-needs-mpi "$T/err" "run validate under mpirun"

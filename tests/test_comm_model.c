@@ -1,0 +1,178 @@
+/* tests/test_comm_model.c — the communication models: each allreduce algorithm's formula
+ * against hand-computed values, the hierarchical algorithm's limits, the data-parallel
+ * iteration with and without overlap, and the fit: communication calibrations made from
+ * a known ring (alpha, beta, gamma) in a real SQLite file give those parameters back,
+ * rank the ring first, reproduce measured points and extrapolate to unmeasured rank
+ * counts by the formula. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "predictor/comm_model.h"
+
+static const LinkParams link_ = {.alpha_s = 1e-6, .beta_Bps = 1e9, .gamma_sPB = 1e-10};
+
+static void test_formulas(void **state)
+{
+    CommParams c = {.intra = link_, .inter = link_, .ranks_per_node = 1};
+    const double n = 1e6;
+    /* ring, p = 4: 2*3 alpha + 2*(3/4) n/beta + (3/4) n gamma */
+    assert_float_equal(allreduce_model_s(AR_RING, n, 4, &c), 6e-6 + 1.5e-3 + 7.5e-5, 1e-12);
+    /* binary tree, p = 4: 2*2 (alpha + n/beta) + 2 n gamma (seed 003: 2 w log2 p / beta) */
+    assert_float_equal(allreduce_model_s(AR_TREE, n, 4, &c), 4 * (1e-6 + 1e-3) + 2e-4, 1e-12);
+    /* recursive doubling, p = 8: 3 (alpha + n/beta + n gamma) */
+    assert_float_equal(allreduce_model_s(AR_RECURSIVE_DOUBLING, n, 8, &c), 3 * (1e-6 + 1e-3 + 1e-4), 1e-12);
+    /* recursive halving, p = 8: 6 alpha + 2 (7/8) n/beta + (7/8) n gamma */
+    assert_float_equal(allreduce_model_s(AR_RECURSIVE_HALVING, n, 8, &c), 6e-6 + 1.75e-3 + 8.75e-5, 1e-12);
+    /* a non-power of two takes the extra step: p = 5 costs as 3 rounds */
+    assert_float_equal(allreduce_model_s(AR_RECURSIVE_DOUBLING, n, 5, &c), 3 * (1e-6 + 1e-3 + 1e-4), 1e-12);
+    for (int a = 0; a < AR_COUNT; a++)
+        assert_true(allreduce_model_s((AllreduceAlgo)a, n, 1, &c) == 0);
+    /* bandwidth-optimal algorithms beat the tree for large messages, the tree's latency
+     * term beats the ring's for small ones at many ranks */
+    assert_true(allreduce_model_s(AR_RING, 1e8, 64, &c) < allreduce_model_s(AR_TREE, 1e8, 64, &c));
+    assert_true(allreduce_model_s(AR_TREE, 8, 1024, &c) < allreduce_model_s(AR_RING, 8, 1024, &c));
+}
+
+static void test_hierarchical(void **state)
+{
+    LinkParams fast = {1e-7, 1e11, 1e-11}, slow = {5e-6, 1e10, 1e-11};
+    const double n = 4e8;
+    /* all ranks in one node: the intra ring reduce-scatter + allgather is the ring */
+    CommParams one = {.intra = fast, .inter = slow, .ranks_per_node = 8};
+    CommParams flat_fast = {.intra = fast, .inter = fast, .ranks_per_node = 8};
+    assert_float_equal(allreduce_model_s(AR_HIERARCHICAL, n, 8, &one), allreduce_model_s(AR_RING, n, 8, &flat_fast),
+                       1e-12);
+    /* one rank per node: a ring between the nodes */
+    CommParams spread = {.intra = fast, .inter = slow, .ranks_per_node = 1};
+    CommParams flat_slow = {.intra = slow, .inter = slow, .ranks_per_node = 1};
+    assert_float_equal(allreduce_model_s(AR_HIERARCHICAL, n, 16, &spread),
+                       allreduce_model_s(AR_RING, n, 16, &flat_slow), 1e-12);
+    /* 8 ranks per node over 16 nodes: the slow link carries n/8 per node, so it beats a flat
+     * ring over all 128 ranks on the slow link */
+    CommParams nodes = {.intra = fast, .inter = slow, .ranks_per_node = 8};
+    assert_true(allreduce_model_s(AR_HIERARCHICAL, n, 128, &nodes) < allreduce_model_s(AR_RING, n, 128, &flat_slow));
+}
+
+static void test_dp_iteration(void **state)
+{
+    DpStep s = {.fwd_s = 1, .bwd_s = 2, .update_s = 0.5, .allreduce_s = 1.5};
+    assert_float_equal(dp_iteration_s(&s), 5.0, 1e-12);
+    s.overlap = true;
+    assert_float_equal(dp_iteration_s(&s), 3.5, 1e-12);
+    s.allreduce_s = 3;
+    assert_float_equal(dp_iteration_s(&s), 4.5, 1e-12);
+}
+
+static void test_algo_names(void **state)
+{
+    for (int a = 0; a < AR_COUNT; a++) {
+        AllreduceAlgo back;
+        assert_int_equal(allreduce_algo_parse(allreduce_algo_name((AllreduceAlgo)a), &back), 0);
+        assert_int_equal(back, a);
+    }
+    AllreduceAlgo x;
+    assert_int_equal(allreduce_algo_parse("butterfly", &x), -1);
+}
+
+/* ---- the fit, from a real database ---- */
+
+static void add_comm_calibration(Db *db, int64_t machine_id, int ranks, const LinkParams *truth)
+{
+    CalibrationRow cal = {.machine_id = machine_id};
+    snprintf(cal.mode, sizeof cal.mode, "comm");
+    cal.sw.ranks = ranks;
+    cal.sw.threads = 1;
+    snprintf(cal.sw.mpi_library, sizeof cal.sw.mpi_library, "Test MPI 1.0");
+    assert_int_equal(db_calibration_begin(db, &cal), 0);
+    CommParams c = {.intra = *truth, .inter = *truth, .ranks_per_node = 1 << 20};
+    for (int e = 2; e <= 26; e += 2) {
+        double bytes = (double)(1 << e);
+        MeasurementRow m = {.calibration_id = cal.id, .validated = true, .reps = 5, .inner = 1, .threads = 1,
+                            .bytes = bytes};
+        snprintf(m.family, sizeof m.family, "comm");
+        snprintf(m.phase, sizeof m.phase, "comm");
+        /* allreduce by the ring, with a small deterministic wobble (measurements are not exact) */
+        m.median_s = allreduce_model_s(AR_RING, bytes, ranks, &c) * (1 + 0.01 * ((e / 2) % 3 - 1));
+        snprintf(m.kind, sizeof m.kind, "allreduce");
+        snprintf(m.key, sizeof m.key, "allreduce bytes=%d ranks=%d", 1 << e, ranks);
+        assert_int_equal(db_measurement_insert(db, &m), 0);
+        m.median_s = truth->alpha_s + bytes / truth->beta_Bps;
+        snprintf(m.kind, sizeof m.kind, "pingpong");
+        snprintf(m.key, sizeof m.key, "pingpong bytes=%d ranks=%d", 1 << e, ranks);
+        m.id = 0;
+        assert_int_equal(db_measurement_insert(db, &m), 0);
+    }
+    assert_int_equal(db_calibration_finish(db, cal.id, "complete"), 0);
+}
+
+static void test_fit_recovers_the_ring(void **state)
+{
+    char dir[] = "/tmp/dlperf-test-comm-XXXXXX", path[128], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/comm.db", dir);
+    Db *db;
+    assert_int_equal(db_open(path, &db, err, sizeof err), 0);
+    MachineRow m = {.cores = 2, .mem_bytes = 1};
+    snprintf(m.fingerprint, sizeof m.fingerprint, "test");
+    assert_int_equal(db_machine_upsert(db, &m), 0);
+    /* without a communication calibration: a clear error naming what to run */
+    assert_null(comm_model_load(db, m.id, err, sizeof err));
+    assert_non_null(strstr(err, "calibrate --only comm"));
+
+    const LinkParams truth = {.alpha_s = 2e-6, .beta_Bps = 5e9, .gamma_sPB = 2e-10};
+    add_comm_calibration(db, m.id, 2, &truth);
+    add_comm_calibration(db, m.id, 4, &truth);
+    CommModel *cm = comm_model_load(db, m.id, err, sizeof err);
+    assert_non_null(cm);
+    CommFitInfo in;
+    comm_model_info(cm, &in);
+    assert_int_equal(in.nranks, 2);
+    assert_string_equal(in.mpi_library, "Test MPI 1.0");
+    assert_true(fabs(in.p2p_alpha_s - truth.alpha_s) < 0.05 * truth.alpha_s);
+    assert_true(fabs(in.p2p_beta_Bps - truth.beta_Bps) < 0.02 * truth.beta_Bps);
+    assert_int_equal(in.algos[0].algo, AR_RING);
+    assert_true(in.algos[0].median_rel_err < 0.02);
+    assert_true(in.algos[0].median_rel_err < in.algos[AR_COUNT - 2].median_rel_err);
+    assert_true(fabs(in.algos[0].gamma_sPB - truth.gamma_sPB) < 0.1 * truth.gamma_sPB);
+
+    CommParams c = {.intra = truth, .inter = truth, .ranks_per_node = 1 << 20};
+    CommSource src;
+    /* a measured rank count and size: the measurement itself (the wobble included) */
+    double at = comm_model_allreduce_s(cm, 1 << 20, 4, &src);
+    assert_int_equal(src, COMM_MEASURED);
+    assert_true(fabs(at - allreduce_model_s(AR_RING, 1 << 20, 4, &c)) < 0.015 * at);
+    /* between measured sizes: interpolated */
+    double mid = comm_model_allreduce_s(cm, 3 << 19, 2, &src);
+    assert_int_equal(src, COMM_MEASURED);
+    assert_true(fabs(mid - allreduce_model_s(AR_RING, 3 << 19, 2, &c)) < 0.05 * mid);
+    /* an unmeasured rank count: the best algorithm's formula */
+    double far = comm_model_allreduce_s(cm, 1e8, 64, &src);
+    assert_int_equal(src, COMM_FITTED);
+    assert_true(fabs(far - allreduce_model_s(AR_RING, 1e8, 64, &c)) < 0.05 * far);
+    assert_true(comm_model_allreduce_s(cm, 1e8, 1, NULL) == 0);
+    comm_model_free(cm);
+    db_close(db);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_formulas),
+        cmocka_unit_test(test_hierarchical),
+        cmocka_unit_test(test_dp_iteration),
+        cmocka_unit_test(test_algo_names),
+        cmocka_unit_test(test_fit_recovers_the_ring),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
