@@ -24,7 +24,9 @@ TEST_LDLIBS = -lcmocka
 
 LIB_DIRS = ops models microbench predictor db
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/systems_builtin.o
+# the spec sheets (devices, interconnects, systems), compiled into the binary
+SPEC_JSON = $(sort $(wildcard systems/*.json systems/*/*.json))
 CLI_SRC  = $(wildcard cli/*.c)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/test_*.c)
@@ -60,6 +62,13 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 
 $(BUILD)/cli/version.o: $(BUILD)/version.h
 $(BUILD)/cli/version.o: CFLAGS += -I$(BUILD)
+
+$(BUILD)/systems_builtin.c: $(SPEC_JSON) scripts/embed-specs.sh | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	scripts/embed-specs.sh $@ $(SPEC_JSON)
+
+$(BUILD)/systems_builtin.o: $(BUILD)/systems_builtin.c
+	$(CC) -std=c11 -c $< -o $@
 
 $(BUILD)/libdlperf.a: $(LIB_OBJ)
 	@rm -f $@

@@ -123,6 +123,20 @@ int cmd_models(int argc, char **argv, Cli *cli);
 int cmd_profile(int argc, char **argv, Cli *cli);
 int cmd_calibrate(int argc, char **argv, Cli *cli);
 int cmd_predict(int argc, char **argv, Cli *cli);
+int cmd_systems(int argc, char **argv, Cli *cli);
+int cmd_sweep(int argc, char **argv, Cli *cli);
+
+/* What-if options shared by predict --system and sweep (cli/cmd_sweep.c). */
+typedef struct {
+    const char *system;    /* spec-sheet system name */
+    const char *precision; /* fp32 (default), fp16, bf16, tf32, fp64 */
+    const char *allreduce; /* algorithm name (default: the system's), "all" for sweep */
+    bool allow_all;
+    bool overlap;          /* allreduce in buckets during backward */
+    int nodes;             /* predict: node count (default 1) */
+} WhatIfOpts;
+/* predict MODEL --system NAME: one configuration on a spec-sheet system, explained. */
+int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts *o);
 int cmd_run(int argc, char **argv, Cli *cli);
 int cmd_validate(int argc, char **argv, Cli *cli);
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cli/session.h"
 #include "models/train.h"
 
@@ -13,9 +15,13 @@ typedef struct {
     int batch;
     bool all_ops, holdout;
     double device_memory; /* bytes; 0: this machine's available memory */
+    int ranks;            /* data-parallel on this machine (mpirun -np ranks) */
+    WhatIfOpts w;         /* --system and its options */
+    bool whatif_option;   /* one of --nodes, --precision, --allreduce, --overlap given */
 } PredictOpts;
 
-enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY };
+enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
+       OPT_ALLREDUCE, OPT_OVERLAP };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -25,6 +31,12 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_OPS: o->all_ops = true; return 0;
     case OPT_HOLDOUT: o->holdout = true; return 0;
     case OPT_DEVICE_MEMORY: return cli_parse_bytes(cli, "--device-memory", arg, &o->device_memory);
+    case OPT_RANKS: return cli_parse_int(cli, "--ranks", arg, 1, 1 << 20, &o->ranks);
+    case OPT_SYSTEM: o->w.system = arg; return 0;
+    case OPT_NODES: o->whatif_option = true; return cli_parse_int(cli, "--nodes", arg, 1, 10000000, &o->w.nodes);
+    case OPT_PRECISION: o->whatif_option = true; o->w.precision = arg; return 0;
+    case OPT_ALLREDUCE: o->whatif_option = true; o->w.allreduce = arg; return 0;
+    case OPT_OVERLAP: o->whatif_option = true; o->w.overlap = true; return 0;
     }
     return EXIT_USAGE;
 }
@@ -72,7 +84,7 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(o, "forward_s", p->fwd_s);
     cJSON_AddNumberToObject(o, "backward_s", p->bwd_s);
     cJSON_AddNumberToObject(o, "update_s", p->update_s);
-    cJSON_AddNumberToObject(o, "samples_per_s", p->batch / p->iter_s);
+    cJSON_AddNumberToObject(o, "samples_per_s", p->batch * (p->ranks > 1 ? p->ranks : 1) / p->iter_s);
     cJSON *src = cJSON_AddObjectToObject(o, "ops_priced");
     cJSON_AddNumberToObject(src, "exact", p->n_exact);
     cJSON_AddNumberToObject(src, "scaled", p->n_scaled);
@@ -92,6 +104,11 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddBoolToObject(mem, "fits", f->fits);
     cJSON_AddNumberToObject(mem, "largest_batch", (double)f->largest_batch);
     cJSON_AddBoolToObject(o, "holdout", p->holdout);
+    cJSON_AddNumberToObject(o, "ranks", p->ranks > 1 ? p->ranks : 1);
+    if (p->ranks > 1) {
+        cJSON_AddNumberToObject(o, "allreduce_s", p->allreduce_s);
+        cJSON_AddStringToObject(o, "allreduce_source", p->allreduce_source);
+    }
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
     for (int l = -1; l < plan->nlayers; l++) {
         double t = 0;
@@ -124,16 +141,31 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS, CLI_MODEL_FILE_OPTION, {"batch", required_argument, NULL, OPT_BATCH},
         {"ops", no_argument, NULL, OPT_OPS}, {"holdout", no_argument, NULL, OPT_HOLDOUT},
-        {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY}, {0}};
+        {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY}, {"ranks", required_argument, NULL, OPT_RANKS},
+        {"system", required_argument, NULL, OPT_SYSTEM}, {"nodes", required_argument, NULL, OPT_NODES},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
+        {"overlap", no_argument, NULL, OPT_OVERLAP}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
+    if (po.whatif_option && !po.w.system)
+        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce and --overlap describe a spec-sheet "
+                                          "system: give --system NAME (see 'dlperf systems')");
+    if (po.w.system && (po.ranks || po.holdout || po.device_memory > 0 || po.all_ops))
+        return cli_error(cli, EXIT_USAGE, "--system predicts a spec-sheet system; --ranks, --holdout, "
+                                          "--device-memory and --ops are for this machine");
     const ModelSpec *m;
     Plan plan;
     if ((rc = cli_model_plan(cli, argc, argv, po.batch, &m, &plan)))
         return rc;
     const int batch = plan.batch;
+    if (po.w.system) { /* batch: per device */
+        plan_free(&plan);
+        return predict_on_system(cli, m, batch, &po.w);
+    }
+    if (po.ranks > 1 && po.holdout)
+        return plan_free(&plan), cli_error(cli, EXIT_USAGE, "--ranks and --holdout: choose one");
     Db *db = cli_db_open(cli);
     if (!db) {
         plan_free(&plan);
@@ -159,8 +191,21 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         cm_fit(cm);
         free(descs);
     }
-    if (session_predict(cli, cm, &cal, &plan, &pred, &ops))
+    CommModel *comm = NULL;
+    if (po.ranks > 1) { /* --batch is each rank's share; ranks on this node time-share its cores */
+        char err[512];
+        if (!(comm = comm_model_load(db, machine.id, err, sizeof err))) {
+            cli_error(cli, EXIT_FAIL, "%s", err);
+            goto done;
+        }
+        rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, po.ranks, &pred, &ops);
+        comm_model_free(comm);
+        if (rc)
+            goto done;
+        rc = EXIT_FAIL;
+    } else if (session_predict(cli, cm, &cal, &plan, &pred, &ops)) {
         goto done;
+    }
     pred.holdout = po.holdout;
     MemoryFit fit = {.capacity = po.device_memory, .what = "--device-memory"};
     if (fit.capacity <= 0) {
@@ -191,7 +236,20 @@ int cmd_predict(int argc, char **argv, Cli *cli)
            batch, cli->threads, po.holdout ? "holdout " : "", (long long)pred.id, (long long)cal.id, cal.mode,
            cal.started_at, cal.sw.blas_core);
     printf("\niteration   %s  (band %s .. %s)   %.1f samples/s\n", fmt_time(pred.iter_s, b1, 32),
-           fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32), batch / pred.iter_s);
+           fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32),
+           batch * (po.ranks > 1 ? po.ranks : 1) / pred.iter_s);
+    if (po.ranks > 1) {
+        double over = session_oversubscription(po.ranks, cli->threads);
+        printf("  data-parallel: %d ranks on this machine, %d per rank (global batch %d)%s\n", po.ranks, batch,
+               batch * po.ranks, over > 1 ? "" : "");
+        if (over > 1)
+            printf("  compute slowed %.2fx: %d ranks x %d threads share %ld cores\n", over, po.ranks, cli->threads,
+                   sysconf(_SC_NPROCESSORS_ONLN));
+        printf("  allreduce %s of gradients: %s (%s)\n", fmt_bytes((double)plan.arena_bytes[ARENA_GRAD], b1, 32),
+               fmt_time(pred.allreduce_s, b2, 32),
+               strcmp(pred.allreduce_source, "measured") == 0 ? "interpolated in the communication calibration"
+                                                               : "the fitted algorithm model: this rank count was not calibrated");
+    }
     printf("  forward   %s\n  backward  %s\n  update    %s\n", fmt_time(pred.fwd_s, b1, 32),
            fmt_time(pred.bwd_s, b2, 32), fmt_time(pred.update_s, b3, 32));
     int nroof = 0;

@@ -76,6 +76,17 @@ static const Command commands[] = {
      "                   model only): how far the fit carries to shapes never measured\n"
      "  --device-memory SIZE  memory of the device or process (80GB, 16GiB; default: what\n"
      "                   this machine has available now)\n"
+     "  --ranks P        data-parallel on this machine (mpirun -np P): --batch per rank, cores\n"
+     "                   shared by the ranks, the gradients' allreduce from the communication\n"
+     "                   calibration ('mpirun -np P dlperf calibrate --only comm')\n"
+     "A spec-sheet system instead of this machine (see 'dlperf systems'):\n"
+     "  --system NAME    price each op at this machine's efficiency on the system's device\n"
+     "                   (its roofline at the precision, plus launch overhead); --batch per device\n"
+     "  --nodes N        nodes (default 1), one rank per device\n"
+     "  --precision P    fp32 (default), fp16, bf16, tf32 or fp64: the device's peak and bytes\n"
+     "  --allreduce A    ring, tree, rec-doubling, rec-halving, hierarchical (default:\n"
+     "                   hierarchical with several devices per node, else ring)\n"
+     "  --overlap        allreduce in buckets during backward (Horovod) instead of after it\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"run", cmd_run, "really train a model: time its steps, or train it to a result",
@@ -101,6 +112,41 @@ static const Command commands[] = {
      "                   inference time (weights load + test-set prediction) and FLOP/s\n"
      "  --data-dir DIR   Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)\n"
      "  --save FILE      write the trained weights; --load FILE starts from saved weights\n"
+     CLI_MODEL_FILE_HELP
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"systems", cmd_systems, "spec sheets of devices, interconnects and systems (what-if machines)",
+     "usage: dlperf systems [--json]\n"
+     "       dlperf systems show NAME [--json]\n"
+     "       dlperf systems add FILE [--replace]\n\n"
+     "Lists the spec sheets predictions for machines that need not exist are made from:\n"
+     "devices (peak FLOP/s per precision, memory bandwidth and capacity), interconnects\n"
+     "(bandwidth per direction, latency) and systems (device x devices per node, the links\n"
+     "inside and between nodes). Every figure cites its public source. Built in from the\n"
+     "repository's systems/ (systems/README.md has the formats); 'add' validates a JSON file\n"
+     "(each bad field named with what would be valid) and stores it in the database, where\n"
+     "it shadows a built-in of the same name. A system's device may be \"calibrated\": this\n"
+     "machine, priced from its calibration.\n"
+     "  --replace        let 'add' replace a spec added earlier under the same name\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"sweep", cmd_sweep, "predicted scaling of a model over node counts of a system: table, CSV, plot",
+     "usage: dlperf sweep MODEL|--model-file FILE --system NAME [--nodes LIST] [--batch N | --global-batch N]\n"
+     "                    [--precision P] [--allreduce A|all] [--overlap] [--csv | --json] [--plot FILE.svg]\n\n"
+     "Predicts data-parallel training of MODEL on NAME (see 'dlperf systems') for every node\n"
+     "count: compute per device (this machine's efficiency per op on the device's roofline),\n"
+     "the gradients' allreduce over the system's links, iteration and epoch time, speedup\n"
+     "over one device, scaling efficiency and the communication fraction.\n"
+     "  --nodes LIST     node counts: 1,2,4,...,4096 (default; '...' continues the ratio or\n"
+     "                   the step of the two counts before it), 8-64 (every count), or a list\n"
+     "  --batch N        per device, fixed: weak scaling (default: the model's batch)\n"
+     "  --global-batch N split over the devices: strong scaling (counts with fewer samples\n"
+     "                   than devices are skipped)\n"
+     "  --precision P    fp32 (default), fp16, bf16, tf32 or fp64\n"
+     "  --allreduce A    ring, tree, rec-doubling, rec-halving, hierarchical, or all (default:\n"
+     "                   hierarchical with several devices per node, else ring)\n"
+     "  --overlap        allreduce in buckets during backward instead of after it\n"
+     "  --csv            CSV on stdout (one row per configuration)\n"
+     "  --plot FILE.svg  time per epoch, speedup, efficiency and communication fraction against\n"
+     "                   nodes, drawn by gnuplot\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",

@@ -646,3 +646,62 @@ int db_validation_insert(Db *db, ValidationRow *v)
                     v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
                     v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s);
 }
+
+/* ---- spec sheets ---- */
+
+int db_spec_put(Db *db, const char *name, const char *kind, const char *json, const char *source, bool replace)
+{
+    char now[32];
+    db_now_iso(now);
+    if (!replace) {
+        char k[16];
+        char *old = NULL;
+        int rc = db_spec_get(db, name, k, &old);
+        free(old);
+        if (rc == 0)
+            return DB_EXISTS;
+        if (rc < 0)
+            return -1;
+    }
+    return run_stmt(db, NULL,
+                    "INSERT OR REPLACE INTO system_spec (name, kind, json, source, added_at) VALUES (?,?,?,?,?)",
+                    "sssss", name, kind, json, source, now);
+}
+
+int db_spec_get(Db *db, const char *name, char kind[16], char **json)
+{
+    sqlite3_stmt *st;
+    *json = NULL;
+    if (sqlite3_prepare_v2(db->h, "SELECT kind, json FROM system_spec WHERE name = ?", -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        col_text(st, 0, kind, 16);
+        const char *j = (const char *)sqlite3_column_text(st, 1);
+        *json = strdup(j ? j : "");
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW)
+        return *json ? 0 : -1;
+    if (rc == SQLITE_DONE)
+        return DB_NOT_FOUND;
+    return fail_sqlite(db, "spec lookup");
+}
+
+int db_spec_foreach(Db *db, int (*fn)(const char *name, const char *kind, const char *source, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, "SELECT name, kind, source FROM system_spec ORDER BY kind, name", -1, &st, NULL) !=
+        SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+               (const char *)sqlite3_column_text(st, 2), ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "spec list");
+}

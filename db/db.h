@@ -207,6 +207,16 @@ int db_measurement_insert(Db *db, MeasurementRow *m);
 int db_measurement_foreach(Db *db, int64_t calibration_id,
                            int (*fn)(const MeasurementRow *m, void *ctx), void *ctx);
 
+/* ---- spec sheets added by users (systems add) ---- */
+/* Stores (or, with replace, replaces) a validated spec; DB_EXISTS if the name is taken and
+ * !replace. kind: "device" | "interconnect" | "system". */
+enum { DB_EXISTS = 2 };
+int db_spec_put(Db *db, const char *name, const char *kind, const char *json, const char *source, bool replace);
+/* The JSON (malloc'd, caller frees) and kind of a stored spec: 0, DB_NOT_FOUND or -1. */
+int db_spec_get(Db *db, const char *name, char kind[16], char **json);
+/* fn(name, kind, source, ctx) for every stored spec, by name. */
+int db_spec_foreach(Db *db, int (*fn)(const char *name, const char *kind, const char *source, void *ctx), void *ctx);
+
 /* ---- runs, predictions, validations ---- */
 /* Inserts the run, its per-step times (step_s[0..nsteps), loss[0..nsteps), warm-up steps
  * included and flagged) and, when ops != NULL, its per-op trace. Sets r->id. */

@@ -128,7 +128,8 @@ static const char *const migrations[] = {
      * over the ranks; weak: a fixed batch per rank), the bytes each step's gradient
      * allreduce sums, and per rank where a step's time went (medians over the timed
      * steps). run.batch stays the global batch; run.ranks is the job's size.
-     * Predictions and validations of data-parallel jobs: their rank count and allreduce. */
+     * Predictions and validations of data-parallel jobs: their rank count and allreduce.
+     * Spec sheets added by users. */
     "ALTER TABLE run ADD COLUMN scaling TEXT NOT NULL DEFAULT 'none';"
     "ALTER TABLE run ADD COLUMN batch_per_rank INTEGER;"
     "ALTER TABLE run ADD COLUMN allreduce_bytes REAL NOT NULL DEFAULT 0;"
@@ -144,7 +145,13 @@ static const char *const migrations[] = {
     "ALTER TABLE prediction ADD COLUMN allreduce_source TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE validation ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE validation ADD COLUMN predicted_allreduce_s REAL;"
-    "ALTER TABLE validation ADD COLUMN measured_allreduce_s REAL;",
+    "ALTER TABLE validation ADD COLUMN measured_allreduce_s REAL;"
+    /* spec sheets users added (dlperf systems add): devices, interconnects, systems, as
+     * their validated JSON; the built-in ones live in the binary */
+    "CREATE TABLE system_spec ("
+    "  name TEXT PRIMARY KEY,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('device','interconnect','system')),"
+    "  json TEXT NOT NULL, source TEXT NOT NULL, added_at TEXT NOT NULL);",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -52,19 +52,35 @@ double allreduce_model_s(AllreduceAlgo a, double bytes, int p, const CommParams 
 {
     if (p <= 1)
         return 0;
-    if (a != AR_HIERARCHICAL)
-        return flat_s(a, bytes, p, p <= c->ranks_per_node ? &c->intra : &c->inter);
     int q = c->ranks_per_node < 1 ? 1 : c->ranks_per_node;
     if (q > p)
         q = p;
-    int nodes = (p + q - 1) / q;
+    if (a != AR_HIERARCHICAL) {
+        if (p <= q) /* one node */
+            return flat_s(a, bytes, p, &c->intra);
+        LinkParams l = c->inter;
+        if (q > 1 && a == AR_RING) {
+            /* ranks placed node by node: one stream per node crosses a node boundary each
+             * step, the other hops are inside nodes; a step lasts as long as its slowest hop */
+            l.alpha_s = fmax(c->intra.alpha_s, c->inter.alpha_s);
+            l.beta_Bps = fmin(c->intra.beta_Bps, c->inter.beta_Bps);
+        } else if (q > 1) {
+            l.beta_Bps = c->inter.beta_Bps / q; /* a node's ranks cross at once: they share its NICs */
+        }
+        return flat_s(a, bytes, p, &l);
+    }
+    const int nodes = (p + q - 1) / q;
     double t = 0;
     if (q > 1) { /* ring reduce-scatter and allgather inside the node: each (q-1) steps of n/q */
         const LinkParams *l = &c->intra;
         t += (q - 1) * (l->alpha_s + bytes / q / l->beta_Bps + bytes / q * l->gamma_sPB); /* reduce-scatter */
         t += (q - 1) * (l->alpha_s + bytes / q / l->beta_Bps);                              /* allgather */
     }
-    t += flat_s(AR_RING, bytes / q, nodes, &c->inter);
+    /* then the q shards are allreduced between the nodes by q concurrent rings, which share
+     * the node's injection bandwidth */
+    LinkParams shared = c->inter;
+    shared.beta_Bps = c->inter.beta_Bps / q;
+    t += flat_s(AR_RING, bytes / q, nodes, &shared);
     return t;
 }
 

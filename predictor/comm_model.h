@@ -10,8 +10,11 @@
  *   recursive doubling   log2(p) (alpha + n/beta + n gamma)
  *   recursive halving    2 log2(p) alpha + 2 (p-1)/p n/beta + (p-1)/p n gamma   (Rabenseifner)
  *   hierarchical         ring reduce-scatter inside each node (q ranks per node, intra link),
- *                        ring allreduce of n/q between the p/q nodes (inter link), ring
- *                        allgather inside each node
+ *                        ring allreduce of each n/q shard between the p/q nodes (q rings at
+ *                        once sharing the node's injection bandwidth), ring allgather inside
+ * Flat algorithms over several nodes: a ring's steps last as long as their slowest hop (one
+ * stream per node crosses nodes); the others' cross-node steps share the node's NICs among
+ * its q ranks. The inter link's beta is a node's injection bandwidth (NICs x port).
  * log2(p) is rounded up (the extra step of a non-power of two).
  */
 #ifndef DLPERF_COMM_MODEL_H
@@ -34,7 +37,7 @@ typedef struct {
 } LinkParams;
 
 typedef struct {
-    LinkParams intra, inter; /* between ranks of one node; between nodes */
+    LinkParams intra, inter; /* between ranks of one node (per rank); between nodes (per node) */
     int ranks_per_node;      /* q; 1 means every rank on its own node */
 } CommParams;
 

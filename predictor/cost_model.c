@@ -626,6 +626,16 @@ static double bandwidth_for(const CostModel *cm, double bytes)
     return bw > 0 ? bw : cm->curve_bw[cm->ncurve - 1];
 }
 
+void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s)
+{
+    *peak_flops_s = cm->peak_flops_s;
+    double ws = -1, bw = cm->peak_bytes_s;
+    for (int i = 0; i < cm->ncurve; i++) /* the largest working set measured: DRAM */
+        if (cm->curve_ws[i] > ws)
+            ws = cm->curve_ws[i], bw = cm->curve_bw[i];
+    *dram_bytes_s = bw;
+}
+
 static double roofline(const CostModel *cm, const OpCost *c)
 {
     double roof = 0;

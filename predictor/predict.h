@@ -65,6 +65,10 @@ typedef struct {
 } CmFitInfo;
 int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max);
 
+/* The calibration's limits: the FMA peak (FLOP/s; the best GEMM rate if higher) and the
+ * read bandwidth of the largest working set measured (DRAM, bytes/s). */
+void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s);
+
 /* Prices one descriptor. Returns 0, or -1 if nothing in the calibration can price this
  * kind of op (err says which kind and what to calibrate). */
 int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen);

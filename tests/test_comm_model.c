@@ -55,10 +55,18 @@ static void test_hierarchical(void **state)
     CommParams flat_slow = {.intra = slow, .inter = slow, .ranks_per_node = 1};
     assert_float_equal(allreduce_model_s(AR_HIERARCHICAL, n, 16, &spread),
                        allreduce_model_s(AR_RING, n, 16, &flat_slow), 1e-12);
-    /* 8 ranks per node over 16 nodes: the slow link carries n/8 per node, so it beats a flat
-     * ring over all 128 ranks on the slow link */
+    /* 8 ranks per node over 16 nodes: the 8 shard rings share the node's injection
+     * bandwidth, so the bandwidth term is that of one ring of n over 16 nodes */
     CommParams nodes = {.intra = fast, .inter = slow, .ranks_per_node = 8};
-    assert_true(allreduce_model_s(AR_HIERARCHICAL, n, 128, &nodes) < allreduce_model_s(AR_RING, n, 128, &flat_slow));
+    const double intra_part = 7 * (fast.alpha_s + n / 8 / fast.beta_Bps + n / 8 * fast.gamma_sPB) +
+                              7 * (fast.alpha_s + n / 8 / fast.beta_Bps);
+    const double inter_part = 2 * 15 * slow.alpha_s + 2.0 * 15 / 16 * n / slow.beta_Bps + 15.0 / 16 * n / 8 * slow.gamma_sPB;
+    assert_float_equal(allreduce_model_s(AR_HIERARCHICAL, n, 128, &nodes), intra_part + inter_part, 1e-9);
+    /* for small messages it beats the flat ring's 254 slow-latency steps */
+    assert_true(allreduce_model_s(AR_HIERARCHICAL, 1e4, 128, &nodes) < allreduce_model_s(AR_RING, 1e4, 128, &nodes));
+    /* a flat tree across nodes shares the node's NICs among its 8 ranks */
+    CommParams shared = {.intra = fast, .inter = {slow.alpha_s, slow.beta_Bps / 8, slow.gamma_sPB}, .ranks_per_node = 1};
+    assert_float_equal(allreduce_model_s(AR_TREE, n, 128, &nodes), allreduce_model_s(AR_TREE, n, 128, &shared), 1e-12);
 }
 
 static void test_dp_iteration(void **state)

@@ -1,0 +1,481 @@
+/* cli/cmd_sweep.c — predictions for spec-sheet systems: `dlperf predict MODEL --system NAME`
+ * (one configuration, explained) and `dlperf sweep MODEL --system NAME --nodes LIST` (time
+ * per epoch, speedup, efficiency and communication fraction over node counts: table, CSV,
+ * JSON and an SVG plot drawn by gnuplot). How a device is priced: predictor/whatif.h.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/session.h"
+#include "microbench/mb.h"
+#include "predictor/whatif.h"
+
+/* What every what-if command needs: this machine's calibration (the efficiency source),
+ * the system, its communication parameters and the algorithm(s). */
+typedef struct {
+    Db *db;
+    MachineRow machine;
+    CalibrationRow cal;
+    CostModel *cm;
+    SystemSpec sys;
+    CommParams comm;
+    AllreduceAlgo algo;
+    bool all_algos;
+    Precision prec;
+} WhatIf;
+
+static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
+{
+    memset(w, 0, sizeof *w);
+    char err[512];
+    if (precision_parse(o->precision ? o->precision : "fp32", &w->prec) != 0)
+        return cli_error(cli, EXIT_USAGE, "--precision '%s': expected fp32, fp16, bf16, tf32 or fp64", o->precision);
+    if (o->allreduce && strcmp(o->allreduce, "all") == 0)
+        w->all_algos = true;
+    else if (o->allreduce && allreduce_algo_parse(o->allreduce, &w->algo) != 0)
+        return cli_error(cli, EXIT_USAGE, "--allreduce '%s': expected ring, tree, rec-doubling, rec-halving, "
+                                          "hierarchical%s", o->allreduce, o->allow_all ? " or all" : "");
+    if (w->all_algos && !o->allow_all)
+        return cli_error(cli, EXIT_USAGE, "--allreduce all goes with sweep; predict takes one algorithm");
+    if (!(w->db = cli_db_open(cli)))
+        return EXIT_FAIL;
+    if (system_load(w->db, o->system, &w->sys, err, sizeof err) != 0) {
+        db_close(w->db);
+        return cli_error(cli, EXIT_USAGE, "--system: %s", err);
+    }
+    if (cli_machine(cli, w->db, &w->machine) || session_calibration(cli, w->db, &w->machine, &w->cal, &w->cm)) {
+        db_close(w->db);
+        return EXIT_FAIL;
+    }
+    if (!o->allreduce)
+        w->algo = whatif_default_algo(&w->sys);
+    w->comm = whatif_comm_params(&w->sys, w->cm, w->prec);
+    return 0;
+}
+
+static void whatif_close(WhatIf *w)
+{
+    cm_free(w->cm);
+    if (w->db)
+        db_close(w->db);
+}
+
+/* The per-device step at a batch (plan built and priced). */
+static int device_step(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch, DeviceStep *out, double *grad_bytes)
+{
+    Plan p;
+    char err[512];
+    if (plan_build(m, batch, &p, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    int rc = whatif_device_step(&p, w->cm, &w->sys.device, w->prec, out, err, sizeof err);
+    *grad_bytes = (double)p.arena_bytes[ARENA_GRAD];
+    plan_free(&p);
+    return rc ? cli_error(cli, EXIT_FAIL, "%s", err) : 0;
+}
+
+static void explain_pricing(const WhatIf *w)
+{
+    const DeviceSpec *d = &w->sys.device;
+    if (d->calibrated)
+        printf("how it is priced: this machine's calibration %lld (%d threads), its own uncertainty band\n",
+               (long long)w->cal.id, w->cal.sw.threads);
+    else
+        printf("how it is priced: this machine's efficiency at every op (calibration %lld: time against its own\n"
+               "  roofline) transferred to the %s's roofline at %s (%.1f TFLOP/s, %.0f GB/s) plus %.1f us launch\n"
+               "  per op; band: the device's roofline (efficiency 1) .. 2x the estimate, since the device's\n"
+               "  efficiency curve is not this CPU's\n",
+               (long long)w->cal.id, d->name, precision_name(w->prec), d->peak_flops[w->prec] / 1e12, d->mem_Bps / 1e9,
+               d->launch_s * 1e6);
+}
+
+int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts *o)
+{
+    WhatIf w;
+    int rc = whatif_open(cli, o, &w);
+    if (rc)
+        return rc;
+    const int nodes = o->nodes > 0 ? o->nodes : 1;
+    DeviceStep step, one;
+    double grad_bytes;
+    if ((rc = device_step(cli, &w, m, batch, &step, &grad_bytes))) {
+        whatif_close(&w);
+        return rc;
+    }
+    one = step;
+    ScalePoint pt;
+    const double epoch = m->train_samples > 0 ? m->train_samples : 0;
+    whatif_scale_point(&w.sys, &w.comm, w.algo, w.prec, &step, grad_bytes, nodes, batch, o->overlap,
+                       one.compute_s / batch, epoch, &pt);
+    const double ar_bytes = grad_bytes * precision_bytes(w.prec) / 4;
+    if (cli->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "model", m->name);
+        cJSON_AddStringToObject(j, "system", w.sys.name);
+        cJSON_AddStringToObject(j, "device", w.sys.device.name);
+        cJSON_AddStringToObject(j, "precision", precision_name(w.prec));
+        cJSON_AddNumberToObject(j, "nodes", nodes);
+        cJSON_AddNumberToObject(j, "ranks", pt.ranks);
+        cJSON_AddNumberToObject(j, "batch_per_device", batch);
+        cJSON_AddNumberToObject(j, "global_batch", pt.global_batch);
+        cJSON_AddNumberToObject(j, "compute_s", step.compute_s);
+        cJSON_AddNumberToObject(j, "compute_lo_s", step.lo_s);
+        cJSON_AddNumberToObject(j, "compute_hi_s", step.hi_s);
+        cJSON_AddNumberToObject(j, "device_roofline_s", step.roofline_s);
+        cJSON_AddStringToObject(j, "allreduce", allreduce_algo_name(w.algo));
+        cJSON_AddNumberToObject(j, "allreduce_bytes", ar_bytes);
+        cJSON_AddNumberToObject(j, "allreduce_s", pt.allreduce_s);
+        cJSON_AddBoolToObject(j, "overlap", o->overlap);
+        cJSON_AddNumberToObject(j, "iteration_s", pt.iter_s);
+        cJSON_AddNumberToObject(j, "samples_per_s", pt.samples_per_s);
+        cJSON_AddNumberToObject(j, "epoch_s", pt.epoch_s);
+        cJSON_AddNumberToObject(j, "scaling_efficiency", pt.efficiency);
+        cJSON_AddNumberToObject(j, "memory_per_device_bytes", step.mem_bytes);
+        cJSON_AddBoolToObject(j, "fits", step.fits);
+        cJSON_AddNumberToObject(j, "calibration_id", (double)w.cal.id);
+        json_print(j);
+        whatif_close(&w);
+        return EXIT_OK;
+    }
+    char b[6][32];
+    printf("%s on %s (%s): %d node(s) x %d = %d devices, %s, batch %d per device (global %d)\n", m->name, w.sys.name,
+           w.sys.title, nodes, w.sys.devices_per_node, pt.ranks, precision_name(w.prec), batch, pt.global_batch);
+    explain_pricing(&w);
+    printf("\nper device   %s per iteration (band %s .. %s): forward %s, backward %s, update %s\n",
+           fmt_time(step.compute_s, b[0], 32), fmt_time(step.lo_s, b[1], 32), fmt_time(step.hi_s, b[2], 32),
+           fmt_time(step.fwd_s, b[3], 32), fmt_time(step.bwd_s, b[4], 32), fmt_time(step.update_s, b[5], 32));
+    if (!w.sys.device.calibrated)
+        printf("             the device's roofline: %s (%.0f%% of the estimate)\n", fmt_time(step.roofline_s, b[0], 32),
+               100 * step.roofline_s / step.compute_s);
+    printf("memory       %s per device%s\n", fmt_bytes(step.mem_bytes, b[0], 32),
+           w.sys.device.calibrated ? "" : step.fits ? " — fits" : " — DOES NOT FIT");
+    if (pt.ranks > 1) {
+        printf("allreduce    %s of gradients, %s over %s%s%d x %s: %s%s\n", fmt_bytes(ar_bytes, b[0], 32),
+               allreduce_algo_name(w.algo), w.sys.has_intra ? w.sys.intra.name : "", w.sys.has_intra ? " and " : "",
+               w.sys.nics_per_node, w.sys.inter.name, fmt_time(pt.allreduce_s, b[1], 32),
+               o->overlap ? ", overlapped with backward" : ", after backward (no overlap)");
+    }
+    printf("iteration    %s, %.1f samples/s", fmt_time(pt.iter_s, b[0], 32), pt.samples_per_s);
+    if (pt.ranks > 1)
+        printf(", scaling efficiency %.1f%%, communication %.1f%% of the iteration", 100 * pt.efficiency,
+               100 * pt.comm_fraction);
+    printf("\n");
+    if (pt.epoch_s > 0)
+        printf("epoch        %s (%.0f samples)\n", fmt_time(pt.epoch_s, b[0], 32), epoch);
+    whatif_close(&w);
+    return EXIT_OK;
+}
+
+/* ---- sweep ---- */
+
+typedef struct {
+    WhatIfOpts w;
+    int batch, global_batch;
+    const char *nodes;
+    bool csv;
+    const char *plot;
+} SweepOpts;
+
+enum { OPT_SYSTEM = 1, OPT_NODES, OPT_BATCH, OPT_GLOBAL_BATCH, OPT_PRECISION, OPT_ALLREDUCE, OPT_OVERLAP, OPT_CSV,
+       OPT_PLOT };
+
+static int sweep_option(Cli *cli, int id, const char *arg, void *ctx)
+{
+    SweepOpts *o = ctx;
+    switch (id) {
+    case OPT_SYSTEM: o->w.system = arg; return 0;
+    case OPT_NODES: o->nodes = arg; return 0;
+    case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
+    case OPT_GLOBAL_BATCH: return cli_parse_int(cli, "--global-batch", arg, 1, 1 << 30, &o->global_batch);
+    case OPT_PRECISION: o->w.precision = arg; return 0;
+    case OPT_ALLREDUCE: o->w.allreduce = arg; return 0;
+    case OPT_OVERLAP: o->w.overlap = true; return 0;
+    case OPT_CSV: o->csv = true; return 0;
+    case OPT_PLOT: o->plot = arg; return 0;
+    }
+    return EXIT_USAGE;
+}
+
+enum { MAX_NODE_COUNTS = 1 << 16 };
+
+/* "1,2,4,...,4096" (the pattern of the two before '...' continued: doubling, or a constant
+ * step), "1-64" (every count), or a plain list. Returns the count or -1 after an error. */
+static int parse_nodes(Cli *cli, const char *spec, int *out, int max)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    int n = 0;
+    bool pending = false; /* a "..." waits for its end */
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (strcmp(it, "...") == 0) {
+            if (n < 2 || pending) {
+                cli_error(cli, EXIT_USAGE, "--nodes '%s': '...' continues the two counts before it, e.g. "
+                                           "1,2,4,...,4096", spec);
+                return -1;
+            }
+            pending = true;
+            continue;
+        }
+        char *end;
+        long a = strtol(it, &end, 10), b = a;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        if (*end || a < 1 || b < a || b > 10000000) {
+            cli_error(cli, EXIT_USAGE, "--nodes '%s': '%s' is not a node count from 1 to 10000000 (or a range A-B)",
+                      spec, it);
+            return -1;
+        }
+        if (pending) { /* continue the two counts before '...': a ratio, else a step */
+            const long x1 = out[n - 1], x0 = out[n - 2];
+            const bool geometric = x1 % x0 == 0 && x1 / x0 >= 2;
+            if (!geometric && x1 <= x0) {
+                cli_error(cli, EXIT_USAGE, "--nodes '%s': the counts before '...' must grow", spec);
+                return -1;
+            }
+            for (long x = geometric ? x1 * (x1 / x0) : x1 + (x1 - x0); x < a && n < max;
+                 x = geometric ? x * (x1 / x0) : x + (x1 - x0))
+                out[n++] = (int)x;
+            pending = false;
+        }
+        for (long v = a; v <= b && n < max; v++)
+            out[n++] = (int)v;
+    }
+    if (pending) {
+        cli_error(cli, EXIT_USAGE, "--nodes '%s': '...' needs a last count after it", spec);
+        return -1;
+    }
+    if (n == 0) {
+        cli_error(cli, EXIT_USAGE, "--nodes '%s': no node count", spec);
+        return -1;
+    }
+    return n;
+}
+
+static int plot_svg(Cli *cli, const char *path, const char *model, const WhatIf *w, const ScalePoint *pts, int n,
+                    const int *algo_of, int nalgos, const AllreduceAlgo *algos, bool weak)
+{
+    char data[] = "/tmp/dlperf-sweep-XXXXXX";
+    int fd = mkstemp(data);
+    if (fd < 0)
+        return cli_error(cli, EXIT_FAIL, "--plot: cannot create a temporary data file");
+    FILE *f = fdopen(fd, "w");
+    for (int a = 0; a < nalgos; a++) { /* one gnuplot data block per algorithm */
+        for (int i = 0; i < n; i++)
+            if (algo_of[i] == a)
+                fprintf(f, "%d %.9g %.9g %.9g %.9g %.9g\n", pts[i].nodes, pts[i].epoch_s > 0 ? pts[i].epoch_s : pts[i].iter_s,
+                        pts[i].speedup, pts[i].efficiency, pts[i].comm_fraction, (double)pts[i].ranks);
+        fprintf(f, "\n\n");
+    }
+    fclose(f);
+    FILE *g = popen("gnuplot 2>&1", "w");
+    if (!g) {
+        remove(data);
+        return cli_error(cli, EXIT_FAIL, "--plot: cannot run gnuplot (install gnuplot-nox)");
+    }
+    const bool epoch = pts[0].epoch_s > 0;
+    fprintf(g, "set terminal svg size 1100,800 dynamic enhanced font 'sans,11'\n");
+    fprintf(g, "set output '%s'\n", path);
+    fprintf(g, "set multiplot layout 2,2 title '%s on %s (%d x %s per node), %s, %s scaling, %s'\n", model,
+            w->sys.name, w->sys.devices_per_node, w->sys.device.name, precision_name(w->prec), weak ? "weak" : "strong",
+            "predicted by dlperf");
+    fprintf(g, "set logscale x 2\nset grid\nset key top left\nset xlabel 'nodes'\n");
+    const char *cols[4][3] = {{"2", epoch ? "time per epoch (s)" : "time per iteration (s)", "y"},
+                              {"3", "speedup over one device", "y"},
+                              {"4", "scaling efficiency", ""},
+                              {"5", "communication fraction of the iteration", ""}};
+    for (int c = 0; c < 4; c++) {
+        fprintf(g, "%s\nset ylabel '%s'\n", cols[c][2][0] ? "set logscale y" : "unset logscale y", cols[c][1]);
+        if (c >= 2)
+            fprintf(g, "set yrange [0:1.05]\n");
+        else
+            fprintf(g, "set autoscale y\n");
+        fprintf(g, "plot ");
+        for (int a = 0; a < nalgos; a++)
+            fprintf(g, "%s'%s' index %d using 1:%s with linespoints title '%s'", a ? ", " : "", data, a, cols[c][0],
+                    allreduce_algo_name(algos[a]));
+        if (c == 1)
+            fprintf(g, ", '%s' index 0 using 1:6 with lines dashtype 2 title 'ideal (devices)'", data);
+        fprintf(g, "\n");
+    }
+    fprintf(g, "unset multiplot\n");
+    int st = pclose(g);
+    remove(data);
+    if (st != 0)
+        return cli_error(cli, EXIT_FAIL, "--plot: gnuplot failed (exit %d; is gnuplot-nox installed?)", st);
+    return 0;
+}
+
+int cmd_sweep(int argc, char **argv, Cli *cli)
+{
+    static const struct option opts[] = {CLI_COMMON_OPTIONS,
+                                         CLI_MODEL_FILE_OPTION,
+                                         {"system", required_argument, NULL, OPT_SYSTEM},
+                                         {"nodes", required_argument, NULL, OPT_NODES},
+                                         {"batch", required_argument, NULL, OPT_BATCH},
+                                         {"global-batch", required_argument, NULL, OPT_GLOBAL_BATCH},
+                                         {"precision", required_argument, NULL, OPT_PRECISION},
+                                         {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
+                                         {"overlap", no_argument, NULL, OPT_OVERLAP},
+                                         {"csv", no_argument, NULL, OPT_CSV},
+                                         {"plot", required_argument, NULL, OPT_PLOT},
+                                         {0}};
+    SweepOpts so = {.w.allow_all = true};
+    int rc = cli_parse(cli, argc, argv, opts, sweep_option, &so, command_usage(cli->cmd));
+    if (rc)
+        return rc;
+    if (!so.w.system)
+        return cli_error(cli, EXIT_USAGE, "--system NAME is required (see 'dlperf systems')");
+    if (so.batch && so.global_batch)
+        return cli_error(cli, EXIT_USAGE, "--batch (per device: weak scaling) and --global-batch (strong scaling) "
+                                          "are two ways to scale; choose one");
+    if (cli->json && so.csv)
+        return cli_error(cli, EXIT_USAGE, "--json and --csv are two output formats; choose one");
+    int *nodes = malloc(MAX_NODE_COUNTS * sizeof *nodes);
+    int nn = parse_nodes(cli, so.nodes ? so.nodes : "1,2,4,...,4096", nodes, MAX_NODE_COUNTS);
+    if (nn < 0) {
+        free(nodes);
+        return EXIT_USAGE;
+    }
+    const ModelSpec *m;
+    Plan probe;
+    if ((rc = cli_model_plan(cli, argc, argv, so.batch, &m, &probe))) {
+        free(nodes);
+        return rc;
+    }
+    const int batch = probe.batch;
+    plan_free(&probe);
+    WhatIf w;
+    if ((rc = whatif_open(cli, &so.w, &w))) {
+        free(nodes);
+        return rc;
+    }
+    AllreduceAlgo algos[AR_COUNT];
+    int nalgos = 0;
+    if (w.all_algos)
+        for (int a = 0; a < AR_COUNT; a++)
+            algos[nalgos++] = (AllreduceAlgo)a;
+    else
+        algos[nalgos++] = w.algo;
+    const bool weak = so.global_batch == 0;
+    const double epoch = m->train_samples > 0 ? m->train_samples : 0;
+    /* one device at the per-device batch (weak) or at the global batch (strong): the
+     * reference for speedup */
+    DeviceStep ref;
+    double grad_bytes;
+    int ref_batch = weak ? batch : so.global_batch;
+    if ((rc = device_step(cli, &w, m, ref_batch, &ref, &grad_bytes))) {
+        whatif_close(&w);
+        free(nodes);
+        return rc;
+    }
+    const double t1_per_sample = ref.compute_s / ref_batch;
+    ScalePoint *pts = calloc((size_t)nn * nalgos, sizeof *pts);
+    int *algo_of = calloc((size_t)nn * nalgos, sizeof *algo_of);
+    int np = 0;
+    /* strong scaling prices each per-device batch once (a plan per batch); weak scaling one */
+    int cached_batch = weak ? batch : -1;
+    DeviceStep step = ref;
+    const double t0 = mb_now_s();
+    for (int i = 0; i < nn && rc == 0; i++) {
+        int ranks = nodes[i] * w.sys.devices_per_node;
+        int b = weak ? batch : so.global_batch / ranks;
+        if (b < 1)
+            continue; /* fewer samples than devices: not a configuration */
+        if (b != cached_batch) {
+            double gb;
+            if ((rc = device_step(cli, &w, m, b, &step, &gb)))
+                break;
+            cached_batch = b;
+        }
+        for (int a = 0; a < nalgos; a++) {
+            whatif_scale_point(&w.sys, &w.comm, algos[a], w.prec, &step, grad_bytes, nodes[i], b, so.w.overlap,
+                               t1_per_sample, epoch, &pts[np]);
+            algo_of[np++] = a;
+        }
+    }
+    const double eval_s = mb_now_s() - t0;
+    if (rc == 0 && np == 0)
+        rc = cli_error(cli, EXIT_USAGE, "--global-batch %d is smaller than the devices of every node count given",
+                       so.global_batch);
+    if (rc == 0 && !cli->json)
+        fprintf(stderr, "sweep: %d configurations evaluated in %.3f s (%.0f per second)\n", np, eval_s,
+                np / fmax(eval_s, 1e-9));
+    if (rc == 0 && so.plot)
+        rc = plot_svg(cli, so.plot, m->name, &w, pts, np, algo_of, nalgos, algos, weak);
+    if (rc == 0 && cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", m->name);
+        cJSON_AddStringToObject(o, "system", w.sys.name);
+        cJSON_AddStringToObject(o, "device", w.sys.device.name);
+        cJSON_AddStringToObject(o, "precision", precision_name(w.prec));
+        cJSON_AddStringToObject(o, "scaling", weak ? "weak" : "strong");
+        cJSON_AddBoolToObject(o, "overlap", so.w.overlap);
+        cJSON_AddNumberToObject(o, "configurations", np);
+        cJSON_AddNumberToObject(o, "evaluation_s", eval_s);
+        cJSON_AddNumberToObject(o, "configurations_per_s", np / fmax(eval_s, 1e-9));
+        cJSON *arr = cJSON_AddArrayToObject(o, "points");
+        for (int i = 0; i < np; i++) {
+            const ScalePoint *p = &pts[i];
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "nodes", p->nodes);
+            cJSON_AddNumberToObject(r, "devices", p->ranks);
+            cJSON_AddStringToObject(r, "allreduce", allreduce_algo_name(algos[algo_of[i]]));
+            cJSON_AddNumberToObject(r, "batch_per_device", p->batch_per_rank);
+            cJSON_AddNumberToObject(r, "global_batch", p->global_batch);
+            cJSON_AddNumberToObject(r, "compute_s", p->compute_s);
+            cJSON_AddNumberToObject(r, "allreduce_s", p->allreduce_s);
+            cJSON_AddNumberToObject(r, "iteration_s", p->iter_s);
+            cJSON_AddNumberToObject(r, "samples_per_s", p->samples_per_s);
+            cJSON_AddNumberToObject(r, "epoch_s", p->epoch_s);
+            cJSON_AddNumberToObject(r, "speedup", p->speedup);
+            cJSON_AddNumberToObject(r, "efficiency", p->efficiency);
+            cJSON_AddNumberToObject(r, "comm_fraction", p->comm_fraction);
+            cJSON_AddBoolToObject(r, "fits", p->fits);
+            cJSON_AddItemToArray(arr, r);
+        }
+        json_print(o);
+    } else if (rc == 0 && so.csv) {
+        printf("model,system,precision,scaling,allreduce,nodes,devices,batch_per_device,global_batch,compute_s,"
+               "allreduce_s,iteration_s,samples_per_s,epoch_s,speedup,efficiency,comm_fraction,fits\n");
+        for (int i = 0; i < np; i++) {
+            const ScalePoint *p = &pts[i];
+            printf("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", m->name, w.sys.name,
+                   precision_name(w.prec), weak ? "weak" : "strong", allreduce_algo_name(algos[algo_of[i]]), p->nodes,
+                   p->ranks, p->batch_per_rank, p->global_batch, p->compute_s, p->allreduce_s, p->iter_s,
+                   p->samples_per_s, p->epoch_s, p->speedup, p->efficiency, p->comm_fraction, p->fits);
+        }
+    } else if (rc == 0) {
+        char b[4][32];
+        printf("%s on %s: %d x %s per node, %s, %s scaling (%s), gradients %s\n", m->name, w.sys.name,
+               w.sys.devices_per_node, w.sys.device.name, precision_name(w.prec), weak ? "weak" : "strong",
+               weak ? "batch per device fixed" : "global batch split over the devices",
+               so.w.overlap ? "overlapped with backward" : "summed after backward");
+        explain_pricing(&w);
+        printf("\n%7s %8s %-13s %7s %10s %10s %10s %12s %9s %6s %6s\n", "nodes", "devices", "allreduce", "batch/dev",
+               "compute", "allreduce", "iteration", epoch ? "epoch" : "samples/s", "speedup", "eff", "comm");
+        for (int i = 0; i < np; i++) {
+            const ScalePoint *p = &pts[i];
+            char last[32];
+            if (epoch)
+                fmt_time(p->epoch_s, last, 32);
+            else
+                snprintf(last, sizeof last, "%.1f", p->samples_per_s);
+            printf("%7d %8d %-13s %7d %10s %10s %10s %12s %9.1f %5.1f%% %5.1f%%%s\n", p->nodes, p->ranks,
+                   allreduce_algo_name(algos[algo_of[i]]), p->batch_per_rank, fmt_time(p->compute_s, b[0], 32),
+                   fmt_time(p->allreduce_s, b[1], 32), fmt_time(p->iter_s, b[2], 32), last, p->speedup,
+                   100 * p->efficiency, 100 * p->comm_fraction, p->fits ? "" : "  does not fit");
+        }
+        if (w.sys.nodes && nodes[nn - 1] > w.sys.nodes)
+            printf("(%s has %d nodes; larger counts are hypothetical)\n", w.sys.name, w.sys.nodes);
+        if (so.plot)
+            printf("plot: %s\n", so.plot);
+    }
+    free(pts);
+    free(algo_of);
+    free(nodes);
+    whatif_close(&w);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* cli/cmd_systems.c — `dlperf systems`: the spec sheets (devices, interconnects, systems)
+ * predictions for machines that need not exist are made from.
+ *   dlperf systems                 list them (built into the binary from systems/, and added)
+ *   dlperf systems show NAME       every figure with its source
+ *   dlperf systems add FILE        validate a spec sheet and store it in the database
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "predictor/system.h"
+
+enum { OPT_REPLACE = 1 };
+
+static int systems_option(Cli *cli, int id, const char *arg, void *ctx)
+{
+    if (id == OPT_REPLACE) {
+        *(bool *)ctx = true;
+        return 0;
+    }
+    return EXIT_USAGE;
+}
+
+static int list(Cli *cli, Db *db)
+{
+    SpecEntry *e;
+    int n;
+    char err[512];
+    if (spec_list(db, &e, &n, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    if (cli->json) {
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", e[i].name);
+            cJSON_AddStringToObject(o, "kind", spec_kind_name(e[i].kind));
+            cJSON_AddStringToObject(o, "title", e[i].title);
+            cJSON_AddStringToObject(o, "origin", e[i].origin);
+            cJSON_AddItemToArray(arr, o);
+        }
+        json_print(arr);
+    } else {
+        for (int k = SPEC_SYSTEM; k >= SPEC_DEVICE; k--) {
+            printf("%s%ss:\n", k == SPEC_SYSTEM ? "" : "\n", spec_kind_name((SpecKind)k));
+            for (int i = 0; i < n; i++)
+                if (e[i].kind == (SpecKind)k)
+                    printf("  %-24s %s%s\n", e[i].name, e[i].title,
+                           strncmp(e[i].origin, "added", 5) == 0 ? "  (added)" : "");
+        }
+        printf("\n'dlperf systems show NAME' for the figures and their sources; 'dlperf predict MODEL --system "
+               "NAME' and 'dlperf sweep' use them\n");
+    }
+    free(e);
+    return EXIT_OK;
+}
+
+static void print_sources(const cJSON *o)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sources");
+    if (!cJSON_IsObject(s))
+        return;
+    printf("sources:\n");
+    for (const cJSON *it = s->child; it; it = it->next)
+        if (cJSON_IsString(it))
+            printf("  %-20s %s\n", it->string, it->valuestring);
+}
+
+static int show(Cli *cli, Db *db, const char *name)
+{
+    SpecKind kind;
+    char *text, origin[160], err[512];
+    int rc = spec_find(db, name, &kind, &text, origin, sizeof origin, err, sizeof err);
+    if (rc != 0)
+        return cli_error(cli, rc == DB_NOT_FOUND ? EXIT_USAGE : EXIT_FAIL, "%s", err);
+    cJSON *o = cJSON_Parse(text);
+    if (cli->json) {
+        cJSON_AddStringToObject(o, "origin", origin);
+        free(text);
+        json_print(o);
+        return EXIT_OK;
+    }
+    free(text);
+    char b[32];
+    if (kind == SPEC_DEVICE) {
+        DeviceSpec d;
+        if (device_load(db, name, &d, err, sizeof err) != 0) {
+            cJSON_Delete(o);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+        printf("%s — %s (%s, %d; %s)\n", d.name, d.title, d.gpu ? "GPU" : "CPU", d.year, origin);
+        printf("  peak       ");
+        for (int p = 0; p < PREC_COUNT; p++)
+            if (d.peak_flops[p] > 0)
+                printf(" %s %.1f TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
+        printf("\n  memory      %.0f GB at %.0f GB/s\n", d.mem_bytes / 1e9, d.mem_Bps / 1e9);
+        printf("  launch      %.1f us per kernel\n", d.launch_s * 1e6);
+        printf("  balance     %.0f FLOP per byte at fp32 (ops below it are memory-bound)\n",
+               d.peak_flops[PREC_FP32] / d.mem_Bps);
+    } else if (kind == SPEC_INTERCONNECT) {
+        LinkSpec l;
+        if (link_load(db, name, &l, err, sizeof err) != 0) {
+            cJSON_Delete(o);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+        printf("%s — %s (%s a node; %s)\n", l.name, l.title, l.intra ? "inside" : "between nodes, not inside",
+               origin);
+        printf("  bandwidth   %.2f GB/s per direction\n  latency     %.2f us\n", l.beta_Bps / 1e9, l.alpha_s * 1e6);
+        printf("  a 100 MB message: %s (alpha + n/beta)\n", fmt_time(l.alpha_s + 1e8 / l.beta_Bps, b, 32));
+    } else {
+        SystemSpec s;
+        if (system_load(db, name, &s, err, sizeof err) != 0) {
+            cJSON_Delete(o);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+        printf("%s — %s (%s)\n", s.name, s.title, origin);
+        printf("  node        %d x %s (%s)\n", s.devices_per_node, s.device.name, s.device.title);
+        if (s.has_intra)
+            printf("  intra-node  %s: %.1f GB/s, %.2f us\n", s.intra.name, s.intra.beta_Bps / 1e9, s.intra.alpha_s * 1e6);
+        printf("  inter-node  %d x %s: %.1f GB/s per node, %.2f us\n", s.nics_per_node, s.inter.name,
+               s.nics_per_node * s.inter.beta_Bps / 1e9, s.inter.alpha_s * 1e6);
+        if (s.nodes)
+            printf("  nodes       %d (%d devices)\n", s.nodes, s.nodes * s.devices_per_node);
+        if (!s.device.calibrated)
+            printf("  peak        %.1f PFLOP/s fp32 per node\n", s.devices_per_node * s.device.peak_flops[PREC_FP32] / 1e15);
+    }
+    print_sources(o);
+    cJSON_Delete(o);
+    return EXIT_OK;
+}
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return NULL;
+    }
+    enum { MAX = 1 << 20 };
+    char *buf = malloc(MAX + 1);
+    size_t n = buf ? fread(buf, 1, MAX + 1, f) : 0;
+    fclose(f);
+    if (!buf || n > MAX) {
+        free(buf);
+        snprintf(err, errlen, "%s: larger than 1 MiB; a spec sheet is a small JSON file", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static int add(Cli *cli, Db *db, const char *path, bool replace)
+{
+    char err[1024], name[SPEC_NAME_MAX];
+    char *text = read_file(path, err, sizeof err);
+    if (!text)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    SpecKind kind;
+    if (spec_validate(db, text, path, &kind, name, err, sizeof err) != 0) {
+        free(text);
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    }
+    int rc = db_spec_put(db, name, spec_kind_name(kind), text, path, replace);
+    free(text);
+    if (rc == DB_EXISTS)
+        return cli_error(cli, EXIT_USAGE, "%s: a spec named '%s' was already added; --replace replaces it", path, name);
+    if (rc != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddStringToObject(o, "kind", spec_kind_name(kind));
+        json_print(o);
+    } else {
+        printf("added %s '%s' from %s to %s\n", spec_kind_name(kind), name, path, cli->db_path);
+    }
+    return EXIT_OK;
+}
+
+int cmd_systems(int argc, char **argv, Cli *cli)
+{
+    static const struct option opts[] = {CLI_COMMON_OPTIONS, {"replace", no_argument, NULL, OPT_REPLACE}, {0}};
+    bool replace = false;
+    int rc = cli_parse(cli, argc, argv, opts, systems_option, &replace, command_usage(cli->cmd));
+    if (rc)
+        return rc;
+    const char *verb = optind < argc ? argv[optind] : "list";
+    const int nargs = argc - optind - (optind < argc);
+    if (strcmp(verb, "list") == 0 && nargs != 0)
+        return cli_error(cli, EXIT_USAGE, "'systems' takes no more arguments ('%s')", argv[optind + 1]);
+    if ((strcmp(verb, "show") == 0 || strcmp(verb, "add") == 0) && nargs != 1)
+        return cli_error(cli, EXIT_USAGE, "'systems %s' takes one %s", verb,
+                         verb[0] == 's' ? "NAME (see 'dlperf systems')" : "FILE (a JSON spec sheet, systems/README.md)");
+    if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 && strcmp(verb, "add") != 0)
+        return cli_error(cli, EXIT_USAGE, "'%s': expected show NAME, add FILE, or nothing (the list)", verb);
+    if (replace && strcmp(verb, "add") != 0)
+        return cli_error(cli, EXIT_USAGE, "--replace goes with 'systems add FILE'");
+    Db *db = cli_db_open(cli);
+    if (!db)
+        return EXIT_FAIL;
+    if (strcmp(verb, "list") == 0)
+        rc = list(cli, db);
+    else if (strcmp(verb, "show") == 0)
+        rc = show(cli, db, argv[optind + 1]);
+    else
+        rc = add(cli, db, argv[optind + 1], replace);
+    db_close(db);
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* predictor/whatif.c — pricing on spec-sheet devices and data-parallel scaling (whatif.h). */
+#include "predictor/whatif.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
+                       char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const double peak_dev = d->peak_flops[prec];
+    if (!d->calibrated && peak_dev <= 0) {
+        char have[96] = "";
+        for (int i = 0; i < PREC_COUNT; i++)
+            if (d->peak_flops[i] > 0)
+                snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "",
+                         precision_name((Precision)i));
+        snprintf(err, errlen, "--precision %s: %s has no %s peak in its spec sheet; it has: %s", precision_name(prec),
+                 d->name, precision_name(prec), have);
+        return -1;
+    }
+    if (d->calibrated && prec != PREC_FP32) {
+        snprintf(err, errlen, "--precision %s: this machine is calibrated in fp32 only", precision_name(prec));
+        return -1;
+    }
+    double peak_here, bw_here;
+    cm_limits(cm, &peak_here, &bw_here);
+    const double byte_scale = precision_bytes(prec) / 4.0;
+    for (int i = 0; i < p->nops; i++) {
+        const OpDesc *od = &p->ops[i].desc;
+        OpPrice pr;
+        if (cm_price(cm, od, &pr, err, errlen) != 0)
+            return -1;
+        double t, lo, hi, roof_dev = 0;
+        if (d->calibrated) {
+            t = pr.time_s, lo = pr.lo_s, hi = pr.hi_s;
+        } else {
+            const OpCost c = op_cost(od);
+            double roof_here = fmax(peak_here > 0 ? c.flops / peak_here : 0, bw_here > 0 ? c.bytes / bw_here : 0);
+            double eff = pr.time_s > 0 && roof_here > 0 ? fmin(1.0, roof_here / pr.time_s) : 1.0;
+            roof_dev = fmax(c.flops / peak_dev, c.bytes * byte_scale / d->mem_Bps);
+            t = roof_dev / eff + d->launch_s;
+            lo = roof_dev + d->launch_s;
+            hi = 2 * t;
+        }
+        out->roofline_s += d->calibrated ? pr.time_s : roof_dev;
+        out->compute_s += t, out->lo_s += lo, out->hi_s += hi;
+        switch (od->phase) {
+        case PHASE_FWD: out->fwd_s += t; break;
+        case PHASE_UPDATE: out->update_s += t; break;
+        default: out->bwd_s += t; break;
+        }
+    }
+    /* memory: what the plan allocates, values at the precision's width (the optimizer's
+     * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept) */
+    double mem = 0;
+    for (int a = 0; a < ARENA_COUNT; a++) {
+        double b = (double)p->arena_bytes[a];
+        if (a == ARENA_ACT || a == ARENA_ACTGRAD || a == ARENA_WS || a == ARENA_INPUT || a == ARENA_GRAD)
+            b *= byte_scale;
+        mem += b;
+    }
+    out->mem_bytes = mem;
+    out->fits = d->calibrated || mem <= d->mem_bytes;
+    return 0;
+}
+
+CommParams whatif_comm_params(const SystemSpec *s, const CostModel *cm, Precision prec)
+{
+    double peak, bw = s->device.mem_Bps;
+    if (s->device.calibrated)
+        cm_limits(cm, &peak, &bw);
+    const double gamma = bw > 0 ? 3.0 / bw : 0; /* read two operands, write one, per byte reduced */
+    CommParams c = {.ranks_per_node = s->devices_per_node};
+    if (s->has_intra)
+        c.intra = (LinkParams){s->intra.alpha_s, s->intra.beta_Bps, gamma};
+    else
+        c.intra = (LinkParams){s->inter.alpha_s, s->inter.beta_Bps * s->nics_per_node, gamma};
+    c.inter = (LinkParams){s->inter.alpha_s, s->inter.beta_Bps * s->nics_per_node, gamma};
+    (void)prec;
+    return c;
+}
+
+AllreduceAlgo whatif_default_algo(const SystemSpec *s) { return s->devices_per_node > 1 ? AR_HIERARCHICAL : AR_RING; }
+
+void whatif_scale_point(const SystemSpec *s, const CommParams *c, AllreduceAlgo a, Precision prec,
+                        const DeviceStep *step, double grad_bytes, int nodes, int batch_per_rank, bool overlap,
+                        double t1_per_sample, double epoch_samples, ScalePoint *out)
+{
+    memset(out, 0, sizeof *out);
+    const int ranks = nodes * s->devices_per_node;
+    out->nodes = nodes;
+    out->ranks = ranks;
+    out->batch_per_rank = batch_per_rank;
+    out->global_batch = batch_per_rank * ranks;
+    out->compute_s = step->compute_s;
+    out->allreduce_s = allreduce_model_s(a, grad_bytes * precision_bytes(prec) / 4.0, ranks, c);
+    DpStep dp = {step->fwd_s, step->bwd_s, step->update_s, out->allreduce_s, overlap};
+    out->iter_s = dp_iteration_s(&dp);
+    out->samples_per_s = out->global_batch / out->iter_s;
+    out->epoch_s = epoch_samples > 0 ? epoch_samples / out->samples_per_s : 0;
+    out->speedup = t1_per_sample > 0 ? out->samples_per_s * t1_per_sample : 0;
+    out->efficiency = out->speedup / ranks;
+    out->comm_fraction = (out->iter_s - step->compute_s) / out->iter_s; /* the part not hidden */
+    out->fits = step->fits;
+}

@@ -1,0 +1,65 @@
+/* predictor/whatif.h — predictions for systems that exist only as spec sheets, and their
+ * data-parallel scaling over nodes.
+ *
+ * How an uncalibrated device is priced: every op is first priced on this machine from its
+ * calibration (predict.h), which gives this machine's efficiency at that op against its own
+ * roofline, e = max(FLOPs / peak, bytes / DRAM bandwidth) / t_here (at most 1). The op on
+ * the device is assumed to reach the same efficiency against the device's roofline at the
+ * chosen precision (peak FLOP/s of that precision; fp16/bf16 move half the bytes), plus the
+ * device's per-kernel launch overhead:
+ *     t_device = max(FLOPs / peak_device[prec], bytes * bytes_per_value / 4 / bw_device) / e + launch
+ * The band runs from the device's roofline (every op at efficiency 1: the limit) to twice
+ * the estimate: a device's efficiency curve differs from this CPU's (GPUs need large ops to
+ * fill their units; tensor cores reach their peak only on suitable shapes), which this
+ * transfer cannot know. A calibrated device ("this machine") is priced from its calibration
+ * with its own band.
+ *
+ * Data parallel over nodes: one rank per device, the gradients (at the precision's width)
+ * summed by the chosen allreduce algorithm over the system's links (intra: per device;
+ * inter: the node's injection bandwidth, nics_per_node x port); gamma (reduction) = 3 bytes
+ * moved per byte reduced at the device's memory bandwidth.
+ */
+#ifndef DLPERF_WHATIF_H
+#define DLPERF_WHATIF_H
+
+#include "models/plan.h"
+#include "predictor/comm_model.h"
+#include "predictor/predict.h"
+#include "predictor/system.h"
+
+typedef struct {
+    double fwd_s, bwd_s, update_s; /* one device, one iteration at the plan's batch */
+    double compute_s, lo_s, hi_s;  /* their sum and its band */
+    double mem_bytes;              /* the plan's memory per device */
+    bool fits;                     /* mem_bytes <= the device's capacity */
+    double roofline_s;             /* the device's roofline of the plan (every op at efficiency 1) */
+} DeviceStep;
+
+/* Prices plan p on device d at precision prec from this machine's cost model. Returns 0,
+ * or -1 with err (an op the calibration cannot price, a precision the device lacks). */
+int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
+                       char *err, size_t errlen);
+
+/* The system's communication as CommParams (this machine's fitted links for the intra
+ * part of a calibrated device when comm is given). */
+CommParams whatif_comm_params(const SystemSpec *s, const CostModel *cm, Precision prec);
+/* The default algorithm for a system: hierarchical with several devices per node, else ring. */
+AllreduceAlgo whatif_default_algo(const SystemSpec *s);
+
+typedef struct {
+    int nodes, ranks, batch_per_rank, global_batch;
+    double compute_s, allreduce_s, iter_s;
+    double samples_per_s, epoch_s;
+    double speedup, efficiency, comm_fraction; /* against one device */
+    bool fits;
+} ScalePoint;
+
+/* One configuration: step = the per-device step at batch_per_rank, grad_bytes the
+ * gradients (fp32 bytes; scaled by the precision), one device as the reference (t1 for
+ * the speedup at the same per-device work: weak scaling; strong: t1 at the global batch).
+ * epoch_samples 0: no epoch time. */
+void whatif_scale_point(const SystemSpec *s, const CommParams *c, AllreduceAlgo a, Precision prec,
+                        const DeviceStep *step, double grad_bytes, int nodes, int batch_per_rank, bool overlap,
+                        double t1_per_sample, double epoch_samples, ScalePoint *out);
+
+#endif
