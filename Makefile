@@ -97,6 +97,7 @@ demo: $(BUILD)/dlperf
 bench: $(BUILD)/dlperf
 	@scripts/install-deps.sh --bench
 	bench/roofline.py
+	bench/sweep_speed.py
 	bench/pytorch_compare.py
 
 clean:
