@@ -51,6 +51,22 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         db_close(w->db);
         return EXIT_FAIL;
     }
+    const DeviceSpec *d = &w->sys.device;
+    if (!d->calibrated && d->peak_flops[w->prec] <= 0) {
+        char have[96] = "";
+        for (int i = 0; i < PREC_COUNT; i++)
+            if (d->peak_flops[i] > 0)
+                snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "",
+                         precision_name((Precision)i));
+        db_close(w->db);
+        return cli_error(cli, EXIT_USAGE, "--precision %s: %s has no %s peak in its spec sheet; it has: %s",
+                         precision_name(w->prec), d->name, precision_name(w->prec), have);
+    }
+    if (d->calibrated && w->prec != PREC_FP32) {
+        db_close(w->db);
+        return cli_error(cli, EXIT_USAGE, "--precision %s: this machine is calibrated in fp32 only",
+                         precision_name(w->prec));
+    }
     if (!o->allreduce)
         w->algo = whatif_default_algo(&w->sys);
     w->comm = whatif_comm_params(&w->sys, w->cm, w->prec);

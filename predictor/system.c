@@ -50,6 +50,9 @@ static int bad(Ctx *c, const char *field, const char *fmt, const char *detail)
 static int check_fields(Ctx *c, const cJSON *o, const char *const allowed[])
 {
     for (const cJSON *it = o->child; it; it = it->next) {
+        for (const cJSON *before = o->child; before != it; before = before->next)
+            if (strcmp(before->string, it->string) == 0) /* JSON allows it; a spec sheet must not */
+                return bad(c, it->string, "given twice; give each field once", NULL);
         bool ok = false;
         for (int i = 0; allowed[i] && !ok; i++)
             ok = strcmp(it->string, allowed[i]) == 0;

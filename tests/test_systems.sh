@@ -1,0 +1,172 @@
+#!/bin/sh
+# tests/test_systems.sh — spec-sheet systems end to end: every built-in spec validates and
+# resolves, `systems add` names each bad field, predictions for a spec-sheet system and for
+# this machine data-parallel, and `sweep` (table, CSV, JSON, SVG plot, node lists, strong
+# scaling). Prints "ok NAME" or "FAIL NAME: why" per check.
+BUILD=${BUILD:-build}
+DLPERF="$(pwd)/$BUILD/dlperf"
+T=$(mktemp -d /tmp/dlperf-systems-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export DLPERF_DB="$T/test.db" XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data" HOME="$T/home"
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} # the kernel choice is not tested here
+mkdir -p "$HOME"
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+run() {
+    name=$1 want=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$name" "exit $got, expected $want; stderr: $(head -c 300 "$T/err")"
+        return 1
+    fi
+    return 0
+}
+expect() {
+    if grep -q -- "$3" "$2"; then ok "$1"; else fail "$1" "'$3' not in $(basename "$2"): $(head -c 300 "$2")"; fi
+}
+one_line() {
+    n=$(wc -l <"$T/err")
+    if [ "$n" -eq 1 ]; then ok "$1 (one line)"; else fail "$1 (one line)" "$n lines: $(cat "$T/err")"; fi
+}
+json() { sqlite3 :memory: "SELECT $1 FROM (SELECT readfile('$T/out') AS j)"; }
+
+# ---- the built-in spec sheets ----
+if run systems-json 0 "$DLPERF" systems --json; then
+    cp "$T/out" "$T/list.json"
+    count() { sqlite3 :memory: "SELECT count(*) FROM json_each(readfile('$T/list.json')) WHERE json_extract(value, '\$.kind') = '$1'"; }
+    [ "$(count device)" -ge 8 ] && ok systems-devices || fail systems-devices "$(count device) devices"
+    [ "$(count interconnect)" -ge 12 ] && ok systems-interconnects || fail systems-interconnects "$(count interconnect)"
+    [ "$(count system)" -ge 6 ] && ok systems-systems || fail systems-systems "$(count system) systems"
+    # every built-in parses, validates and (systems) resolves its device and links
+    bad=""
+    for n in $(sqlite3 :memory: "SELECT json_extract(value, '\$.name') FROM json_each(readfile('$T/list.json'))"); do
+        "$DLPERF" systems show "$n" >"$T/show" 2>&1 || bad="$bad $n"
+        grep -q '^sources:' "$T/show" || bad="$bad $n(no sources)"
+    done
+    [ -z "$bad" ] && ok systems-builtins-valid || fail systems-builtins-valid "$bad"
+fi
+for n in k20x p100-sxm2 v100-sxm2-32gb a100-sxm4-80gb h100-sxm5 h200-sxm mi250x epyc-9654 pcie3 pcie4 pcie5 nvlink2 \
+         nvlink3 nvlink4 ib-fdr ib-edr ib-hdr ib-ndr slingshot-11 ethernet-100g titan dgx-a100 frontier; do
+    "$DLPERF" systems show "$n" >/dev/null 2>&1 || fail "systems-has-$n" "no spec sheet '$n'"
+done
+ok systems-required-names
+run systems-show 0 "$DLPERF" systems show dgx-a100 && expect systems-show "$T/out" "8 x a100-sxm4-80gb"
+run systems-show-unknown 2 "$DLPERF" systems show nosuch && expect systems-show-unknown "$T/err" "no spec sheet named 'nosuch'" &&
+    one_line systems-show-unknown
+run systems-verb 2 "$DLPERF" systems frob && expect systems-verb "$T/err" "expected show NAME, add FILE"
+
+# ---- systems add: each bad field named with what would be valid ----
+dev() { # dev FILE [SED]: a valid device spec, edited by SED
+    printf '{"format": "dlperf-device", "version": 1, "name": "my-gpu", "title": "My GPU", "kind": "gpu", "year": 2024, "peak_tflops": {"fp32": 50, "fp16": 400}, "memory_gb": 96, "memory_gbs": 3000, "sources": {"peak_tflops": "vendor datasheet", "memory_gb": "vendor datasheet", "memory_gbs": "vendor datasheet"}}\n' |
+        sed "${2:-}" >"$1"
+}
+addbad() { # addbad NAME PATTERN FILE
+    if run "add-$1" 2 "$DLPERF" systems add "$3"; then expect "add-$1" "$T/err" "$2" && one_line "add-$1"; fi
+}
+dev "$T/kind.json" 's/"kind": "gpu"/"kind": "tpu"/'
+addbad kind 'field "kind": .tpu.: expected "gpu" or "cpu"' "$T/kind.json"
+dev "$T/bw.json" 's/"memory_gbs": 3000/"memory_gbs": -3/'
+addbad bandwidth 'field "memory_gbs": expected a number > 0' "$T/bw.json"
+dev "$T/prec.json" 's/"fp16": 400/"fp8": 900/'
+addbad precision 'field "peak_tflops.fp8": unknown precision; expected fp64, fp32, tf32, fp16 or bf16' "$T/prec.json"
+dev "$T/typo.json" 's/"memory_gb": 96/"memroy_gb": 96/'
+addbad unknown-field 'unknown field "memroy_gb"; fields: format, version' "$T/typo.json"
+dev "$T/twice.json" 's/"year": 2024/"year": 2024, "year": 2025/'
+addbad twice 'field "year": given twice' "$T/twice.json"
+printf '{"format": "dlperf-device", "version": 1, "name": "x", "title": "X", "kind": "cpu", "year": 2024, "peak_tflops": {"fp32": 5}, "memory_gb": 96, "memory_gbs": 300, "sources": {"peak_tflops": "a"}}' >"$T/src.json"
+addbad sources 'field "sources.memory_gb": missing; every figure cites its public source' "$T/src.json"
+printf '{"format": "dlperf-system", "version": 1, "name": "s", "title": "S", "device": "nosuch-gpu", "devices_per_node": 4, "intra": "nvlink3", "inter": "ib-hdr", "sources": {"devices_per_node": "a"}}' >"$T/sys.json"
+addbad system-device 'field "device": no spec sheet named .nosuch-gpu.' "$T/sys.json"
+printf '{"format": "dlperf-system", "version": 1, "name": "s", "title": "S", "device": "a100-sxm4-80gb", "devices_per_node": 4, "intra": "ib-hdr", "inter": "ib-hdr", "sources": {"devices_per_node": "a"}}' >"$T/scope.json"
+addbad system-scope 'field "intra": .ib-hdr. links nodes; expected an interconnect with scope "intra"' "$T/scope.json"
+printf '{"format": "dlperf-device", "version": 1, "name": ' >"$T/broken.json"
+addbad json 'not a JSON object' "$T/broken.json"
+addbad missing-file 'cannot open' "$T/none.json"
+dev "$T/good.json"
+if run add-good 0 "$DLPERF" systems add "$T/good.json"; then
+    expect add-good "$T/out" "added device 'my-gpu'"
+    run add-listed 0 "$DLPERF" systems && expect add-listed "$T/out" "my-gpu .*(added)"
+    run add-again 2 "$DLPERF" systems add "$T/good.json" && expect add-again "$T/err" "--replace replaces it"
+    run add-replace 0 "$DLPERF" systems add "$T/good.json" --replace
+fi
+printf '{"format": "dlperf-system", "version": 1, "name": "my-cluster", "title": "4 x my-gpu per node, HDR", "device": "my-gpu", "devices_per_node": 4, "intra": "nvlink4", "inter": "ib-hdr", "nics_per_node": 4, "sources": {"devices_per_node": "ours", "nics_per_node": "ours"}}' >"$T/cluster.json"
+run add-system 0 "$DLPERF" systems add "$T/cluster.json" && expect add-system "$T/out" "added system 'my-cluster'"
+
+# ---- predictions need this machine's calibration (the efficiency source) ----
+run predict-system-uncalibrated 1 "$DLPERF" predict p1b1 --system dgx-a100 &&
+    expect predict-system-uncalibrated "$T/err" "run 'dlperf calibrate"
+run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,gemm-sweep,eltwise,cnn-sweep
+
+if run predict-system 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --precision fp16 --json; then
+    if [ "$(json "json_extract(j, '\$.ranks') = 16 AND json_extract(j, '\$.global_batch') = 16 * 60
+             AND json_extract(j, '\$.iteration_s') > json_extract(j, '\$.compute_s')
+             AND json_extract(j, '\$.compute_lo_s') <= json_extract(j, '\$.compute_s')
+             AND json_extract(j, '\$.compute_s') <= json_extract(j, '\$.compute_hi_s')
+             AND json_extract(j, '\$.device_roofline_s') <= json_extract(j, '\$.compute_s')
+             AND json_extract(j, '\$.allreduce') = 'hierarchical' AND json_extract(j, '\$.fits')")" = 1 ]; then
+        ok predict-system-json
+    else fail predict-system-json "$(head -c 500 "$T/out")"; fi
+fi
+run predict-system-text 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 4 &&
+    expect predict-system-text "$T/out" "how it is priced: this machine's efficiency" &&
+    expect predict-system-ar "$T/out" "allreduce .*hierarchical over nvlink3 and 8 x ib-hdr"
+# fp16 moves half the bytes and runs on the tensor cores: faster than fp32 on the same device
+run p-fp32 0 "$DLPERF" predict p1b1 --system dgx-a100 --json && f32=$(json "json_extract(j, '\$.compute_s')")
+run p-fp16 0 "$DLPERF" predict p1b1 --system dgx-a100 --precision fp16 --json && f16=$(json "json_extract(j, '\$.compute_s')")
+[ "$(sqlite3 :memory: "SELECT ${f16:-1} < ${f32:-0}")" = 1 ] && ok fp16-faster || fail fp16-faster "fp16 ${f16:-?} fp32 ${f32:-?}"
+# a newer device is faster: H100 < A100 < P100 at the same batch
+for d in p100-pcie-node dgx-a100 dgx-h100; do
+    "$DLPERF" predict p1b1 --system "$d" --json >"$T/out" 2>/dev/null && eval "t_$(echo $d | tr - _)=$(json "json_extract(j, '\$.compute_s')")"
+done
+[ "$(sqlite3 :memory: "SELECT ${t_dgx_h100:-9} < ${t_dgx_a100:-0} AND ${t_dgx_a100:-9} < ${t_p100_pcie_node:-0}")" = 1 ] &&
+    ok newer-devices-faster || fail newer-devices-faster "h100 ${t_dgx_h100:-?} a100 ${t_dgx_a100:-?} p100 ${t_p100_pcie_node:-?}"
+run precision-missing 2 "$DLPERF" predict p1b1 --system titan --precision bf16 &&
+    expect precision-missing "$T/err" "k20x has no bf16 peak in its spec sheet; it has: fp64, fp32"
+run added-system 0 "$DLPERF" predict p1b1 --system my-cluster --nodes 3 && expect added-system "$T/out" "3 node(s) x 4 = 12 devices"
+run nodes-needs-system 2 "$DLPERF" predict p1b1 --nodes 4 && expect nodes-needs-system "$T/err" "give --system NAME" &&
+    one_line nodes-needs-system
+run bad-precision 2 "$DLPERF" predict p1b1 --system dgx-a100 --precision fp8 && expect bad-precision "$T/err" "expected fp32, fp16"
+run bad-algo 2 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --allreduce butterfly &&
+    expect bad-algo "$T/err" "expected ring, tree, rec-doubling, rec-halving, hierarchical"
+run unknown-system 2 "$DLPERF" predict p1b1 --system nosuch && expect unknown-system "$T/err" "no spec sheet named 'nosuch'"
+# this machine data-parallel needs the communication calibration
+run ranks-needs-comm 1 "$DLPERF" predict p1b1 --ranks 2 && expect ranks-needs-comm "$T/err" "calibrate --only comm"
+# a system of this machine ("calibrated" device) prices from the calibration itself
+printf '{"format": "dlperf-system", "version": 1, "name": "here-x4", "title": "this machine x N, HDR", "device": "calibrated", "devices_per_node": 1, "inter": "ib-hdr", "sources": {"devices_per_node": "this machine"}}' >"$T/here.json"
+if run add-calibrated 0 "$DLPERF" systems add "$T/here.json" && run calibrated-system 0 "$DLPERF" predict p1b1 --system here-x4 --json &&
+   here=$(json "json_extract(j, '\$.compute_s')") && run local-predict 0 "$DLPERF" predict p1b1 --json; then
+    local_s=$(json "json_extract(j, '\$.iteration_s')")
+    [ "$(sqlite3 :memory: "SELECT abs($here - $local_s) < 1e-9 * $local_s")" = 1 ] && ok calibrated-device-is-this-machine ||
+        fail calibrated-device-is-this-machine "system $here, predict $local_s"
+fi
+
+# ---- sweep ----
+if run sweep-csv 0 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 1,2,4,...,64 --csv; then
+    [ "$(wc -l <"$T/out")" -eq 8 ] && ok sweep-csv-rows || fail sweep-csv-rows "$(wc -l <"$T/out") lines"
+    head -1 "$T/out" | grep -q '^model,system,precision,scaling,allreduce,nodes,devices' && ok sweep-csv-header ||
+        fail sweep-csv-header "$(head -1 "$T/out")"
+    # speedup grows with the nodes, efficiency stays within (0, 1]
+    awk -F, 'NR > 1 { if ($15 <= prev || $16 > 1.000001 || $16 <= 0) bad = 1; prev = $15 } END { exit bad }' "$T/out" &&
+        ok sweep-speedup-monotone || fail sweep-speedup-monotone "$(cut -d, -f6,15,16 "$T/out" | tr '\n' ' ')"
+fi
+if run sweep-json 0 "$DLPERF" sweep p1b1 --system titan --nodes 1-100 --allreduce all --json; then
+    [ "$(json "json_extract(j, '\$.configurations')")" = 500 ] && ok sweep-json-count ||
+        fail sweep-json-count "$(json "json_extract(j, '\$.configurations')")"
+fi
+if run sweep-strong 0 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 1,2,4 --global-batch 256 --json; then
+    [ "$(json "json_extract(j, '\$.points[0].batch_per_device') = 32 AND json_extract(j, '\$.points[2].batch_per_device') = 8
+              AND json_extract(j, '\$.points[2].global_batch') = 256")" = 1 ] && ok sweep-strong-split ||
+        fail sweep-strong-split "$(head -c 600 "$T/out")"
+fi
+if run sweep-plot 0 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 1,2,4,...,4096 --plot "$T/p.svg"; then
+    grep -q '<svg' "$T/p.svg" 2>/dev/null && ok sweep-plot-svg || fail sweep-plot-svg "no SVG written"
+    expect sweep-table "$T/out" "speedup"
+fi
+run sweep-no-system 2 "$DLPERF" sweep p1b1 && expect sweep-no-system "$T/err" "--system NAME is required"
+run sweep-bad-nodes 2 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 1,x && expect sweep-bad-nodes "$T/err" "'x' is not a node count"
+run sweep-dots 2 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 4,... && expect sweep-dots "$T/err" "continues the two counts"
+run sweep-two-scalings 2 "$DLPERF" sweep p1b1 --system dgx-a100 --batch 4 --global-batch 64 && expect sweep-two-scalings "$T/err" "choose one"
+exit 0
