@@ -292,7 +292,11 @@ static int plot_svg(Cli *cli, const char *path, const char *model, const WhatIf 
         return cli_error(cli, EXIT_FAIL, "--plot: cannot run gnuplot (install gnuplot-nox)");
     }
     const bool epoch = pts[0].epoch_s > 0;
-    fprintf(g, "set terminal svg size 1100,800 dynamic enhanced font 'sans,11'\n");
+    const size_t len = strlen(path);
+    if (len > 4 && strcmp(path + len - 4, ".png") == 0) /* else SVG */
+        fprintf(g, "set terminal png size 1100,800 enhanced font 'sans,10'\n");
+    else
+        fprintf(g, "set terminal svg size 1100,800 dynamic enhanced font 'sans,11'\n");
     fprintf(g, "set output '%s'\n", path);
     fprintf(g, "set multiplot layout 2,2 title '%s on %s (%d x %s per node), %s, %s scaling, %s'\n", model,
             w->sys.name, w->sys.devices_per_node, w->sys.device.name, precision_name(w->prec), weak ? "weak" : "strong",
@@ -308,6 +312,7 @@ static int plot_svg(Cli *cli, const char *path, const char *model, const WhatIf 
             fprintf(g, "set yrange [0:1.05]\n");
         else
             fprintf(g, "set autoscale y\n");
+        fprintf(g, "set key %s left box opaque\n", c == 2 ? "bottom" : "top"); /* away from the curves */
         fprintf(g, "plot ");
         for (int a = 0; a < nalgos; a++)
             fprintf(g, "%s'%s' index %d using 1:%s with linespoints title '%s'", a ? ", " : "", data, a, cols[c][0],

@@ -146,7 +146,7 @@ static const Command commands[] = {
      "  --overlap        allreduce in buckets during backward instead of after it\n"
      "  --csv            CSV on stdout (one row per configuration)\n"
      "  --plot FILE.svg  time per epoch, speedup, efficiency and communication fraction against\n"
-     "                   nodes, drawn by gnuplot\n"
+     "                   nodes, drawn by gnuplot (FILE.png: a PNG)\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
