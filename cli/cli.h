@@ -134,7 +134,12 @@ typedef struct {
     bool allow_all;
     bool overlap;          /* allreduce in buckets during backward */
     int nodes;             /* predict: node count (default 1) */
+    int pipeline;          /* predict: pipeline stages (model parallel), 0: data parallel */
+    int micro_batches;     /* of the pipeline (default: the stages x 4) */
+    int summa_n;           /* predict --summa N: a distributed N x N x N GEMM (seed 003) */
 } WhatIfOpts;
+/* predict --summa N --system NAME: seed 003's SUMMA estimate on the system's devices. */
+int predict_summa(Cli *cli, const WhatIfOpts *o);
 /* predict MODEL --system NAME: one configuration on a spec-sheet system, explained. */
 int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts *o);
 int cmd_run(int argc, char **argv, Cli *cli);

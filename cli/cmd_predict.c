@@ -21,7 +21,7 @@ typedef struct {
 } PredictOpts;
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
-       OPT_ALLREDUCE, OPT_OVERLAP };
+       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -37,6 +37,11 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_PRECISION: o->whatif_option = true; o->w.precision = arg; return 0;
     case OPT_ALLREDUCE: o->whatif_option = true; o->w.allreduce = arg; return 0;
     case OPT_OVERLAP: o->whatif_option = true; o->w.overlap = true; return 0;
+    case OPT_PIPELINE: o->whatif_option = true; return cli_parse_int(cli, "--pipeline", arg, 1, 64, &o->w.pipeline);
+    case OPT_MICRO_BATCHES:
+        o->whatif_option = true;
+        return cli_parse_int(cli, "--micro-batches", arg, 1, 1 << 20, &o->w.micro_batches);
+    case OPT_SUMMA: o->whatif_option = true; return cli_parse_int(cli, "--summa", arg, 1, 1 << 30, &o->w.summa_n);
     }
     return EXIT_USAGE;
 }
@@ -144,14 +149,27 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY}, {"ranks", required_argument, NULL, OPT_RANKS},
         {"system", required_argument, NULL, OPT_SYSTEM}, {"nodes", required_argument, NULL, OPT_NODES},
         {"precision", required_argument, NULL, OPT_PRECISION}, {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
-        {"overlap", no_argument, NULL, OPT_OVERLAP}, {0}};
+        {"overlap", no_argument, NULL, OPT_OVERLAP}, {"pipeline", required_argument, NULL, OPT_PIPELINE},
+        {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES}, {"summa", required_argument, NULL, OPT_SUMMA},
+        {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
     if (po.whatif_option && !po.w.system)
-        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce and --overlap describe a spec-sheet "
-                                          "system: give --system NAME (see 'dlperf systems')");
+        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce, --overlap, --pipeline and --summa "
+                                          "describe a spec-sheet system: give --system NAME (see 'dlperf systems')");
+    if (po.w.micro_batches && !po.w.pipeline)
+        return cli_error(cli, EXIT_USAGE, "--micro-batches goes with --pipeline S");
+    if (po.w.pipeline && (po.w.nodes > 1 || po.w.overlap || po.w.allreduce))
+        return cli_error(cli, EXIT_USAGE, "--pipeline S puts the model on S devices; --nodes, --overlap and "
+                                          "--allreduce describe data parallelism");
+    if (po.w.summa_n) { /* a distributed GEMM, no model */
+        if (optind != argc || cli->model_file || po.w.pipeline || po.batch)
+            return cli_error(cli, EXIT_USAGE, "--summa N estimates an N x N x N GEMM on the system; give no MODEL, "
+                                              "--batch or --pipeline with it");
+        return predict_summa(cli, &po.w);
+    }
     if (po.w.system && (po.ranks || po.holdout || po.device_memory > 0 || po.all_ops))
         return cli_error(cli, EXIT_USAGE, "--system predicts a spec-sheet system; --ranks, --holdout, "
                                           "--device-memory and --ops are for this machine");

@@ -12,6 +12,7 @@
 
 #include "cli/session.h"
 #include "microbench/mb.h"
+#include "predictor/parallel.h"
 #include "predictor/whatif.h"
 
 /* What every what-if command needs: this machine's calibration (the efficiency source),
@@ -108,12 +109,158 @@ static void explain_pricing(const WhatIf *w)
                d->launch_s * 1e6);
 }
 
+/* --pipeline S: the model's layers in S stages on S devices, micro-batches of batch / M. */
+static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch, const WhatIfOpts *o)
+{
+    const int stages = o->pipeline, M = o->micro_batches > 0 ? o->micro_batches : 4 * o->pipeline;
+    if (batch % M != 0)
+        return cli_error(cli, EXIT_USAGE, "--micro-batches %d: the batch %d must split into equal micro-batches; "
+                         "give a --batch that is a multiple of %d", M, batch, M);
+    const int micro = batch / M;
+    Plan p;
+    char err[512];
+    if (plan_build(m, micro, &p, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    if (stages > p.nlayers) {
+        int n = p.nlayers;
+        plan_free(&p);
+        return cli_error(cli, EXIT_USAGE, "--pipeline %d: %s has %d layers; at most that many stages", stages, m->name, n);
+    }
+    double *op_s = calloc((size_t)p.nops, sizeof *op_s), *layer_s = calloc((size_t)p.nlayers, sizeof *layer_s);
+    double *out_bytes = calloc((size_t)p.nlayers, sizeof *out_bytes);
+    DeviceStep step;
+    int rc = whatif_device_ops(&p, w->cm, &w->sys.device, w->prec, &step, op_s, err, sizeof err);
+    if (rc) {
+        free(op_s), free(layer_s), free(out_bytes);
+        plan_free(&p);
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
+    double update_s = 0;
+    for (int i = 0; i < p.nops; i++) {
+        if (p.ops[i].desc.phase == PHASE_UPDATE)
+            update_s += op_s[i];
+        else /* the loss runs on the last stage */
+            layer_s[p.ops[i].layer >= 0 ? p.ops[i].layer : p.nlayers - 1] += op_s[i];
+    }
+    for (int l = 0; l < p.nlayers; l++)
+        out_bytes[l] = (double)p.layers[l].y.bytes * precision_bytes(w->prec) / 4;
+    const bool intra = stages <= w->sys.devices_per_node && w->sys.has_intra;
+    const LinkParams link = {intra ? w->sys.intra.alpha_s : w->sys.inter.alpha_s,
+                             intra ? w->sys.intra.beta_Bps : w->sys.inter.beta_Bps, 0};
+    PipelineEstimate pe;
+    pipeline_estimate(layer_s, out_bytes, p.nlayers, update_s, stages, M, &link, &pe);
+    char b[4][32];
+    if (cli->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "model", m->name);
+        cJSON_AddStringToObject(j, "system", w->sys.name);
+        cJSON_AddStringToObject(j, "precision", precision_name(w->prec));
+        cJSON_AddNumberToObject(j, "stages", pe.stages);
+        cJSON_AddNumberToObject(j, "micro_batches", M);
+        cJSON_AddNumberToObject(j, "micro_batch", micro);
+        cJSON_AddNumberToObject(j, "batch", batch);
+        cJSON_AddNumberToObject(j, "slot_s", pe.slot_s);
+        cJSON_AddNumberToObject(j, "transfer_s", pe.transfer_s);
+        cJSON_AddNumberToObject(j, "iteration_s", pe.iter_s);
+        cJSON_AddNumberToObject(j, "bubble_fraction", pe.bubble_fraction);
+        cJSON_AddNumberToObject(j, "single_device_s", M * step.compute_s - (M - 1) * update_s);
+        cJSON *st = cJSON_AddArrayToObject(j, "stage_s");
+        for (int s = 0; s < pe.stages; s++)
+            cJSON_AddItemToArray(st, cJSON_CreateNumber(pe.stage_s[s]));
+        json_print(j);
+    } else {
+        printf("%s on %s, pipeline of %d stages (%s links), batch %d in %d micro-batches of %d, %s\n", m->name,
+               w->sys.name, pe.stages, intra ? w->sys.intra.name : w->sys.inter.name, batch, M, micro,
+               precision_name(w->prec));
+        explain_pricing(w);
+        printf("\n%5s %-14s %-14s %12s %14s\n", "stage", "first layer", "last layer", "f+b / micro", "sends / micro");
+        for (int s = 0; s < pe.stages; s++) {
+            int end = s + 1 < pe.stages ? pe.first_layer[s + 1] : p.nlayers;
+            printf("%5d %-14s %-14s %12s %14s\n", s, p.layers[pe.first_layer[s]].name, p.layers[end - 1].name,
+                   fmt_time(pe.stage_s[s], b[0], 32), s + 1 < pe.stages ? fmt_bytes(pe.boundary_bytes[s], b[1], 32) : "-");
+        }
+        printf("\nslot         %s (slowest stage + boundary transfer %s)\n", fmt_time(pe.slot_s, b[0], 32),
+               fmt_time(pe.transfer_s, b[1], 32));
+        printf("iteration    %s = (%d micro-batches + %d - 1) slots + update %s; bubble %.1f%% of the slots\n",
+               fmt_time(pe.iter_s, b[0], 32), M, pe.stages, fmt_time(pe.update_s, b[1], 32), 100 * pe.bubble_fraction);
+        const double one = M * (step.compute_s - update_s) + update_s;
+        printf("one device   %s for the same %d micro-batches: speedup %.2f on %d devices\n", fmt_time(one, b[0], 32),
+               M, one / pe.iter_s, pe.stages);
+    }
+    free(op_s), free(layer_s), free(out_bytes);
+    plan_free(&p);
+    return EXIT_OK;
+}
+
+int predict_summa(Cli *cli, const WhatIfOpts *o)
+{
+    Db *db = cli_db_open(cli);
+    if (!db)
+        return EXIT_FAIL;
+    SystemSpec sys;
+    char err[512];
+    Precision prec = PREC_FP32;
+    if (o->precision && precision_parse(o->precision, &prec) != 0) {
+        db_close(db);
+        return cli_error(cli, EXIT_USAGE, "--precision '%s': expected fp32, fp16, bf16, tf32 or fp64", o->precision);
+    }
+    if (system_load(db, o->system, &sys, err, sizeof err) != 0) {
+        db_close(db);
+        return cli_error(cli, EXIT_USAGE, "--system: %s", err);
+    }
+    db_close(db);
+    if (sys.device.calibrated)
+        return cli_error(cli, EXIT_USAGE, "--summa prices from a device's spec sheet; %s's device is this machine",
+                         sys.name);
+    if (sys.device.peak_flops[prec] <= 0)
+        return cli_error(cli, EXIT_USAGE, "--precision %s: %s has no %s peak in its spec sheet", precision_name(prec),
+                         sys.device.name, precision_name(prec));
+    const int nodes = o->nodes > 0 ? o->nodes : 1, devices = nodes * sys.devices_per_node;
+    const int p = (int)floor(sqrt((double)devices) + 1e-9);
+    /* the link a device reads its blocks over: inside one node the intra link, else its share
+     * of the node's NICs */
+    const bool inside = devices <= sys.devices_per_node && sys.has_intra;
+    const double beta = inside ? sys.intra.beta_Bps : sys.inter.beta_Bps * sys.nics_per_node / sys.devices_per_node;
+    SummaEstimate e;
+    summa_estimate(o->summa_n, p, sys.device.peak_flops[prec], beta, precision_bytes(prec), &e);
+    char b[2][32];
+    if (cli->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "system", sys.name);
+        cJSON_AddNumberToObject(j, "n", o->summa_n);
+        cJSON_AddNumberToObject(j, "grid", p);
+        cJSON_AddNumberToObject(j, "devices", p * p);
+        cJSON_AddStringToObject(j, "precision", precision_name(prec));
+        cJSON_AddNumberToObject(j, "compute_s", e.compute_s);
+        cJSON_AddNumberToObject(j, "data_s", e.data_s);
+        cJSON_AddNumberToObject(j, "beta_available_Bps", beta);
+        cJSON_AddNumberToObject(j, "beta_needed_Bps", e.beta_needed_Bps);
+        cJSON_AddBoolToObject(j, "compute_bound", e.compute_bound);
+        json_print(j);
+        return EXIT_OK;
+    }
+    printf("SUMMA (seed 003): a %d x %d x %d %s matrix multiply on a %d x %d grid of %s (%d of the %d devices)\n",
+           o->summa_n, o->summa_n, o->summa_n, precision_name(prec), p, p, sys.device.name, p * p, devices);
+    printf("  compute    2n^3 / (p^2 gamma) = %s at %.1f TFLOP/s per device\n", fmt_time(e.compute_s, b[0], 32),
+           sys.device.peak_flops[prec] / 1e12);
+    printf("  data       2n^2 s / (p beta)  = %s over %s (%.1f GB/s per device)\n", fmt_time(e.data_s, b[1], 32),
+           inside ? sys.intra.name : sys.inter.name, beta / 1e9);
+    printf("  to stay compute-bound a device needs beta >= s p gamma / n = %.1f GB/s: %s\n", e.beta_needed_Bps / 1e9,
+           e.compute_bound ? "it is compute-bound" : "it is BANDWIDTH-BOUND (grow n or the link)");
+    return EXIT_OK;
+}
+
 int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts *o)
 {
     WhatIf w;
     int rc = whatif_open(cli, o, &w);
     if (rc)
         return rc;
+    if (o->pipeline > 0) {
+        rc = predict_pipeline(cli, &w, m, batch, o);
+        whatif_close(&w);
+        return rc;
+    }
     const int nodes = o->nodes > 0 ? o->nodes : 1;
     DeviceStep step, one;
     double grad_bytes;

@@ -63,7 +63,10 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--holdout]\n"
-     "                      [--device-memory SIZE] [--json]\n\n"
+     "                      [--device-memory SIZE] [--ranks P] [--json]\n"
+     "       dlperf predict MODEL --system NAME [--nodes N] [--precision P] [--allreduce A] [--overlap]\n"
+     "       dlperf predict MODEL --system NAME --pipeline S [--micro-batches M]\n"
+     "       dlperf predict --summa N --system NAME [--nodes N] [--precision P]\n\n"
      "Prices every op of one training iteration from the latest complete calibration of\n"
      "this machine at this thread count: an exact measurement when the calibration has the\n"
      "op's shape, else the same op scaled from another batch size, else the fitted model\n"
@@ -87,6 +90,12 @@ static const Command commands[] = {
      "  --allreduce A    ring, tree, rec-doubling, rec-halving, hierarchical (default:\n"
      "                   hierarchical with several devices per node, else ring)\n"
      "  --overlap        allreduce in buckets during backward (Horovod) instead of after it\n"
+     "  --pipeline S     model parallel instead: the layers in S stages balanced by time (GPipe);\n"
+     "                   --batch is the mini-batch, split into --micro-batches M (default 4 S);\n"
+     "                   the slot, the bubble, the boundary transfers\n"
+     "  --summa N        no MODEL: seed 003's SUMMA estimate of an N x N x N GEMM on the\n"
+     "                   system's devices (--nodes): compute, data, the bandwidth to stay\n"
+     "                   compute-bound\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"run", cmd_run, "really train a model: time its steps, or train it to a result",

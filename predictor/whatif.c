@@ -9,6 +9,12 @@
 int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
                        char *err, size_t errlen)
 {
+    return whatif_device_ops(p, cm, d, prec, out, NULL, err, errlen);
+}
+
+int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
+                      double *op_s, char *err, size_t errlen)
+{
     memset(out, 0, sizeof *out);
     const double peak_dev = d->peak_flops[prec];
     if (!d->calibrated && peak_dev <= 0) {
@@ -45,6 +51,8 @@ int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, 
             lo = roof_dev + d->launch_s;
             hi = 2 * t;
         }
+        if (op_s)
+            op_s[i] = t;
         out->roofline_s += d->calibrated ? pr.time_s : roof_dev;
         out->compute_s += t, out->lo_s += lo, out->hi_s += hi;
         switch (od->phase) {

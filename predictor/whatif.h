@@ -39,6 +39,9 @@ typedef struct {
  * or -1 with err (an op the calibration cannot price, a precision the device lacks). */
 int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
                        char *err, size_t errlen);
+/* The same, with each op's device time in op_s[0..p->nops) (for per-layer splits). */
+int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
+                      double *op_s, char *err, size_t errlen);
 
 /* The system's communication as CommParams (this machine's fitted links for the intra
  * part of a calibrated device when comm is given). */

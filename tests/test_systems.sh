@@ -143,6 +143,24 @@ if run add-calibrated 0 "$DLPERF" systems add "$T/here.json" && run calibrated-s
         fail calibrated-device-is-this-machine "system $here, predict $local_s"
 fi
 
+# ---- model parallel: seed 003's SUMMA example and a pipeline ----
+printf '{"format": "dlperf-device", "version": 1, "name": "v100-seed003", "title": "seed 003: 15 TFLOP/s", "kind": "gpu", "year": 2017, "peak_tflops": {"fp32": 15}, "memory_gb": 12, "memory_gbs": 900, "sources": {"peak_tflops": "seed 003", "memory_gb": "seed 003", "memory_gbs": "seed 003"}}' >"$T/s3d.json"
+printf '{"format": "dlperf-system", "version": 1, "name": "grid100", "title": "100 devices, 300 GB/s", "device": "v100-seed003", "devices_per_node": 100, "intra": "nvlink3", "inter": "ib-hdr", "sources": {"devices_per_node": "seed 003 example"}}' >"$T/s3s.json"
+"$DLPERF" systems add "$T/s3d.json" >/dev/null && "$DLPERF" systems add "$T/s3s.json" >/dev/null
+if run summa 0 "$DLPERF" predict --summa 2000 --system grid100 --json; then
+    [ "$(json "json_extract(j, '\$.grid') = 10 AND abs(json_extract(j, '\$.beta_needed_Bps') - 300e9) < 1 AND json_extract(j, '\$.compute_bound')")" = 1 ] &&
+        ok summa-seed003 || fail summa-seed003 "$(head -c 400 "$T/out")"
+fi
+run summa-model 2 "$DLPERF" predict p1b1 --summa 2000 --system grid100 && expect summa-model "$T/err" "give no MODEL"
+if run pipeline 0 "$DLPERF" predict p1b1 --system dgx-a100 --pipeline 4 --micro-batches 12 --batch 60 --json; then
+    [ "$(json "json_extract(j, '\$.stages') = 4 AND json_extract(j, '\$.micro_batch') = 5
+              AND abs(json_extract(j, '\$.bubble_fraction') - 3.0 / 15) < 1e-9
+              AND json_extract(j, '\$.iteration_s') < json_extract(j, '\$.single_device_s')")" = 1 ] &&
+        ok pipeline-json || fail pipeline-json "$(head -c 500 "$T/out")"
+fi
+run pipeline-uneven 2 "$DLPERF" predict p1b1 --system dgx-a100 --pipeline 4 --micro-batches 7 --batch 60 &&
+    expect pipeline-uneven "$T/err" "must split into equal micro-batches"
+
 # ---- sweep ----
 if run sweep-csv 0 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 1,2,4,...,64 --csv; then
     [ "$(wc -l <"$T/out")" -eq 8 ] && ok sweep-csv-rows || fail sweep-csv-rows "$(wc -l <"$T/out") lines"
