@@ -111,6 +111,6 @@ void whatif_scale_point(const SystemSpec *s, const CommParams *c, AllreduceAlgo 
     out->epoch_s = epoch_samples > 0 ? epoch_samples / out->samples_per_s : 0;
     out->speedup = t1_per_sample > 0 ? out->samples_per_s * t1_per_sample : 0;
     out->efficiency = out->speedup / ranks;
-    out->comm_fraction = (out->iter_s - step->compute_s) / out->iter_s; /* the part not hidden */
+    out->comm_fraction = fmax(0, (out->iter_s - step->compute_s) / out->iter_s); /* the part not hidden */
     out->fits = step->fits;
 }
