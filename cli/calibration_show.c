@@ -12,6 +12,7 @@
 
 #include "cli/calibration_show.h"
 #include "microbench/mb.h"
+#include "predictor/comm_model.h"
 #include "predictor/predict.h"
 
 typedef struct {
@@ -363,6 +364,46 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L
     return o;
 }
 
+/* The communication calibrations of the machine, as fitted (comm_model.h): people read the
+ * ping-pong's latency and bandwidth and how well each allreduce algorithm explains the
+ * measured allreduce. */
+static void comm_text(const CommFitInfo *in)
+{
+    printf("\ncommunication (%d allreduce points over", in->points);
+    for (int i = 0; i < in->nranks; i++)
+        printf(" %s%d", i ? "+ " : "", in->ranks[i]);
+    printf(" ranks; %s)\n", in->mpi_library);
+    printf("  ping-pong  latency %.2f us, bandwidth %.2f GB/s (fit alpha + n/beta, median error %.1f%%)\n",
+           in->p2p_alpha_s * 1e6, in->p2p_beta_Bps / 1e9, 100 * in->p2p_median_rel_err);
+    printf("  allreduce  %-13s %10s %14s %12s   (beta from the ping-pong; best first)\n", "algorithm", "alpha",
+           "gamma", "median err");
+    for (int a = 0; a < AR_COUNT - 1; a++)
+        printf("             %-13s %7.2f us %9.3f ns/B %11.1f%%\n", allreduce_algo_name(in->algos[a].algo),
+               in->algos[a].alpha_s * 1e6, in->algos[a].gamma_sPB * 1e9, 100 * in->algos[a].median_rel_err);
+}
+
+static cJSON *comm_json(const CommFitInfo *in)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "mpi_library", in->mpi_library);
+    cJSON *rk = cJSON_AddArrayToObject(o, "ranks");
+    for (int i = 0; i < in->nranks; i++)
+        cJSON_AddItemToArray(rk, cJSON_CreateNumber(in->ranks[i]));
+    cJSON_AddNumberToObject(o, "allreduce_points", in->points);
+    cJSON_AddNumberToObject(o, "p2p_alpha_s", in->p2p_alpha_s);
+    cJSON_AddNumberToObject(o, "p2p_beta_Bps", in->p2p_beta_Bps);
+    cJSON *al = cJSON_AddArrayToObject(o, "allreduce_fits");
+    for (int a = 0; a < AR_COUNT - 1; a++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "algorithm", allreduce_algo_name(in->algos[a].algo));
+        cJSON_AddNumberToObject(x, "alpha_s", in->algos[a].alpha_s);
+        cJSON_AddNumberToObject(x, "gamma_s_per_byte", in->algos[a].gamma_sPB);
+        cJSON_AddNumberToObject(x, "median_rel_err", in->algos[a].median_rel_err);
+        cJSON_AddItemToArray(al, x);
+    }
+    return o;
+}
+
 int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
 {
     Rows r = {0};
@@ -388,13 +429,24 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
         nfits = cm_fit_summary(cm, fits, MAX_FITS);
         cm_free(cm);
     }
+    CommFitInfo comm;
+    CommModel *cmm = comm_model_load(db, cal->machine_id, err, sizeof err); /* none: no section */
+    if (cmm) {
+        comm_model_info(cmm, &comm);
+        comm_model_free(cmm);
+    }
     if (cli->json) {
         /* the JSON's min/max read the sorted rates: sort once here */
         for (int i = 0; i < ng; i++)
             qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
-        json_print(json_doc(cal, &r, &L, &c, g, ng, fits, nfits));
+        cJSON *doc = json_doc(cal, &r, &L, &c, g, ng, fits, nfits);
+        if (cmm)
+            cJSON_AddItemToObject(doc, "communication", comm_json(&comm));
+        json_print(doc);
     } else {
         print_text(cal, &r, &L, &c, g, ng, fits, nfits);
+        if (cmm)
+            comm_text(&comm);
     }
     for (int i = 0; i < ng; i++)
         free(g[i].rate);

@@ -202,7 +202,7 @@ static void print_kind_shares(const OpTimeRow *ops, int nops)
 /* Data-parallel runs: where each rank's step went, and the allreduce's rate. */
 static void print_ranks(const RunRow *row)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    char b1[32], b2[32], b3[32], b4[32];
     printf("  ranks      %d, %s scaling: %d samples per rank; %s\n", row->sw.ranks, row->scaling, row->batch_per_rank,
            row->sw.mpi_library);
     double ar = 0;
@@ -217,7 +217,6 @@ static void print_ranks(const RunRow *row)
         printf("  %4d %12s %12s %12s %12s\n", k->rank, fmt_time(k->step_s, b1, 32), fmt_time(k->compute_s, b2, 32),
                fmt_time(k->wait_s, b3, 32), fmt_time(k->allreduce_s, b4, 32));
     }
-    (void)b5;
 }
 
 static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,

@@ -181,9 +181,9 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         }
     }
     const char *scaling = vo->weak_scaling ? "weak" : "strong";
-    int rc = 0, done = 0;
-    for (; done < nm && rc == 0; done++) {
-        DpResult *r = &res[done];
+    int rc = 0, done = 0; /* done: models validated completely */
+    for (int i = 0; i < nm && rc == 0; i++) {
+        DpResult *r = &res[i];
         Plan plan;
         if (plan_build(r->m, r->batch, &plan, err, sizeof err) != 0) {
             rc = cli_error(cli, EXIT_USAGE, "%s", err);
@@ -192,7 +192,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         OpTimeRow *pops = NULL;
         if (root) {
             fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d): predicting, then training "
-                            "%d+%d steps...\n", r->m->name, r->batch * ranks, r->batch, ranks, done + 1, nm,
+                            "%d+%d steps...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
                     vo->warmup, vo->steps);
             rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, local, &r->pred, &pops);
             if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
@@ -225,9 +225,9 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         }
         run_result_free(&run);
+        if (rc == 0)
+            done++;
     }
-    if (rc && done > 0)
-        done--; /* the failed model has no result */
     if (root && done > 0) {
         const double over = session_oversubscription(local, cli->threads);
         if (cli->json) {
