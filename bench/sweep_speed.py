@@ -7,7 +7,8 @@ the JSON, and the whole command's wall time) for
   * weak scaling: every node count 1..4096, all five allreduce algorithms (20,480
     configurations, one device step priced),
   * strong scaling: a global batch split over 1, 2, 4, ..., 4096 nodes (a plan priced per
-    per-device batch).
+    per-device batch), and over every count 1..4096 with all algorithms (the powers-of-two
+    batches priced, the others interpolated).
 Target (issue 5): >= 10,000 configurations per second. Medians over --rounds.
 
     bench/sweep_speed.py [--system dgx-a100] [--model resnet50] [--rounds 5] [--db FILE]
@@ -45,6 +46,8 @@ def main():
              ["--nodes", "1-4096", "--allreduce", "all", "--precision", "fp16"]),
             ("strong, global batch 65536, nodes 1,2,...,4096",
              ["--nodes", "1,2,4,...,4096", "--global-batch", "65536", "--precision", "fp16"]),
+            ("strong, global batch 65536, nodes 1-4096, all algorithms",
+             ["--nodes", "1-4096", "--global-batch", "65536", "--allreduce", "all", "--precision", "fp16"]),
         ]
         print(f"\n{a.model} on {a.system}, {a.rounds} rounds (medians)")
         print(f"{'case':48} {'configs':>8} {'eval s':>9} {'configs/s':>12} {'wall s':>8}")

@@ -334,6 +334,71 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
 
 /* ---- sweep ---- */
 
+/* Strong scaling meets one per-device batch per node count. Up to EXACT_BATCHES distinct
+ * batches are each priced (a plan built and priced: milliseconds); beyond, the powers of two
+ * between the smallest and largest and those two are priced and the others interpolated in
+ * log(batch)-log(time) (memory linearly): a step's time is a smooth function of its batch
+ * between neighbouring powers of two. */
+enum { EXACT_BATCHES = 32 };
+
+typedef struct {
+    int n;
+    int *batch;       /* sorted */
+    DeviceStep *step;
+} StepCurve;
+
+static int curve_add(Cli *cli, const WhatIf *w, const ModelSpec *m, StepCurve *c, int b)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->batch[i] == b)
+            return 0;
+    DeviceStep st;
+    double gb;
+    int rc = device_step(cli, w, m, b, &st, &gb);
+    if (rc)
+        return rc;
+    int i = c->n++;
+    while (i > 0 && c->batch[i - 1] > b) {
+        c->batch[i] = c->batch[i - 1];
+        c->step[i] = c->step[i - 1];
+        i--;
+    }
+    c->batch[i] = b;
+    c->step[i] = st;
+    return 0;
+}
+
+static double log_interp(double x0, double y0, double x1, double y1, double x)
+{
+    if (y0 <= 0 || y1 <= 0)
+        return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+    return exp(log(y0) + (log(y1) - log(y0)) * (log(x) - log(x0)) / (log(x1) - log(x0)));
+}
+
+/* The step at batch b: priced, or interpolated between the priced neighbours. */
+static DeviceStep curve_at(const StepCurve *c, const DeviceSpec *d, int b, bool *interpolated)
+{
+    int hi = 0;
+    while (hi < c->n - 1 && c->batch[hi] < b)
+        hi++;
+    *interpolated = c->batch[hi] != b;
+    if (!*interpolated || hi == 0)
+        return c->step[hi];
+    const DeviceStep *p = &c->step[hi - 1], *q = &c->step[hi];
+    const double x0 = c->batch[hi - 1], x1 = c->batch[hi];
+    DeviceStep r;
+    r.fwd_s = log_interp(x0, p->fwd_s, x1, q->fwd_s, b);
+    r.bwd_s = log_interp(x0, p->bwd_s, x1, q->bwd_s, b);
+    r.update_s = log_interp(x0, p->update_s, x1, q->update_s, b);
+    r.compute_s = r.fwd_s + r.bwd_s + r.update_s;
+    r.lo_s = log_interp(x0, p->lo_s, x1, q->lo_s, b);
+    r.hi_s = log_interp(x0, p->hi_s, x1, q->hi_s, b);
+    r.roofline_s = log_interp(x0, p->roofline_s, x1, q->roofline_s, b);
+    r.mem_bytes = p->mem_bytes + (q->mem_bytes - p->mem_bytes) * (b - x0) / (x1 - x0);
+    r.fits = d->calibrated || r.mem_bytes <= d->mem_bytes;
+    return r;
+}
+
 typedef struct {
     WhatIfOpts w;
     int batch, global_batch;
@@ -542,22 +607,46 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
     const double t1_per_sample = ref.compute_s / ref_batch;
     ScalePoint *pts = calloc((size_t)nn * nalgos, sizeof *pts);
     int *algo_of = calloc((size_t)nn * nalgos, sizeof *algo_of);
-    int np = 0;
-    /* strong scaling prices each per-device batch once (a plan per batch); weak scaling one */
-    int cached_batch = weak ? batch : -1;
-    DeviceStep step = ref;
+    int np = 0, ninterp = 0;
     const double t0 = mb_now_s();
+    /* the per-device steps: weak scaling one (the reference); strong one per batch met */
+    StepCurve curve = {0, calloc((size_t)nn + 64, sizeof(int)), calloc((size_t)nn + 64, sizeof(DeviceStep))};
+    if (weak) {
+        curve.batch[0] = batch, curve.step[0] = ref, curve.n = 1;
+    } else {
+        int *distinct = calloc((size_t)nn, sizeof *distinct), nd = 0, bmin = 1 << 30, bmax = 0;
+        for (int i = 0; i < nn; i++) {
+            int b = so.global_batch / (nodes[i] * w.sys.devices_per_node);
+            bool seen = b < 1;
+            for (int j = 0; j < nd && !seen; j++)
+                seen = distinct[j] == b;
+            if (!seen) {
+                distinct[nd++] = b;
+                bmin = b < bmin ? b : bmin;
+                bmax = b > bmax ? b : bmax;
+            }
+        }
+        if (nd <= EXACT_BATCHES) {
+            for (int j = 0; j < nd && rc == 0; j++)
+                rc = curve_add(cli, &w, m, &curve, distinct[j]);
+        } else if (nd > 0) {
+            rc = curve_add(cli, &w, m, &curve, bmin);
+            for (long b = 1; b < bmax && rc == 0; b *= 2)
+                if (b > bmin)
+                    rc = curve_add(cli, &w, m, &curve, (int)b);
+            if (rc == 0)
+                rc = curve_add(cli, &w, m, &curve, bmax);
+        }
+        free(distinct);
+    }
     for (int i = 0; i < nn && rc == 0; i++) {
         int ranks = nodes[i] * w.sys.devices_per_node;
         int b = weak ? batch : so.global_batch / ranks;
         if (b < 1)
             continue; /* fewer samples than devices: not a configuration */
-        if (b != cached_batch) {
-            double gb;
-            if ((rc = device_step(cli, &w, m, b, &step, &gb)))
-                break;
-            cached_batch = b;
-        }
+        bool interp;
+        DeviceStep step = curve_at(&curve, &w.sys.device, b, &interp);
+        ninterp += interp;
         for (int a = 0; a < nalgos; a++) {
             whatif_scale_point(&w.sys, &w.comm, algos[a], w.prec, &step, grad_bytes, nodes[i], b, so.w.overlap,
                                t1_per_sample, epoch, &pts[np]);
@@ -568,9 +657,13 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
     if (rc == 0 && np == 0)
         rc = cli_error(cli, EXIT_USAGE, "--global-batch %d is smaller than the devices of every node count given",
                        so.global_batch);
+    const int npriced = curve.n;
+    free(curve.batch);
+    free(curve.step);
     if (rc == 0 && !cli->json)
-        fprintf(stderr, "sweep: %d configurations evaluated in %.3f s (%.0f per second)\n", np, eval_s,
-                np / fmax(eval_s, 1e-9));
+        fprintf(stderr, "sweep: %d configurations evaluated in %.3f s (%.0f per second); %d per-device batch(es) "
+                        "priced, %d node counts' batches interpolated between them\n",
+                np, eval_s, np / fmax(eval_s, 1e-9), npriced, ninterp);
     if (rc == 0 && so.plot)
         rc = plot_svg(cli, so.plot, m->name, &w, pts, np, algo_of, nalgos, algos, weak);
     if (rc == 0 && cli->json) {
@@ -584,6 +677,8 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
         cJSON_AddNumberToObject(o, "configurations", np);
         cJSON_AddNumberToObject(o, "evaluation_s", eval_s);
         cJSON_AddNumberToObject(o, "configurations_per_s", np / fmax(eval_s, 1e-9));
+        cJSON_AddNumberToObject(o, "batches_priced", npriced);
+        cJSON_AddNumberToObject(o, "batches_interpolated", ninterp);
         cJSON *arr = cJSON_AddArrayToObject(o, "points");
         for (int i = 0; i < np; i++) {
             const ScalePoint *p = &pts[i];
