@@ -214,6 +214,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < NCOMMANDS; i++) {
         if (strcmp(commands[i].name, name) != 0)
             continue;
+        /* under mpirun, only the commands that use the ranks together take part: the others
+         * would repeat their work and their database writes once per rank */
+        if (comm_env_size() > 1 && strcmp(name, "run") != 0 && strcmp(name, "validate") != 0 &&
+            strcmp(name, "calibrate") != 0)
+            return cli_error(&cli, EXIT_USAGE, "'%s' runs on one process; under mpirun only run, validate and "
+                                               "calibrate --only comm use the ranks (for this machine's data-parallel "
+                                               "prediction: dlperf predict MODEL --ranks P)", name);
         int rc = commands[i].fn(argc - 1, argv + 1, &cli);
         /* under MPI: finalize, or abort the whole job so no rank waits for a failed one */
         return comm_finish(rc < 0 ? EXIT_OK : rc); /* -1: --help was printed */

@@ -121,6 +121,9 @@ if [ "$(sql "SELECT count(*) FROM run WHERE batch_per_rank = 4 AND steps = 50")"
     ok failing-rank-no-run-stored
 else fail failing-rank-no-run-stored "a run of the failed job was stored"; fi
 
+run predict-under-mpirun 2 mpi 2 "$DLPERF" predict p3b1 &&
+    expect predict-under-mpirun "$T/err" "'predict' runs on one process"
+
 # ---- communication calibration ----
 run comm-needs-mpirun 2 "$DLPERF" calibrate --only comm --quick &&
     expect comm-needs-mpirun "$T/err" "run it under mpirun -np P"
