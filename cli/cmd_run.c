@@ -24,13 +24,14 @@
 
 typedef struct {
     int batch, steps, warmup, epochs;
-    bool trace, convnet_protocol, steps_given, warmup_given, weak_scaling;
+    bool trace, convnet_protocol, steps_given, warmup_given, weak_scaling, overlap;
+    int bucket_mib;
     PlanMode mode;
     const char *data_dir, *save, *load;
 } RunOpts;
 
 enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_TRACE, OPT_EPOCHS, OPT_DATA_DIR, OPT_SAVE, OPT_LOAD, OPT_MODE,
-       OPT_PROTOCOL, OPT_SCALING };
+       OPT_PROTOCOL, OPT_SCALING, OPT_OVERLAP, OPT_BUCKET_MIB };
 
 static int run_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -54,6 +55,8 @@ static int run_option(Cli *cli, int id, const char *arg, void *ctx)
         else
             return cli_error(cli, EXIT_USAGE, "--mode '%s': expected train, fwd-bwd or forward", arg);
         return 0;
+    case OPT_OVERLAP: o->overlap = true; return 0;
+    case OPT_BUCKET_MIB: return cli_parse_int(cli, "--bucket-mib", arg, 1, 4096, &o->bucket_mib);
     case OPT_SCALING:
         if (strcmp(arg, "strong") != 0 && strcmp(arg, "weak") != 0)
             return cli_error(cli, EXIT_USAGE, "--scaling '%s': expected strong (--batch is the global batch) or "
@@ -208,8 +211,14 @@ static void print_ranks(const RunRow *row)
     double ar = 0;
     for (int i = 0; i < row->sw.ranks; i++)
         ar += row->rank_times[i].allreduce_s / row->sw.ranks;
-    printf("  allreduce  %s of gradients per step, %s median (mean over ranks), %.2f GB/s algorithm bandwidth\n",
-           fmt_bytes(row->allreduce_bytes, b1, 32), fmt_time(ar, b2, 32), ar > 0 ? row->allreduce_bytes / ar / 1e9 : 0);
+    if (row->bucket_bytes > 0)
+        printf("  allreduce  %s of gradients per step in buckets of %s overlapped with backward: %s median not "
+               "hidden (mean over ranks)\n", fmt_bytes(row->allreduce_bytes, b1, 32), fmt_bytes(row->bucket_bytes, b3, 32),
+               fmt_time(ar, b2, 32));
+    else
+        printf("  allreduce  %s of gradients per step, %s median (mean over ranks), %.2f GB/s algorithm bandwidth\n",
+               fmt_bytes(row->allreduce_bytes, b1, 32), fmt_time(ar, b2, 32),
+               ar > 0 ? row->allreduce_bytes / ar / 1e9 : 0);
     printf("\n  %4s %12s %12s %12s %12s   (medians over the timed steps)\n", "rank", "step", "compute", "wait",
            "allreduce");
     for (int i = 0; i < row->sw.ranks; i++) {
@@ -220,7 +229,7 @@ static void print_ranks(const RunRow *row)
 }
 
 static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
-                     const char *scaling, Db *db, const MachineRow *machine, cJSON *json_out)
+                     const char *scaling, size_t bucket_bytes, Db *db, const MachineRow *machine, cJSON *json_out)
 {
     char err[512];
     Plan probe;
@@ -230,7 +239,7 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
     double flops = total_flops(&probe) * ranks; /* the job's: every rank's share */
     plan_free(&probe);
     RunResult r;
-    if (session_run(cli, m, batch, mode, warmup, steps, trace, machine, scaling, &r))
+    if (session_run(cli, m, batch, mode, warmup, steps, trace, machine, scaling, bucket_bytes, &r))
         return EXIT_FAIL;
     if (comm_rank() != 0) { /* rank 0 stores and reports the job */
         run_result_free(&r);
@@ -273,6 +282,7 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
             cJSON_AddNumberToObject(o, "batch_per_rank", row->batch_per_rank);
             cJSON_AddStringToObject(o, "mpi_library", row->sw.mpi_library);
             cJSON_AddNumberToObject(o, "allreduce_bytes", row->allreduce_bytes);
+            cJSON_AddNumberToObject(o, "bucket_bytes", row->bucket_bytes);
             cJSON *rk = cJSON_AddArrayToObject(o, "rank_times");
             for (int i = 0; i < ranks; i++) {
                 const RankTimeRow *k = &row->rank_times[i];
@@ -348,6 +358,8 @@ int cmd_run(int argc, char **argv, Cli *cli)
                                          {"mode", required_argument, NULL, OPT_MODE},
                                          {"protocol", required_argument, NULL, OPT_PROTOCOL},
                                          {"scaling", required_argument, NULL, OPT_SCALING},
+                                         {"overlap", no_argument, NULL, OPT_OVERLAP},
+                                         {"bucket-mib", required_argument, NULL, OPT_BUCKET_MIB},
                                          {0}};
     RunOpts ro = {.steps = 10, .warmup = 2, .mode = PLAN_TRAIN};
     int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
@@ -369,6 +381,13 @@ int cmd_run(int argc, char **argv, Cli *cli)
     /* under mpirun: data-parallel over the job's ranks (MPI starts after the BLAS choice,
      * which may re-execute this process) */
     const int ranks = comm_env_size();
+    if ((ro.overlap || ro.bucket_mib) && ranks < 2)
+        return cli_error(cli, EXIT_USAGE, "--overlap and --bucket-mib shape the gradients' allreduce of a "
+                                          "data-parallel run: run under mpirun -np P");
+    if (ro.bucket_mib && !ro.overlap)
+        return cli_error(cli, EXIT_USAGE, "--bucket-mib goes with --overlap");
+    /* Horovod's default fusion buffer: 64 MiB */
+    const size_t bucket_bytes = ro.overlap ? (size_t)(ro.bucket_mib ? ro.bucket_mib : 64) << 20 : 0;
     if (ranks > 1 && ro.epochs)
         return cli_error(cli, EXIT_USAGE, "--epochs trains on one process; under mpirun, time data-parallel "
                                           "training with --steps");
@@ -429,11 +448,11 @@ int cmd_run(int argc, char **argv, Cli *cli)
         arr = NULL;
         rc = run_epochs(cli, m, &ro, db, &machine);
     } else if (ro.convnet_protocol) {
-        rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, scaling, db, &machine, arr);
+        rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, scaling, bucket_bytes, db, &machine, arr);
         if (rc == EXIT_OK)
-            rc = run_steps(cli, m, batch, PLAN_FWD_BWD, ro.warmup, ro.steps, ro.trace, scaling, db, &machine, arr);
+            rc = run_steps(cli, m, batch, PLAN_FWD_BWD, ro.warmup, ro.steps, ro.trace, scaling, bucket_bytes, db, &machine, arr);
     } else {
-        rc = run_steps(cli, m, batch, ro.mode, ro.warmup, ro.steps, ro.trace, scaling, db, &machine, arr);
+        rc = run_steps(cli, m, batch, ro.mode, ro.warmup, ro.steps, ro.trace, scaling, bucket_bytes, db, &machine, arr);
     }
     if (arr && (rc != EXIT_OK || comm_rank() != 0)) {
         cJSON_Delete(arr);

@@ -95,7 +95,7 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
         rc = session_drift(cli, cm[0], &drift);
     RunResult run = {0};
     if (rc == 0)
-        rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, "strong", &run);
+        rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, "strong", 0, &run);
     if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     for (int h = 0; h < 2 && rc == 0; h++) {
@@ -203,7 +203,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         if (rc)
             break;
         RunResult run;
-        if ((rc = session_run(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, false, &machine, scaling, &run)))
+        if ((rc = session_run(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, false, &machine, scaling, 0, &run)))
             break;
         if (root) {
             r->meas_s = run.row.median_s, r->meas_min_s = run.row.min_s, r->meas_max_s = run.row.max_s;

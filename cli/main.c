@@ -100,6 +100,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"run", cmd_run, "really train a model: time its steps, or train it to a result",
      "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--mode M] [--json]\n"
+     "       mpirun -np P dlperf run MODEL [--scaling strong|weak] [--overlap [--bucket-mib N]] [--steps N]\n"
      "       dlperf run MODEL --protocol convnet [--batch N]\n"
      "       dlperf run MODEL --epochs N [--batch N] [--data-dir DIR] [--save FILE] [--load FILE]\n\n"
      "Timing (default): trains on the model's seeded synthetic batches, excludes warm-up steps\n"
@@ -111,6 +112,12 @@ static const Command commands[] = {
      "  --trace          time every op of every step and store the per-op medians\n"
      "  --mode M         train (forward, backward, update; default), fwd-bwd (gradients only,\n"
      "                   as convnet-benchmarks times it) or forward (inference)\n"
+     "Under mpirun -np P (data-parallel; rank 0 stores the run with every rank's times):\n"
+     "  --scaling S      strong (default: --batch is the global batch, split over the ranks) or\n"
+     "                   weak (--batch per rank)\n"
+     "  --overlap        sum the gradients in buckets, each started as soon as backward wrote\n"
+     "                   it (Horovod's tensor fusion), instead of one allreduce after backward\n"
+     "  --bucket-mib N   the bucket size with --overlap (default 64, Horovod's)\n"
      "  --protocol convnet  the suite's protocol: 10 warm-up and 100 timed steps, forward and\n"
      "                   forward-backward, mean and sd per batch (per sample for RNNs)\n"
      "Training to a result:\n"

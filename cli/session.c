@@ -91,9 +91,9 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-DataParallel session_dp(void)
+DataParallel session_dp(size_t bucket_bytes)
 {
-    return (DataParallel){comm_rank(), comm_size(), comm_size() > 1 ? comm_env_local_size() : 1};
+    return (DataParallel){comm_rank(), comm_size(), comm_size() > 1 ? comm_env_local_size() : 1, bucket_bytes};
 }
 
 /* Data-parallel: rank 0 gets every rank's medians of step, compute, wait and allreduce time. */
@@ -142,11 +142,11 @@ static int gather_rank_times(const double *step, const StepTimes *st, int steps,
 }
 
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
-                const MachineRow *machine, const char *scaling, RunResult *out)
+                const MachineRow *machine, const char *scaling, size_t bucket_bytes, RunResult *out)
 {
     memset(out, 0, sizeof *out);
     ops_set_threads(cli->threads);
-    const DataParallel dp = session_dp();
+    const DataParallel dp = session_dp(bucket_bytes);
     const bool talk = progress_enabled() && dp.rank == 0;
     Trainer t;
     char err[1024];
@@ -208,6 +208,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     r->batch = batch * dp.nranks;
     r->batch_per_rank = batch;
     snprintf(r->scaling, sizeof r->scaling, "%s", dp.nranks > 1 ? scaling : "none");
+    r->bucket_bytes = dp.nranks > 1 ? (double)bucket_bytes : 0;
     r->allreduce_bytes = dp.nranks > 1 && mode != PLAN_INFERENCE ? (double)t.plan.arena_bytes[ARENA_GRAD] : 0;
     r->steps = steps;
     r->warmup_steps = warmup;

@@ -41,11 +41,12 @@ typedef struct {
  * Under mpirun (comm_size() > 1) every rank calls it: it trains data-parallel with
  * `batch` samples per rank (row.batch is the global batch), a step's time is the slowest
  * rank's, and rank 0 receives every rank's time split (rank_times). `scaling` ("strong"
- * or "weak") is recorded. */
+ * or "weak") and bucket_bytes (overlap) are recorded. */
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
-                const MachineRow *machine, const char *scaling, RunResult *out);
-/* This process's place in a data-parallel job ({0, 1, 1} without MPI). */
-DataParallel session_dp(void);
+                const MachineRow *machine, const char *scaling, size_t bucket_bytes, RunResult *out);
+/* This process's place in a data-parallel job ({0, 1, 1} without MPI); bucket_bytes 0: one
+ * allreduce after backward, else overlapped buckets (DataParallel). */
+DataParallel session_dp(size_t bucket_bytes);
 void run_result_free(RunResult *r);
 
 /* How fast the machine runs now against the calibration, from a few reference kernels the

@@ -99,6 +99,7 @@ typedef struct {
     char scaling[8];        /* "none" (one process), "strong" or "weak" */
     int batch_per_rank;
     double allreduce_bytes; /* summed per step */
+    double bucket_bytes;    /* 0: one allreduce after backward; else overlapped buckets */
     const struct RankTimeRow *rank_times; /* sw.ranks rows, written with the run */
 } RunRow;
 

@@ -133,6 +133,7 @@ static const char *const migrations[] = {
     "ALTER TABLE run ADD COLUMN scaling TEXT NOT NULL DEFAULT 'none';"
     "ALTER TABLE run ADD COLUMN batch_per_rank INTEGER;"
     "ALTER TABLE run ADD COLUMN allreduce_bytes REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE run ADD COLUMN bucket_bytes REAL NOT NULL DEFAULT 0;"
     "CREATE TABLE run_rank ("
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
     "  rank INTEGER NOT NULL, hostname TEXT NOT NULL,"

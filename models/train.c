@@ -99,7 +99,7 @@ int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64
 int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                       char *err, size_t errlen)
 {
-    const DataParallel one = {0, 1, 1};
+    const DataParallel one = {0, 1, 1, 0};
     return trainer_init_dp(t, m, batch, mode, nbatches, seed, &one, err, errlen);
 }
 
@@ -160,6 +160,42 @@ static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_
     return 0;
 }
 
+static int bucket_cmp(const void *a, const void *b)
+{
+    const GradBucket *x = a, *y = b;
+    return x->ready_op != y->ready_op ? (x->ready_op > y->ready_op) - (x->ready_op < y->ready_op)
+                                      : (x->first > y->first) - (x->first < y->first);
+}
+
+/* Splits the gradient buffer into buckets of about bucket_bytes and finds, for each, the
+ * last op before the update that writes into it: from then on its sum can start. */
+static int grad_buckets(Trainer *t, size_t bucket_bytes)
+{
+    const Plan *p = &t->plan;
+    const size_t total = p->arena_bytes[ARENA_GRAD] / sizeof(float);
+    const size_t per = bucket_bytes / sizeof(float) > 0 ? bucket_bytes / sizeof(float) : 1;
+    const int n = (int)((total + per - 1) / per);
+    const int update = p->update_op >= 0 ? p->update_op : p->nops;
+    t->buckets = calloc((size_t)(n > 0 ? n : 1), sizeof *t->buckets);
+    if (!t->buckets)
+        return -1;
+    for (int k = 0; k < n; k++)
+        t->buckets[k] = (GradBucket){(size_t)k * per, (size_t)k * per + per <= total ? per : total - (size_t)k * per, 0};
+    for (int i = 0; i < update; i++)
+        for (int b = 0; b < p->ops[i].nbuf; b++) {
+            const BufRef *r = &p->ops[i].buf[b];
+            if (r->arena != ARENA_GRAD || r->bytes == 0)
+                continue;
+            size_t lo = r->offset / sizeof(float) / per, hi = (r->offset + r->bytes - 1) / sizeof(float) / per;
+            for (size_t k = lo; k <= hi && k < (size_t)n; k++)
+                if (t->buckets[k].ready_op < i)
+                    t->buckets[k].ready_op = i;
+        }
+    qsort(t->buckets, (size_t)n, sizeof *t->buckets, bucket_cmp);
+    t->nbuckets = n;
+    return 0;
+}
+
 int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                     const DataParallel *dp, char *err, size_t errlen)
 {
@@ -208,6 +244,11 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
         }
     }
     t->steps_per_epoch = m->train_samples > 0 ? (double)m->train_samples / batch : 0;
+    if (dp->nranks > 1 && dp->bucket_bytes > 0 && mode != PLAN_INFERENCE && grad_buckets(t, dp->bucket_bytes) != 0) {
+        snprintf(err, errlen, "%s: out of memory for the gradient buckets", m->name);
+        trainer_free(t);
+        return -1;
+    }
     if (dp->nranks > 1) {
         if (data_generate_share(t, dp, seed + 1, err, errlen) != 0) {
             trainer_free(t);
@@ -224,6 +265,7 @@ void trainer_free(Trainer *t)
     for (int a = 0; a < ARENA_COUNT; a++)
         free(t->mem[a]);
     free(t->data);
+    free(t->buckets);
     plan_free(&t->plan);
     memset(t, 0, sizeof *t);
 }
@@ -270,7 +312,33 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         return fista_objective(&t->plan, t->base);
     }
     const Plan *p = &t->plan;
-    if (t->dp.nranks == 1 || p->mode == PLAN_INFERENCE) {
+    if (t->nbuckets > 0) { /* each bucket's sum starts when backward has written it */
+        const int update = p->update_op >= 0 ? p->update_op : p->nops;
+        float *g = t->base[ARENA_GRAD];
+        int next = 0;
+        double t0 = comm_wtime();
+        for (int i = 0; i < update; i++) {
+            plan_exec_range(p, t->base, i, i + 1, op_time_s);
+            while (next < t->nbuckets && t->buckets[next].ready_op <= i) {
+                const GradBucket *bk = &t->buckets[next++];
+                if (comm_iallreduce_sum_f32(g + bk->first, bk->count) != 0) { /* too many in flight */
+                    comm_wait_all();
+                    comm_iallreduce_sum_f32(g + bk->first, bk->count);
+                }
+            }
+            comm_progress();
+        }
+        double t1 = comm_wtime();
+        comm_wait_all();
+        const size_t n = p->arena_bytes[ARENA_GRAD] / sizeof(float);
+        const float inv = 1.0f / (float)t->dp.nranks;
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            g[i] *= inv;
+        double t2 = comm_wtime();
+        plan_exec_range(p, t->base, update, p->nops, op_time_s);
+        t->last = (StepTimes){.compute_s = (t1 - t0) + (comm_wtime() - t2), .wait_s = 0, .comm_s = t2 - t1};
+    } else if (t->dp.nranks == 1 || p->mode == PLAN_INFERENCE) {
         double t0 = comm_wtime();
         plan_exec(p, t->base, op_time_s);
         t->last = (StepTimes){.compute_s = comm_wtime() - t0};

@@ -11,16 +11,29 @@
 #include "models/plan.h"
 
 /* Data-parallel training: this process is rank `rank` of `nranks`, `local_ranks` of them
- * on this node (sharing its memory). {0, 1, 1}: one process. */
+ * on this node (sharing its memory). {0, 1, 1}: one process. bucket_bytes 0: the gradients
+ * are summed by one allreduce after backward; else in buckets of about that size, each
+ * started (MPI_Iallreduce) as soon as the backward ops writing it are done and progressed
+ * between the ops that follow (Horovod's tensor fusion and overlap). */
 typedef struct {
     int rank, nranks, local_ranks;
+    size_t bucket_bytes;
 } DataParallel;
+
+/* A contiguous range of the gradient buffer summed by one non-blocking allreduce. */
+typedef struct {
+    size_t first, count; /* floats */
+    int ready_op;        /* the last op of the step that writes into it */
+} GradBucket;
 
 /* Where the last step's time went on this rank (data-parallel runs). */
 typedef struct {
-    double compute_s; /* forward, backward and update ops */
-    double wait_s;    /* waiting for the slowest rank before the gradient sum (a barrier) */
-    double comm_s;    /* the gradient allreduce itself, and the 1/P scaling */
+    double compute_s; /* forward, backward and update ops (with buckets: and starting and
+                         progressing their allreduces between the backward ops) */
+    double wait_s;    /* waiting for the slowest rank before the gradient sum (a barrier;
+                         0 with buckets: there the wait is inside comm_s) */
+    double comm_s;    /* the gradient allreduce and the 1/P scaling; with buckets the part
+                         not hidden behind backward (waiting for the last sums) */
 } StepTimes;
 
 typedef struct {
@@ -35,6 +48,8 @@ typedef struct {
     double steps_per_epoch;  /* for learning-rate schedules given in epochs */
     DataParallel dp;
     StepTimes last;          /* of the last trainer_step */
+    GradBucket *buckets;     /* dp.bucket_bytes > 0: in the order they become ready */
+    int nbuckets;
 } Trainer;
 
 /* Bytes a run allocates: every arena plus the data set of nbatches batches. */

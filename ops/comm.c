@@ -114,6 +114,36 @@ void comm_allreduce_sum_f32(float *buf, size_t n)
     }
 }
 
+static MPI_Request pending[COMM_MAX_PENDING];
+static int npending;
+
+int comm_iallreduce_sum_f32(float *buf, size_t n)
+{
+    if (!started || my_size == 1)
+        return 0;
+    if (npending == COMM_MAX_PENDING || n > INT_MAX)
+        return -1;
+    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &pending[npending++]);
+    return 0;
+}
+
+void comm_progress(void)
+{
+    if (npending > 0) {
+        int done;
+        MPI_Testall(npending, pending, &done, MPI_STATUSES_IGNORE);
+        if (done)
+            npending = 0;
+    }
+}
+
+void comm_wait_all(void)
+{
+    if (npending > 0)
+        MPI_Waitall(npending, pending, MPI_STATUSES_IGNORE);
+    npending = 0;
+}
+
 void comm_allreduce_sum_f64(double *v, int n)
 {
     if (started && my_size > 1)

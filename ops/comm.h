@@ -38,6 +38,15 @@ const char *comm_library(void);
 /* Sums n floats over all ranks, in place (MPI_Allreduce, MPI_SUM; counts above INT_MAX in
  * pieces). No-op on one rank. */
 void comm_allreduce_sum_f32(float *buf, size_t n);
+/* Non-blocking in-place sum of n floats (MPI_Iallreduce; n <= INT_MAX): the Horovod
+ * pattern starts each gradient bucket's sum as soon as backward has produced it. Returns 0,
+ * or -1 if too many are in flight (COMM_MAX_PENDING). comm_progress lets MPI advance them
+ * (MPI_Testall: without a progress thread, MPI moves data only inside MPI calls);
+ * comm_wait_all completes them all. */
+enum { COMM_MAX_PENDING = 1024 };
+int comm_iallreduce_sum_f32(float *buf, size_t n);
+void comm_progress(void);
+void comm_wait_all(void);
 /* In-place reductions of a few doubles (statistics, step times). */
 void comm_allreduce_sum_f64(double *v, int n);
 void comm_allreduce_max_f64(double *v, int n);

@@ -93,6 +93,20 @@ if [ -n "${l1:-}" ] && [ "$(sqlite3 :memory: "SELECT abs($l1 - $l2) <= 1e-4 * ab
     ok loss-np1-equals-np2
 else fail loss-np1-equals-np2 "np=1 ${l1:-?} np=2 ${l2:-?}"; fi
 
+# the gradients in overlapped buckets: the same losses, the bucket size stored
+if run overlap-np2 0 mpi 2 "$DLPERF" run fmnist-convpool --batch 8 --steps 2 --warmup 1 --threads 1 --overlap --bucket-mib 1 --json; then
+    lo=$(json "json_extract(j, '\$.loss_last')")
+    [ "$(sqlite3 :memory: "SELECT abs(${l1:-0} - ${lo:-1}) <= 1e-4 * abs(${l1:-1})")" = 1 ] && ok overlap-same-loss ||
+        fail overlap-same-loss "np=1 ${l1:-?} overlapped ${lo:-?}"
+    [ "$(json "json_extract(j, '\$.bucket_bytes')")" = 1048576 ] && ok overlap-bucket-recorded ||
+        fail overlap-bucket-recorded "$(head -c 300 "$T/out")"
+    [ "$(sql "SELECT count(*) FROM run WHERE bucket_bytes = 1048576 AND ranks = 2")" = 1 ] && ok overlap-stored ||
+        fail overlap-stored "$(sql "SELECT id, ranks, bucket_bytes FROM run")"
+fi
+run overlap-needs-mpi 2 "$DLPERF" run fmnist-convpool --overlap --steps 1 && expect overlap-needs-mpi "$T/err" "run under mpirun"
+run bucket-needs-overlap 2 mpi 2 "$DLPERF" run fmnist-convpool --bucket-mib 4 --steps 1 --threads 1 &&
+    expect bucket-needs-overlap "$T/err" "--bucket-mib goes with --overlap"
+
 # ---- bad input under mpirun: every rank says it, the job exits non-zero ----
 if run strong-indivisible 2 mpi 2 "$DLPERF" run fmnist-convpool --batch 7 --steps 1 --threads 1; then
     expect strong-indivisible "$T/err" "rank 0 of 2.*--batch 7: strong scaling splits the global batch over the 2 ranks"

@@ -5,7 +5,8 @@
  * model alone at the global batch. After each step the losses must agree, and after the
  * last step every rank's parameters must equal the single process's within float
  * tolerance (the ranks sum their shares' gradients in a different order than one GEMM
- * over the whole batch does). Prints "ok NAME" / "FAIL NAME: why" lines on rank 0.
+ * over the whole batch does); the same with the gradients summed in overlapped buckets.
+ * Prints "ok NAME" / "FAIL NAME: why" lines on rank 0.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static void report(int rank, bool ok, const char *name, const char *why)
         failures++;
 }
 
-static void check_model(const char *json, int rank, int nranks)
+static void check_model(const char *json, int rank, int nranks, size_t bucket_bytes)
 {
     char err[512], name[160], why[256];
     ModelSpec *m = model_json_parse(json, "equivalence", err, sizeof err);
@@ -63,10 +64,13 @@ static void check_model(const char *json, int rank, int nranks)
         return;
     }
     const int local = GLOBAL_BATCH / nranks;
-    const DataParallel dp = {rank, nranks, nranks}, one = {0, 1, 1};
+    const DataParallel dp = {rank, nranks, nranks, bucket_bytes}, one = {0, 1, 1, 0};
+    char how[64] = "";
+    if (bucket_bytes)
+        snprintf(how, sizeof how, ", overlapped buckets of %zu B", bucket_bytes);
     Trainer t, ref;
     int rc = trainer_init_dp(&t, m, local, PLAN_TRAIN, STEPS, 11, &dp, err, sizeof err);
-    snprintf(name, sizeof name, "%s: np=%d trainer starts", m->name, nranks);
+    snprintf(name, sizeof name, "%s: np=%d%s trainer starts", m->name, nranks, how);
     double rcs = rc;
     comm_allreduce_max_f64(&rcs, 1);
     report(rank, rcs == 0, name, err);
@@ -83,7 +87,7 @@ static void check_model(const char *json, int rank, int nranks)
             worst_loss = fmax(worst_loss, fabs(l - lr) / fmax(fabs(lr), 1e-6));
         }
     }
-    snprintf(name, sizeof name, "%s: np=%d step losses equal one process's at batch %d", m->name, nranks,
+    snprintf(name, sizeof name, "%s: np=%d%s step losses equal one process's at batch %d", m->name, nranks, how,
              GLOBAL_BATCH);
     snprintf(why, sizeof why, "largest relative loss difference %.3g (limit 1e-4)", worst_loss);
     report(rank, have_ref && worst_loss < 1e-4, name, have_ref ? why : err);
@@ -102,7 +106,8 @@ static void check_model(const char *json, int rank, int nranks)
     }
     double worst[2] = {diff / fmax(scale, 1e-12), 0};
     comm_allreduce_max_f64(worst, 1);
-    snprintf(name, sizeof name, "%s: np=%d weights after %d steps equal one process's", m->name, nranks, STEPS);
+    snprintf(name, sizeof name, "%s: np=%d%s weights after %d steps equal one process's", m->name, nranks, how,
+             STEPS);
     snprintf(why, sizeof why, "largest difference %.3g of the largest weight (limit 1e-5)", worst[0]);
     report(rank, worst[0] < 1e-5, name, why);
     /* and training moved them: the comparison is not of untouched initial values */
@@ -115,7 +120,13 @@ static void check_model(const char *json, int rank, int nranks)
             trainer_free(&fresh);
         }
     }
-    snprintf(name, sizeof name, "%s: training moved the weights", m->name);
+    snprintf(name, sizeof name, "%s%s: training moved the weights", m->name, how);
+    if (bucket_bytes) { /* more than one bucket, or the overlap was not exercised */
+        snprintf(why, sizeof why, "%d bucket(s)", t.nbuckets);
+        char bn[200];
+        snprintf(bn, sizeof bn, "%s: np=%d gradients in several buckets", m->name, nranks);
+        report(rank, t.nbuckets > 2, bn, why);
+    }
     snprintf(why, sizeof why, "largest change %.3g", moved);
     report(rank, rank != 0 || moved > 1e-4, name, why);
     free(want);
@@ -142,8 +153,11 @@ int main(void)
         report(rank, false, "equivalence", "the rank count must divide the global batch 8");
         return comm_finish(1);
     }
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
-        check_model(models[i], rank, nranks);
+    /* one allreduce after backward; and 1 KiB buckets overlapped with backward */
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        check_model(models[i], rank, nranks, 0);
+        check_model(models[i], rank, nranks, 1024);
+    }
     double f = failures;
     comm_bcast(&f, sizeof f, 0);
     comm_finish(0); /* every rank knows the verdict: finalize, no job abort */
