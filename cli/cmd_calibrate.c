@@ -257,8 +257,21 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* --models: each model's gradient buffer, the message its data-parallel training sums */
+    size_t grad_bytes[MAX_MODELS];
+    for (int i = 0; i < co->nmodels; i++) {
+        Plan p;
+        if (plan_build(co->models[i], 1, &p, err, sizeof err) != 0) {
+            if (db)
+                db_close(db);
+            return cli_error(cli, EXIT_USAGE, "%s", err);
+        }
+        grad_bytes[i] = p.arena_bytes[ARENA_GRAD];
+        plan_free(&p);
+    }
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
-    int rc = mb_calibrate_comm(db, cal.id, co->mode, cli->threads, progress, &pr, &stop_requested, err, sizeof err);
+    int rc = mb_calibrate_comm(db, cal.id, co->mode, cli->threads, grad_bytes, co->nmodels, progress, &pr,
+                               &stop_requested, err, sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     if (comm_rank() != 0)
         return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
@@ -312,6 +325,8 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return rc;
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+    if (co.show && comm_env_size() > 1)
+        return cli_error(cli, EXIT_USAGE, "--show prints; run it on one process, without mpirun");
     if (co.show)
         return co.any_measure_option
                    ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
@@ -323,14 +338,12 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     bool any = false;
     for (int i = 0; i < NFAMILIES; i++)
         any |= co.family[i];
-    if (co.comm && (any || co.nmodels || co.batch))
-        return cli_error(cli, EXIT_USAGE, "--only comm measures communication alone (every rank at once); "
-                                          "calibrate the other families in a separate run without mpirun");
+    if (co.comm && (any || co.batch))
+        return cli_error(cli, EXIT_USAGE, "--only comm measures communication alone (every rank at once; with "
+                                          "--models, their gradients' allreduce); calibrate the other families in a "
+                                          "separate run without mpirun");
     if (co.comm)
         return calibrate_comm(cli, &co);
-    if (comm_env_size() > 1)
-        return cli_error(cli, EXIT_USAGE, "under mpirun, calibrate measures communication: add --only comm "
-                                          "(the compute families are measured by one process, without mpirun)");
     any = false;
     for (int i = 0; i < NFAMILIES; i++)
         any |= co.family[i];
@@ -385,29 +398,42 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                           : (MbFamily){family_names[i], lists[i], counts[i]};
     }
 
-    Db *db = cli_db_open(cli);
-    if (!db) {
+    /* Under mpirun every rank measures the same kernels at the same time: the speeds one
+     * rank of a job with that many ranks per node sees (shared memory bandwidth, caches,
+     * and time-shared cores when ranks x threads exceed them). Rank 0 stores. */
+    if (comm_start(err, sizeof err) != 0) {
         free(mops);
-        return EXIT_FAIL;
+        return cli_error(cli, EXIT_FAIL, "%s", err);
     }
+    const bool root = comm_rank() == 0;
+    Db *db = NULL;
     MachineRow machine;
     CalibrationRow cal = {0};
-    if (cli_machine(cli, db, &machine) != 0 || db_calibration_reap(db, machine.id) != 0) {
-        free(mops);
-        db_close(db);
-        return EXIT_FAIL;
+    if (root) {
+        if (!(db = cli_db_open(cli))) {
+            free(mops);
+            return EXIT_FAIL;
+        }
+        if (cli_machine(cli, db, &machine) != 0 || db_calibration_reap(db, machine.id) != 0) {
+            free(mops);
+            db_close(db);
+            return EXIT_FAIL;
+        }
+        cal.machine_id = machine.id;
+        snprintf(cal.mode, sizeof cal.mode, "%s", mb_mode_name(co.mode));
+        cli_software(cli, &cal.sw);
+        if (db_calibration_begin(db, &cal) != 0) {
+            free(mops);
+            cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+            db_close(db);
+            return EXIT_FAIL;
+        }
+        fprintf(stderr, "calibrate: %s mode, %d threads, OpenBLAS %s (%s), database %s\n", cal.mode, cli->threads,
+                cal.sw.blas_core, cal.sw.blas_choice, cli->db_path);
+        if (comm_size() > 1)
+            fprintf(stderr, "calibrate: %d ranks measure every kernel at the same time (the speeds a rank of a "
+                            "%d-rank job on this node sees); rank 0 stores\n", comm_size(), comm_size());
     }
-    cal.machine_id = machine.id;
-    snprintf(cal.mode, sizeof cal.mode, "%s", mb_mode_name(co.mode));
-    cli_software(cli, &cal.sw);
-    if (db_calibration_begin(db, &cal) != 0) {
-        free(mops);
-        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-        db_close(db);
-        return EXIT_FAIL;
-    }
-    fprintf(stderr, "calibrate: %s mode, %d threads, OpenBLAS %s (%s), database %s\n", cal.mode, cli->threads,
-            cal.sw.blas_core, cal.sw.blas_choice, cli->db_path);
 
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
@@ -415,9 +441,12 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     sigaction(SIGTERM, &sa, NULL);
     MbProtocol proto = mb_protocol(co.mode);
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
-    rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, progress, &pr, &stop_requested, err, sizeof err);
+    rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, root ? progress : NULL, &pr, &stop_requested, err,
+                      sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     free(mops);
+    if (!root)
+        return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
     const char *status = rc == 0 ? "complete" : "interrupted";
     if (db_calibration_finish(db, cal.id, status) != 0) {
         cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -439,6 +468,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cJSON_AddNumberToObject(o, "calibration_id", (double)cal.id);
         cJSON_AddStringToObject(o, "mode", cal.mode);
         cJSON_AddNumberToObject(o, "threads", cli->threads);
+        cJSON_AddNumberToObject(o, "ranks", comm_size());
         cJSON_AddStringToObject(o, "blas_core", cal.sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", cal.sw.blas_choice);
         cJSON_AddNumberToObject(o, "measurements", s.n);
@@ -447,8 +477,9 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cJSON_AddNumberToObject(o, "stream_triad_gbs", s.triad_gbs);
         json_print(o);
     } else {
-        printf("calibration %lld complete: %d kernels measured in %.1f s (%s mode, %d threads, OpenBLAS %s)\n",
-               (long long)cal.id, s.n, elapsed, cal.mode, cli->threads, cal.sw.blas_core);
+        printf("calibration %lld complete: %d kernels measured in %.1f s (%s mode, %d threads, OpenBLAS %s)%s\n",
+               (long long)cal.id, s.n, elapsed, cal.mode, cli->threads, cal.sw.blas_core,
+               comm_size() > 1 ? ", every kernel by all ranks at once" : "");
         printf("  best SGEMM        %8.1f GFLOP/s\n", s.best_gemm_gflops);
         printf("  STREAM triad      %8.1f GB/s\n", s.triad_gbs);
     }

@@ -195,7 +195,10 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     PredictionRow pred;
     OpTimeRow *ops = NULL;
     rc = EXIT_FAIL;
-    if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm))
+    double over = 1;
+    if (cli_machine(cli, db, &machine) ||
+        (po.ranks > 1 ? session_calibration_dp(cli, db, &machine, po.ranks, &cal, &cm, &over)
+                      : session_calibration(cli, db, &machine, &cal, &cm)))
         goto done;
     if (po.holdout) { /* price as if none of this model's shapes had been measured */
         OpDesc *descs = malloc((size_t)plan.nops * sizeof *descs);
@@ -216,7 +219,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
             cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;
         }
-        rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, po.ranks, &pred, &ops);
+        rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, over, &pred, &ops);
         comm_model_free(comm);
         if (rc)
             goto done;
@@ -257,9 +260,8 @@ int cmd_predict(int argc, char **argv, Cli *cli)
            fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32),
            batch * (po.ranks > 1 ? po.ranks : 1) / pred.iter_s);
     if (po.ranks > 1) {
-        double over = session_oversubscription(po.ranks, cli->threads);
         printf("  data-parallel: %d ranks on this machine, %d per rank (global batch %d)%s\n", po.ranks, batch,
-               batch * po.ranks, over > 1 ? "" : "");
+               batch * po.ranks, cal.sw.ranks > 1 ? "; compute measured by as many ranks at once" : "");
         if (over > 1)
             printf("  compute slowed %.2fx: %d ranks x %d threads share %ld cores\n", over, po.ranks, cli->threads,
                    sysconf(_SC_NPROCESSORS_ONLN));

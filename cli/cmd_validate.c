@@ -167,10 +167,11 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
     CalibrationRow cal;
     CostModel *cm = NULL;
     CommModel *comm = NULL;
+    double over = 1;
     if (root) {
         if (!(db = cli_db_open(cli)))
             return EXIT_FAIL;
-        if (cli_machine(cli, db, &machine) || session_calibration(cli, db, &machine, &cal, &cm)) {
+        if (cli_machine(cli, db, &machine) || session_calibration_dp(cli, db, &machine, local, &cal, &cm, &over)) {
             db_close(db);
             return EXIT_FAIL;
         }
@@ -194,7 +195,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d): predicting, then training "
                             "%d+%d steps...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
                     vo->warmup, vo->steps);
-            rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, local, &r->pred, &pops);
+            rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &pops);
             if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
                 rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         }
@@ -229,7 +230,6 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             done++;
     }
     if (root && done > 0) {
-        const double over = session_oversubscription(local, cli->threads);
         if (cli->json) {
             cJSON *arr = cJSON_CreateArray();
             for (int i = 0; i < done; i++) {
@@ -242,6 +242,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 cJSON_AddNumberToObject(o, "batch_per_rank", r->batch);
                 cJSON_AddNumberToObject(o, "threads", cli->threads);
                 cJSON_AddNumberToObject(o, "oversubscription", over);
+                cJSON_AddNumberToObject(o, "calibration_id", (double)cal.id);
+                cJSON_AddNumberToObject(o, "calibration_ranks", cal.sw.ranks);
                 cJSON_AddNumberToObject(o, "predicted_s", r->pred.iter_s);
                 cJSON_AddNumberToObject(o, "measured_s", r->meas_s);
                 cJSON_AddNumberToObject(o, "error_pct", 100 * (r->pred.iter_s - r->meas_s) / r->meas_s);
@@ -258,9 +260,12 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         } else {
             char b[6][32];
             printf("data-parallel validation: %d ranks (%d on this node) x %d threads, %s scaling, compute from "
-                   "calibration %lld%s, allreduce from the communication calibration (%s)\n",
+                   "calibration %lld (%s), allreduce from the communication calibration (%s)\n",
                    ranks, local, cli->threads, scaling, (long long)cal.id,
-                   over > 1 ? " slowed by the cores' oversubscription" : "", comm_library());
+                   cal.sw.ranks > 1 ? "measured by as many ranks at once"
+                   : over > 1        ? "one process's, slowed by the cores' oversubscription"
+                                     : "one process's",
+                   comm_library());
             if (over > 1)
                 printf("  oversubscription: %d ranks x %d threads on %ld cores = %.2f\n", local, cli->threads,
                        sysconf(_SC_NPROCESSORS_ONLN), over);

@@ -55,9 +55,10 @@ static const Command commands[] = {
      "                   name groups (default: suite; with --quick none)\n"
      "  --batch N        batch size of those ops (default: --quick each model's; else the\n"
      "                   largest up to the model's whose step is at most 300 GFLOP)\n"
-     "  --only comm      under mpirun -np P: MPI_Allreduce from 4 B to 256 MiB and DeepBench's\n"
-     "                   all-reduce sizes, broadcast, ping-pong latency and bandwidth (OSU\n"
-     "                   style), stored with the rank count and the MPI library's version\n"
+     "  --only comm      under mpirun -np P: MPI_Allreduce (in place) from 4 B to 256 MiB,\n"
+     "                   DeepBench's all-reduce sizes and, with --models, those models'\n"
+     "                   gradient buffers; broadcast; ping-pong latency and bandwidth (OSU\n"
+     "                   style); stored with the rank count and the MPI library's version\n"
      "  --show           print the latest complete calibration as people read it: achieved\n"
      "                   GFLOP/s and GB/s against the measured limits, per family\n"
      "\ncommon options:\n" CLI_COMMON_HELP},

@@ -28,6 +28,24 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
     return 0;
 }
 
+int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int local_ranks, CalibrationRow *cal,
+                           CostModel **cm, double *over)
+{
+    int rc = local_ranks > 1 ? db_calibration_latest_ranks(db, m->id, cli->threads, local_ranks, cal) : DB_NOT_FOUND;
+    if (rc < 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (rc == DB_NOT_FOUND) { /* one process's speeds, the cores shared out */
+        *over = session_oversubscription(local_ranks, cli->threads);
+        return session_calibration(cli, db, m, cal, cm);
+    }
+    *over = 1; /* measured as the job runs */
+    char err[512];
+    *cm = cm_load(db, cal->id, err, sizeof err);
+    if (!*cm)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    return 0;
+}
+
 int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const Plan *p,
                     PredictionRow *pred, OpTimeRow **ops)
 {
@@ -54,14 +72,14 @@ double session_oversubscription(int local_ranks, int threads)
 }
 
 int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,
-                       const Plan *p, int ranks, int local_ranks, PredictionRow *pred, OpTimeRow **ops)
+                       const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops)
 {
     if (session_predict(cli, cm, cal, p, pred, ops))
         return EXIT_FAIL;
     pred->ranks = ranks;
     if (ranks <= 1)
         return 0;
-    const double f = session_oversubscription(local_ranks, cli->threads);
+    const double f = over;
     pred->iter_s *= f, pred->iter_lo_s *= f, pred->iter_hi_s *= f;
     pred->fwd_s *= f, pred->bwd_s *= f, pred->update_s *= f;
     for (int i = 0; i < p->nops; i++) {

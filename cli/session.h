@@ -17,13 +17,17 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
 int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const Plan *p,
                     PredictionRow *pred, OpTimeRow **ops);
 
+/* The calibration a data-parallel job with local_ranks ranks on this node is priced from:
+ * one its ranks measured at once (calibrate under mpirun -np local_ranks; *over = 1), else
+ * the one-process calibration with *over = the oversubscription of the cores. */
+int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int local_ranks, CalibrationRow *cal,
+                           CostModel **cm, double *over);
 /* Data-parallel on this machine: the plan (one rank's share of the batch) priced as
- * session_predict does, times the oversubscription of the node's cores (local_ranks x
- * threads over the online cores, at least 1: ranks time-share the cores), plus the
- * gradients' allreduce from the communication model (pred->allreduce_s, included in
- * iter_s; no overlap: dlperf's trainer sums after backward). */
+ * session_predict does, times `over` (session_calibration_dp), plus the gradients'
+ * allreduce from the communication model (pred->allreduce_s, included in iter_s; no
+ * overlap: dlperf's trainer sums after backward by default). */
 int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,
-                       const Plan *p, int ranks, int local_ranks, PredictionRow *pred, OpTimeRow **ops);
+                       const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops);
 /* local_ranks x threads / online cores, at least 1. */
 double session_oversubscription(int local_ranks, int threads);
 

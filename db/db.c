@@ -439,11 +439,18 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
 
 int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out)
 {
+    return db_calibration_latest_ranks(db, machine_id, threads, 1, out);
+}
+
+int db_calibration_latest_ranks(Db *db, int64_t machine_id, int threads, int ranks, CalibrationRow *out)
+{
     /* communication calibrations (mode comm, comm-quick) price no op */
-    return calibration_lookup(db,
-                              "WHERE machine_id = ? AND threads = ? AND status = 'complete'"
-                              " AND mode NOT LIKE 'comm%' ORDER BY id DESC LIMIT 1",
-                              machine_id, threads, out);
+    char where[256];
+    snprintf(where, sizeof where,
+             "WHERE machine_id = ? AND threads = ? AND ranks = %d AND status = 'complete'"
+             " AND mode NOT LIKE 'comm%%' ORDER BY id DESC LIMIT 1",
+             ranks);
+    return calibration_lookup(db, where, machine_id, threads, out);
 }
 
 int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, CalibrationRow *out)

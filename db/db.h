@@ -197,8 +197,12 @@ int db_calibration_begin(Db *db, CalibrationRow *c);
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status);
 /* Marks "running" calibrations of this machine whose process is gone as "interrupted". */
 int db_calibration_reap(Db *db, int64_t machine_id);
-/* Latest complete calibration of the machine at this thread count: 0, DB_NOT_FOUND or -1. */
+/* Latest complete calibration of the machine at this thread count, measured by one process
+ * (ranks 1): 0, DB_NOT_FOUND or -1. */
 int db_calibration_latest(Db *db, int64_t machine_id, int threads, CalibrationRow *out);
+/* The same measured by `ranks` processes of an MPI job at once (each rank ran the same
+ * kernels at the same time: the speeds one rank of such a job sees). */
+int db_calibration_latest_ranks(Db *db, int64_t machine_id, int threads, int ranks, CalibrationRow *out);
 /* Latest complete communication calibration (mode "comm" / "comm-quick", measured under
  * mpirun) of the machine with `ranks` ranks, or with the most ranks if ranks is 0. */
 int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, CalibrationRow *out);

@@ -3,6 +3,7 @@
  * interrupted calibration keeps what it measured.
  */
 #include "microbench/mb.h"
+#include "ops/comm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,10 +52,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         for (int j = 0; j < fams[f].n; j++, i++) {
             if (!measure[i])
                 continue;
-            if (stop && *stop) {
+            double stopping = stop && *stop ? 1 : 0;
+            comm_allreduce_max_f64(&stopping, 1); /* under mpirun every rank stops together */
+            if (stopping) {
                 rc = 1;
                 goto cleanup;
             }
+            comm_barrier(); /* ranks measuring together start each kernel together */
             MeasurementRow m;
             char terr[256] = "";
             int trc = mb_time_op(&fams[f].ops[j], p, threads, &m, samples, terr, sizeof terr);
@@ -62,13 +66,22 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
              * (validated = 0) and still fails the calibration: a wrong kernel must never
              * price a prediction. Any other failure (out of memory) stores nothing. */
             bool timed_but_wrong = trc != 0 && m.reps > 0 && !m.validated;
-            if (trc == 0 || timed_but_wrong) {
+            bool stored = true;
+            if ((trc == 0 || timed_but_wrong) && db) { /* db: rank 0 (or the only process) */
                 m.calibration_id = calibration_id;
                 snprintf(m.family, sizeof m.family, "%s", fams[f].family);
                 if (db_measurement_insert(db, &m) != 0) {
                     snprintf(err, errlen, "storing %s: %s", keys[i], db_errmsg(db));
-                    goto cleanup;
+                    stored = false;
                 }
+            }
+            double failed = trc != 0 || !stored ? 1 : 0; /* a failure on any rank stops them all */
+            comm_allreduce_max_f64(&failed, 1);
+            if (!stored)
+                goto cleanup;
+            if (failed && trc == 0) {
+                snprintf(err, errlen, "another rank failed at %s", keys[i]);
+                goto cleanup;
             }
             if (trc != 0) {
                 if (timed_but_wrong)

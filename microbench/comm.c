@@ -1,7 +1,7 @@
 /* microbench/comm.c — the communication microbenchmarks (the OSU habit), run by every
- * rank of an MPI job: allreduce over a size sweep and DeepBench's all-reduce sizes,
- * broadcast, and point-to-point latency/bandwidth (ping-pong between rank 0 and the last
- * rank).
+ * rank of an MPI job: allreduce (in place, as training sums its gradients) over a size
+ * sweep, DeepBench's all-reduce sizes and the chosen models' gradient sizes, broadcast, and
+ * point-to-point latency/bandwidth (ping-pong between rank 0 and the last rank).
  *
  * Every sample starts after a barrier and is the slowest rank's time for `inner`
  * back-to-back collectives (MPI_MAX over the ranks), so all ranks hold identical samples
@@ -67,9 +67,10 @@ static void run_once(const MbCommKernel *k, float *src, float *dst, int iters)
 {
     size_t nf = k->bytes / sizeof(float);
     switch (k->kind) {
-    case MB_COMM_ALLREDUCE:
+    case MB_COMM_ALLREDUCE: /* in place, as training sums its gradient buffer */
+        (void)src;
         for (int i = 0; i < iters; i++)
-            comm_allreduce_f32(src, dst, nf);
+            comm_allreduce_sum_f32(dst, nf);
         break;
     case MB_COMM_BCAST:
         for (int i = 0; i < iters; i++)
@@ -106,10 +107,8 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
         snprintf(err, errlen, "cannot allocate 2 x %zu bytes", k->bytes);
         return -1;
     }
-    for (size_t i = 0; i < nf; i++) {
-        src[i] = (float)(comm_rank() + 1);
-        dst[i] = 0;
-    }
+    for (size_t i = 0; i < nf; i++) /* repeated in-place sums grow (to inf: no slower on x86) */
+        src[i] = dst[i] = (float)(comm_rank() + 1);
     /* warm-up: also sizes the inner count so a sample lasts min_sample_s */
     double first = sample(k, src, dst, 1);
     int warm = first >= p->long_s ? 1 : p->warmups;
@@ -142,7 +141,8 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
     bool ok = true;
     double max_err = 0;
     if (k->kind == MB_COMM_ALLREDUCE) {
-        comm_allreduce_f32(src, dst, nf);
+        memcpy(dst, src, nf * sizeof *dst);
+        comm_allreduce_sum_f32(dst, nf);
         const double want = ranks * (ranks + 1) / 2.0;
         for (size_t i = 0; i < nf; i += 1 + nf / 4096)
             max_err = fmax(max_err, fabs(dst[i] - want) / want);
@@ -180,19 +180,28 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
     return 0;
 }
 
-int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, MbProgress progress,
-                      void *progress_ctx, volatile sig_atomic_t *stop, char *err, size_t errlen)
+int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, const size_t *model_bytes,
+                      int nmodel, MbProgress progress, void *progress_ctx, volatile sig_atomic_t *stop, char *err,
+                      size_t errlen)
 {
     const MbProtocol p = mb_protocol(mode);
-    int total = mb_comm_list(mode, NULL, 0);
-    MbCommKernel *list = calloc((size_t)total, sizeof *list);
+    const int nlist = mb_comm_list(mode, NULL, 0);
+    int total = nlist;
+    MbCommKernel *list = calloc((size_t)(nlist + nmodel), sizeof *list);
     double *samples = calloc((size_t)p.max_reps + 1, sizeof *samples);
     if (!list || !samples) {
         free(list), free(samples);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    mb_comm_list(mode, list, total);
+    mb_comm_list(mode, list, nlist);
+    for (int i = 0; i < nmodel; i++) { /* the models' gradient sizes, measured as they are summed */
+        bool have = model_bytes[i] < sizeof(float);
+        for (int j = 0; j < total && !have; j++)
+            have = list[j].kind == MB_COMM_ALLREDUCE && list[j].bytes == model_bytes[i];
+        if (!have)
+            list[total++] = (MbCommKernel){MB_COMM_ALLREDUCE, model_bytes[i] / sizeof(float) * sizeof(float)};
+    }
     const double t0 = mb_now_s();
     int rc = 0;
     for (int i = 0; i < total; i++) {

@@ -137,7 +137,10 @@ typedef void (*MbProgress)(int done, int total, const char *family, const char *
 
 /* Measures every descriptor of every family once (duplicate keys across families are
  * measured once, under the first family that lists them) and inserts each measurement
- * into calibration `calibration_id` as soon as it is taken. Returns 0 when all were
+ * into calibration `calibration_id` as soon as it is taken. Under mpirun every rank calls
+ * it with the same lists: the ranks start each kernel together (a barrier) and measure it
+ * at the same time, rank 0 stores (db NULL on the others), and a stop or a failure on any
+ * rank ends all of them. Returns 0 when all were
  * measured, 1 when *stop became nonzero (interrupted; what was measured is kept), -1 on
  * error with err set. */
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
@@ -160,11 +163,13 @@ void mb_comm_key(const MbCommKernel *k, int ranks, char *out, size_t n);
  * row's median_s is seconds per collective (ping-pong: one way), bytes the message size. */
 int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
                  char *err, size_t errlen);
-/* Measures the mode's list on all ranks; rank 0 stores each row in calibration
- * `calibration_id` (db may be NULL on the other ranks). Returns 0, 1 if interrupted (on
- * any rank), -1 with err on failure (on any rank). */
-int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, MbProgress progress,
-                      void *progress_ctx, volatile sig_atomic_t *stop, char *err, size_t errlen);
+/* Measures the mode's list and an allreduce of each of model_bytes[0..nmodel) (the models'
+ * gradient buffers) on all ranks; rank 0 stores each row in calibration `calibration_id`
+ * (db may be NULL on the other ranks). Returns 0, 1 if interrupted (on any rank), -1 with
+ * err on failure (on any rank). */
+int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, const size_t *model_bytes,
+                      int nmodel, MbProgress progress, void *progress_ctx, volatile sig_atomic_t *stop, char *err,
+                      size_t errlen);
 
 /* ---- fingerprints ---- */
 /* CPU model and flags (/proc/cpuinfo), online cores, MemTotal, hostname, uname; the

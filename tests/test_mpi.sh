@@ -141,8 +141,7 @@ run predict-under-mpirun 2 mpi 2 "$DLPERF" predict p3b1 &&
 # ---- communication calibration ----
 run comm-needs-mpirun 2 "$DLPERF" calibrate --only comm --quick &&
     expect comm-needs-mpirun "$T/err" "run it under mpirun -np P"
-run mpirun-compute-refused 2 mpi 2 "$DLPERF" calibrate --quick --threads 1 &&
-    expect mpirun-compute-refused "$T/err" "add --only comm"
+run show-under-mpirun 2 mpi 2 "$DLPERF" calibrate --show && expect show-under-mpirun "$T/err" "without mpirun"
 run comm-alone 2 mpi 2 "$DLPERF" calibrate --only comm,peak --threads 1 &&
     expect comm-alone "$T/err" "measures communication alone"
 if run comm-np2 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1; then
@@ -158,7 +157,29 @@ fi
 
 # ---- validate under mpirun: predicted vs measured iteration and allreduce, stored ----
 run cal-1thread 0 "$DLPERF" calibrate --quick --threads 1 --only peak,memory,model-op,eltwise --models p3b1 --batch 5
+one=$(sql "SELECT max(id) FROM calibration WHERE mode NOT LIKE 'comm%'")
+# without a calibration its ranks measured together: one process's, the cores shared out
+if run validate-np4-fallback 0 mpi 4 "$DLPERF" validate p3b1 --batch 20 --steps 3 --threads 1; then
+    expect validate-np4-fallback "$T/out" "calibration $one (one process's, slowed by the cores' oversubscription)"
+fi
+# the gradients' allreduce of a named model is measured at its exact size
+if run comm-models 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1 --models p3b1; then
+    [ "$(sql "SELECT count(*) FROM measurement WHERE family = 'comm' AND kind = 'allreduce'
+              AND bytes = (SELECT allreduce_bytes FROM run WHERE model = 'p3b1' AND ranks = 4 LIMIT 1)")" -ge 1 ] &&
+        ok comm-models-size || fail comm-models-size "no allreduce at p3b1's gradient size"
+fi
+# every rank measuring together: a calibration of 2 ranks, which the np=2 validation uses
+if run cal-together 0 mpi 2 "$DLPERF" calibrate --quick --threads 1 --only peak,memory,model-op,eltwise --models p3b1 --batch 5; then
+    expect cal-together "$T/err" "2 ranks measure every kernel at the same time"
+    [ "$(sql "SELECT ranks FROM calibration WHERE id = (SELECT max(id) FROM calibration)")" = 2 ] && ok cal-together-ranks ||
+        fail cal-together-ranks "$(sql "SELECT id, mode, ranks FROM calibration")"
+fi
+together=$(sql "SELECT max(id) FROM calibration WHERE ranks = 2 AND mode NOT LIKE 'comm%'")
+# one process's predictions never price from it
+run predict-one-process 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 && expect predict-one-process "$T/out" "from calibration $one "
 if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threads 1 --json; then
+    [ "$(json "json_extract(j, '\$[0].calibration_id')")" = "$together" ] && ok validate-np2-together ||
+        fail validate-np2-together "calibration $(json "json_extract(j, '\$[0].calibration_id')"), expected $together"
     if [ "$(json "json_extract(j, '\$[0].ranks')")" = 2 ] && [ "$(json "json_extract(j, '\$[0].batch_per_rank')")" = 5 ] &&
        [ "$(json "json_extract(j, '\$[0].predicted_allreduce_s') > 0 AND json_extract(j, '\$[0].measured_allreduce_s') > 0")" = 1 ] &&
        [ "$(json "json_extract(j, '\$[0].allreduce_source')")" = measured ]; then
