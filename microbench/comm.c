@@ -4,7 +4,7 @@
  * point-to-point latency/bandwidth (ping-pong between rank 0 and the last rank).
  *
  * Every sample starts after a barrier and is the slowest rank's time for `inner`
- * back-to-back collectives (MPI_MAX over the ranks), so all ranks hold identical samples
+ * back-to-back collectives (allreduce: one, from cold caches) (MPI_MAX over the ranks), so all ranks hold identical samples
  * and take identical decisions (how many samples, when to stop): no rank can leave the
  * loop early and leave another waiting in a collective. The same protocol (warm-ups,
  * minimum and maximum samples, time target, CI target) as the compute kernels. Allreduce
@@ -82,9 +82,14 @@ static void run_once(const MbCommKernel *k, float *src, float *dst, int iters)
     }
 }
 
-/* The slowest rank's seconds per execution for `iters` executions. */
+/* The slowest rank's seconds per execution for `iters` executions. Allreduces start from
+ * cold caches, as training's gradient sum does (backward's convolutions and GEMMs have
+ * evicted most of the gradients by the time it starts): each allreduce sample is one
+ * collective after every rank flushed its caches (untimed). */
 static double sample(const MbCommKernel *k, float *src, float *dst, int iters)
 {
+    if (k->kind == MB_COMM_ALLREDUCE)
+        mb_flush_caches();
     comm_barrier();
     double t0 = comm_wtime();
     run_once(k, src, dst, iters);
@@ -115,7 +120,7 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
     for (int w = 1; w < warm; w++)
         first = fmin(first, sample(k, src, dst, 1));
     int inner = 1;
-    if (first < p->min_sample_s)
+    if (first < p->min_sample_s && k->kind != MB_COMM_ALLREDUCE) /* allreduce: one per (cold) sample */
         inner = (int)fmin(100000, ceil(p->min_sample_s / fmax(first, 1e-9)));
     /* every rank computes inner from the same (MPI_MAX) samples: identical */
     int min_reps = first >= p->long_s ? p->long_min_reps : p->min_reps;

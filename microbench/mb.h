@@ -56,6 +56,11 @@ double mb_now_s(void);
  * after any other failure m->reps is 0. */
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen);
+/* Evicts this process's data from every cache level: each kernel thread reads its part of
+ * a buffer twice the last-level cache (allocated on first use; mb_release frees it).
+ * mb_time_op does this before each sample of a memory-bound op that would otherwise stay
+ * in cache (protocol.c says which), the communication benchmarks before each allreduce. */
+void mb_flush_caches(void);
 /* mb_time_op keeps its buffers for the next call (fresh multi-GiB buffers cost seconds of
  * page zeroing each); this frees them. mb_calibrate calls it when done. */
 void mb_release(void);
