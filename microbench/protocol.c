@@ -3,6 +3,7 @@
  * validates one operation descriptor (STREAM/OSU habit: validation outside the timed region).
  */
 #include "microbench/mb.h"
+#include "ops/comm.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -161,8 +162,23 @@ static void pool_drop(int i)
     pool[i] = pool[--pool_n];
 }
 
+static double mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    double avail_kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf", &avail_kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return avail_kb * 1024.0;
+}
+
 /* A block of at least `bytes` (*cap: its real size), from the pool if one fits without
- * wasting more than 4x. */
+ * wasting more than 4x. A new block the machine cannot hold (with a tenth to spare) is
+ * refused (NULL) after the idle pool was given back, rather than left to the OOM killer:
+ * ranks calibrating together each allocate every kernel's buffers. */
 static void *pool_take(size_t bytes, size_t *cap)
 {
     int best = -1;
@@ -176,6 +192,14 @@ static void *pool_take(size_t bytes, size_t *cap)
         return p;
     }
     *cap = bytes;
+    double avail = mem_available();
+    if (avail > 0 && (double)bytes > 0.9 * avail) {
+        while (pool_n > 0)
+            pool_drop(0);
+        avail = mem_available();
+        if (avail > 0 && (double)bytes > 0.9 * avail)
+            return NULL;
+    }
     return ops_buffer_alloc(bytes);
 }
 
@@ -183,16 +207,9 @@ static void pool_give(void *p, size_t cap)
 {
     if (!p)
         return;
-    if (pool_budget == 0) {
-        FILE *f = fopen("/proc/meminfo", "r");
-        char line[128];
-        double avail_kb = 0;
-        while (f && fgets(line, sizeof line, f))
-            if (sscanf(line, "MemAvailable: %lf", &avail_kb) == 1)
-                break;
-        if (f)
-            fclose(f);
-        pool_budget = avail_kb > 0 ? avail_kb * 1024.0 / 2 : 1e9;
+    if (pool_budget == 0) { /* half the memory, shared by the ranks calibrating together */
+        double avail = mem_available();
+        pool_budget = avail > 0 ? avail / 2 / comm_env_local_size() : 1e9;
     }
     if (pool_n == MB_POOL_BLOCKS) { /* drop the smallest: cheapest to make again */
         int small = 0;
@@ -451,8 +468,9 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
         if (b->bufs[i] && b->info[i].role == BUF_INOUT)
             b->before[i] = pool_take(sz, &b->before_cap[i]);
         if (!b->bufs[i] || (b->info[i].role == BUF_INOUT && !b->before[i])) {
-            snprintf(err, errlen, "out of memory allocating buffer %s (%zu bytes)",
-                     b->info[i].name, b->info[i].bytes);
+            snprintf(err, errlen, "out of memory allocating buffer %s (%.2f GiB; %.2f GiB available%s)",
+                     b->info[i].name, b->info[i].bytes / 1073741824.0, mem_available() / 1073741824.0,
+                     comm_env_local_size() > 1 ? ", shared by the ranks on this node" : "");
             return -1;
         }
     }

@@ -160,6 +160,19 @@ static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_
     return 0;
 }
 
+OpDesc trainer_grad_scale_op(size_t floats, int nranks)
+{
+    return op_axpby(PHASE_FWD, floats, 1.0f / (float)nranks, 0.0f);
+}
+
+/* g = g / P in place (y, a and b all the gradient buffer). */
+static void scale_gradients(const Trainer *t)
+{
+    void *g = t->base[ARENA_GRAD];
+    void *bufs[OP_MAX_BUFS] = {g, g, g};
+    op_run(&t->grad_scale, bufs, t->base[ARENA_WS]);
+}
+
 static int bucket_cmp(const void *a, const void *b)
 {
     const GradBucket *x = a, *y = b;
@@ -244,6 +257,8 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
         }
     }
     t->steps_per_epoch = m->train_samples > 0 ? (double)m->train_samples / batch : 0;
+    if (dp->nranks > 1 && t->plan.arena_bytes[ARENA_GRAD] > 0) /* inference plans have no gradients */
+        t->grad_scale = trainer_grad_scale_op(t->plan.arena_bytes[ARENA_GRAD] / sizeof(float), dp->nranks);
     if (dp->nranks > 1 && dp->bucket_bytes > 0 && mode != PLAN_INFERENCE && grad_buckets(t, dp->bucket_bytes) != 0) {
         snprintf(err, errlen, "%s: out of memory for the gradient buckets", m->name);
         trainer_free(t);
@@ -330,12 +345,8 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         }
         double t1 = comm_wtime();
         comm_wait_all();
-        const size_t n = p->arena_bytes[ARENA_GRAD] / sizeof(float);
-        const float inv = 1.0f / (float)t->dp.nranks;
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++)
-            g[i] *= inv;
         double t2 = comm_wtime();
+        scale_gradients(t);
         plan_exec_range(p, t->base, update, p->nops, op_time_s);
         t->last = (StepTimes){.compute_s = (t1 - t0) + (comm_wtime() - t2), .wait_s = 0, .comm_s = t2 - t1};
     } else if (t->dp.nranks == 1 || p->mode == PLAN_INFERENCE) {
@@ -349,14 +360,9 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         double t1 = comm_wtime();
         comm_barrier();
         double t2 = comm_wtime();
-        float *g = t->base[ARENA_GRAD];
-        size_t n = p->arena_bytes[ARENA_GRAD] / sizeof(float);
-        comm_allreduce_sum_f32(g, n);
-        const float inv = 1.0f / (float)t->dp.nranks;
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++)
-            g[i] *= inv;
+        comm_allreduce_sum_f32(t->base[ARENA_GRAD], p->arena_bytes[ARENA_GRAD] / sizeof(float));
         double t3 = comm_wtime();
+        scale_gradients(t);
         plan_exec_range(p, t->base, update, p->nops, op_time_s);
         t->last = (StepTimes){.compute_s = (t1 - t0) + (comm_wtime() - t3), .wait_s = t2 - t1, .comm_s = t3 - t2};
     }

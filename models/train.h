@@ -32,8 +32,8 @@ typedef struct {
                          progressing their allreduces between the backward ops) */
     double wait_s;    /* waiting for the slowest rank before the gradient sum (a barrier;
                          0 with buckets: there the wait is inside comm_s) */
-    double comm_s;    /* the gradient allreduce and the 1/P scaling; with buckets the part
-                         not hidden behind backward (waiting for the last sums) */
+    double comm_s;    /* the gradient allreduce; with buckets the part not hidden behind
+                         backward (waiting for the last sums). The 1/P scaling is compute. */
 } StepTimes;
 
 typedef struct {
@@ -50,7 +50,12 @@ typedef struct {
     StepTimes last;          /* of the last trainer_step */
     GradBucket *buckets;     /* dp.bucket_bytes > 0: in the order they become ready */
     int nbuckets;
+    OpDesc grad_scale;       /* data-parallel: g = g / P over the gradient buffer (an axpby) */
 } Trainer;
+
+/* The op a data-parallel step runs after summing the gradients over `nranks` ranks:
+ * g = (1/nranks) g over the `floats` of the gradient buffer (the predictor prices it). */
+OpDesc trainer_grad_scale_op(size_t floats, int nranks);
 
 /* Bytes a run allocates: every arena plus the data set of nbatches batches. */
 double trainer_bytes_needed(const Plan *p, int nbatches);

@@ -70,6 +70,7 @@ typedef struct {
     double lo[MAX_FEAT], hi[MAX_FEAT]; /* the range each feature spans over the points */
     double h;         /* chosen bandwidth */
     double rms;       /* leave-one-out error of log time: the 68th percentile of |error| (1 sigma) */
+    double ylo, yhi;  /* the range of log(time / work) over the points */
     bool ok;
 } Fit;
 
@@ -440,7 +441,10 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
     }
     if (local_fit(cm, f, xc, skip, h, cols, nf, c) == 0)
         return false;
-    *y0 = c[0];
+    /* a local quadratic between sparse, noisy points can swing far beyond them (a holdout
+     * of pooling once priced 3 ms ops at 46 s): no fitted efficiency is outside the range
+     * the group's measurements span */
+    *y0 = fmin(fmax(c[0], f->ylo), f->yhi);
     return true;
 }
 
@@ -474,6 +478,13 @@ static void fit_group(CostModel *cm, int group, Fit *f)
         }
     if (f->n < MIN_FIT_POINTS)
         return;
+    f->ylo = INFINITY, f->yhi = -INFINITY;
+    for (int i = 0; i < f->n; i++) {
+        const Entry *e = &cm->e[f->idx[i]];
+        const double y = log(e->median_s / e->work);
+        f->ylo = fmin(f->ylo, y);
+        f->yhi = fmax(f->yhi, y);
+    }
     double *col = malloc((size_t)f->n * sizeof *col);
     assert(col);
     for (int j = 0; j < f->nfeat; j++) {
