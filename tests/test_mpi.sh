@@ -6,11 +6,7 @@
 # failing rank ends the whole job non-zero with its message instead of hanging.
 # Prints "ok NAME" or "FAIL NAME: why" per check.
 BUILD=${BUILD:-build}
-DLPERF="$(pwd)/$BUILD/dlperf"
-T=$(mktemp -d /tmp/dlperf-mpi-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export DLPERF_DB="$T/test.db" XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data" HOME="$T/home"
-mkdir -p "$HOME"
+. tests/shlib.sh
 # What OpenMPI needs in a CI container: running as root is refused without these two,
 # more ranks than cores is refused without oversubscription, and cross-memory attach
 # (ptrace) is often not allowed, so the shared-memory transport must not use it.
@@ -20,31 +16,12 @@ export OMP_NUM_THREADS=1
 # a choice of OpenBLAS kernels is not what these tests are about: skip the probe
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; }
 # mpi NP CMD...: mpirun with a time limit, so a hang is a failure, not a stuck CI job
 mpi() {
     np=$1
     shift
     timeout 300 mpirun -np "$np" --oversubscribe "$@"
 }
-# run NAME EXPECTED_RC CMD...: stdout in $T/out, stderr in $T/err
-run() {
-    name=$1 want=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$name" "exit $got, expected $want; stderr: $(tail -c 400 "$T/err")"
-        return 1
-    fi
-    return 0
-}
-expect() {
-    if grep -q -- "$3" "$2"; then ok "$1"; else fail "$1" "'$3' not in $(basename "$2"): $(head -c 300 "$2")"; fi
-}
-sql() { sqlite3 "$DLPERF_DB" "$1"; }
-json() { sqlite3 :memory: "SELECT $1 FROM (SELECT readfile('$T/out') AS j)"; }
 
 if ! command -v mpirun >/dev/null; then
     fail mpirun "mpirun not found (openmpi-bin is a dependency: make deps)"

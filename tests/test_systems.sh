@@ -4,34 +4,8 @@
 # this machine data-parallel, and `sweep` (table, CSV, JSON, SVG plot, node lists, strong
 # scaling). Prints "ok NAME" or "FAIL NAME: why" per check.
 BUILD=${BUILD:-build}
-DLPERF="$(pwd)/$BUILD/dlperf"
-T=$(mktemp -d /tmp/dlperf-systems-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export DLPERF_DB="$T/test.db" XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data" HOME="$T/home"
+. tests/shlib.sh
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} # the kernel choice is not tested here
-mkdir -p "$HOME"
-
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; }
-run() {
-    name=$1 want=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$name" "exit $got, expected $want; stderr: $(head -c 300 "$T/err")"
-        return 1
-    fi
-    return 0
-}
-expect() {
-    if grep -q -- "$3" "$2"; then ok "$1"; else fail "$1" "'$3' not in $(basename "$2"): $(head -c 300 "$2")"; fi
-}
-one_line() {
-    n=$(wc -l <"$T/err")
-    if [ "$n" -eq 1 ]; then ok "$1 (one line)"; else fail "$1 (one line)" "$n lines: $(cat "$T/err")"; fi
-}
-json() { sqlite3 :memory: "SELECT $1 FROM (SELECT readfile('$T/out') AS j)"; }
 
 # ---- the built-in spec sheets ----
 if run systems-json 0 "$DLPERF" systems --json; then
