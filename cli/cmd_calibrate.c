@@ -209,6 +209,27 @@ static int show_latest(Cli *cli)
     return rc;
 }
 
+/* After the measuring loop (rc: 0 done, 1 interrupted, -1 failed with err): marks the
+ * calibration complete or interrupted (db: rank 0 or the only process; other ranks pass
+ * NULL and just get the exit code) and, unless it completed, closes db and reports. */
+static int finish_calibration(const Cli *cli, Db *db, int64_t id, int rc, double elapsed, const char *err)
+{
+    if (!db)
+        return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
+    if (db_calibration_finish(db, id, rc == 0 ? "complete" : "interrupted") != 0) {
+        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        db_close(db);
+        return EXIT_FAIL;
+    }
+    if (rc == 0)
+        return EXIT_OK;
+    db_close(db);
+    if (rc > 0)
+        return cli_error(cli, EXIT_INTERRUPTED, "interrupted after %.0f s; calibration %lld is marked interrupted "
+                         "and will not be used", elapsed, (long long)id);
+    return cli_error(cli, EXIT_FAIL, "%s (calibration %lld marked interrupted)", err, (long long)id);
+}
+
 /* An OSU-style table of a communication calibration (rank 0). */
 static int print_comm_row(const MeasurementRow *m, void *ctx)
 {
@@ -274,20 +295,9 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
                                &stop_requested, err, sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     if (comm_rank() != 0)
-        return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
-    const char *status = rc == 0 ? "complete" : "interrupted";
-    if (db_calibration_finish(db, cal.id, status) != 0) {
-        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-        db_close(db);
-        return EXIT_FAIL;
-    }
-    if (rc != 0) {
-        db_close(db);
-        if (rc > 0)
-            return cli_error(cli, EXIT_INTERRUPTED, "interrupted after %.0f s; calibration %lld is marked "
-                             "interrupted and will not be used", elapsed, (long long)cal.id);
-        return cli_error(cli, EXIT_FAIL, "%s (calibration %lld marked interrupted)", err, (long long)cal.id);
-    }
+        return finish_calibration(cli, NULL, 0, rc, elapsed, err);
+    if ((rc = finish_calibration(cli, db, cal.id, rc, elapsed, err)) != EXIT_OK)
+        return rc;
     if (cli->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "calibration_id", (double)cal.id);
@@ -446,20 +456,9 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     double elapsed = mb_now_s() - pr.t0;
     free(mops);
     if (!root)
-        return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
-    const char *status = rc == 0 ? "complete" : "interrupted";
-    if (db_calibration_finish(db, cal.id, status) != 0) {
-        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-        db_close(db);
-        return EXIT_FAIL;
-    }
-    if (rc != 0) {
-        db_close(db);
-        if (rc > 0)
-            return cli_error(cli, EXIT_INTERRUPTED, "interrupted after %.0f s; calibration %lld is marked "
-                             "interrupted and will not be used", elapsed, (long long)cal.id);
-        return cli_error(cli, EXIT_FAIL, "%s (calibration %lld marked interrupted)", err, (long long)cal.id);
-    }
+        return finish_calibration(cli, NULL, 0, rc, elapsed, err);
+    if ((rc = finish_calibration(cli, db, cal.id, rc, elapsed, err)) != EXIT_OK)
+        return rc;
     Summary s = {0};
     db_measurement_foreach(db, cal.id, summarize, &s);
     db_close(db);
