@@ -52,21 +52,9 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         db_close(w->db);
         return EXIT_FAIL;
     }
-    const DeviceSpec *d = &w->sys.device;
-    if (!d->calibrated && d->peak_flops[w->prec] <= 0) {
-        char have[96] = "";
-        for (int i = 0; i < PREC_COUNT; i++)
-            if (d->peak_flops[i] > 0)
-                snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? ", " : "",
-                         precision_name((Precision)i));
+    if (whatif_check_precision(&w->sys.device, w->prec, err, sizeof err) != 0) {
         db_close(w->db);
-        return cli_error(cli, EXIT_USAGE, "--precision %s: %s has no %s peak in its spec sheet; it has: %s",
-                         precision_name(w->prec), d->name, precision_name(w->prec), have);
-    }
-    if (d->calibrated && w->prec != PREC_FP32) {
-        db_close(w->db);
-        return cli_error(cli, EXIT_USAGE, "--precision %s: this machine is calibrated in fp32 only",
-                         precision_name(w->prec));
+        return cli_error(cli, EXIT_USAGE, "%s", err);
     }
     if (!o->allreduce)
         w->algo = whatif_default_algo(&w->sys);
@@ -212,9 +200,8 @@ int predict_summa(Cli *cli, const WhatIfOpts *o)
     if (sys.device.calibrated)
         return cli_error(cli, EXIT_USAGE, "--summa prices from a device's spec sheet; %s's device is this machine",
                          sys.name);
-    if (sys.device.peak_flops[prec] <= 0)
-        return cli_error(cli, EXIT_USAGE, "--precision %s: %s has no %s peak in its spec sheet", precision_name(prec),
-                         sys.device.name, precision_name(prec));
+    if (whatif_check_precision(&sys.device, prec, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
     const int nodes = o->nodes > 0 ? o->nodes : 1, devices = nodes * sys.devices_per_node;
     const int p = (int)floor(sqrt((double)devices) + 1e-9);
     /* the link a device reads its blocks over: inside one node the intra link, else its share

@@ -139,9 +139,6 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
         if (spent >= p->target_s || (st.ci95_hi - st.ci95_lo) / 2 <= p->ci_frac * st.median)
             break;
     }
-    double sorted[256];
-    memcpy(sorted, samples, (size_t)n * sizeof *sorted);
-    mb_stats(sorted, n, &st);
     /* validation, outside the timed samples: allreduce sums rank+1 over the ranks */
     bool ok = true;
     double max_err = 0;
@@ -163,21 +160,12 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
     snprintf(m->phase, sizeof m->phase, "comm");
     m->threads = threads;
     m->warmups = warm;
-    m->reps = n;
-    m->inner = inner;
-    m->median_s = st.median;
-    m->min_s = st.min;
-    m->max_s = st.max;
-    m->mean_s = st.mean;
-    m->stddev_s = st.stddev;
-    m->ci95_lo_s = st.ci95_lo;
-    m->ci95_hi_s = st.ci95_hi;
+    double scratch[256];
+    mb_row_stats(m, samples, n, inner, scratch);
     m->bytes = (double)k->bytes;
     m->flops = k->kind == MB_COMM_ALLREDUCE ? (double)nf * (ranks - 1) / ranks : 0; /* each rank's adds */
     m->validated = ok;
     m->max_err = max_err;
-    m->samples = samples;
-    m->nsamples = n;
     if (!ok) {
         snprintf(err, errlen, "%s: wrong sum (relative error %.3g)", m->key, max_err);
         return -1;

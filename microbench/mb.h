@@ -45,6 +45,10 @@ typedef struct {
 /* Statistics of samples[0..n) (sorted in place) with GSL. n >= 1. */
 void mb_stats(double *samples, int n, MbStats *out);
 
+/* Fills m's sample count, statistics and sample pointer from samples[0..n) (time order
+ * kept; scratch holds n doubles), executions per sample `inner`. */
+void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *scratch);
+
 /* Smallest observable difference of CLOCK_MONOTONIC, measured (seconds). */
 double mb_timer_resolution_s(void);
 double mb_now_s(void);

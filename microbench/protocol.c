@@ -98,6 +98,25 @@ double mb_timer_resolution_s(void)
     return best > nominal ? best : nominal;
 }
 
+void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *scratch)
+{
+    /* statistics on a copy: samples[] keeps the time order (drift is visible in the db) */
+    memcpy(scratch, samples, (size_t)n * sizeof *scratch);
+    MbStats st;
+    mb_stats(scratch, n, &st);
+    m->reps = n;
+    m->inner = inner;
+    m->median_s = st.median;
+    m->min_s = st.min;
+    m->max_s = st.max;
+    m->mean_s = st.mean;
+    m->stddev_s = st.stddev;
+    m->ci95_lo_s = st.ci95_lo;
+    m->ci95_hi_s = st.ci95_hi;
+    m->samples = samples;
+    m->nsamples = n;
+}
+
 void mb_stats(double *samples, int n, MbStats *out)
 {
     if (n < 1) { /* programmer error (STYLE habit 5): always-on, with file:line */
@@ -596,20 +615,7 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
         if (0.5 * (st.ci95_hi - st.ci95_lo) <= p->ci_frac * st.median)
             break;
     }
-    /* Statistics on a copy: samples[] keeps the time order (drift is visible in the db). */
-    memcpy(sorted, samples, (size_t)reps * sizeof *sorted);
-    mb_stats(sorted, reps, &st);
-    m->reps = reps;
-    m->inner = (int)inner;
-    m->median_s = st.median;
-    m->min_s = st.min;
-    m->max_s = st.max;
-    m->mean_s = st.mean;
-    m->stddev_s = st.stddev;
-    m->ci95_lo_s = st.ci95_lo;
-    m->ci95_hi_s = st.ci95_hi;
-    m->samples = samples;
-    m->nsamples = reps;
+    mb_row_stats(m, samples, reps, (int)inner, sorted);
 
     /* Validation, outside the timed region: timing may have let accumulating and in-place
      * buffers drift, so start again from fresh values (the same seeds as before timing). */

@@ -12,12 +12,13 @@ int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, 
     return whatif_device_ops(p, cm, d, prec, out, NULL, err, errlen);
 }
 
-int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
-                      double *op_s, char *err, size_t errlen)
+int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    const double peak_dev = d->peak_flops[prec];
-    if (!d->calibrated && peak_dev <= 0) {
+    if (d->calibrated && prec != PREC_FP32) {
+        snprintf(err, errlen, "--precision %s: this machine is calibrated in fp32 only", precision_name(prec));
+        return -1;
+    }
+    if (!d->calibrated && d->peak_flops[prec] <= 0) {
         char have[96] = "";
         for (int i = 0; i < PREC_COUNT; i++)
             if (d->peak_flops[i] > 0)
@@ -27,10 +28,16 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
                  d->name, precision_name(prec), have);
         return -1;
     }
-    if (d->calibrated && prec != PREC_FP32) {
-        snprintf(err, errlen, "--precision %s: this machine is calibrated in fp32 only", precision_name(prec));
+    return 0;
+}
+
+int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
+                      double *op_s, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (whatif_check_precision(d, prec, err, errlen) != 0)
         return -1;
-    }
+    const double peak_dev = d->peak_flops[prec];
     double peak_here, bw_here;
     cm_limits(cm, &peak_here, &bw_here);
     const double byte_scale = precision_bytes(prec) / 4.0;

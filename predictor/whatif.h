@@ -35,6 +35,10 @@ typedef struct {
     double roofline_s;             /* the device's roofline of the plan (every op at efficiency 1) */
 } DeviceStep;
 
+/* 0 if device d has a peak at prec (this machine: fp32 only), else -1 with err naming the
+ * precisions it has. */
+int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_t errlen);
+
 /* Prices plan p on device d at precision prec from this machine's cost model. Returns 0,
  * or -1 with err (an op the calibration cannot price, a precision the device lacks). */
 int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
