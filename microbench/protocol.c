@@ -149,7 +149,8 @@ typedef struct {
     int n;
     OpBufInfo info[OP_MAX_BUFS];
     void *bufs[OP_MAX_BUFS];
-    void *before[OP_MAX_BUFS]; /* snapshots of BUF_INOUT buffers for the spot check */
+    void *before[OP_MAX_BUFS]; /* snapshots of BUF_INOUT buffers for the spot check, and of
+                                * a fresh input (rewritten before each sample) */
     size_t cap[OP_MAX_BUFS], before_cap[OP_MAX_BUFS]; /* allocated bytes */
     void *ws;
     size_t ws_cap;
@@ -259,20 +260,39 @@ static void pool_give(void *p, size_t cap)
  * Compute-bound kinds (GEMM, convolution, sparse GEMM, the FMA peak) and the bandwidth
  * benchmarks of each memory level (membw, STREAM) keep warm repetitions, and so do pooling
  * and LRN, which in steps run on activations the previous op just wrote. */
-static uint64_t *flush_buf;
-static size_t flush_words;
-static volatile uint64_t flush_sink; /* keeps the flush's reads from being optimised away */
-
-static bool timed_cold(const OpDesc *d, double bytes)
+/* ---- fresh inputs ----
+ * An activation reads the tensor the op before it has just written (a convolution or GEMM
+ * and its bias, a batch norm; in backward, the gradient the layer above produced): partly
+ * still in the last-level cache, however large the tensor. Warm repetitions price it all
+ * cached (or, beyond the cache, all from DRAM) and cold samples all from DRAM; both
+ * over-priced ReLU in steps by 30-90% (validate --zoo, issue 4). So an activation is timed
+ * one execution per sample, each after the caches are flushed and its input written again
+ * from a copy (untimed): the producer's write, as in a step. */
+static int fresh_input(const OpDesc *d)
 {
+    if (d->kind == OP_ACT)
+        return d->u.act.in_place ? 0 : 1; /* x (fwd) or dy (bwd): over the output in place */
+    return -1;
+}
+
+typedef enum { SAMPLE_WARM, SAMPLE_COLD, SAMPLE_FRESH } SampleKind;
+
+static SampleKind sample_kind(const OpDesc *d, double bytes)
+{
+    if (fresh_input(d) >= 0)
+        return SAMPLE_FRESH;
     switch (d->kind) {
     case OP_GEMM: case OP_CONV2D: case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
     case OP_POOL2D: case OP_LRN:
-        return false;
+        return SAMPLE_WARM;
     default:
-        return bytes < 2.0 * (double)mb_llc_bytes();
+        return bytes < 2.0 * (double)mb_llc_bytes() ? SAMPLE_COLD : SAMPLE_WARM;
     }
 }
+
+static uint64_t *flush_buf;
+static size_t flush_words;
+static volatile uint64_t flush_sink; /* keeps the flush's reads from being optimised away */
 
 void mb_flush_caches(void)
 {
@@ -333,7 +353,7 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
         }
         break;
     case OP_ACT:
-        if (d->phase == PHASE_BWD_DATA && i == 2) { /* y: an output of the activation */
+        if (d->phase == PHASE_BWD_DATA && i == (d->u.act.in_place ? 1 : 2)) { /* y: an output of the activation */
             if (d->u.act.act == ACT_SIGMOID) {
                 *lo = 0.01f;
                 *hi = 0.99f;
@@ -483,10 +503,11 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
     b->n = op_buffer_info(d, b->info);
     for (int i = 0; i < b->n; i++) {
         size_t sz = round_up(b->info[i].bytes);
+        const bool snapshot = b->info[i].role == BUF_INOUT || i == fresh_input(d);
         b->bufs[i] = pool_take(sz, &b->cap[i]);
-        if (b->bufs[i] && b->info[i].role == BUF_INOUT)
+        if (b->bufs[i] && snapshot)
             b->before[i] = pool_take(sz, &b->before_cap[i]);
-        if (!b->bufs[i] || (b->info[i].role == BUF_INOUT && !b->before[i])) {
+        if (!b->bufs[i] || (snapshot && !b->before[i])) {
             snprintf(err, errlen, "out of memory allocating buffer %s (%.2f GiB; %.2f GiB available%s)",
                      b->info[i].name, b->info[i].bytes / 1073741824.0, mem_available() / 1073741824.0,
                      comm_env_local_size() > 1 ? ", shared by the ranks on this node" : "");
@@ -511,6 +532,17 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
 }
 
 /* ---- timing ---- */
+
+/* Caches as a sample of this kind starts: left as the last sample left them (warm), flushed
+ * (cold), or flushed and then the fresh input written (fresh). */
+static void prepare_sample(SampleKind kind, MbBuffers *b, int fresh)
+{
+    if (kind == SAMPLE_WARM)
+        return;
+    mb_flush_caches();
+    if (kind == SAMPLE_FRESH)
+        memcpy(b->bufs[fresh], b->before[fresh], b->info[fresh].bytes);
+}
 
 /* Seconds taken by `inner` back-to-back executions. */
 static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
@@ -558,12 +590,14 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
 
     /* Warm-ups (discarded): page faults, OpenBLAS thread start-up, caches. The fastest of
      * them estimates one execution, which sizes `inner`. */
-    const bool cold = timed_cold(d, cost.bytes);
+    const SampleKind kind = sample_kind(d, cost.bytes);
+    const int fresh = fresh_input(d);
+    if (kind == SAMPLE_FRESH)
+        memcpy(b.before[fresh], b.bufs[fresh], b.info[fresh].bytes);
     double t_one = INFINITY;
     int min_reps = p->min_reps;
     for (int i = 0; i < p->warmups || i < 1; i++) {
-        if (cold)
-            mb_flush_caches();
+        prepare_sample(kind, &b, fresh);
         double t = time_inner(d, &b, 1);
         if (t < t_one)
             t_one = t;
@@ -579,7 +613,7 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
     double res = mb_timer_resolution_s();
     double min_sample = p->min_sample_s > 1000.0 * res ? p->min_sample_s : 1000.0 * res;
     long inner = 1;
-    if (t_one < min_sample && !cold) { /* cold: one execution per sample, however short */
+    if (t_one < min_sample && kind == SAMPLE_WARM) { /* else one execution per sample */
         /* The warm-up estimate of a tiny kernel is inflated by the first run's cold caches,
          * so confirm with full batches (also discarded) until one is long enough. */
         double per = t_one > res ? t_one : res;
@@ -600,8 +634,7 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
     double start = mb_now_s();
     MbStats st;
     for (;;) {
-        if (cold)
-            mb_flush_caches();
+        prepare_sample(kind, &b, fresh);
         samples[reps] = time_inner(d, &b, inner) / (double)inner;
         reps++;
         if (reps >= p->max_reps)

@@ -86,14 +86,15 @@ static void alias_input(LayerCtx *c)
 static void emit_act_forward(LayerCtx *c, const LayerSpec *l, BufRef y, size_t count)
 {
     if (l->act != ACTIVATION_NONE)
-        plan_add(c->plan, c->layer, op_act(PHASE_FWD, (ActKind)l->act, count), (BufRef[]){y, y}, 2);
+        plan_add(c->plan, c->layer, op_act_in_place(PHASE_FWD, (ActKind)l->act, count), (BufRef[]){y}, 1);
 }
 
 /* dy <- dy * f'(y), in place: the gradient w.r.t. the pre-activation. */
 static void emit_act_backward(LayerCtx *c, const LayerSpec *l, BufRef y, BufRef dy, size_t count)
 {
     if (l->act != ACTIVATION_NONE)
-        plan_add(c->plan, c->layer, op_act(PHASE_BWD_DATA, (ActKind)l->act, count), (BufRef[]){dy, dy, y}, 3);
+        plan_add(c->plan, c->layer, op_act_in_place(PHASE_BWD_DATA, (ActKind)l->act, count),
+                 (BufRef[]){dy, y}, 2);
 }
 
 /* Whether the gradient of input k is accumulated (another consumer wrote it already);

@@ -286,13 +286,15 @@ static void check_bias(Check *ck, OpPhase phase, const BiasDesc *b, float *const
 }
 
 static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f[],
-                      int samples, uint64_t seed)
+                      float *const b0[], int samples, uint64_t seed)
 {
+    /* in place, the input (x, dy) is buffer 0 as it was before the run */
+    const float *in = a->in_place ? b0[0] : f[1], *y_saved = a->in_place ? f[1] : f[2];
     Sampler s = sampler_init(a->count, samples, seed);
     size_t idx;
     while (sampler_next(&s, &idx)) {
         if (phase == PHASE_FWD) {
-            const double x = f[1][idx];
+            const double x = in[idx];
             double ref, mag;
             switch (a->act) {
             case ACT_RELU: ref = x > 0 ? x : 0.0; mag = fabs(ref); break;
@@ -301,7 +303,7 @@ static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f
             }
             check_one(ck, f[0][idx], ref, mag);
         } else {
-            const double dy = f[1][idx], y = f[2][idx];
+            const double dy = in[idx], y = y_saved[idx];
             double ref, mag;
             switch (a->act) {
             case ACT_RELU: ref = y > 0 ? dy : 0.0; mag = fabs(ref); break;
@@ -943,7 +945,7 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
     case OP_CONV2D: check_conv(&ck, d->phase, &d->u.conv, f, b0, samples, seed); break;
     case OP_POOL2D: check_pool(&ck, d->phase, &d->u.pool, f, b0, samples, seed); break;
     case OP_BIAS: check_bias(&ck, d->phase, &d->u.bias, f, b0, samples, seed); break;
-    case OP_ACT: check_act(&ck, d->phase, &d->u.act, f, samples, seed); break;
+    case OP_ACT: check_act(&ck, d->phase, &d->u.act, f, b0, samples, seed); break;
     case OP_SOFTMAX_XENT: check_xent(&ck, d->phase, &d->u.xent, bufs, samples, seed); break;
     case OP_SQERR: check_sqerr(&ck, d->phase, &d->u.sqerr, f, samples, seed); break;
     case OP_LSTM_CELL: check_lstm(&ck, d->phase, &d->u.lstm, f, samples, seed); break;

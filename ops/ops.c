@@ -509,6 +509,13 @@ OpDesc op_act(OpPhase phase, ActKind act, size_t count)
     return d;
 }
 
+OpDesc op_act_in_place(OpPhase phase, ActKind act, size_t count)
+{
+    OpDesc d = op_act(phase, act, count);
+    d.u.act.in_place = true;
+    return d;
+}
+
 OpDesc op_softmax_xent(OpPhase phase, int n, int classes)
 {
     OpDesc d = {.kind = OP_SOFTMAX_XENT, .phase = phase};
@@ -1085,7 +1092,11 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         break;
     }
     case OP_ACT:
-        if (d->phase == PHASE_FWD) {
+        if (d->u.act.in_place) { /* y over x; dx over dy */
+            info[n++] = buf_f(d->phase == PHASE_FWD ? "y" : "dx", d->u.act.count, BUF_INOUT);
+            if (d->phase != PHASE_FWD)
+                info[n++] = buf_f("y", d->u.act.count, BUF_IN);
+        } else if (d->phase == PHASE_FWD) {
             info[n++] = buf_f("y", d->u.act.count, BUF_OUT);
             info[n++] = buf_f("x", d->u.act.count, BUF_IN);
         } else {
@@ -1394,7 +1405,11 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
             bias_backward_weights(f[0], f[1], &d->u.bias);
         break;
     case OP_ACT:
-        if (d->phase == PHASE_FWD)
+        if (d->u.act.in_place && d->phase == PHASE_FWD)
+            act_forward(f[0], f[0], &d->u.act);
+        else if (d->u.act.in_place)
+            act_backward_data(f[0], f[0], f[1], &d->u.act);
+        else if (d->phase == PHASE_FWD)
             act_forward(f[0], f[1], &d->u.act);
         else
             act_backward_data(f[0], f[1], f[2], &d->u.act);
@@ -1593,8 +1608,8 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX])
         break;
     }
     case OP_ACT:
-        len = snprintf(out, OP_KEY_MAX, "%s %s %s count=%zu", kn, ph, ACT_NAMES[d->u.act.act],
-                       d->u.act.count);
+        len = snprintf(out, OP_KEY_MAX, "%s %s %s count=%zu%s", kn, ph, ACT_NAMES[d->u.act.act],
+                       d->u.act.count, d->u.act.in_place ? " inplace=1" : "");
         break;
     case OP_SOFTMAX_XENT:
         len = snprintf(out, OP_KEY_MAX, "%s %s n=%d classes=%d", kn, ph, d->u.xent.n,
@@ -1889,6 +1904,11 @@ bool op_key_parse(const char *key, OpDesc *d)
         r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
         r.u.act.act = (ActKind)kc_word(&kc, ACT_NAMES, ACT_COUNT);
         r.u.act.count = kc_size(&kc, "count");
+        if (kc.ok && *kc.p == ' ') { /* keys of separate-output activations have no flag */
+            if (kc_int(&kc, "inplace") != 1)
+                return false;
+            r.u.act.in_place = true;
+        }
         break;
     case OP_SOFTMAX_XENT:
         r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);

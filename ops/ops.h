@@ -118,12 +118,15 @@ typedef struct {
     bool accumulate;
 } BiasDesc;
 
-/* Element-wise activation over `count` values. FWD: y = f(x) (y may alias x).
- * BWD_DATA: dx = dy * f'(y), written (never accumulated; dx may alias dy). The derivative
- * is taken from the forward OUTPUT y for all three kinds (relu: y > 0). */
+/* Element-wise activation over `count` values. FWD: y = f(x). BWD_DATA: dx = dy * f'(y),
+ * written (never accumulated). The derivative is taken from the forward OUTPUT y for all
+ * three kinds (relu: y > 0). in_place: y overwrites x (FWD), dx overwrites dy (BWD_DATA) —
+ * one buffer fewer, and half the memory traffic of a separate output (no write-allocate
+ * reads), so a layer's fused activation is a different kernel from a separate one. */
 typedef struct {
     ActKind act;
     size_t count;
+    bool in_place;
 } ActDesc;
 
 /* Softmax cross-entropy over logits (n, classes) with int32 labels (n).
@@ -381,6 +384,7 @@ OpDesc op_pool2d(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int w
                  int stride, PadMode pad);
 OpDesc op_bias(OpPhase phase, int n, int c, int spatial);
 OpDesc op_act(OpPhase phase, ActKind act, size_t count);
+OpDesc op_act_in_place(OpPhase phase, ActKind act, size_t count);
 OpDesc op_softmax_xent(OpPhase phase, int n, int classes);
 OpDesc op_sqerr(OpPhase phase, int n, int features, bool mean);
 OpDesc op_lstm_cell(OpPhase phase, int batch, int hidden, float forget_bias);

@@ -98,12 +98,13 @@ static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k
 
 /* Ops whose kernel does not depend on the training phase share one group (GEMM, whose
  * transposes are features); the others are grouped by kind, phase and variant
- * (activation, pooling, STREAM or memory kernel, batch-norm mode, GRU activation). */
+ * (activation and whether in place, pooling, STREAM or memory kernel, batch-norm mode,
+ * GRU activation). */
 static int group_of(const OpDesc *d)
 {
     int sub = 0, phase = d->kind == OP_GEMM || d->kind == OP_SPMM ? 0 : (int)d->phase;
     if (d->kind == OP_ACT)
-        sub = d->u.act.act;
+        sub = d->u.act.act + (d->u.act.in_place ? ACT_COUNT : 0);
     else if (d->kind == OP_POOL2D)
         sub = d->u.pool.kind;
     else if (d->kind == OP_STREAM)

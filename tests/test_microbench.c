@@ -168,6 +168,8 @@ static void test_time_op_eltwise(void **state)
         op_act(PHASE_FWD, ACT_RELU, 5000),
         op_act(PHASE_BWD_DATA, ACT_SIGMOID, 5000),
         op_act(PHASE_BWD_DATA, ACT_TANH, 4096),
+        op_act_in_place(PHASE_FWD, ACT_RELU, 5000), /* fresh-input samples */
+        op_act_in_place(PHASE_BWD_DATA, ACT_RELU, 5000),
         op_bias(PHASE_FWD, 2, 8, 49),
         op_bias(PHASE_BWD_WEIGHTS, 2, 8, 49),
         op_sgd(3000, 1e-4f),

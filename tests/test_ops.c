@@ -505,11 +505,13 @@ static void act_case(ActKind a, size_t count, uint64_t seed)
     ref_act_forward(ref, x, a, count);
     assert_true(tu_close(key, y, ref, count, 1e-6, 1e-5));
     expect_spot_ok(&f, fb, NULL);
-    /* in place gives the same */
+    /* fused in place (its own descriptor and key): the same values */
+    const OpDesc fip = op_act_in_place(PHASE_FWD, a, count);
     float *xi = tu_dup(x, count);
-    void *fi[] = {xi, xi};
-    run(&f, fi);
+    void *fi[] = {xi}, *fi0[] = {x};
+    run(&fip, fi);
     assert_true(tu_close_f("act fwd in place", xi, y, count, 0, 0));
+    expect_spot_ok(&fip, fi, fi0);
 
     op_key(&b, key);
     void *bb[] = {dx, dy, y};
@@ -517,10 +519,12 @@ static void act_case(ActKind a, size_t count, uint64_t seed)
     ref_act_backward_data(ref, dy, y, a, count);
     assert_true(tu_close(key, dx, ref, count, 1e-6, 1e-5));
     expect_spot_ok(&b, bb, NULL);
+    const OpDesc bip = op_act_in_place(PHASE_BWD_DATA, a, count);
     float *dyi = tu_dup(dy, count);
-    void *bi[] = {dyi, dyi, y};
-    run(&b, bi);
+    void *bi[] = {dyi, y}, *bi0[] = {dy, NULL};
+    run(&bip, bi);
     assert_true(tu_close_f("act bwd in place", dyi, dx, count, 0, 0));
+    expect_spot_ok(&bip, bi, bi0);
 
     if (count <= 4096) { /* finite differences of L = sum f(x) r, r = dy */
         FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {count}};
@@ -1913,7 +1917,8 @@ static void test_keys(void **state)
         op_pool2d(PHASE_BWD_DATA, POOL_AVG, 2, 1024, 7, 7, 7, 1, PAD_VALID),
         op_bias(PHASE_FWD, 128, 64, 3025), op_bias(PHASE_BWD_WEIGHTS, 128, 4096, 1),
         op_act(PHASE_FWD, ACT_RELU, 12345), op_act(PHASE_BWD_DATA, ACT_SIGMOID, 7),
-        op_act(PHASE_BWD_DATA, ACT_TANH, 1),
+        op_act(PHASE_BWD_DATA, ACT_TANH, 1), op_act_in_place(PHASE_FWD, ACT_RELU, 12345),
+        op_act_in_place(PHASE_BWD_DATA, ACT_TANH, 3),
         op_softmax_xent(PHASE_FWD, 128, 1000), op_softmax_xent(PHASE_BWD_DATA, 1, 2),
         op_sqerr(PHASE_FWD, 60, 60483, true), op_sqerr(PHASE_BWD_DATA, 128, 1024, false),
         op_lstm_cell(PHASE_FWD, 128, 1024, 1.0f), op_lstm_cell(PHASE_BWD_DATA, 16, 512, 1.0f),
@@ -2166,6 +2171,8 @@ static void test_spot_check(void **state)
         op_act(PHASE_FWD, ACT_RELU, 100), op_act(PHASE_FWD, ACT_SIGMOID, 100),
         op_act(PHASE_FWD, ACT_TANH, 100), op_act(PHASE_BWD_DATA, ACT_RELU, 100),
         op_act(PHASE_BWD_DATA, ACT_SIGMOID, 100), op_act(PHASE_BWD_DATA, ACT_TANH, 100),
+        op_act_in_place(PHASE_FWD, ACT_RELU, 100), op_act_in_place(PHASE_BWD_DATA, ACT_RELU, 100),
+        op_act_in_place(PHASE_FWD, ACT_SIGMOID, 100), op_act_in_place(PHASE_BWD_DATA, ACT_TANH, 100),
         op_softmax_xent(PHASE_FWD, 6, 10), op_softmax_xent(PHASE_BWD_DATA, 6, 10),
         op_sqerr(PHASE_FWD, 4, 9, true), op_sqerr(PHASE_FWD, 4, 9, false),
         op_sqerr(PHASE_BWD_DATA, 4, 9, true), op_sqerr(PHASE_BWD_DATA, 4, 9, false),
