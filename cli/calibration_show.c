@@ -196,9 +196,9 @@ enum { MAX_FITS = 128 };
 static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c,
                        const Group *g, int ng, const CmFitInfo *fits, int nfits)
 {
-    printf("calibration %lld (%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
-           cal->mode, cal->started_at, cal->finished_at, cal->status, cal->sw.threads, cal->sw.blas_core,
-           cal->sw.blas_choice, r->n);
+    printf("calibration %lld (%s%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
+           cal->mode, cal->rounds > 1 ? ", in rounds" : "", cal->started_at, cal->finished_at, cal->status,
+           cal->sw.threads, cal->sw.blas_core, cal->sw.blas_choice, r->n);
     printf("\nlimits\n");
     if (L->peak1 > 0)
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
@@ -281,6 +281,7 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "calibration_id", (double)cal->id);
     cJSON_AddStringToObject(o, "mode", cal->mode);
+    cJSON_AddNumberToObject(o, "rounds", cal->rounds > 1 ? cal->rounds : 1);
     cJSON_AddStringToObject(o, "status", cal->status);
     cJSON_AddStringToObject(o, "started_at", cal->started_at);
     cJSON_AddStringToObject(o, "finished_at", cal->finished_at);

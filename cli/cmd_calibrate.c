@@ -45,9 +45,10 @@ typedef struct {
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
     int nmodels;
     int batch;                /* --batch for the model ops, default: each model's */
+    int rounds;               /* --rounds: passes over the lists (0: one) */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -115,6 +116,7 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_ONLY: return each_item(arg, only_item, &ic) ? EXIT_USAGE : 0;
     case OPT_MODELS: return each_item(arg, model_item, &ic) ? EXIT_USAGE : 0;
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
+    case OPT_ROUNDS: return cli_parse_int(cli, "--rounds", arg, 1, 10, &o->rounds);
     }
     return EXIT_USAGE;
 }
@@ -328,6 +330,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"only", required_argument, NULL, OPT_ONLY},
                                          {"models", required_argument, NULL, OPT_MODELS},
                                          {"batch", required_argument, NULL, OPT_BATCH},
+                                         {"rounds", required_argument, NULL, OPT_ROUNDS},
                                          {0}};
     CalOpts co = {0};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
@@ -340,7 +343,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     if (co.show)
         return co.any_measure_option
                    ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
-                                                "--quick, --full, --only, --models and --batch do not go with it")
+                                                "--quick, --full, --only, --models, --batch and --rounds do not go with it")
                    : show_latest(cli);
     if (co.quick && co.full)
         return cli_error(cli, EXIT_USAGE, "--quick and --full are two different modes; choose one");
@@ -348,6 +351,9 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     bool any = false;
     for (int i = 0; i < NFAMILIES; i++)
         any |= co.family[i];
+    if (co.comm && co.rounds > 1)
+        return cli_error(cli, EXIT_USAGE, "--rounds spreads the compute kernels' samples over passes; --only comm "
+                                          "measures each collective in one");
     if (co.comm && (any || co.batch))
         return cli_error(cli, EXIT_USAGE, "--only comm measures communication alone (every rank at once; with "
                                           "--models, their gradients' allreduce); calibrate the other families in a "
@@ -431,6 +437,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         }
         cal.machine_id = machine.id;
         snprintf(cal.mode, sizeof cal.mode, "%s", mb_mode_name(co.mode));
+        cal.rounds = co.rounds > 1 ? co.rounds : 1;
         cli_software(cli, &cal.sw);
         if (db_calibration_begin(db, &cal) != 0) {
             free(mops);
@@ -440,6 +447,9 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         }
         fprintf(stderr, "calibrate: %s mode, %d threads, OpenBLAS %s (%s), database %s\n", cal.mode, cli->threads,
                 cal.sw.blas_core, cal.sw.blas_choice, cli->db_path);
+        if (cal.rounds > 1)
+            fprintf(stderr, "calibrate: %d rounds: every kernel measured once per pass over the lists, a 1/%d "
+                            "share of its samples each time, all pooled\n", cal.rounds, cal.rounds);
         if (comm_size() > 1)
             fprintf(stderr, "calibrate: %d ranks measure every kernel at the same time (the speeds a rank of a "
                             "%d-rank job on this node sees); rank 0 stores\n", comm_size(), comm_size());
@@ -450,6 +460,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     MbProtocol proto = mb_protocol(co.mode);
+    proto.rounds = co.rounds > 1 ? co.rounds : 1;
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
     rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, root ? progress : NULL, &pr, &stop_requested, err,
                       sizeof err);
@@ -468,6 +479,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cJSON_AddStringToObject(o, "mode", cal.mode);
         cJSON_AddNumberToObject(o, "threads", cli->threads);
         cJSON_AddNumberToObject(o, "ranks", comm_size());
+        cJSON_AddNumberToObject(o, "rounds", cal.rounds);
         cJSON_AddStringToObject(o, "blas_core", cal.sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", cal.sw.blas_choice);
         cJSON_AddNumberToObject(o, "measurements", s.n);
@@ -476,8 +488,11 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cJSON_AddNumberToObject(o, "stream_triad_gbs", s.triad_gbs);
         json_print(o);
     } else {
-        printf("calibration %lld complete: %d kernels measured in %.1f s (%s mode, %d threads, OpenBLAS %s)%s\n",
-               (long long)cal.id, s.n, elapsed, cal.mode, cli->threads, cal.sw.blas_core,
+        char rounds[32] = "";
+        if (cal.rounds > 1)
+            snprintf(rounds, sizeof rounds, ", %d rounds", cal.rounds);
+        printf("calibration %lld complete: %d kernels measured in %.1f s (%s mode%s, %d threads, OpenBLAS %s)%s\n",
+               (long long)cal.id, s.n, elapsed, cal.mode, rounds, cli->threads, cal.sw.blas_core,
                comm_size() > 1 ? ", every kernel by all ranks at once" : "");
         printf("  best SGEMM        %8.1f GFLOP/s\n", s.best_gemm_gflops);
         printf("  STREAM triad      %8.1f GB/s\n", s.triad_gbs);

@@ -83,11 +83,15 @@ static double total_flops(const Plan *p)
 
 static void print_progress(const char *line, void *ctx) { fprintf(stderr, "run: %s\n", line); }
 
-/* --epochs: train to a result and report the metrics. */
-static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, const MachineRow *machine)
+/* --epochs: train to a result and report the metrics. Under mpirun every rank trains
+ * `batch` samples of each global batch; rank 0 stores and reports. */
+static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, int batch, const char *scaling, Db *db,
+                      const MachineRow *machine)
 {
-    FitOptions fo = {.epochs = ro->epochs, .batch = ro->batch, .seed = 2017, .data_dir = ro->data_dir,
-                     .save_path = ro->save, .load_path = ro->load, .progress = print_progress};
+    const int ranks = comm_size(), rank = comm_rank();
+    FitOptions fo = {.epochs = ro->epochs, .batch = batch * ranks, .seed = 2017, .data_dir = ro->data_dir,
+                     .save_path = ro->save, .load_path = ro->load, .rank = rank, .nranks = ranks,
+                     .progress = rank == 0 ? print_progress : NULL};
     FitResult fr;
     char err[1024];
     char started[32];
@@ -95,6 +99,8 @@ static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, c
     ops_set_threads(cli->threads);
     if (fit_run(m, &fo, &fr, err, sizeof err) != 0)
         return cli_error(cli, EXIT_FAIL, "%s", err);
+    if (rank != 0)
+        return EXIT_OK;
     /* seed 004's metrics: total execution time = training + validation over the epochs;
      * total inference time = loading the weights + predicting the test set */
     MetricRow metrics[FIT_MAX_METRICS + 4];
@@ -110,7 +116,9 @@ static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, c
     RunRow row = {.machine_id = machine->id, .batch = fr.batch, .steps = (int)fr.steps, .warmup_steps = 0,
                   .epochs = fr.epochs, .median_s = fr.step_median_s, .min_s = fr.step_median_s,
                   .max_s = fr.step_median_s, .mean_s = fr.train_s / (fr.steps ? fr.steps : 1),
-                  .loss_first = fr.first_loss, .loss_last = fr.last_loss, .peak_rss_bytes = peak_rss_bytes()};
+                  .loss_first = fr.first_loss, .loss_last = fr.last_loss, .peak_rss_bytes = peak_rss_bytes(),
+                  .batch_per_rank = fr.batch_per_rank, .allreduce_bytes = fr.allreduce_bytes};
+    snprintf(row.scaling, sizeof row.scaling, "%s", ranks > 1 ? scaling : "none");
     snprintf(row.model, sizeof row.model, "%s", m->name);
     snprintf(row.status, sizeof row.status, "complete");
     snprintf(row.mode, sizeof row.mode, "train");
@@ -132,6 +140,13 @@ static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, c
         cJSON_AddNumberToObject(o, "loss_first_epoch", fr.first_loss);
         cJSON_AddNumberToObject(o, "loss_last_epoch", fr.last_loss);
         cJSON_AddNumberToObject(o, "weights_load_s", fr.load_s);
+        cJSON_AddNumberToObject(o, "ranks", ranks);
+        if (ranks > 1) {
+            cJSON_AddStringToObject(o, "scaling", scaling);
+            cJSON_AddNumberToObject(o, "batch_per_rank", fr.batch_per_rank);
+            cJSON_AddNumberToObject(o, "allreduce_bytes", fr.allreduce_bytes);
+            cJSON_AddNumberToObject(o, "allreduce_median_s", fr.allreduce_median_s);
+        }
         cJSON *mo = cJSON_AddObjectToObject(o, "metrics");
         for (int i = 0; i < nm; i++)
             cJSON_AddNumberToObject(mo, metrics[i].name, metrics[i].value);
@@ -142,6 +157,10 @@ static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, Db *db, c
     printf("%s: %d epoch(s) at batch %d, %d threads, OpenBLAS %s — run %lld\n", m->name, fr.epochs, fr.batch,
            cli->threads, row.sw.blas_core, (long long)row.id);
     printf("  data                    %s\n", fr.data_source);
+    if (ranks > 1)
+        printf("  ranks                   %d, %s scaling: %d samples per rank; gradients %s summed in %s "
+               "(median per step, rank 0)\n", ranks, scaling, fr.batch_per_rank, fmt_bytes(fr.allreduce_bytes, b1, 32),
+               fmt_time(fr.allreduce_median_s, b2, 32));
     printf("  train loss              %.5g (first epoch) -> %.5g (last epoch), %ld steps, median %s/step\n",
            fr.first_loss, fr.last_loss, fr.steps, fmt_time(fr.step_median_s, b1, 32));
     for (int i = 0; i < fr.nmetrics; i++)
@@ -388,9 +407,9 @@ int cmd_run(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--bucket-mib goes with --overlap");
     /* Horovod's default fusion buffer: 64 MiB */
     const size_t bucket_bytes = ro.overlap ? (size_t)(ro.bucket_mib ? ro.bucket_mib : 64) << 20 : 0;
-    if (ranks > 1 && ro.epochs)
-        return cli_error(cli, EXIT_USAGE, "--epochs trains on one process; under mpirun, time data-parallel "
-                                          "training with --steps");
+    if (ranks > 1 && ro.epochs && ro.overlap)
+        return cli_error(cli, EXIT_USAGE, "--overlap times overlapped buckets in --steps runs; --epochs sums the "
+                                          "gradients with one allreduce per step");
     if (ranks > 1 && ro.batch && !ro.weak_scaling && ro.batch % ranks != 0)
         return cli_error(cli, EXIT_USAGE,
                          "--batch %d: strong scaling splits the global batch over the %d ranks; give a multiple "
@@ -446,7 +465,7 @@ int cmd_run(int argc, char **argv, Cli *cli)
     if (ro.epochs) {
         cJSON_Delete(arr); /* run_epochs prints its own JSON object */
         arr = NULL;
-        rc = run_epochs(cli, m, &ro, db, &machine);
+        rc = run_epochs(cli, m, &ro, batch, scaling, db, &machine);
     } else if (ro.convnet_protocol) {
         rc = run_steps(cli, m, batch, PLAN_INFERENCE, ro.warmup, ro.steps, ro.trace, scaling, bucket_bytes, db, &machine, arr);
         if (rc == EXIT_OK)

@@ -35,7 +35,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
-     "                        [--threads N] [--db FILE] [--json]\n"
+     "                        [--rounds N] [--threads N] [--db FILE] [--json]\n"
      "       dlperf calibrate --show [--db FILE] [--json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
      "bandwidth of each memory level), the ops of the models' training steps, GEMM sweeps,\n"
@@ -55,6 +55,10 @@ static const Command commands[] = {
      "                   name groups (default: suite; with --quick none)\n"
      "  --batch N        batch size of those ops (default: --quick each model's; else the\n"
      "                   largest up to the model's whose step is at most 300 GFLOP)\n"
+     "  --rounds N       measure the lists in N passes (1-10, default 1), each kernel taking a\n"
+     "                   1/N share of its samples per pass, all pooled: on a shared machine a\n"
+     "                   burst of contention then sets a share of a kernel's samples, not its\n"
+     "                   price; costs the warm-ups and checks N times\n"
      "  --only comm      under mpirun -np P: MPI_Allreduce (in place) from 4 B to 256 MiB,\n"
      "                   DeepBench's all-reduce sizes and, with --models, those models'\n"
      "                   gradient buffers; broadcast; ping-pong latency and bandwidth (OSU\n"
@@ -103,7 +107,7 @@ static const Command commands[] = {
      "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--mode M] [--json]\n"
      "       mpirun -np P dlperf run MODEL [--scaling strong|weak] [--overlap [--bucket-mib N]] [--steps N]\n"
      "       dlperf run MODEL --protocol convnet [--batch N]\n"
-     "       dlperf run MODEL --epochs N [--batch N] [--data-dir DIR] [--save FILE] [--load FILE]\n\n"
+     "       [mpirun -np P] dlperf run MODEL --epochs N [--batch N] [--data-dir DIR] [--save FILE] [--load FILE]\n\n"
      "Timing (default): trains on the model's seeded synthetic batches, excludes warm-up steps\n"
      "from the statistics and stores the run. The whole memory is allocated once, before the\n"
      "first step; a batch that would not fit is refused.\n"
@@ -129,6 +133,8 @@ static const Command commands[] = {
      "                   inference time (weights load + test-set prediction) and FLOP/s\n"
      "  --data-dir DIR   Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)\n"
      "  --save FILE      write the trained weights; --load FILE starts from saved weights\n"
+     "  under mpirun, every rank trains its share of each global batch of the same epoch\n"
+     "  (--scaling as above); rank 0 evaluates, saves and reports\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"systems", cmd_systems, "spec sheets of devices, interconnects and systems (what-if machines)",

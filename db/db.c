@@ -349,10 +349,10 @@ int db_calibration_begin(Db *db, CalibrationRow *c)
     return run_stmt(db, &c->id,
                     "INSERT INTO calibration (machine_id, mode, status, started_at, pid, hostname,"
                     " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-                    " mpi_library) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IsssIsiisssss" "s", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
+                    " mpi_library, rounds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsssIsiisssss" "si", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
                     s->threads, s->ranks, s->blas_core, s->blas_config, s->blas_choice, s->compiler,
-                    s->git_commit, s->mpi_library);
+                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1);
 }
 
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
@@ -410,7 +410,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library FROM calibration %s",
+             " mpi_library, rounds FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -428,6 +428,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         col_text(st, 5, out->finished_at, sizeof out->finished_at);
         out->pid = sqlite3_column_int64(st, 6);
         read_sw(st, 7, &out->sw);
+        out->rounds = sqlite3_column_int(st, 15);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)

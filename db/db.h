@@ -53,6 +53,7 @@ typedef struct {
     char status[16];  /* "running" | "complete" | "interrupted" */
     char started_at[32], finished_at[32]; /* ISO 8601 UTC */
     int64_t pid;      /* of the calibrating process, to detect a dead "running" one */
+    int rounds;       /* passes over the kernel list, each kernel's samples pooled (>= 1) */
     SoftwareInfo sw;
 } CalibrationRow;
 

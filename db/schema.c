@@ -153,6 +153,9 @@ static const char *const migrations[] = {
     "  name TEXT PRIMARY KEY,"
     "  kind TEXT NOT NULL CHECK (kind IN ('device','interconnect','system')),"
     "  json TEXT NOT NULL, source TEXT NOT NULL, added_at TEXT NOT NULL);",
+    /* v5: calibrations measured in rounds (each kernel once per pass over the list, its
+     * samples pooled) */
+    "ALTER TABLE calibration ADD COLUMN rounds INTEGER NOT NULL DEFAULT 1;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

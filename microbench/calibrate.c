@@ -1,6 +1,13 @@
 /* microbench/calibrate.c — the calibration driver: measures every descriptor of every
  * benchmark family once and stores each measurement as soon as it is taken, so an
  * interrupted calibration keeps what it measured.
+ *
+ * Rounds: on a shared machine contention comes in bursts of seconds to minutes; a kernel
+ * measured within one burst carries it into every op it prices (two calibrations an hour
+ * apart gave the same keys 0.34x..3.2x each other's time here, issue 4). With p->rounds = R
+ * the lists are measured in R passes, each taking 1/R of a kernel's sampling budget, and a
+ * kernel's samples from all passes are pooled: one burst then sets 1/R of its samples, and
+ * the median passes it by.
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -17,7 +24,18 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     int total_in = 0;
     char (*keys)[OP_KEY_MAX] = NULL;
     bool *measure = NULL;
-    double *samples = NULL;
+    double *samples = NULL, *scratch = NULL;
+    double **pooled = NULL; /* rounds > 1: each kernel's samples so far */
+    int *npooled = NULL;
+    const int rounds = p->rounds > 1 ? p->rounds : 1;
+    MbProtocol pass = *p; /* one pass's share of the sampling budget */
+    if (rounds > 1) {
+        pass.target_s = p->target_s / rounds;
+        pass.min_reps = p->min_reps / rounds > 2 ? p->min_reps / rounds : 2;
+        pass.max_reps = p->max_reps / rounds > pass.min_reps ? p->max_reps / rounds : pass.min_reps;
+        pass.long_min_reps = p->long_min_reps / rounds > 1 ? p->long_min_reps / rounds : 1;
+    }
+    const int pooled_max = rounds * pass.max_reps;
 
     for (int f = 0; f < nfams; f++)
         total_in += fams[f].n;
@@ -26,7 +44,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         measure = malloc((size_t)total_in * sizeof *measure);
     }
     samples = malloc((size_t)(p->max_reps > 0 ? p->max_reps : 1) * sizeof *samples);
-    if ((total_in > 0 && (!keys || !measure)) || !samples) {
+    scratch = malloc((size_t)(pooled_max > 0 ? pooled_max : 1) * sizeof *scratch);
+    if (rounds > 1 && total_in > 0) {
+        pooled = calloc((size_t)total_in, sizeof *pooled);
+        npooled = calloc((size_t)total_in, sizeof *npooled);
+    }
+    if ((total_in > 0 && (!keys || !measure)) || !samples || !scratch ||
+        (rounds > 1 && total_in > 0 && (!pooled || !npooled))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -48,59 +72,79 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
 
     double start = mb_now_s();
     int done = 0;
-    for (int f = 0, i = 0; f < nfams; f++) {
-        for (int j = 0; j < fams[f].n; j++, i++) {
-            if (!measure[i])
-                continue;
-            double stopping = stop && *stop ? 1 : 0;
-            comm_allreduce_max_f64(&stopping, 1); /* under mpirun every rank stops together */
-            if (stopping) {
-                rc = 1;
-                goto cleanup;
-            }
-            comm_barrier(); /* ranks measuring together start each kernel together */
-            MeasurementRow m;
-            char terr[256] = "";
-            int trc = mb_time_op(&fams[f].ops[j], p, threads, &m, samples, terr, sizeof terr);
-            /* A kernel that was timed but computed wrong results is stored as evidence
-             * (validated = 0) and still fails the calibration: a wrong kernel must never
-             * price a prediction. Any other failure (out of memory) stores nothing. */
-            bool timed_but_wrong = trc != 0 && m.reps > 0 && !m.validated;
-            bool stored = true;
-            if ((trc == 0 || timed_but_wrong) && db) { /* db: rank 0 (or the only process) */
-                m.calibration_id = calibration_id;
-                snprintf(m.family, sizeof m.family, "%s", fams[f].family);
-                if (db_measurement_insert(db, &m) != 0) {
-                    snprintf(err, errlen, "storing %s: %s", keys[i], db_errmsg(db));
-                    stored = false;
+    for (int round = 0; round < rounds; round++) {
+        for (int f = 0, i = 0; f < nfams; f++) {
+            for (int j = 0; j < fams[f].n; j++, i++) {
+                if (!measure[i])
+                    continue;
+                double stopping = stop && *stop ? 1 : 0;
+                comm_allreduce_max_f64(&stopping, 1); /* under mpirun every rank stops together */
+                if (stopping) {
+                    rc = 1;
+                    goto cleanup;
                 }
+                comm_barrier(); /* ranks measuring together start each kernel together */
+                MeasurementRow m;
+                char terr[256] = "";
+                int trc = mb_time_op(&fams[f].ops[j], &pass, threads, &m, samples, terr, sizeof terr);
+                const bool last = round == rounds - 1;
+                if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
+                    if (!pooled[i] && !(pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]))) {
+                        snprintf(terr, sizeof terr, "out of memory pooling its samples");
+                        m.reps = 0;
+                        trc = -1;
+                    } else {
+                        memcpy(pooled[i] + npooled[i], m.samples, (size_t)m.nsamples * sizeof *m.samples);
+                        npooled[i] += m.nsamples;
+                        if (last)
+                            mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
+                    }
+                }
+                /* A kernel that was timed but computed wrong results is stored as evidence
+                 * (validated = 0) and still fails the calibration: a wrong kernel must never
+                 * price a prediction. Any other failure (out of memory) stores nothing. */
+                bool timed_but_wrong = trc != 0 && m.reps > 0 && !m.validated;
+                bool stored = true;
+                if (((trc == 0 && last) || timed_but_wrong) && db) { /* db: rank 0 (or the only process) */
+                    m.calibration_id = calibration_id;
+                    snprintf(m.family, sizeof m.family, "%s", fams[f].family);
+                    if (db_measurement_insert(db, &m) != 0) {
+                        snprintf(err, errlen, "storing %s: %s", keys[i], db_errmsg(db));
+                        stored = false;
+                    }
+                }
+                double failed = trc != 0 || !stored ? 1 : 0; /* a failure on any rank stops them all */
+                comm_allreduce_max_f64(&failed, 1);
+                if (!stored)
+                    goto cleanup;
+                if (failed && trc == 0) {
+                    snprintf(err, errlen, "another rank failed at %s", keys[i]);
+                    goto cleanup;
+                }
+                if (trc != 0) {
+                    if (timed_but_wrong)
+                        snprintf(err, errlen, "%s", terr); /* names the key */
+                    else
+                        snprintf(err, errlen, "%s: %s", keys[i], terr);
+                    goto cleanup;
+                }
+                done++;
+                if (progress)
+                    progress(done, total * rounds, fams[f].family, keys[i], mb_now_s() - start, progress_ctx);
             }
-            double failed = trc != 0 || !stored ? 1 : 0; /* a failure on any rank stops them all */
-            comm_allreduce_max_f64(&failed, 1);
-            if (!stored)
-                goto cleanup;
-            if (failed && trc == 0) {
-                snprintf(err, errlen, "another rank failed at %s", keys[i]);
-                goto cleanup;
-            }
-            if (trc != 0) {
-                if (timed_but_wrong)
-                    snprintf(err, errlen, "%s", terr); /* names the key */
-                else
-                    snprintf(err, errlen, "%s: %s", keys[i], terr);
-                goto cleanup;
-            }
-            done++;
-            if (progress)
-                progress(done, total, fams[f].family, keys[i], mb_now_s() - start, progress_ctx);
         }
     }
     rc = 0;
 
 cleanup:
     mb_release();
+    for (int i = 0; pooled && i < total_in; i++)
+        free(pooled[i]);
+    free(pooled);
+    free(npooled);
     free(keys);
     free(measure);
     free(samples);
+    free(scratch);
     return rc;
 }

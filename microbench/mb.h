@@ -32,6 +32,7 @@ typedef struct {
     double ci_frac;       /* ... or earlier, once the 95% CI half-width <= ci_frac * median */
     double long_s;        /* a kernel whose first execution takes at least this long ... */
     int long_min_reps;    /* ... is warmed up once and sampled at least this often */
+    int rounds;           /* mb_calibrate: passes over the kernel list (1: one) */
 } MbProtocol;
 
 MbProtocol mb_protocol(MbMode mode);
@@ -146,7 +147,9 @@ typedef void (*MbProgress)(int done, int total, const char *family, const char *
 
 /* Measures every descriptor of every family once (duplicate keys across families are
  * measured once, under the first family that lists them) and inserts each measurement
- * into calibration `calibration_id` as soon as it is taken. Under mpirun every rank calls
+ * into calibration `calibration_id` as soon as it is taken. With p->rounds > 1 the lists
+ * are measured in that many passes, each kernel's sampling budget split over them; its
+ * samples are pooled and stored after the last pass. Under mpirun every rank calls
  * it with the same lists: the ranks start each kernel together (a barrier) and measure it
  * at the same time, rank 0 stores (db NULL on the others), and a stop or a failure on any
  * rank ends all of them. Returns 0 when all were

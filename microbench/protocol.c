@@ -50,11 +50,11 @@ MbProtocol mb_protocol(MbMode mode)
     MbProtocol p;
     if (mode == MB_QUICK) {
         p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 10, .min_sample_s = 1e-3,
-                         .target_s = 0.2, .ci_frac = 0.05, .long_s = 0.25, .long_min_reps = 2};
+                         .target_s = 0.2, .ci_frac = 0.05, .long_s = 0.25, .long_min_reps = 2, .rounds = 1};
     } else {
         p = (MbProtocol){.mode = mb_mode_name(mode), .warmups = 2, .min_reps = 5, .max_reps = 25,
                          .min_sample_s = 2e-3, .target_s = 0.5, .ci_frac = 0.03, .long_s = 0.25,
-                         .long_min_reps = 3};
+                         .long_min_reps = 3, .rounds = 1};
     }
     return p;
 }

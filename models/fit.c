@@ -5,6 +5,11 @@
  * arenas are sized for the largest plan and reused, since plans run one after another.
  * Batches are gathered from the data set through a fresh permutation every epoch; the
  * remainder of an epoch smaller than a batch is dropped (the plan has a fixed batch).
+ * Data-parallel, every rank draws the same permutation and trains its slice of each global
+ * batch (rank r: samples r*b .. (r+1)*b-1 of it), so the ranks together see the epoch one
+ * process would; gradients are summed over the ranks before each update. Rank 0 evaluates
+ * with its own batch-norm statistics (as Horovod and PyTorch DDP's default, which
+ * broadcast rank 0's buffers) while the others wait.
  */
 #include "models/fit.h"
 
@@ -20,6 +25,7 @@
 #include "models/metrics.h"
 #include "models/train.h"
 #include "models/weights.h"
+#include "ops/comm.h"
 
 enum { ALIGN = 64 };
 
@@ -248,7 +254,13 @@ static void task_metrics(const ModelSpec *m, const Task *t, const float *scores,
 int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    int batch = o->batch > 0 ? o->batch : m->default_batch;
+    const int nranks = o->nranks > 1 ? o->nranks : 1, rank = nranks > 1 ? o->rank : 0;
+    const int global = o->batch > 0 ? o->batch : m->default_batch;
+    if (global % nranks != 0) {
+        snprintf(err, errlen, "%s: global batch %d does not split evenly over %d ranks", m->name, global, nranks);
+        return -1;
+    }
+    const int batch = global / nranks; /* the plans' batch: this rank's share */
     int nheads = m->nheads > 0 ? m->nheads : 1;
     bool multi = m->nheads > 0;
     Plan train[MODEL_MAX_HEADS], infer[MODEL_MAX_HEADS];
@@ -259,7 +271,7 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
     Plan all[2 * MODEL_MAX_HEADS];
     Arenas ar = {0};
     float *scores = NULL;
-    double *step_times = NULL;
+    double *step_times = NULL, *sum_times = NULL;
     int *perm = NULL;
     int rc = -1;
     char tmp_weights[256] = "";
@@ -269,17 +281,17 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         if (plan_build_head(m, batch, PLAN_TRAIN, h, &train[h], err, errlen) != 0 ||
             plan_build_head(m, batch, PLAN_INFERENCE, h, &infer[h], err, errlen) != 0)
             goto done;
-        if (load_task(m, h, batch, o, &tasks[h], err, errlen) != 0)
+        if (load_task(m, h, global, o, &tasks[h], err, errlen) != 0)
             goto done;
-        if (tasks[h].train.n < batch) {
-            snprintf(err, errlen, "%s: batch %d is larger than the %d training samples", m->name, batch,
+        if (tasks[h].train.n < global) {
+            snprintf(err, errlen, "%s: batch %d is larger than the %d training samples", m->name, global,
                      tasks[h].train.n);
             goto done;
         }
         data_bytes += (double)(tasks[h].train.n + tasks[h].test.n) * shape_count(&m->input) * 4;
         all[2 * h] = train[h];
         all[2 * h + 1] = infer[h];
-        r->train_n += tasks[h].train.n / batch * batch;
+        r->train_n += tasks[h].train.n / global * global;
         r->test_n += tasks[h].test.n;
     }
     snprintf(r->data_source, sizeof r->data_source, "%s", tasks[0].train.source);
@@ -298,21 +310,28 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         max_test = tasks[h].test.n > max_test ? tasks[h].test.n : max_test;
         int w = (int)(infer[h].probs.bytes / sizeof(float) / batch);
         max_width = w > max_width ? w : max_width;
-        steps_per_epoch += tasks[h].train.n / batch;
+        steps_per_epoch += tasks[h].train.n / global;
     }
     scores = malloc((size_t)max_test * max_width * sizeof *scores);
     step_times = malloc((size_t)o->epochs * steps_per_epoch * sizeof *step_times);
+    sum_times = malloc((size_t)o->epochs * steps_per_epoch * sizeof *sum_times);
     int max_train = 0;
     for (int h = 0; h < nheads; h++)
         max_train = tasks[h].train.n > max_train ? tasks[h].train.n : max_train;
     perm = malloc((size_t)max_train * sizeof *perm);
-    if (!scores || !step_times || !perm) {
+    if (!scores || !step_times || !sum_times || !perm) {
         snprintf(err, errlen, "%s: out of memory for evaluation buffers", m->name);
         goto done;
     }
-    r->batch = batch;
-    say(o, "%s: %d epoch(s), batch %d, %ld steps per epoch, data: %s", m->name, o->epochs, batch, steps_per_epoch,
-        r->data_source);
+    r->batch = global;
+    r->batch_per_rank = batch;
+    r->allreduce_bytes = nranks > 1 ? (double)train[0].arena_bytes[ARENA_GRAD] : 0;
+    if (rank == 0 && nranks > 1)
+        say(o, "%s: %d epoch(s), global batch %d (%d per rank on %d ranks), %ld steps per epoch, data: %s",
+            m->name, o->epochs, global, batch, nranks, steps_per_epoch, r->data_source);
+    else if (rank == 0)
+        say(o, "%s: %d epoch(s), batch %d, %ld steps per epoch, data: %s", m->name, o->epochs, batch,
+            steps_per_epoch, r->data_source);
 
     for (int e = 0; e < o->epochs; e++) {
         double t0 = now_s(), epoch_loss = 0;
@@ -322,13 +341,18 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
             const Dataset *ds = &tasks[h].train;
             /* (a head's plan updates only the parameters on its own path) */
             dataset_permutation(perm, ds->n, o->seed * 1000003u + (uint64_t)e * 31 + (uint64_t)h);
-            for (int b = 0; b + batch <= ds->n; b += batch) {
+            for (int b = 0; b + global <= ds->n; b += global) {
                 double s0 = now_s();
-                gather(p, ds, perm + b, ar.base);
+                gather(p, ds, perm + b + rank * batch, ar.base);
                 plan_step_values(p, ar.base, r->steps, (double)steps_per_epoch);
-                plan_exec(p, ar.base, NULL);
+                sum_times[r->steps] = plan_exec_data_parallel(p, ar.base, nranks);
                 step_times[r->steps] = now_s() - s0;
                 float loss = read_loss(p, ar.base);
+                if (nranks > 1) { /* the global batch's loss: the mean of the ranks' */
+                    double l = loss;
+                    comm_allreduce_sum_f64(&l, 1);
+                    loss = (float)(l / nranks);
+                }
                 if (!isfinite(loss)) {
                     snprintf(err, errlen, "%s: loss became %g in epoch %d, step %ld; training diverged", m->name,
                              loss, e + 1, r->steps + 1);
@@ -337,7 +361,7 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
                 epoch_loss += loss;
                 epoch_steps++;
                 r->steps++;
-                r->flops += plan_total_flops(p);
+                r->flops += plan_total_flops(p) * nranks;
             }
         }
         r->train_s += now_s() - t0;
@@ -352,15 +376,18 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         double f1s[2 * MODEL_MAX_HEADS];
         int nf1 = 0;
         double test_loss = 0;
-        for (int h = 0; h < nheads; h++) {
+        for (int h = 0; rank == 0 && h < nheads; h++) {
             int width = (int)(infer[h].probs.bytes / sizeof(float) / batch);
             test_loss += evaluate(&infer[h], &tasks[h].test, ar.base, scores, width) / nheads;
             r->flops += plan_total_flops(&infer[h]) * ((tasks[h].test.n + batch - 1) / batch);
             task_metrics(m, &tasks[h], scores, width, multi, f1s, &nf1, r);
         }
-        add_metric(r, "test_loss", test_loss);
+        if (rank == 0)
+            add_metric(r, "test_loss", test_loss);
         if (nf1 > 0)
             add_metric(r, "f1_geomean", metric_geomean(f1s, nf1));
+        if (nranks > 1)
+            comm_barrier(); /* the next epoch starts together */
         r->eval_s += now_s() - v0;
         r->epochs = e + 1;
         char line[400];
@@ -373,6 +400,12 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
 
     qsort(step_times, (size_t)r->steps, sizeof *step_times, cmp_double);
     r->step_median_s = r->steps ? step_times[r->steps / 2] : 0;
+    qsort(sum_times, (size_t)r->steps, sizeof *sum_times, cmp_double);
+    r->allreduce_median_s = r->steps ? sum_times[r->steps / 2] : 0;
+    if (rank != 0) { /* rank 0 alone saves the weights and times inference */
+        rc = 0;
+        goto done;
+    }
 
     /* Seed 004's total inference time: load the trained weights from their file, then
      * predict the whole test set. */
@@ -398,6 +431,7 @@ done:
         unlink(tmp_weights);
     free(scores);
     free(step_times);
+    free(sum_times);
     free(perm);
     arenas_free(&ar);
     for (int h = 0; h < nheads; h++) {

@@ -28,13 +28,18 @@ typedef struct {
     const char *data_dir;  /* Fashion-MNIST directory (NULL: $DLPERF_FASHION_MNIST or Debian's) */
     const char *save_path; /* weights file written after training (NULL: none) */
     const char *load_path; /* weights file to start from (NULL: fresh initialisation) */
+    /* data-parallel (under mpirun; nranks 0 or 1: one process): every rank trains its
+     * share (batch / nranks samples) of each global batch of the same shuffled epoch, the
+     * gradients summed over the ranks; rank 0 alone evaluates, saves and times inference */
+    int rank, nranks;
     /* progress lines for people ("epoch 3/10: loss 0.31, test_accuracy 0.884, 52.1 s") */
     void (*progress)(const char *line, void *ctx);
     void *progress_ctx;
 } FitOptions;
 
 typedef struct {
-    int epochs, batch;
+    int epochs, batch;     /* batch: the global batch (over all ranks) */
+    int batch_per_rank;
     long steps;            /* optimizer steps */
     int train_n, test_n;   /* samples per epoch (all tasks) and evaluated */
     double train_s;        /* training time over all epochs */
@@ -42,7 +47,9 @@ typedef struct {
     double infer_s;        /* weights load + prediction over the test set (seed 004) */
     double load_s;         /* of which: loading the weights file */
     double flops;          /* FLOPs executed in training and evaluation */
-    double step_median_s;  /* median optimizer step */
+    double step_median_s;  /* median optimizer step (data-parallel: rank 0's, allreduce included) */
+    double allreduce_bytes;     /* data-parallel: the gradient buffer summed every step */
+    double allreduce_median_s;  /* ... and the median time of that sum on rank 0 */
     double first_loss, last_loss; /* mean training loss of the first and the last epoch */
     Metric metrics[FIT_MAX_METRICS];
     int nmetrics;
@@ -50,7 +57,8 @@ typedef struct {
 } FitResult;
 
 /* Trains m as described above. Returns 0, or -1 with one line in err (data set missing,
- * memory, weights file refused, training diverged). */
+ * memory, weights file refused, training diverged). Data-parallel: every rank must call it
+ * (collective); the metrics, inference time and weights file are rank 0's. */
 int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, size_t errlen);
 
 #endif

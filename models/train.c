@@ -166,11 +166,31 @@ OpDesc trainer_grad_scale_op(size_t floats, int nranks)
 }
 
 /* g = g / P in place (y, a and b all the gradient buffer). */
-static void scale_gradients(const Trainer *t)
+static void scale_gradients_op(const OpDesc *scale, void *const base[ARENA_COUNT])
 {
-    void *g = t->base[ARENA_GRAD];
+    void *g = base[ARENA_GRAD];
     void *bufs[OP_MAX_BUFS] = {g, g, g};
-    op_run(&t->grad_scale, bufs, t->base[ARENA_WS]);
+    op_run(scale, bufs, base[ARENA_WS]);
+}
+
+static void scale_gradients(const Trainer *t) { scale_gradients_op(&t->grad_scale, t->base); }
+
+double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int nranks)
+{
+    if (nranks <= 1 || p->mode == PLAN_INFERENCE) {
+        plan_exec(p, base, NULL);
+        return 0;
+    }
+    const int update = p->update_op >= 0 ? p->update_op : p->nops;
+    const size_t floats = p->arena_bytes[ARENA_GRAD] / sizeof(float);
+    plan_exec_range(p, base, 0, update, NULL);
+    const double t0 = comm_wtime();
+    comm_allreduce_sum_f32(base[ARENA_GRAD], floats);
+    const double sum_s = comm_wtime() - t0;
+    const OpDesc scale = trainer_grad_scale_op(floats, nranks);
+    scale_gradients_op(&scale, base);
+    plan_exec_range(p, base, update, p->nops, NULL);
+    return sum_s;
 }
 
 static int bucket_cmp(const void *a, const void *b)

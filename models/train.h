@@ -97,6 +97,12 @@ void trainer_free(Trainer *t);
  * and the dropout counter advances. */
 double trainer_step(Trainer *t, int step, double *op_time_s);
 
+/* One training step of plan p (its per-step values set) on the batch in base's input
+ * arena. nranks > 1: data-parallel — forward and backward, the gradients summed over the
+ * ranks (one MPI_Allreduce) and divided by nranks, then the update; returns the seconds
+ * the sum took (0 for one process). All ranks must call it (collective). */
+double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int nranks);
+
 /* The learning rate of the schedule at a (fractional) epoch. */
 double schedule_lr(const OptSpec *o, double epoch);
 /* Prepares the plan's per-step values: update op lr/step from the schedule at `updates`

@@ -231,29 +231,8 @@ if run protocol-convnet 0 "$DLPERF" run rnn --batch 2 --protocol convnet --steps
         && ok protocol-convnet-runs || fail protocol-convnet-runs "$(head -c 300 "$T/out")"
 fi
 
-# A tiny Fashion-MNIST-shaped data set in IDX (512 training, 256 test images of 28x28, plain,
-# not gzipped): image i has a bright band of rows at a place given by its label i mod 10,
-# over a faint texture, so one epoch already learns something.
-be32() { # N as 4 big-endian bytes
-    printf "\\$(printf %03o $(($1 >> 24 & 255)))\\$(printf %03o $(($1 >> 16 & 255)))\\$(printf %03o $(($1 >> 8 & 255)))\\$(printf %03o $(($1 & 255)))"
-}
-idx_images() { # N FILE
-    { printf '\000\000\010\003'; be32 "$1"; be32 28; be32 28
-      LC_ALL=C awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) for (r = 0; r < 28; r++) for (k = 0; k < 28; k++)
-          printf "%c", (int(r / 2) == i % 10 + 2) ? 120 : 1 + (i * 7 + r * 13 + k * 17) % 40 }'; } >"$2"
-}
-idx_labels() { # N FILE
-    { printf '\000\000\010\001'; be32 "$1"
-      i=0
-      while [ $((i + 10)) -le "$1" ]; do printf '\000\001\002\003\004\005\006\007\010\011'; i=$((i + 10)); done
-      printf '\000\001\002\003\004\005\006\007\010\011' | head -c $(($1 - i)); } >"$2"
-}
 F="$T/fmnist"
-mkdir -p "$F"
-idx_images 512 "$F/train-images-idx3-ubyte" && idx_labels 512 "$F/train-labels-idx1-ubyte" &&
-    idx_images 256 "$F/t10k-images-idx3-ubyte" && idx_labels 256 "$F/t10k-labels-idx1-ubyte"
-[ "$(wc -c <"$F/train-images-idx3-ubyte")" -eq $((16 + 512 * 784)) ] && [ "$(wc -c <"$F/t10k-labels-idx1-ubyte")" -eq 264 ] \
-    && ok tiny-fmnist-written || fail tiny-fmnist-written "$(ls -l "$F")"
+tiny_fmnist "$F" && ok tiny-fmnist-written || fail tiny-fmnist-written "$(ls -l "$F")"
 
 if run epochs 0 "$DLPERF" run fmnist-convpool --epochs 1 --batch 256 --data-dir "$F"; then
     expect epochs-accuracy "$T/out" "test_accuracy"

@@ -633,6 +633,55 @@ static void test_calibrate_end_to_end(void **state)
     db_close(db);
 }
 
+/* Rounds: every kernel measured once per pass; its samples pooled into one stored row
+ * (at least min_reps per pass), and the calibration records its rounds. */
+static void test_calibrate_rounds(void **state)
+{
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/rounds.db", tmpdir);
+    Db *db;
+    if (db_open(path, &db, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    int64_t cal = begin_calibration(db);
+    OpDesc fa[] = {op_gemm(PHASE_FWD, 32, 24, 16, false, false, 0.0f), op_act_in_place(PHASE_FWD, ACT_RELU, 4096)};
+    MbFamily fams[] = {{"a", fa, 2}};
+    MbProtocol p = fast_protocol();
+    p.rounds = 3;
+    ProgressLog pl = {0};
+    volatile sig_atomic_t stop = 0;
+    int rc = mb_calibrate(db, cal, &p, 1, fams, 1, progress_log, &pl, &stop, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mb_calibrate: %d %s", rc, err);
+    assert_int_equal(pl.calls, 6); /* 2 kernels x 3 passes */
+    assert_int_equal(pl.last_total, 6);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
+    const int per_pass = p.min_reps / 3 > 2 ? p.min_reps / 3 : 2;
+    assert_true(query_int(path, "SELECT MIN(reps) FROM measurement WHERE calibration_id = ?", cal) >= 3 * per_pass);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM sample JOIN measurement ON id ="
+                                     " measurement_id WHERE calibration_id = ?", cal),
+                     query_int(path, "SELECT SUM(reps) FROM measurement WHERE calibration_id = ?", cal));
+    db_close(db);
+
+    /* the calibration row keeps its rounds */
+    CalibrationRow c = {0}, got;
+    if (db_open(path, &db, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    MachineRow mr;
+    mb_machine_detect(&mr);
+    assert_int_equal(db_machine_upsert(db, &mr), 0);
+    c.machine_id = mr.id;
+    snprintf(c.mode, sizeof c.mode, "default");
+    c.rounds = 3;
+    mb_software_detect(&c.sw, 1);
+    assert_int_equal(db_calibration_begin(db, &c), 0);
+    assert_int_equal(db_calibration_finish(db, c.id, "complete"), 0);
+    assert_int_equal(db_calibration_latest(db, mr.id, 1, &got), 0);
+    assert_int_equal(got.id, c.id);
+    assert_int_equal(got.rounds, 3);
+    db_close(db);
+}
+
 /* ---- machine ---- */
 
 static void test_machine_detect(void **state)
@@ -679,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_list_stream),
         cmocka_unit_test(test_list_eltwise),
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_machine_detect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,8 +88,37 @@ run bucket-needs-overlap 2 mpi 2 "$DLPERF" run fmnist-convpool --bucket-mib 4 --
 if run strong-indivisible 2 mpi 2 "$DLPERF" run fmnist-convpool --batch 7 --steps 1 --threads 1; then
     expect strong-indivisible "$T/err" "rank 0 of 2.*--batch 7: strong scaling splits the global batch over the 2 ranks"
 fi
-run epochs-refused 2 mpi 2 "$DLPERF" run fmnist-convpool --epochs 1 --threads 1 &&
-    expect epochs-refused "$T/err" "trains on one process"
+run epochs-overlap-refused 2 mpi 2 "$DLPERF" run fmnist-convpool --epochs 1 --overlap --threads 1 &&
+    expect epochs-overlap-refused "$T/err" "one allreduce per step"
+
+# ---- training to a result under mpirun: the epoch of the global batch ----
+# ufldl-cnn has neither batch norm nor dropout, so 2 ranks at global batch 64 (strong: 32
+# each; weak: --batch 32 per rank) must train as one process at batch 64: the same mean
+# epoch losses (to float summation order) and test accuracy
+F="$T/fmnist"
+tiny_fmnist "$F" || fail tiny-fmnist-written "$(ls -l "$F")"
+l1=x
+if run epochs-np1 0 "$DLPERF" run ufldl-cnn --epochs 2 --batch 64 --data-dir "$F" --threads 1 --json; then
+    l1=$(json "json_extract(j, '$.loss_last_epoch')")
+    a1=$(json "json_extract(j, '$.metrics.test_accuracy')")
+fi
+for scaling in strong weak; do
+    b=64
+    [ $scaling = weak ] && b=32
+    if run "epochs-np2-$scaling" 0 mpi 2 "$DLPERF" run ufldl-cnn --epochs 2 --batch $b --scaling $scaling \
+        --data-dir "$F" --threads 1 --json; then
+        l2=$(json "json_extract(j, '$.loss_last_epoch')")
+        a2=$(json "json_extract(j, '$.metrics.test_accuracy')")
+        [ "$(json "json_extract(j, '$.batch') || ' ' || json_extract(j, '$.batch_per_rank') || ' ' || json_extract(j, '$.ranks')")" = "64 32 2" ] \
+            && ok "epochs-np2-$scaling-batches" || fail "epochs-np2-$scaling-batches" "$(head -c 400 "$T/out")"
+        awk -v a="$l1" -v b="$l2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a + 0 > 0 && d <= 1e-4 * a) }' \
+            && [ "$a1" = "$a2" ] && ok "epochs-np2-$scaling-same-training" \
+            || fail "epochs-np2-$scaling-same-training" "np1 loss $l1 accuracy $a1, np2 loss $l2 accuracy $a2"
+    fi
+done
+[ "$(sql "SELECT count(*) FROM run WHERE model = 'ufldl-cnn' AND epochs = 2 AND ranks = 2 AND batch = 64
+          AND batch_per_rank = 32 AND allreduce_bytes > 0")" = 2 ] && ok epochs-np2-stored ||
+    fail epochs-np2-stored "$(sql "SELECT id, ranks, batch, batch_per_rank, scaling FROM run WHERE epochs > 0")"
 
 # ---- a rank that fails ends the job with its message, no hang ----
 # rank 1 gets a model file that does not exist; rank 0 goes on to the first collective
