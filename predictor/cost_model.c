@@ -97,12 +97,15 @@ const char *price_source_name(PriceSource s)
 static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM; }
 
 /* Ops whose kernel does not depend on the training phase share one group (GEMM, whose
- * transposes are features); the others are grouped by kind, phase and variant
- * (activation and whether in place, pooling, STREAM or memory kernel, batch-norm mode,
- * GRU activation). */
+ * transposes are features; sparse GEMM; zero and copy, one memset / memcpy whichever
+ * phase a plan puts them in — a residual's gradient copy is priced from the element-wise
+ * sweep's copies); the others are grouped by kind, phase and variant (activation and
+ * whether in place, pooling, STREAM or memory kernel, batch-norm mode, GRU activation). */
+static bool phase_free(OpKind k) { return k == OP_GEMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY; }
+
 static int group_of(const OpDesc *d)
 {
-    int sub = 0, phase = d->kind == OP_GEMM || d->kind == OP_SPMM ? 0 : (int)d->phase;
+    int sub = 0, phase = phase_free(d->kind) ? 0 : (int)d->phase;
     if (d->kind == OP_ACT)
         sub = d->u.act.act + (d->u.act.in_place ? ACT_COUNT : 0);
     else if (d->kind == OP_POOL2D)

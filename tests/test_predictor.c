@@ -138,6 +138,33 @@ static void test_fit_is_positive_and_grows_with_size(void **state)
     cm_free(cm);
 }
 
+/* A copy is one memcpy whatever phase a plan puts it in: a residual's gradient copy
+ * (bwd_data) is fitted from the element-wise sweep's copies (fwd); an in-place (fused)
+ * activation is its own kernel, never priced from separate-output points. */
+static void test_groups_copy_phases_and_in_place_act(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    for (int e = 12; e <= 24; e += 2) {
+        const size_t n = (size_t)1 << e;
+        add(cm, op_copy(PHASE_FWD, n), 2e-9 * (double)n);
+        add(cm, op_act(PHASE_FWD, ACT_RELU, n), 3e-9 * (double)n);
+    }
+    cm_fit(cm);
+    OpPrice c = price(cm, op_copy(PHASE_BWD_DATA, (size_t)3 << 19));
+    assert_int_equal(c.source, PRICE_FITTED);
+    const double want = 2e-9 * (double)((size_t)3 << 19);
+    if (fabs(c.time_s - want) > 0.15 * want)
+        fail_msg("copy bwd_data fitted %.3g s, the fwd copies' line gives %.3g s", c.time_s, want);
+    /* no in-place points and no measured limits: nothing prices it (the separate kernel's
+     * fit must not) */
+    const OpDesc ip = op_act_in_place(PHASE_FWD, ACT_RELU, (size_t)3 << 19);
+    OpPrice a;
+    char err[256];
+    assert_int_not_equal(cm_price(cm, &ip, &a, err, sizeof err), 0);
+    cm_free(cm);
+}
+
 static void test_roofline_floor_and_missing_kinds(void **state)
 {
     CostModel *cm = cm_new();
@@ -303,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_roofline_from_measured_limits),
         cmocka_unit_test(test_holdout),
         cmocka_unit_test(test_roofline_floor_and_missing_kinds),
+        cmocka_unit_test(test_groups_copy_phases_and_in_place_act),
         cmocka_unit_test(test_unvalidated_rows_price_nothing),
         cmocka_unit_test(test_iteration_is_the_sum_of_the_plan),
     };
