@@ -23,7 +23,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     int rc = -1;
     int total_in = 0;
     char (*keys)[OP_KEY_MAX] = NULL;
-    bool *measure = NULL;
+    bool *measure = NULL, *skipped = NULL; /* skipped: did not fit in memory */
     double *samples = NULL, *scratch = NULL;
     double **pooled = NULL; /* rounds > 1: each kernel's samples so far */
     int *npooled = NULL;
@@ -42,6 +42,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     if (total_in > 0) {
         keys = malloc((size_t)total_in * sizeof *keys);
         measure = malloc((size_t)total_in * sizeof *measure);
+        skipped = calloc((size_t)total_in, sizeof *skipped);
     }
     samples = malloc((size_t)(p->max_reps > 0 ? p->max_reps : 1) * sizeof *samples);
     scratch = malloc((size_t)(pooled_max > 0 ? pooled_max : 1) * sizeof *scratch);
@@ -49,7 +50,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         pooled = calloc((size_t)total_in, sizeof *pooled);
         npooled = calloc((size_t)total_in, sizeof *npooled);
     }
-    if ((total_in > 0 && (!keys || !measure)) || !samples || !scratch ||
+    if ((total_in > 0 && (!keys || !measure || !skipped)) || !samples || !scratch ||
         (rounds > 1 && total_in > 0 && (!pooled || !npooled))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
@@ -87,6 +88,20 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 MeasurementRow m;
                 char terr[256] = "";
                 int trc = mb_time_op(&fams[f].ops[j], &pass, threads, &m, samples, terr, sizeof terr);
+                /* a kernel too large for the memory (per rank) is left out on every rank,
+                 * with a warning: predictions price its key from the fitted model */
+                double too_big = trc == MB_DOES_NOT_FIT ? 1 : 0;
+                comm_allreduce_max_f64(&too_big, 1);
+                if (too_big) {
+                    if (!skipped[i] && db)
+                        fprintf(stderr, "calibrate: left out %s: %s\n", keys[i],
+                                trc == MB_DOES_NOT_FIT ? terr : "does not fit on another rank");
+                    skipped[i] = true;
+                    done++;
+                    if (progress)
+                        progress(done, total * rounds, fams[f].family, keys[i], mb_now_s() - start, progress_ctx);
+                    continue;
+                }
                 const bool last = round == rounds - 1;
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i] && !(pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]))) {
@@ -144,6 +159,7 @@ cleanup:
     free(npooled);
     free(keys);
     free(measure);
+    free(skipped);
     free(samples);
     free(scratch);
     return rc;

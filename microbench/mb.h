@@ -56,9 +56,12 @@ double mb_now_s(void);
 
 /* Times one descriptor by the protocol and fills m (everything except id, family and
  * calibration_id; m->samples points into `samples`, which must hold p->max_reps doubles).
- * Returns 0, or -1 with a message (allocation failure, validation failure). After a
+ * Returns 0, MB_DOES_NOT_FIT (nothing allocated: the kernel's buffers exceed this
+ * process's share of the memory available, the node's ranks measuring together; err says
+ * how much), or -1 with a message (allocation failure, validation failure). After a
  * validation failure m is complete with validated = false (evidence the caller may store);
  * after any other failure m->reps is 0. */
+enum { MB_DOES_NOT_FIT = 2 };
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen);
 /* Evicts this process's data from every cache level: each kernel thread reads its part of
@@ -149,7 +152,9 @@ typedef void (*MbProgress)(int done, int total, const char *family, const char *
  * measured once, under the first family that lists them) and inserts each measurement
  * into calibration `calibration_id` as soon as it is taken. With p->rounds > 1 the lists
  * are measured in that many passes, each kernel's sampling budget split over them; its
- * samples are pooled and stored after the last pass. Under mpirun every rank calls
+ * samples are pooled and stored after the last pass. A kernel whose buffers do not fit
+ * in the memory (mb_time_op's MB_DOES_NOT_FIT, on any rank) is left out with a warning on
+ * stderr, not measured and not stored. Under mpirun every rank calls
  * it with the same lists: the ranks start each kernel together (a barrier) and measure it
  * at the same time, rank 0 stores (db NULL on the others), and a stop or a failure on any
  * rank ends all of them. Returns 0 when all were

@@ -497,6 +497,50 @@ static int buffers_fill(const OpDesc *d, MbBuffers *b, bool written_only)
     return 0;
 }
 
+static size_t workspace_bytes(const OpDesc *d)
+{
+    size_t ws = op_workspace_bytes(d);
+    if (d->kind == OP_POOL2D && d->phase == PHASE_BWD_DATA) { /* the forward runs first */
+        OpDesc fwd = *d;
+        fwd.phase = PHASE_FWD;
+        size_t wf = op_workspace_bytes(&fwd);
+        ws = wf > ws ? wf : ws;
+    }
+    return ws;
+}
+
+/* Every buffer, snapshot and workspace the kernel needs, in bytes. */
+static double kernel_bytes(const OpDesc *d)
+{
+    OpBufInfo info[OP_MAX_BUFS];
+    const int n = op_buffer_info(d, info);
+    double total = (double)round_up(workspace_bytes(d));
+    for (int i = 0; i < n; i++)
+        total += (double)round_up(info[i].bytes) * (info[i].role == BUF_INOUT || i == fresh_input(d) ? 2 : 1);
+    return total;
+}
+
+/* 0, or MB_DOES_NOT_FIT when the kernel's buffers exceed this process's share of the
+ * memory: what is available (with the idle pool given back) divided by the ranks on this
+ * node, which allocate the same buffers at the same moment. Pages are only counted once
+ * they are touched, so a check per buffer as it is allocated would pass on every rank and
+ * leave the filling to the OOM killer (np=4 calibrations of P1B1's 0.9 GiB updates died so). */
+static int buffers_fit(const OpDesc *d, char *err, size_t errlen)
+{
+    const double need = kernel_bytes(d), ranks = comm_env_local_size();
+    double share = (mem_available() + pool_bytes()) / ranks;
+    if (need <= 0.9 * share)
+        return 0;
+    while (pool_n > 0)
+        pool_drop(0);
+    share = mem_available() / ranks;
+    if (need <= 0.9 * share)
+        return 0;
+    snprintf(err, errlen, "needs %.2f GiB of buffers; %.2f GiB available%s", need / 1073741824.0,
+             share / 1073741824.0, ranks > 1 ? " per rank (the node's ranks measure together)" : "");
+    return MB_DOES_NOT_FIT;
+}
+
 static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
@@ -514,13 +558,7 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
             return -1;
         }
     }
-    size_t ws = op_workspace_bytes(d);
-    if (d->kind == OP_POOL2D && d->phase == PHASE_BWD_DATA) {
-        OpDesc fwd = *d;
-        fwd.phase = PHASE_FWD;
-        size_t wf = op_workspace_bytes(&fwd);
-        ws = wf > ws ? wf : ws;
-    }
+    const size_t ws = workspace_bytes(d);
     if (ws > 0) {
         b->ws = pool_take(round_up(ws), &b->ws_cap);
         if (!b->ws) {
@@ -581,6 +619,9 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
         goto cleanup;
     }
     ops_set_threads(threads);
+    if ((rc = buffers_fit(d, err, errlen)) != 0)
+        goto cleanup;
+    rc = -1;
     if (buffers_alloc(d, &b, err, errlen) != 0)
         goto cleanup;
     if (buffers_fill(d, &b, false) != 0) {

@@ -682,6 +682,37 @@ static void test_calibrate_rounds(void **state)
     db_close(db);
 }
 
+/* A kernel larger than the memory is refused before anything is allocated, and a
+ * calibration leaves it out (warning) and stores the others. 2^38 floats: 1 TiB. */
+static void test_calibrate_leaves_out_what_does_not_fit(void **state)
+{
+    (void)state;
+    const OpDesc huge = op_copy(PHASE_FWD, (size_t)1 << 38);
+    MeasurementRow m;
+    double samples[64];
+    char err[512] = "", path[512];
+    MbProtocol p = fast_protocol();
+    assert_int_equal(mb_time_op(&huge, &p, 1, &m, samples, err, sizeof err), MB_DOES_NOT_FIT);
+    assert_int_equal(m.reps, 0);
+    assert_non_null(strstr(err, "GiB available"));
+
+    snprintf(path, sizeof path, "%s/fit.db", tmpdir);
+    Db *db;
+    if (db_open(path, &db, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    int64_t cal = begin_calibration(db);
+    OpDesc ops[] = {op_sgd(4096, 1e-4f), huge, op_copy(PHASE_FWD, 4096)};
+    MbFamily fams[] = {{"a", ops, 3}};
+    ProgressLog pl = {0};
+    volatile sig_atomic_t stop = 0;
+    int rc = mb_calibrate(db, cal, &p, 1, fams, 1, progress_log, &pl, &stop, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mb_calibrate: %d %s", rc, err);
+    assert_int_equal(pl.calls, 3);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
+    db_close(db);
+}
+
 /* ---- machine ---- */
 
 static void test_machine_detect(void **state)
@@ -729,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_list_eltwise),
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_machine_detect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
