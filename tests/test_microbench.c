@@ -566,7 +566,7 @@ static void progress_log(int done, int total, const char *family, const char *ke
     snprintf(pl->last_family, sizeof pl->last_family, "%s", family);
 }
 
-static int64_t begin_calibration(Db *db)
+static int64_t begin_calibration_rounds(Db *db, int rounds)
 {
     MachineRow mr;
     mb_machine_detect(&mr);
@@ -574,11 +574,14 @@ static int64_t begin_calibration(Db *db)
     CalibrationRow c;
     memset(&c, 0, sizeof c);
     c.machine_id = mr.id;
+    c.rounds = rounds;
     snprintf(c.mode, sizeof c.mode, "quick");
     mb_software_detect(&c.sw, 1);
     assert_int_equal(db_calibration_begin(db, &c), 0);
     return c.id;
 }
+
+static int64_t begin_calibration(Db *db) { return begin_calibration_rounds(db, 1); }
 
 static void test_calibrate_end_to_end(void **state)
 {
@@ -664,20 +667,16 @@ static void test_calibrate_rounds(void **state)
     db_close(db);
 
     /* the calibration row keeps its rounds */
-    CalibrationRow c = {0}, got;
     if (db_open(path, &db, err, sizeof err) != 0)
         fail_msg("db_open: %s", err);
+    const int64_t id = begin_calibration_rounds(db, 3);
+    assert_int_equal(db_calibration_finish(db, id, "complete"), 0);
+    CalibrationRow got;
     MachineRow mr;
     mb_machine_detect(&mr);
     assert_int_equal(db_machine_upsert(db, &mr), 0);
-    c.machine_id = mr.id;
-    snprintf(c.mode, sizeof c.mode, "default");
-    c.rounds = 3;
-    mb_software_detect(&c.sw, 1);
-    assert_int_equal(db_calibration_begin(db, &c), 0);
-    assert_int_equal(db_calibration_finish(db, c.id, "complete"), 0);
     assert_int_equal(db_calibration_latest(db, mr.id, 1, &got), 0);
-    assert_int_equal(got.id, c.id);
+    assert_int_equal(got.id, id);
     assert_int_equal(got.rounds, 3);
     db_close(db);
 }
