@@ -13,12 +13,6 @@
  * libgomp's default keeps idle workers spinning for milliseconds after each parallel
  * region, on the very cores the next OpenBLAS call needs, which made convolutions (im2col
  * between GEMMs) 3x slower on 2 cores. libgomp reads the policy only at start-up.
- * The other way round, OpenBLAS's workers spin 2^28 cycles after each call on the cores
- * the next OpenMP op needs: an LSTM cell after its GEMM ran 1.6 ms in a step against 0.9 ms
- * alone. OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles; read when the library loads) puts them to
- * sleep at once: the cell took its calibrated 0.87 ms and the basic-lstm step 7% less,
- * GEMM time unchanged (unless the user set a timeout). Both settings are recorded with
- * the BLAS choice.
  */
 #include <errno.h>
 #include <math.h>
@@ -185,32 +179,20 @@ static void reexec(const Cli *cli, const char *why)
     fprintf(stderr, "dlperf: cannot re-execute to apply %s (%s); continuing without it\n", why, strerror(errno));
 }
 
-/* The choice as recorded with every calibration and run: how the core was chosen, and the
- * threads' wait settings in force. */
-static void record_choice(const char *how)
-{
-    char desc[256];
-    snprintf(desc, sizeof desc, "%s; OMP_WAIT_POLICY=%s, OPENBLAS_THREAD_TIMEOUT=%s", how,
-             getenv("OMP_WAIT_POLICY"), getenv("OPENBLAS_THREAD_TIMEOUT"));
-    setenv("DLPERF_BLAS_CHOICE", desc, 1);
-}
-
 void blas_select(const Cli *cli)
 {
     if (getenv("DLPERF_BLAS_CHOICE"))
         return; /* decided before the re-exec (or we are a probe) */
-    bool set_omp = !getenv("OMP_WAIT_POLICY"), set_timeout = !getenv("OPENBLAS_THREAD_TIMEOUT");
+    bool set_omp = !getenv("OMP_WAIT_POLICY");
     if (set_omp)
         setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-    if (set_timeout)
-        setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
     char desc[160];
     const char *user = getenv("OPENBLAS_CORETYPE");
     if (user && *user) {
         snprintf(desc, sizeof desc, "user: OPENBLAS_CORETYPE=%s", user);
-        record_choice(desc);
-        if (set_omp || set_timeout)
-            reexec(cli, "OMP_WAIT_POLICY and OPENBLAS_THREAD_TIMEOUT");
+        setenv("DLPERF_BLAS_CHOICE", desc, 1);
+        if (set_omp)
+            reexec(cli, "OMP_WAIT_POLICY=PASSIVE");
         return;
     }
     MachineRow m;
@@ -269,9 +251,9 @@ void blas_select(const Cli *cli)
             snprintf(desc + used, sizeof desc - (size_t)used, " -> %s", best);
         cache_write(key, best, desc);
     }
-    record_choice(desc);
+    setenv("DLPERF_BLAS_CHOICE", desc, 1);
     if (strcmp(best, current) != 0)
         setenv("OPENBLAS_CORETYPE", best, 1);
-    if (strcmp(best, current) != 0 || set_omp || set_timeout)
-        reexec(cli, "the BLAS core, OpenMP wait policy and OpenBLAS thread timeout");
+    if (strcmp(best, current) != 0 || set_omp)
+        reexec(cli, "the BLAS core and OpenMP wait policy");
 }

@@ -40,7 +40,7 @@ typedef struct {
     int ranks;
     char blas_core[32];    /* OpenBLAS core type in use, e.g. "SkylakeX" */
     char blas_config[256]; /* openblas_get_config() */
-    char blas_choice[256]; /* how the core was chosen: "probed: SkylakeX 196 GF/s > Haswell 98", "user: OPENBLAS_CORETYPE" */
+    char blas_choice[160]; /* how the core was chosen: "probed: SkylakeX 196 GF/s > Haswell 98", "user: OPENBLAS_CORETYPE" */
     char compiler[128];
     char git_commit[64];
     char mpi_library[128]; /* empty when not under MPI */
