@@ -350,12 +350,7 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
                 plan_step_values(p, ar.base, r->steps, (double)steps_per_epoch);
                 sum_times[r->steps] = plan_exec_data_parallel(p, ar.base, nranks);
                 step_times[r->steps] = now_s() - s0;
-                float loss = read_loss(p, ar.base);
-                if (nranks > 1) { /* the global batch's loss: the mean of the ranks' */
-                    double l = loss;
-                    comm_allreduce_sum_f64(&l, 1);
-                    loss = (float)(l / nranks);
-                }
+                const float loss = ranks_mean_loss(read_loss(p, ar.base), nranks);
                 if (!isfinite(loss)) {
                     snprintf(err, errlen, "%s: loss became %g in epoch %d, step %ld; training diverged", m->name,
                              loss, e + 1, r->steps + 1);

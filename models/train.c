@@ -175,6 +175,15 @@ static void scale_gradients_op(const OpDesc *scale, void *const base[ARENA_COUNT
 
 static void scale_gradients(const Trainer *t) { scale_gradients_op(&t->grad_scale, t->base); }
 
+float ranks_mean_loss(float loss, int nranks)
+{
+    if (nranks <= 1)
+        return loss;
+    double l = loss;
+    comm_allreduce_sum_f64(&l, 1);
+    return (float)(l / nranks);
+}
+
 double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int nranks)
 {
     if (nranks <= 1 || p->mode == PLAN_INFERENCE) {
@@ -389,10 +398,5 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
     t->updates++;
     float loss;
     memcpy(&loss, (char *)t->base[ARENA_ACT] + p->loss.offset, sizeof loss);
-    if (t->dp.nranks > 1) { /* the global batch's loss: the mean of the ranks' */
-        double l = loss;
-        comm_allreduce_sum_f64(&l, 1);
-        loss = (float)(l / t->dp.nranks);
-    }
-    return loss;
+    return ranks_mean_loss(loss, t->dp.nranks);
 }

@@ -103,6 +103,10 @@ double trainer_step(Trainer *t, int step, double *op_time_s);
  * the sum took (0 for one process). All ranks must call it (collective). */
 double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int nranks);
 
+/* Data-parallel: the global batch's loss, the mean of the ranks' losses (collective);
+ * one process: loss itself. */
+float ranks_mean_loss(float loss, int nranks);
+
 /* The learning rate of the schedule at a (fractional) epoch. */
 double schedule_lr(const OptSpec *o, double epoch);
 /* Prepares the plan's per-step values: update op lr/step from the schedule at `updates`
