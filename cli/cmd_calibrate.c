@@ -438,6 +438,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cal.machine_id = machine.id;
         snprintf(cal.mode, sizeof cal.mode, "%s", mb_mode_name(co.mode));
         cal.rounds = co.rounds > 1 ? co.rounds : 1;
+        cal.llc_bytes = (int64_t)mb_llc_bytes();
         cli_software(cli, &cal.sw);
         if (db_calibration_begin(db, &cal) != 0) {
             free(mops);

@@ -136,6 +136,7 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
         cJSON_AddNumberToObject(r, "hi_s", ops[i].hi_s);
         cJSON_AddNumberToObject(r, "flops", ops[i].flops);
         cJSON_AddStringToObject(r, "source", ops[i].source);
+        cJSON_AddNumberToObject(r, "cached", ops[i].cached);
         cJSON_AddItemToArray(arr, r);
     }
     return o;
@@ -291,14 +292,21 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     OpGroup *g;
     int ng = op_groups(ops, NULL, plan.nops, &g);
     int show = po.all_ops ? ng : (ng < 15 ? ng : 15);
-    printf("\n%-12s %5s %12s %15s %9s  %-8s %s\n", "layer", "count", "time", "band", "GFLOP/s", "source", "op");
+    printf("\n%-12s %5s %12s %15s %9s %7s  %-8s %s\n", "layer", "count", "time", "band", "GFLOP/s", "cached",
+           "source", "op");
     for (int i = 0; i < show; i++) {
         char band[32];
         snprintf(band, sizeof band, "%+.0f%% .. %+.0f%%", 100 * (g[i].lo_s / g[i].time_s - 1),
                  100 * (g[i].hi_s / g[i].time_s - 1));
-        printf("%-12s %5d %12s %15s %9.1f  %-8s %s\n", g[i].layer_name, g[i].count, fmt_time(g[i].time_s, b1, 32),
-               band, g[i].flops / g[i].time_s / 1e9, g[i].source, g[i].key);
+        printf("%-12s %5d %12s %15s %9.1f %6.0f%%  %-8s %s\n", g[i].layer_name, g[i].count,
+               fmt_time(g[i].time_s, b1, 32), band, g[i].flops / g[i].time_s / 1e9, 100 * g[i].cached, g[i].source,
+               g[i].key);
     }
+    if (cm_llc_bytes(cm) > 0)
+        printf("# cached: the share of the op's bytes the cache model finds in the %s last-level cache when it "
+               "starts (priced between the calibration's cold and warm times)\n", fmt_bytes(cm_llc_bytes(cm), b1, 32));
+    else
+        printf("# cached: none; the calibration predates the cache model (every op priced from cold caches)\n");
     if (show < ng)
         printf("... %d more op groups (--ops lists all)\n", ng - show);
     free(g);

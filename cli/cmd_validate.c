@@ -8,6 +8,7 @@
  * validations are stored; the view validation_op holds every op's predicted and measured
  * time side by side.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,10 +26,11 @@
 
 typedef struct {
     int batch, steps, warmup;
+    double min_time_s; /* timed steps continue until they add up to this */
     bool holdout, trace, zoo, weak_scaling, scaling_given;
 } ValidateOpts;
 
-enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, TOP_MISSES = 5,
+enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, OPT_MIN_TIME, TOP_MISSES = 5,
        MAX_MODELS = 64 };
 
 static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
@@ -38,6 +40,15 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_STEPS: return cli_parse_int(cli, "--steps", arg, 1, 1000000, &o->steps);
     case OPT_WARMUP: return cli_parse_int(cli, "--warmup", arg, 0, 100000, &o->warmup);
+    case OPT_MIN_TIME: {
+        char *end;
+        errno = 0;
+        const double v = strtod(arg, &end);
+        if (end == arg || *end || errno || !(v >= 0 && v <= 3600))
+            return cli_error(cli, EXIT_USAGE, "--min-time '%s': expected seconds from 0 to 3600", arg);
+        o->min_time_s = v;
+        return 0;
+    }
     case OPT_HOLDOUT: o->holdout = true; return 0;
     case OPT_TRACE: o->trace = true; return 0;
     case OPT_ZOO: o->zoo = true; return 0;
@@ -95,7 +106,8 @@ static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const
         rc = session_drift(cli, cm[0], &drift);
     RunResult run = {0};
     if (rc == 0)
-        rc = session_run(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, true, machine, "strong", 0, &run);
+        rc = session_run_for(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, true, machine,
+                             "strong", 0, &run);
     if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     for (int h = 0; h < 2 && rc == 0; h++) {
@@ -193,8 +205,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         OpTimeRow *pops = NULL;
         if (root) {
             fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d): predicting, then training "
-                            "%d+%d steps...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
-                    vo->warmup, vo->steps);
+                            "%d+%d steps (timed: at least %g s)...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
+                    vo->warmup, vo->steps, vo->min_time_s);
             rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &pops);
             if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
                 rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -204,7 +216,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         if (rc)
             break;
         RunResult run;
-        if ((rc = session_run(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, false, &machine, scaling, 0, &run)))
+        if ((rc = session_run_for(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
+                                  &machine, scaling, 0, &run)))
             break;
         if (root) {
             r->meas_s = run.row.median_s, r->meas_min_s = run.row.min_s, r->meas_max_s = run.row.max_s;
@@ -544,12 +557,13 @@ int cmd_validate(int argc, char **argv, Cli *cli)
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"steps", required_argument, NULL, OPT_STEPS},
                                          {"warmup", required_argument, NULL, OPT_WARMUP},
+                                         {"min-time", required_argument, NULL, OPT_MIN_TIME},
                                          {"holdout", no_argument, NULL, OPT_HOLDOUT},
                                          {"trace", no_argument, NULL, OPT_TRACE},
                                          {"zoo", no_argument, NULL, OPT_ZOO},
                                          {"scaling", required_argument, NULL, OPT_SCALING},
                                          {0}};
-    ValidateOpts vo = {.steps = 5, .warmup = 1};
+    ValidateOpts vo = {.steps = 5, .warmup = 1, .min_time_s = 2.0};
     int rc = cli_parse(cli, argc, argv, opts, validate_option, &vo, command_usage(cli->cmd));
     if (rc)
         return rc;
@@ -638,8 +652,9 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     int done = 0;
     for (; done < nm; done++) {
         if (!cli->json)
-            fprintf(stderr, "validate: %s at batch %d (%d/%d): predicting, then training %d+%d steps...\n",
-                    res[done].m->name, res[done].batch, done + 1, nm, vo.warmup, vo.steps);
+            fprintf(stderr, "validate: %s at batch %d (%d/%d): predicting, then training %d+%d steps "
+                            "(timed: at least %g s)...\n",
+                    res[done].m->name, res[done].batch, done + 1, nm, vo.warmup, vo.steps, vo.min_time_s);
         rc = validate_one(cli, db, &machine, &cal, cm, &vo, &res[done]);
         if (rc)
             break;

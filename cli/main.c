@@ -174,7 +174,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL... | --zoo] [--holdout] [--trace] [--steps N] [--warmup N]\n"
-     "                       [--batch N] [--threads N] [--json]\n\n"
+     "                       [--min-time S] [--batch N] [--threads N] [--json]\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
      "with a per-op trace, then prints and stores predicted s/iter, measured median s/iter\n"
      "(min..max), the error, the memory the run planned against its peak RSS, the error\n"
@@ -188,6 +188,9 @@ static const Command commands[] = {
      "                   validated models' shapes (fitted model only), beside the full one\n"
      "  --trace          list every op, predicted against measured, sorted by absolute miss\n"
      "  --steps N        timed steps (default 5)\n"
+     "  --min-time S     and more until the timed steps add up to S seconds (default 2; 0:\n"
+     "                   exactly N): a model of millisecond steps is timed over seconds of\n"
+     "                   a shared machine, not over one burst of its contention\n"
      "  --warmup N       untimed steps first (default 1)\n"
      "  --batch N        batch size for every model (default: each model's)\n"
      CLI_NO_QUIRK_HELP

@@ -173,6 +173,13 @@ static int gather_rank_times(const double *step, const StepTimes *st, int steps,
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
                 const MachineRow *machine, const char *scaling, size_t bucket_bytes, RunResult *out)
 {
+    return session_run_for(cli, m, batch, mode, warmup, steps, 0.0, trace, machine, scaling, bucket_bytes, out);
+}
+
+int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps,
+                    double min_timed_s, bool trace, const MachineRow *machine, const char *scaling,
+                    size_t bucket_bytes, RunResult *out)
+{
     memset(out, 0, sizeof *out);
     ops_set_threads(cli->threads);
     const DataParallel dp = session_dp(bucket_bytes);
@@ -196,13 +203,15 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
             fputc('\n', stderr);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }
-    out->nsteps = total;
+    /* room for the most steps a minimum time can ask for; the trace grows as it goes */
+    const int room = warmup + (min_timed_s > 0 && steps < SESSION_MAX_STEPS ? SESSION_MAX_STEPS : steps);
+    int trace_cap = steps; /* steps op_t holds */
     out->nops = t.plan.nops;
-    out->step_s = calloc((size_t)total, sizeof *out->step_s);
-    out->loss = calloc((size_t)total, sizeof *out->loss);
-    double *op_t = trace ? calloc((size_t)steps * (size_t)t.plan.nops, sizeof *op_t) : NULL;
-    double *local_s = calloc((size_t)total, sizeof *local_s);
-    StepTimes *split = calloc((size_t)total, sizeof *split);
+    out->step_s = calloc((size_t)room, sizeof *out->step_s);
+    out->loss = calloc((size_t)room, sizeof *out->loss);
+    double *op_t = trace ? calloc((size_t)trace_cap * (size_t)t.plan.nops, sizeof *op_t) : NULL;
+    double *local_s = calloc((size_t)room, sizeof *local_s);
+    StepTimes *split = calloc((size_t)room, sizeof *split);
     if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split) {
         free(op_t), free(local_s), free(split);
         trainer_free(&t);
@@ -212,7 +221,24 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     RunRow *r = &out->row;
     db_now_iso(r->started_at);
     comm_barrier(); /* the ranks start the first step together */
-    for (int s = 0; s < total; s++) {
+    double timed_s = 0; /* the job's timed steps so far: the same on every rank */
+    for (int s = 0;; s++) {
+        if (s == total) { /* the asked steps are done: more while short of the minimum time */
+            if (timed_s >= min_timed_s || total == room)
+                break;
+            steps++, total++;
+        }
+        if (trace && s - warmup >= trace_cap) {
+            trace_cap *= 2;
+            double *grown = realloc(op_t, (size_t)trace_cap * (size_t)t.plan.nops * sizeof *op_t);
+            if (!grown) {
+                free(op_t), free(local_s), free(split);
+                trainer_free(&t);
+                run_result_free(out);
+                return cli_error(cli, EXIT_FAIL, "out of memory for the trace of %d steps", trace_cap);
+            }
+            op_t = grown;
+        }
         double *trace_row = trace && s >= warmup ? op_t + (size_t)(s - warmup) * t.plan.nops : NULL;
         double t0 = mb_now_s();
         out->loss[s] = trainer_step(&t, s, trace_row);
@@ -220,6 +246,8 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
         split[s] = t.last;
         out->step_s[s] = local_s[s];
         comm_allreduce_max_f64(&out->step_s[s], 1); /* the job's step: its slowest rank's */
+        if (s >= warmup)
+            timed_s += out->step_s[s];
         if (talk)
             fprintf(stderr, "\r\033[Krun: %s batch %d: step %d/%d%s %.3f s, loss %.6g", m->name, batch * dp.nranks,
                     s + 1, total, s < warmup ? " (warm-up)" : "", out->step_s[s], out->loss[s]);
@@ -235,6 +263,7 @@ int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, in
     }
     if (talk)
         fputc('\n', stderr);
+    out->nsteps = total;
 
     snprintf(r->model, sizeof r->model, "%s", m->name);
     r->machine_id = machine->id;
@@ -326,6 +355,7 @@ int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **
         g[j].lo_s += o->lo_s;
         g[j].hi_s += o->hi_s;
         g[j].flops += o->flops;
+        g[j].cached += (o->cached - g[j].cached) / g[j].count; /* running mean */
         if (pred && meas)
             g[j].measured_s += meas[i].time_s;
     }

@@ -49,6 +49,15 @@ typedef struct {
  * or "weak") and bucket_bytes (overlap) are recorded. */
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
                 const MachineRow *machine, const char *scaling, size_t bucket_bytes, RunResult *out);
+/* session_run with at least min_timed_s seconds of timed steps: after `steps` timed steps,
+ * more until their times add up to min_timed_s (SESSION_MAX_STEPS timed steps at most).
+ * A step of a few milliseconds timed 8 times is 20 ms of a shared machine: one burst of
+ * contention sets its median (issue 4 saw a model at 1.8 and 3.6 ms in two runs). 0 s:
+ * exactly `steps`. The data batches stay those `steps` asked for (the memory predicted). */
+enum { SESSION_MAX_STEPS = 5000 };
+int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps,
+                    double min_timed_s, bool trace, const MachineRow *machine, const char *scaling,
+                    size_t bucket_bytes, RunResult *out);
 /* This process's place in a data-parallel job ({0, 1, 1} without MPI); bucket_bytes 0: one
  * allreduce after backward, else overlapped buckets (DataParallel). */
 DataParallel session_dp(size_t bucket_bytes);
@@ -85,6 +94,7 @@ typedef struct {
     double lo_s, hi_s; /* predicted: the uncertainty band (sums of the ops' bands) */
     double measured_s; /* validate: measured */
     double flops;
+    double cached;     /* predicted: mean fraction of the ops' bytes in cache (cache model) */
 } OpGroup;
 int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **out);
 

@@ -349,10 +349,10 @@ int db_calibration_begin(Db *db, CalibrationRow *c)
     return run_stmt(db, &c->id,
                     "INSERT INTO calibration (machine_id, mode, status, started_at, pid, hostname,"
                     " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-                    " mpi_library, rounds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IsssIsiisssss" "si", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
+                    " mpi_library, rounds, llc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsssIsiisssss" "siI", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
                     s->threads, s->ranks, s->blas_core, s->blas_config, s->blas_choice, s->compiler,
-                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1);
+                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1, c->llc_bytes);
 }
 
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
@@ -410,7 +410,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library, rounds FROM calibration %s",
+             " mpi_library, rounds, llc_bytes FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -429,6 +429,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         out->pid = sqlite3_column_int64(st, 6);
         read_sw(st, 7, &out->sw);
         out->rounds = sqlite3_column_int(st, 15);
+        out->llc_bytes = sqlite3_column_int64(st, 16);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
@@ -454,6 +455,12 @@ int db_calibration_latest_ranks(Db *db, int64_t machine_id, int threads, int ran
     return calibration_lookup(db, where, machine_id, threads, out);
 }
 
+int db_calibration_get(Db *db, int64_t calibration_id, CalibrationRow *out)
+{
+    /* the lookup binds two parameters; this query uses the first (?2 = ?2: always true) */
+    return calibration_lookup(db, "WHERE id = ?1 AND ?2 = ?2", calibration_id, 0, out);
+}
+
 int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, CalibrationRow *out)
 {
     /* ranks 0: any rank count, the largest (the most collective behaviour to fit) */
@@ -470,11 +477,11 @@ int db_measurement_insert(Db *db, MeasurementRow *m)
     if (run_stmt(db, &m->id,
                  "INSERT INTO measurement (calibration_id, family, key, kind, phase, threads, warmups,"
                  " reps, inner, median_s, min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops,"
-                 " bytes, validated, max_err) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Issssiiiiddddddddd" "id", m->calibration_id, m->family, m->key, m->kind, m->phase,
+                 " bytes, validated, max_err, warm_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Issssiiiiddddddddd" "idd", m->calibration_id, m->family, m->key, m->kind, m->phase,
                  m->threads, m->warmups, m->reps, m->inner, m->median_s, m->min_s, m->max_s, m->mean_s,
                  m->stddev_s, m->ci95_lo_s, m->ci95_hi_s, m->flops, m->bytes, (int)m->validated,
-                 m->max_err) != 0)
+                 m->max_err, m->warm_s) != 0)
         goto fail;
     for (int i = 0; m->samples && i < m->nsamples; i++)
         if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s) VALUES (?,?,?)", "Iid",
@@ -495,7 +502,8 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
     if (sqlite3_prepare_v2(db->h,
                            "SELECT id, family, key, kind, phase, threads, warmups, reps, inner, median_s,"
                            " min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops, bytes,"
-                           " validated, max_err FROM measurement WHERE calibration_id = ? ORDER BY id",
+                           " validated, max_err, coalesce(warm_s, 0) FROM measurement"
+                           " WHERE calibration_id = ? ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, "prepare");
     sqlite3_bind_int64(st, 1, calibration_id);
@@ -518,6 +526,7 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
             *d[i] = sqlite3_column_double(st, 9 + i);
         m.validated = sqlite3_column_int(st, 18) != 0;
         m.max_err = sqlite3_column_double(st, 19);
+        m.warm_s = sqlite3_column_double(st, 20);
         if (fn(&m, ctx) != 0) {
             rc = SQLITE_DONE;
             break;
@@ -536,7 +545,8 @@ static int insert_op_rows(Db *db, const char *table, int64_t owner, const OpTime
     snprintf(sql, sizeof sql,
              "INSERT INTO %s (%s, op_index, layer, layer_name, key, kind, phase, time_s, flops%s)"
              " VALUES (?,?,?,?,?,?,?,?,?%s)",
-             table, pred ? "prediction_id" : "run_id", pred ? ", source, lo_s, hi_s" : "", pred ? ",?,?,?" : "");
+             table, pred ? "prediction_id" : "run_id", pred ? ", source, lo_s, hi_s, cached" : "",
+             pred ? ",?,?,?,?" : "");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, "prepare");
@@ -556,6 +566,7 @@ static int insert_op_rows(Db *db, const char *table, int64_t owner, const OpTime
             sqlite3_bind_text(st, 10, o->source, -1, SQLITE_STATIC);
             sqlite3_bind_double(st, 11, o->lo_s);
             sqlite3_bind_double(st, 12, o->hi_s);
+            sqlite3_bind_double(st, 13, o->cached);
         }
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlite3_finalize(st);

@@ -54,6 +54,8 @@ typedef struct {
     char started_at[32], finished_at[32]; /* ISO 8601 UTC */
     int64_t pid;      /* of the calibrating process, to detect a dead "running" one */
     int rounds;       /* passes over the kernel list, each kernel's samples pooled (>= 1) */
+    int64_t llc_bytes; /* last-level cache one process can rely on (what the cold protocol
+                          flushes, and what the predictor's cache model holds); 0: unknown */
     SoftwareInfo sw;
 } CalibrationRow;
 
@@ -70,6 +72,9 @@ typedef struct {
     int reps;               /* samples kept */
     int inner;              /* kernel executions per sample (for kernels near timer resolution) */
     double median_s, min_s, max_s, mean_s, stddev_s; /* per execution */
+    double warm_s;          /* kernels timed from cold caches (or a fresh input): the median
+                               with their data left in cache by the previous execution;
+                               0 = not measured (compute-bound and bandwidth kernels) */
     double ci95_lo_s, ci95_hi_s;                      /* 95% CI of the mean (Student t) */
     double flops, bytes;    /* per execution, from op_cost */
     bool validated;         /* spot check passed outside the timed region */
@@ -128,6 +133,8 @@ typedef struct {
     double flops;
     char source[16]; /* predictions: "exact" | "scaled" | "fitted" | "roofline"; runs: "" */
     double lo_s, hi_s; /* predictions: the op's uncertainty band */
+    double cached;     /* predictions: fraction of the op's bytes the cache model finds in the
+                          last-level cache (priced between cold and warm by it) */
 } OpTimeRow;
 
 typedef struct {
@@ -196,6 +203,8 @@ int db_machine_upsert(Db *db, MachineRow *m);
 int db_calibration_begin(Db *db, CalibrationRow *c);
 /* Sets status ("complete" or "interrupted") and finished_at = now. */
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status);
+/* The calibration with this id; DB_NOT_FOUND if there is none. */
+int db_calibration_get(Db *db, int64_t calibration_id, CalibrationRow *out);
 /* Marks "running" calibrations of this machine whose process is gone as "interrupted". */
 int db_calibration_reap(Db *db, int64_t machine_id);
 /* Latest complete calibration of the machine at this thread count, measured by one process

@@ -156,6 +156,13 @@ static const char *const migrations[] = {
     /* v5: calibrations measured in rounds (each kernel once per pass over the list, its
      * samples pooled) */
     "ALTER TABLE calibration ADD COLUMN rounds INTEGER NOT NULL DEFAULT 1;",
+    /* v6: the cache model. Memory-bound kernels timed cold also get a warm median (their
+     * data left in cache by the previous execution); the calibration records the last-level
+     * cache it flushed; a predicted op records the fraction of its bytes the predictor
+     * found still in that cache. */
+    "ALTER TABLE measurement ADD COLUMN warm_s REAL;"
+    "ALTER TABLE calibration ADD COLUMN llc_bytes INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE prediction_op ADD COLUMN cached REAL;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -12,6 +12,9 @@
 #include "microbench/mb.h"
 #include "ops/comm.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     double *samples = NULL, *scratch = NULL;
     double **pooled = NULL; /* rounds > 1: each kernel's samples so far */
     int *npooled = NULL;
+    double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
     MbProtocol pass = *p; /* one pass's share of the sampling budget */
     if (rounds > 1) {
@@ -49,9 +53,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     if (rounds > 1 && total_in > 0) {
         pooled = calloc((size_t)total_in, sizeof *pooled);
         npooled = calloc((size_t)total_in, sizeof *npooled);
+        warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
     }
     if ((total_in > 0 && (!keys || !measure || !skipped)) || !samples || !scratch ||
-        (rounds > 1 && total_in > 0 && (!pooled || !npooled))) {
+        (rounds > 1 && total_in > 0 && (!pooled || !npooled || !warm_pooled))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -111,8 +116,15 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     } else {
                         memcpy(pooled[i] + npooled[i], m.samples, (size_t)m.nsamples * sizeof *m.samples);
                         npooled[i] += m.nsamples;
-                        if (last)
+                        double *warm = warm_pooled + (size_t)i * (size_t)rounds;
+                        warm[round] = m.warm_s;
+                        if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
+                            /* the passes' warm medians, pooled by their median */
+                            memcpy(scratch, warm, (size_t)rounds * sizeof *scratch);
+                            gsl_sort(scratch, 1, (size_t)rounds);
+                            m.warm_s = gsl_stats_median_from_sorted_data(scratch, 1, (size_t)rounds);
+                        }
                     }
                 }
                 /* A kernel that was timed but computed wrong results is stored as evidence
@@ -157,6 +169,7 @@ cleanup:
         free(pooled[i]);
     free(pooled);
     free(npooled);
+    free(warm_pooled);
     free(keys);
     free(measure);
     free(skipped);

@@ -591,6 +591,35 @@ static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
     return mb_now_s() - t0;
 }
 
+/* ---- warm prices of cold-timed kernels ----
+ * A memory-bound op whose data another op touched a moment ago (a bias on the tensor the
+ * GEMM just wrote, a whole step of a small model) finds it in the last-level cache, and
+ * the cold protocol over-prices it: 2-5x for the small models' ops, and ~10 us for an op
+ * of a few hundred floats, which cold pays in TLB and instruction-cache misses (validate
+ * --zoo, issue 4). So a kernel timed cold or fresh is also timed warm: one execution per
+ * sample right after the previous one (a fresh input is written again, untimed, before
+ * each: an in-place backward activation repeated would decay into denormals). The
+ * predictor's cache model prices each op between the two by how much of its data is still
+ * in the cache at that point of the step. */
+enum { MB_WARM_SAMPLES = 9 };
+
+static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, const MbProtocol *p, double *scratch)
+{
+    int n = p->max_reps < MB_WARM_SAMPLES ? p->max_reps : MB_WARM_SAMPLES;
+    if (n < 1)
+        n = 1;
+    double *t = scratch; /* max_reps long */
+    for (int i = -1; i < n; i++) { /* i = -1: a warm-up that brings the data back into cache */
+        if (fresh >= 0)
+            memcpy(b->bufs[fresh], b->before[fresh], b->info[fresh].bytes);
+        const double s = time_inner(d, b, 1);
+        if (i >= 0)
+            t[i] = s;
+    }
+    gsl_sort(t, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(t, 1, (size_t)n);
+}
+
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen)
 {
@@ -690,6 +719,8 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
             break;
     }
     mb_row_stats(m, samples, reps, (int)inner, sorted);
+    if (kind != SAMPLE_WARM)
+        m->warm_s = time_warm(d, &b, fresh, p, sorted);
 
     /* Validation, outside the timed region: timing may have let accumulating and in-place
      * buffers drift, so start again from fresh values (the same seeds as before timing). */

@@ -50,6 +50,7 @@ typedef struct {
     char key[OP_KEY_MAX];
     OpDesc desc;
     double median_s, lo_s, hi_s; /* lo/hi: the 95% CI moved onto the median */
+    double warm_s;                /* the warm median of a kernel timed cold, else 0 */
     double flops, bytes;
     double work;  /* FLOPs (compute-bound kinds) or bytes: what the efficiency is of */
     int group;
@@ -84,6 +85,7 @@ struct CostModel {
     int threads;          /* of the calibration's measurements (the FMA peak and read curve) */
     double curve_ws[MAX_CURVE], curve_bw[MAX_CURVE]; /* read bandwidth (B/s) by working set per thread */
     int ncurve;
+    double llc_bytes;     /* the last-level cache the calibration flushed (0: unknown) */
     bool fitted_only;     /* holdout: neither exact nor scaled prices */
     bool sorted;
 };
@@ -294,6 +296,7 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     snprintf(e->key, sizeof e->key, "%s", m->key);
     e->desc = d;
     e->median_s = m->median_s;
+    e->warm_s = m->warm_s > 0 ? m->warm_s : 0;
     e->lo_s = fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s));
     e->hi_s = m->median_s + (m->ci95_hi_s - m->mean_s);
     e->flops = c.flops;
@@ -308,8 +311,8 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     /* without a measured FMA peak, the best GEMM rate is the compute roof */
     if (d.kind == OP_GEMM && c.flops / m->median_s > cm->peak_flops_s)
         cm->peak_flops_s = c.flops / m->median_s;
-    if (!compute_bound(d.kind) && c.bytes / m->median_s > cm->peak_bytes_s)
-        cm->peak_bytes_s = c.bytes / m->median_s;
+    if (!compute_bound(d.kind)) /* the warm time too: a roofline floor must not exceed it */
+        cm->peak_bytes_s = fmax(cm->peak_bytes_s, c.bytes / (e->warm_s > 0 ? fmin(e->warm_s, m->median_s) : m->median_s));
     cm->sorted = false;
 }
 
@@ -452,6 +455,29 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
     return true;
 }
 
+/* The warm-to-cold time ratio at x0: the Gaussian-weighted (bandwidth h, the fit's) mean
+ * of log(warm / cold) over the group's points that were timed both ways; 1 if none
+ * carries weight (the group was timed warm only: compute-bound kinds, pooling). */
+static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
+{
+    double sw = 0, swy = 0;
+    for (int i = 0; i < f->n; i++) {
+        const Entry *e = &cm->e[f->idx[i]];
+        if (e->warm_s <= 0)
+            continue;
+        double d2 = 0;
+        for (int j = 0; j < f->nfeat; j++)
+            if (f->use[j]) {
+                const double u = (e->x[j] - fmin(fmax(x0[j], f->lo[j]), f->hi[j])) / f->sd[j];
+                d2 += u * u;
+            }
+        const double w = exp(-0.5 * d2 / (f->h * f->h));
+        sw += w;
+        swy += w * log(e->warm_s / e->median_s);
+    }
+    return sw > 1e-12 ? exp(swy / sw) : 1.0;
+}
+
 /* Leave-one-out errors of log(time / work) with bandwidth h at up to LOO_MAX points into
  * err (absolute values, sorted); returns how many. */
 static int loo_errors(const CostModel *cm, const Fit *f, double h, double *err)
@@ -570,9 +596,16 @@ CostModel *cm_load(Db *db, int64_t calibration_id, char *err, size_t errlen)
         cm_free(cm);
         return NULL;
     }
+    CalibrationRow cal;
+    if (db_calibration_get(db, calibration_id, &cal) == 0)
+        cm->llc_bytes = (double)cal.llc_bytes;
     cm_fit(cm);
     return cm;
 }
+
+void cm_set_llc(CostModel *cm, double llc_bytes) { cm->llc_bytes = llc_bytes; }
+
+double cm_llc_bytes(const CostModel *cm) { return cm->llc_bytes; }
 
 static const Entry *find_exact(const CostModel *cm, const char *key)
 {
@@ -693,18 +726,35 @@ static double median_roof_ratio(const CostModel *cm, int kind, OpKind like)
 
 int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen)
 {
+    return cm_price_cached(cm, d, 0.0, out, err, errlen);
+}
+
+/* The factor that takes a cold price to one with `cached` of the op's data in cache:
+ * linear between the cold time (1) and the warm one (warm_over_cold). */
+static double cache_factor(double cached, double warm_over_cold)
+{
+    return 1.0 - cached + cached * warm_over_cold;
+}
+
+int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
+                    size_t errlen)
+{
     assert(cm->sorted);
+    cached = fmin(fmax(cached, 0.0), 1.0);
     char key[OP_KEY_MAX];
     op_key(d, key);
     if (!cm->fitted_only) {
         const Entry *e = find_exact(cm, key);
         if (e) {
-            *out = (OpPrice){.time_s = e->median_s, .lo_s = e->lo_s, .hi_s = e->hi_s, .source = PRICE_EXACT};
+            const double k = cache_factor(cached, e->warm_s > 0 ? e->warm_s / e->median_s : 1.0);
+            *out = (OpPrice){.time_s = e->median_s * k, .lo_s = e->lo_s * k, .hi_s = e->hi_s * k,
+                             .source = PRICE_EXACT};
             return 0;
         }
         double ratio = 1;
         e = find_scaled(cm, d, &ratio);
         if (e) {
+            ratio *= cache_factor(cached, e->warm_s > 0 ? e->warm_s / e->median_s : 1.0);
             *out = (OpPrice){.time_s = e->median_s * ratio, .lo_s = e->lo_s * ratio, .hi_s = e->hi_s * ratio,
                              .source = PRICE_SCALED};
             return 0;
@@ -718,7 +768,8 @@ int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size
     double x[MAX_FEAT], y;
     features(d, x);
     if (f && f->ok && loess_at(cm, f, x, -1, f->h, &y)) {
-        const double t = fmax(work_of(d->kind, &c) * exp(y), roof);
+        const double k = cached > 0 ? cache_factor(cached, warm_ratio_at(cm, f, x)) : 1.0;
+        const double t = fmax(work_of(d->kind, &c) * exp(y) * k, roof);
         *out = (OpPrice){.time_s = t, .lo_s = fmax(t * exp(-f->rms), roof), .hi_s = t * exp(f->rms),
                          .source = PRICE_FITTED};
         return 0;

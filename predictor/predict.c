@@ -5,6 +5,8 @@
  * what `dlperf run` allocates (plus the data set it cycles through).
  */
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +38,59 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
     r->flops = op_cost(&o->desc).flops;
 }
 
+/* ---- the cache model ----
+ * Which of an op's bytes are still in the last-level cache when it starts: a buffer is,
+ * if everything the ops since its last use (the op before it in the step, or, wrapping
+ * around, in the previous step) touched, plus this op's own bytes, fits in the cache.
+ * Bytes are summed, not deduplicated (a buffer touched twice counts twice), so the
+ * distance is an upper bound and the model errs towards cold. The input batch is a new
+ * one every step: its first use in a step is cold. */
+static bool overlaps(const BufRef *a, const BufRef *b)
+{
+    return a->arena == b->arena && a->bytes > 0 && b->bytes > 0 && a->offset < b->offset + b->bytes &&
+           b->offset < a->offset + a->bytes;
+}
+
+static double op_bytes(const PlanOp *o)
+{
+    double t = 0;
+    for (int k = 0; k < o->nbuf; k++)
+        t += (double)o->buf[k].bytes;
+    return t;
+}
+
+void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
+{
+    for (int i = 0; i < p->nops; i++) {
+        const PlanOp *o = &p->ops[i];
+        const double own = op_bytes(o);
+        double total = 0, hit = 0;
+        for (int k = 0; k < o->nbuf; k++) {
+            const BufRef *b = &o->buf[k];
+            if (b->bytes == 0)
+                continue;
+            total += (double)b->bytes;
+            double distance = own;
+            /* back to this op itself in the previous step, for a buffer no other op uses */
+            for (int back = 1; back <= p->nops && distance <= llc_bytes; back++) {
+                const int j = i - back;
+                if (j < 0 && b->arena == ARENA_INPUT)
+                    break; /* last step's batch */
+                const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
+                bool used = false;
+                for (int l = 0; l < q->nbuf && !used; l++)
+                    used = overlaps(b, &q->buf[l]);
+                if (used) {
+                    hit += (double)b->bytes;
+                    break;
+                }
+                distance += op_bytes(q);
+            }
+        }
+        cached[i] = total > 0 && llc_bytes > 0 ? hit / total : 0.0;
+    }
+}
+
 int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTimeRow *ops, char *err,
                    size_t errlen)
 {
@@ -44,11 +99,19 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
     out->iter_s = out->iter_lo_s = out->iter_hi_s = 0;
     out->fwd_s = out->bwd_s = out->update_s = 0;
     out->n_exact = out->n_scaled = out->n_fitted = 0;
+    double *cached = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached);
+    if (!cached) {
+        snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
+        return -1;
+    }
+    pred_cache_fractions(p, cm_llc_bytes(cm), cached);
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
         OpPrice pr;
-        if (cm_price(cm, &o->desc, &pr, err, errlen) != 0)
+        if (cm_price_cached(cm, &o->desc, cached[i], &pr, err, errlen) != 0) {
+            free(cached);
             return -1;
+        }
         out->iter_s += pr.time_s;
         out->iter_lo_s += pr.lo_s;
         out->iter_hi_s += pr.hi_s;
@@ -65,8 +128,10 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
             snprintf(ops[i].source, sizeof ops[i].source, "%s", price_source_name(pr.source));
             ops[i].lo_s = pr.lo_s;
             ops[i].hi_s = pr.hi_s;
+            ops[i].cached = cached[i];
         }
     }
+    free(cached);
     pred_memory(p, out);
     return 0;
 }

@@ -12,6 +12,8 @@
  *              bandwidth of the memory level the op's data fits in;
  *   roofline — a kind with too few measurements to fit: the roofline times the median
  *              ratio (time / roofline) the kind, or every kind of its boundness, achieved.
+ * Each op is priced with the fraction of its bytes that is still in the last-level cache
+ * when it starts (the cache model, pred_cache_fractions): between its cold and warm times.
  * The uncertainty band of an op is its measurement's 95% CI (exact, scaled), the fit's
  * leave-one-out error (68th percentile; fitted), or roofline .. 2x (roofline); bands are summed as if
  * fully correlated. A holdout model (cm_holdout) drops every measurement that shares a
@@ -72,7 +74,22 @@ void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s);
 /* Prices one descriptor. Returns 0, or -1 if nothing in the calibration can price this
  * kind of op (err says which kind and what to calibrate). */
 int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen);
+/* The price of an op with the fraction `cached` (0..1) of its data in the last-level cache
+ * when it starts: between the calibration's cold time (cached = 0; what cm_price gives)
+ * and its warm time (1), linearly. Kinds timed warm only (compute-bound, pooling) and
+ * calibrations before the cache model price the same either way. */
+int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
+                    size_t errlen);
+/* The last-level cache (bytes) the calibration flushed; 0 if it did not record one. For
+ * tests and in-memory models: cm_set_llc. */
+double cm_llc_bytes(const CostModel *cm);
+void cm_set_llc(CostModel *cm, double llc_bytes);
 const char *price_source_name(PriceSource s);
+
+/* The cache model: for each op of the plan, the fraction (0..1) of its bytes still in a
+ * last-level cache of llc_bytes when it starts (predict.c says how it is judged); all 0
+ * when llc_bytes is 0. cached has p->nops entries. pred_iteration prices each op with it. */
+void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached);
 
 /* Prediction of one training iteration of a plan. ops (if not NULL) receives one row per
  * plan entry (p->nops rows). Fills everything in *out except id, calibration_id,

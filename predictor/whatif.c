@@ -41,11 +41,23 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
     double peak_here, bw_here;
     cm_limits(cm, &peak_here, &bw_here);
     const double byte_scale = precision_bytes(prec) / 4.0;
+    /* this machine: priced as `predict` prices it, with the cache model; a spec-sheet device
+     * from the cold prices (its efficiency against this machine's DRAM roofline, carried to
+     * the device's own roofline: its caches are not modelled) */
+    double *cached = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached);
+    if (!cached) {
+        snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
+        return -1;
+    }
+    if (d->calibrated)
+        pred_cache_fractions(p, cm_llc_bytes(cm), cached);
     for (int i = 0; i < p->nops; i++) {
         const OpDesc *od = &p->ops[i].desc;
         OpPrice pr;
-        if (cm_price(cm, od, &pr, err, errlen) != 0)
+        if (cm_price_cached(cm, od, cached[i], &pr, err, errlen) != 0) {
+            free(cached);
             return -1;
+        }
         double t, lo, hi, roof_dev = 0;
         if (d->calibrated) {
             t = pr.time_s, lo = pr.lo_s, hi = pr.hi_s;
@@ -68,6 +80,7 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
         default: out->bwd_s += t; break;
         }
     }
+    free(cached);
     /* memory: what the plan allocates, values at the precision's width (the optimizer's
      * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept) */
     double mem = 0;

@@ -140,13 +140,21 @@ if run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,model-op,strea
     n=$(sql "SELECT count(*) FROM measurement_full WHERE validated=1 AND blas_core<>'' AND cpu_model<>'' AND git_commit<>'' AND compiler<>'' AND threads>0")
     [ "$n" -gt 5 ] && ok calibrate-fingerprinted || fail calibrate-fingerprinted "$n fingerprinted rows"
     [ "$(sql "SELECT count(*) FROM sample")" -gt "$n" ] && ok calibrate-samples || fail calibrate-samples "samples not stored"
+    # the cache model's inputs: the LLC flushed, and warm times of the kernels timed cold (not of GEMMs)
+    [ "$(sql "SELECT llc_bytes > 0 FROM calibration")" = 1 ] &&
+    [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'lstm_cell' AND warm_s > 0")" -ge 1 ] &&
+    [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'gemm' AND warm_s > 0")" = 0 ] &&
+        ok calibrate-warm-times || fail calibrate-warm-times "$(sql "SELECT kind, warm_s FROM measurement LIMIT 8")"
 fi
 if run predict-exact 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
     nops=$(json "json_array_length(json_extract(j, '\$.ops'))")
     [ "$(json "json_extract(j, '\$.ops_priced.exact')")" = "$nops" ] && ok predict-all-exact || fail predict-all-exact "$(json "json_extract(j, '\$.ops_priced')")"
     [ "$(sql "SELECT count(*) FROM prediction_op WHERE source='exact'")" = "$nops" ] && ok predict-stored || fail predict-stored "prediction ops not stored"
+    # a 4-sample LSTM step fits the cache: its ops are found there
+    [ "$(sql "SELECT count(*) FROM prediction_op WHERE cached > 0.5")" -gt 0 ] && ok predict-cached || fail predict-cached "no op cached"
 fi
-run predict-table 0 "$DLPERF" predict basic-lstm --batch 4 && expect predict-table "$T/out" "memory per process" && expect predict-source "$T/out" "exact"
+run predict-table 0 "$DLPERF" predict basic-lstm --batch 4 && expect predict-table "$T/out" "memory per process" && expect predict-source "$T/out" "exact" &&
+    expect predict-cached-column "$T/out" "# cached: the share of the op's bytes"
 if run predict-scaled 0 "$DLPERF" predict basic-lstm --batch 8 --json; then
     s=$(json "json_extract(j, '\$.ops_priced.scaled')")
     [ "$s" -gt 0 ] && ok predict-scaled-path || fail predict-scaled-path "no scaled ops: $(json "json_extract(j, '\$.ops_priced')")"
@@ -163,7 +171,15 @@ if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; 
     expect validate-misses "$T/out" "largest misses"
     [ "$(sql "SELECT count(*) FROM validation v JOIN run r ON r.id=v.run_id JOIN prediction p ON p.id=v.prediction_id")" = 1 ] \
         && ok validate-stored || fail validate-stored "no validation row"
+    # the default --min-time (2 s): more timed steps than the 3 asked for until they add up to 2 s
+    [ "$(sql "SELECT steps > 3 OR median_s > 0.6 FROM run ORDER BY id DESC LIMIT 1")" = 1 ] \
+        && ok validate-min-time || fail validate-min-time "$(sql "SELECT steps, median_s FROM run ORDER BY id DESC LIMIT 1")"
 fi
+run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 &&
+    [ "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")" = 2 ] && ok validate-min-time-exact ||
+    fail validate-min-time-exact "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")"
+run validate-bad-min-time 2 "$DLPERF" validate basic-lstm --min-time soon &&
+    expect validate-bad-min-time "$T/err" "--min-time 'soon': expected seconds from 0 to 3600" && one_line validate-bad-min-time
 
 # the calibration as people read it: limits, then every family against them
 if run calibrate-show 0 "$DLPERF" calibrate --show; then

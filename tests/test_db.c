@@ -134,6 +134,7 @@ static int count_cb(const MeasurementRow *m, void *ctx)
     assert_string_equal(m->family, "gemm");
     assert_true(m->validated);
     assert_float_equal(m->median_s, 0.5 + *n, 1e-12);
+    assert_float_equal(m->warm_s, *n == 1 ? 0.25 : 0.0, 1e-12); /* stored only where measured */
     (*n)++;
     return 0;
 }
@@ -152,7 +153,7 @@ static void test_calibration_round_trip(void **state)
     assert_int_equal(db_machine_upsert(db, &m), 0);
     assert_int_equal(m.id, mid);
 
-    CalibrationRow c = {.machine_id = mid, .sw = {.threads = 2, .ranks = 1}};
+    CalibrationRow c = {.machine_id = mid, .llc_bytes = 32 << 20, .sw = {.threads = 2, .ranks = 1}};
     snprintf(c.mode, sizeof c.mode, "quick");
     snprintf(c.sw.blas_core, sizeof c.sw.blas_core, "SkylakeX");
     assert_int_equal(db_calibration_begin(db, &c), 0);
@@ -163,7 +164,8 @@ static void test_calibration_round_trip(void **state)
     double samples[3] = {0.4, 0.5, 0.6};
     for (int i = 0; i < 3; i++) {
         MeasurementRow r = {.calibration_id = c.id, .threads = 2, .reps = 3, .inner = 1,
-                            .median_s = 0.5 + i, .validated = true, .samples = samples, .nsamples = 3};
+                            .median_s = 0.5 + i, .warm_s = i == 1 ? 0.25 : 0, .validated = true,
+                            .samples = samples, .nsamples = 3};
         snprintf(r.family, sizeof r.family, "gemm");
         snprintf(r.key, sizeof r.key, "gemm m=%d n=1 k=1 ta=0 tb=0 beta=0", i + 1);
         assert_int_equal(db_measurement_insert(db, &r), 0);
@@ -176,6 +178,10 @@ static void test_calibration_round_trip(void **state)
     assert_int_equal(db_calibration_latest(db, mid, 2, &got), 0);
     assert_int_equal(got.id, c.id);
     assert_string_equal(got.sw.blas_core, "SkylakeX");
+    CalibrationRow by_id;
+    assert_int_equal(db_calibration_get(db, c.id, &by_id), 0);
+    assert_int_equal(by_id.llc_bytes, 32 << 20);
+    assert_int_equal(db_calibration_get(db, c.id + 100, &by_id), DB_NOT_FOUND);
     assert_int_equal(db_calibration_latest(db, mid, 1, &got), DB_NOT_FOUND);
     int n = 0;
     assert_int_equal(db_measurement_foreach(db, c.id, count_cb, &n), 0);

@@ -320,6 +320,81 @@ static void test_iteration_is_the_sum_of_the_plan(void **state)
     plan_free(&p);
 }
 
+/* The cache model's price: cold (cached 0) and warm (1) measurements, linear between; kinds
+ * timed warm only price the same either way; a fitted price takes the warm-to-cold ratio of
+ * the group's neighbouring points. */
+static void test_cache_prices_between_cold_and_warm(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    MeasurementRow m = row(op_bias(PHASE_FWD, 64, 256, 1), 100e-6);
+    m.warm_s = 40e-6;
+    cm_add(cm, &m);
+    add(cm, op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4);
+    /* a sweep of in-place ReLUs whose warm time is a quarter of the cold one */
+    for (int e = 12; e <= 22; e += 2) {
+        MeasurementRow a = row(op_act_in_place(PHASE_FWD, ACT_RELU, (size_t)1 << e), 4e-9 * (double)((size_t)1 << e));
+        a.warm_s = a.median_s / 4;
+        cm_add(cm, &a);
+    }
+    cm_fit(cm);
+    char err[256];
+    OpPrice p;
+    const OpDesc bias = op_bias(PHASE_FWD, 64, 256, 1);
+    const double want[] = {100e-6, 70e-6, 40e-6};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cm_price_cached(cm, &bias, 0.5 * i, &p, err, sizeof err), 0);
+        assert_int_equal(p.source, PRICE_EXACT);
+        assert_float_equal(p.time_s, want[i], 1e-12);
+        assert_true(p.lo_s < p.time_s && p.time_s < p.hi_s);
+    }
+    const OpDesc gemm = op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0);
+    assert_int_equal(cm_price_cached(cm, &gemm, 1.0, &p, err, sizeof err), 0);
+    assert_float_equal(p.time_s, 1e-4, 1e-12);
+    const OpDesc relu = op_act_in_place(PHASE_FWD, ACT_RELU, (size_t)3 << 15);
+    OpPrice cold, warm;
+    assert_int_equal(cm_price_cached(cm, &relu, 0.0, &cold, err, sizeof err), 0);
+    assert_int_equal(cm_price_cached(cm, &relu, 1.0, &warm, err, sizeof err), 0);
+    assert_int_equal(warm.source, PRICE_FITTED);
+    if (fabs(warm.time_s / cold.time_s - 0.25) > 0.02)
+        fail_msg("fitted warm %.3g s / cold %.3g s = %.3f, the points' ratio is 0.25", warm.time_s, cold.time_s,
+                 warm.time_s / cold.time_s);
+    /* cm_price is the cold price */
+    assert_int_equal(cm_price(cm, &bias, &p, err, sizeof err), 0);
+    assert_float_equal(p.time_s, 100e-6, 1e-12);
+    cm_free(cm);
+}
+
+/* The cache model's fractions: nothing is cached without a cache, everything but the new
+ * input batch in one that holds the whole step, and a larger cache never holds less. */
+static void test_cache_fractions(void **state)
+{
+    (void)state;
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(&ae, 8, &p, err, sizeof err), 0);
+    double none[64], small[64], mid[64], all[64];
+    assert_true(p.nops <= 64);
+    const double step = (double)plan_total_bytes(&p);
+    pred_cache_fractions(&p, 0, none);
+    pred_cache_fractions(&p, 64, small);
+    pred_cache_fractions(&p, step / 8, mid);
+    pred_cache_fractions(&p, 4 * step, all);
+    for (int i = 0; i < p.nops; i++) {
+        assert_float_equal(none[i], 0.0, 0.0);
+        assert_float_equal(small[i], 0.0, 0.0);
+        assert_true(mid[i] >= 0.0 && mid[i] <= all[i] + 1e-12);
+        bool reads_input = false;
+        for (int k = 0; k < p.ops[i].nbuf; k++)
+            reads_input |= p.ops[i].buf[k].arena == ARENA_INPUT && p.ops[i].buf[k].bytes > 0;
+        if (i == 0)
+            assert_true(reads_input && all[i] < 1.0); /* the first op reads a new batch */
+        else if (!reads_input)
+            assert_float_equal(all[i], 1.0, 1e-12);
+    }
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +408,8 @@ int main(void)
         cmocka_unit_test(test_groups_copy_phases_and_in_place_act),
         cmocka_unit_test(test_unvalidated_rows_price_nothing),
         cmocka_unit_test(test_iteration_is_the_sum_of_the_plan),
+        cmocka_unit_test(test_cache_prices_between_cold_and_warm),
+        cmocka_unit_test(test_cache_fractions),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
 }
