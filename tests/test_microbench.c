@@ -583,6 +583,16 @@ static int64_t begin_calibration_rounds(Db *db, int rounds)
 
 static int64_t begin_calibration(Db *db) { return begin_calibration_rounds(db, 1); }
 
+/* mb_calibrate of fams into calibration cal on 1 thread, progress into *pl; must succeed. */
+static void calibrate_ok(Db *db, int64_t cal, const MbProtocol *p, const MbFamily *fams, int nfams, ProgressLog *pl)
+{
+    char err[512] = "";
+    volatile sig_atomic_t stop = 0;
+    const int rc = mb_calibrate(db, cal, p, 1, fams, nfams, progress_log, pl, &stop, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mb_calibrate: %d %s", rc, err);
+}
+
 static void test_calibrate_end_to_end(void **state)
 {
     (void)state;
@@ -601,10 +611,7 @@ static void test_calibrate_end_to_end(void **state)
     MbFamily fams[] = {{"a", fa, 2}, {"b", fb, 3}};
     MbProtocol p = fast_protocol();
     ProgressLog pl = {0};
-    volatile sig_atomic_t stop = 0;
-    int rc = mb_calibrate(db, cal, &p, 1, fams, 2, progress_log, &pl, &stop, err, sizeof err);
-    if (rc != 0)
-        fail_msg("mb_calibrate: %d %s", rc, err);
+    calibrate_ok(db, cal, &p, fams, 2, &pl);
     assert_int_equal(pl.calls, 3);
     assert_int_equal(pl.last_done, 3);
     assert_int_equal(pl.last_total, 3);
@@ -627,9 +634,9 @@ static void test_calibrate_end_to_end(void **state)
 
     /* a stop requested before the first kernel: returns 1, stores nothing */
     int64_t cal2 = begin_calibration(db);
-    stop = 1;
+    volatile sig_atomic_t stop = 1;
     ProgressLog pl2 = {0};
-    rc = mb_calibrate(db, cal2, &p, 1, fams, 2, progress_log, &pl2, &stop, err, sizeof err);
+    const int rc = mb_calibrate(db, cal2, &p, 1, fams, 2, progress_log, &pl2, &stop, err, sizeof err);
     assert_int_equal(rc, 1);
     assert_int_equal(pl2.calls, 0);
     assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal2), 0);
@@ -652,10 +659,7 @@ static void test_calibrate_rounds(void **state)
     MbProtocol p = fast_protocol();
     p.rounds = 3;
     ProgressLog pl = {0};
-    volatile sig_atomic_t stop = 0;
-    int rc = mb_calibrate(db, cal, &p, 1, fams, 1, progress_log, &pl, &stop, err, sizeof err);
-    if (rc != 0)
-        fail_msg("mb_calibrate: %d %s", rc, err);
+    calibrate_ok(db, cal, &p, fams, 1, &pl);
     assert_int_equal(pl.calls, 6); /* 2 kernels x 3 passes */
     assert_int_equal(pl.last_total, 6);
     assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
@@ -703,10 +707,7 @@ static void test_calibrate_leaves_out_what_does_not_fit(void **state)
     OpDesc ops[] = {op_sgd(4096, 1e-4f), huge, op_copy(PHASE_FWD, 4096)};
     MbFamily fams[] = {{"a", ops, 3}};
     ProgressLog pl = {0};
-    volatile sig_atomic_t stop = 0;
-    int rc = mb_calibrate(db, cal, &p, 1, fams, 1, progress_log, &pl, &stop, err, sizeof err);
-    if (rc != 0)
-        fail_msg("mb_calibrate: %d %s", rc, err);
+    calibrate_ok(db, cal, &p, fams, 1, &pl);
     assert_int_equal(pl.calls, 3);
     assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
     db_close(db);
