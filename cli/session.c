@@ -212,11 +212,10 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
     double *op_t = trace ? calloc((size_t)trace_cap * (size_t)t.plan.nops, sizeof *op_t) : NULL;
     double *local_s = calloc((size_t)room, sizeof *local_s);
     StepTimes *split = calloc((size_t)room, sizeof *split);
+    int rc = 0;
     if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split) {
-        free(op_t), free(local_s), free(split);
-        trainer_free(&t);
-        run_result_free(out);
-        return cli_error(cli, EXIT_FAIL, "out of memory");
+        rc = cli_error(cli, EXIT_FAIL, "out of memory");
+        goto done;
     }
     RunRow *r = &out->row;
     db_now_iso(r->started_at);
@@ -232,10 +231,8 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
             trace_cap *= 2;
             double *grown = realloc(op_t, (size_t)trace_cap * (size_t)t.plan.nops * sizeof *op_t);
             if (!grown) {
-                free(op_t), free(local_s), free(split);
-                trainer_free(&t);
-                run_result_free(out);
-                return cli_error(cli, EXIT_FAIL, "out of memory for the trace of %d steps", trace_cap);
+                rc = cli_error(cli, EXIT_FAIL, "out of memory for the trace of %d steps", trace_cap);
+                goto done;
             }
             op_t = grown;
         }
@@ -254,11 +251,9 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
         if (!isfinite(out->loss[s])) { /* the same on every rank: the loss is the ranks' mean */
             if (talk)
                 fputc('\n', stderr);
-            free(op_t), free(local_s), free(split);
-            trainer_free(&t);
-            double l = out->loss[s];
-            run_result_free(out);
-            return cli_error(cli, EXIT_FAIL, "%s: loss became %g at step %d; training diverged", m->name, l, s + 1);
+            rc = cli_error(cli, EXIT_FAIL, "%s: loss became %g at step %d; training diverged", m->name, out->loss[s],
+                           s + 1);
+            goto done;
         }
     }
     if (talk)
@@ -294,17 +289,18 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
     r->traced = trace;
     snprintf(r->mode, sizeof r->mode, "%s", plan_mode_name(mode));
     if (dp.nranks > 1 && gather_rank_times(local_s + warmup, split + warmup, steps, out) != 0) {
-        free(op_t), free(local_s), free(split);
-        trainer_free(&t);
-        run_result_free(out);
-        return cli_error(cli, EXIT_FAIL, "out of memory");
+        rc = cli_error(cli, EXIT_FAIL, "out of memory");
+        goto done;
     }
     r->rank_times = out->rank_times;
-    free(local_s);
-    free(split);
     if (trace) {
         out->ops = calloc((size_t)t.plan.nops, sizeof *out->ops);
         double *col = malloc((size_t)steps * sizeof *col);
+        if (!out->ops || !col) {
+            free(col);
+            rc = cli_error(cli, EXIT_FAIL, "out of memory");
+            goto done;
+        }
         for (int i = 0; i < t.plan.nops; i++) {
             for (int s = 0; s < steps; s++)
                 col[s] = op_t[(size_t)s * t.plan.nops + i];
@@ -312,9 +308,13 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
         }
         free(col);
     }
-    free(op_t);
+
+done:
+    free(op_t), free(local_s), free(split);
     trainer_free(&t);
-    return 0;
+    if (rc)
+        run_result_free(out);
+    return rc;
 }
 
 void run_result_free(RunResult *r)

@@ -12,9 +12,6 @@
 #include "microbench/mb.h"
 #include "ops/comm.h"
 
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,9 +118,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             /* the passes' warm medians, pooled by their median */
+                            MbStats st;
                             memcpy(scratch, warm, (size_t)rounds * sizeof *scratch);
-                            gsl_sort(scratch, 1, (size_t)rounds);
-                            m.warm_s = gsl_stats_median_from_sorted_data(scratch, 1, (size_t)rounds);
+                            mb_stats(scratch, rounds, &st);
+                            m.warm_s = st.median;
                         }
                     }
                 }

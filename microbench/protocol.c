@@ -616,8 +616,9 @@ static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, const MbProtoc
         if (i >= 0)
             t[i] = s;
     }
-    gsl_sort(t, 1, (size_t)n);
-    return gsl_stats_median_from_sorted_data(t, 1, (size_t)n);
+    MbStats st;
+    mb_stats(t, n, &st);
+    return st.median;
 }
 
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,

@@ -435,10 +435,11 @@ static int local_fit(const CostModel *cm, const Fit *f, const double *xc, int sk
  * quadratic's value at x0 clamped into the range the points span (the curvature is not
  * extrapolated: beyond the edge, the edge's efficiency). False if no point carries
  * weight. */
-static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int skip, double h, double *y0)
+/* Where a fit is evaluated for x0: x0 clamped into the range the points span, in xc, and
+ * the features that vary over the group, in cols; returns how many those are. */
+static int fit_centre(const Fit *f, const double *x0, double xc[MAX_FEAT], int cols[MAX_FEAT])
 {
-    int cols[MAX_FEAT] = {0}, nf = 0;
-    double xc[MAX_FEAT] = {0}, c[MAX_TERMS];
+    int nf = 0;
     for (int j = 0; j < f->nfeat; j++) {
         xc[j] = x0[j];
         if (!f->use[j])
@@ -446,6 +447,14 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
         cols[nf++] = j;
         xc[j] = fmin(fmax(x0[j], f->lo[j]), f->hi[j]);
     }
+    return nf;
+}
+
+static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int skip, double h, double *y0)
+{
+    int cols[MAX_FEAT] = {0};
+    double xc[MAX_FEAT] = {0}, c[MAX_TERMS];
+    const int nf = fit_centre(f, x0, xc, cols);
     if (local_fit(cm, f, xc, skip, h, cols, nf, c) == 0)
         return false;
     /* a local quadratic between sparse, noisy points can swing far beyond them (a holdout
@@ -460,17 +469,19 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
  * carries weight (the group was timed warm only: compute-bound kinds, pooling). */
 static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
 {
+    int cols[MAX_FEAT] = {0};
+    double xc[MAX_FEAT] = {0};
+    const int nf = fit_centre(f, x0, xc, cols);
     double sw = 0, swy = 0;
     for (int i = 0; i < f->n; i++) {
         const Entry *e = &cm->e[f->idx[i]];
         if (e->warm_s <= 0)
             continue;
         double d2 = 0;
-        for (int j = 0; j < f->nfeat; j++)
-            if (f->use[j]) {
-                const double u = (e->x[j] - fmin(fmax(x0[j], f->lo[j]), f->hi[j])) / f->sd[j];
-                d2 += u * u;
-            }
+        for (int q = 0; q < nf; q++) {
+            const double u = (e->x[cols[q]] - xc[cols[q]]) / f->sd[cols[q]];
+            d2 += u * u;
+        }
         const double w = exp(-0.5 * d2 / (f->h * f->h));
         sw += w;
         swy += w * log(e->warm_s / e->median_s);
@@ -736,6 +747,9 @@ static double cache_factor(double cached, double warm_over_cold)
     return 1.0 - cached + cached * warm_over_cold;
 }
 
+/* A measurement's warm time over its cold one; 1 for kernels timed warm only. */
+static double entry_warm_ratio(const Entry *e) { return e->warm_s > 0 ? e->warm_s / e->median_s : 1.0; }
+
 int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
                     size_t errlen)
 {
@@ -746,7 +760,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
     if (!cm->fitted_only) {
         const Entry *e = find_exact(cm, key);
         if (e) {
-            const double k = cache_factor(cached, e->warm_s > 0 ? e->warm_s / e->median_s : 1.0);
+            const double k = cache_factor(cached, entry_warm_ratio(e));
             *out = (OpPrice){.time_s = e->median_s * k, .lo_s = e->lo_s * k, .hi_s = e->hi_s * k,
                              .source = PRICE_EXACT};
             return 0;
@@ -754,7 +768,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
         double ratio = 1;
         e = find_scaled(cm, d, &ratio);
         if (e) {
-            ratio *= cache_factor(cached, e->warm_s > 0 ? e->warm_s / e->median_s : 1.0);
+            ratio *= cache_factor(cached, entry_warm_ratio(e));
             *out = (OpPrice){.time_s = e->median_s * ratio, .lo_s = e->lo_s * ratio, .hi_s = e->hi_s * ratio,
                              .source = PRICE_SCALED};
             return 0;

@@ -59,6 +59,31 @@ static double op_bytes(const PlanOp *o)
     return t;
 }
 
+static bool op_uses(const PlanOp *q, const BufRef *b)
+{
+    for (int l = 0; l < q->nbuf; l++)
+        if (overlaps(b, &q->buf[l]))
+            return true;
+    return false;
+}
+
+/* Is buffer b of op i (whose buffers total own bytes) still cached when op i starts? The
+ * walk goes back to op i itself in the previous step, for a buffer no other op uses. */
+static bool buffer_cached(const Plan *p, int i, const BufRef *b, double own, double llc_bytes)
+{
+    double distance = own;
+    for (int back = 1; back <= p->nops && distance <= llc_bytes; back++) {
+        const int j = i - back;
+        if (j < 0 && b->arena == ARENA_INPUT)
+            return false; /* last step's batch */
+        const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
+        if (op_uses(q, b))
+            return true;
+        distance += op_bytes(q);
+    }
+    return false;
+}
+
 void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
 {
     for (int i = 0; i < p->nops; i++) {
@@ -67,25 +92,9 @@ void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
         double total = 0, hit = 0;
         for (int k = 0; k < o->nbuf; k++) {
             const BufRef *b = &o->buf[k];
-            if (b->bytes == 0)
-                continue;
             total += (double)b->bytes;
-            double distance = own;
-            /* back to this op itself in the previous step, for a buffer no other op uses */
-            for (int back = 1; back <= p->nops && distance <= llc_bytes; back++) {
-                const int j = i - back;
-                if (j < 0 && b->arena == ARENA_INPUT)
-                    break; /* last step's batch */
-                const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
-                bool used = false;
-                for (int l = 0; l < q->nbuf && !used; l++)
-                    used = overlaps(b, &q->buf[l]);
-                if (used) {
-                    hit += (double)b->bytes;
-                    break;
-                }
-                distance += op_bytes(q);
-            }
+            if (b->bytes > 0 && buffer_cached(p, i, b, own, llc_bytes))
+                hit += (double)b->bytes;
         }
         cached[i] = total > 0 && llc_bytes > 0 ? hit / total : 0.0;
     }

@@ -44,17 +44,18 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
     /* this machine: priced as `predict` prices it, with the cache model; a spec-sheet device
      * from the cold prices (its efficiency against this machine's DRAM roofline, carried to
      * the device's own roofline: its caches are not modelled) */
-    double *cached = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached);
-    if (!cached) {
-        snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
-        return -1;
-    }
-    if (d->calibrated)
+    double *cached = NULL;
+    if (d->calibrated) {
+        if (!(cached = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached))) {
+            snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
+            return -1;
+        }
         pred_cache_fractions(p, cm_llc_bytes(cm), cached);
+    }
     for (int i = 0; i < p->nops; i++) {
         const OpDesc *od = &p->ops[i].desc;
         OpPrice pr;
-        if (cm_price_cached(cm, od, cached[i], &pr, err, errlen) != 0) {
+        if (cm_price_cached(cm, od, cached ? cached[i] : 0.0, &pr, err, errlen) != 0) {
             free(cached);
             return -1;
         }
