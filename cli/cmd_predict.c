@@ -303,8 +303,9 @@ int cmd_predict(int argc, char **argv, Cli *cli)
                g[i].key);
     }
     if (cm_llc_bytes(cm) > 0)
-        printf("# cached: the share of the op's bytes the cache model finds in the %s last-level cache when it "
-               "starts (priced between the calibration's cold and warm times)\n", fmt_bytes(cm_llc_bytes(cm), b1, 32));
+        printf("# cached: the share of the op's bytes the cache model finds in the %s of last-level cache that "
+               "holds data (read at least 1.5x DRAM's bandwidth in the calibration) when it starts (priced "
+               "between the calibration's cold and warm times)\n", fmt_bytes(cm_llc_bytes(cm), b1, 32));
     else
         printf("# cached: none; the calibration predates the cache model (every op priced from cold caches)\n");
     if (show < ng)

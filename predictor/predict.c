@@ -39,18 +39,15 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
 }
 
 /* ---- the cache model ----
- * Which of an op's bytes are still in the last-level cache when it starts: a buffer is,
- * if everything the ops since its last use (the op before it in the step, or, wrapping
- * around, in the previous step) touched, plus this op's own bytes, fits in the cache.
- * Bytes are summed, not deduplicated (a buffer touched twice counts twice), so the
- * distance is an upper bound and the model errs towards cold. The input batch is a new
- * one every step: its first use in a step is cold. */
-static bool overlaps(const BufRef *a, const BufRef *b)
-{
-    return a->arena == b->arena && a->bytes > 0 && b->bytes > 0 && a->offset < b->offset + b->bytes &&
-           b->offset < a->offset + a->bytes;
-}
-
+ * Which of an op's bytes are still in the last-level cache when it starts. A byte of one of
+ * its buffers is, if everything the ops since that byte's last use (the ops before it in
+ * the step, or, wrapping around, in the previous step) touched, plus this op's own bytes,
+ * fits in the cache. Reuse is tracked per byte range, not per buffer: an optimizer update
+ * over the whole parameter buffer finds the last layer's weights (used just before it)
+ * cached and the first layer's (used a whole backward pass earlier) not. Bytes are summed,
+ * not deduplicated (a buffer touched twice counts twice), so the distance is an upper
+ * bound and the model errs towards cold. The input batch is a new one every step: its
+ * first use in a step is cold. */
 static double op_bytes(const PlanOp *o)
 {
     double t = 0;
@@ -59,29 +56,55 @@ static double op_bytes(const PlanOp *o)
     return t;
 }
 
-static bool op_uses(const PlanOp *q, const BufRef *b)
+/* The parts of one buffer not yet found in an earlier op: at most CACHE_SPANS ranges
+ * [lo, hi) in the buffer's arena. A range split beyond that is dropped (counted cold). */
+enum { CACHE_SPANS = 32 };
+typedef struct {
+    size_t lo[CACHE_SPANS], hi[CACHE_SPANS];
+    int n;
+} Spans;
+
+/* Removes the arena range [lo, hi) from s; returns the bytes removed. */
+static double spans_take(Spans *s, size_t lo, size_t hi)
 {
-    for (int l = 0; l < q->nbuf; l++)
-        if (overlaps(b, &q->buf[l]))
-            return true;
-    return false;
+    double taken = 0;
+    Spans out = {.n = 0};
+    for (int k = 0; k < s->n; k++) {
+        const size_t a = s->lo[k], b = s->hi[k];
+        if (hi <= a || b <= lo) { /* disjoint: kept */
+            if (out.n < CACHE_SPANS)
+                out.lo[out.n] = a, out.hi[out.n++] = b;
+            continue;
+        }
+        const size_t ia = a > lo ? a : lo, ib = b < hi ? b : hi;
+        taken += (double)(ib - ia);
+        if (a < ia && out.n < CACHE_SPANS)
+            out.lo[out.n] = a, out.hi[out.n++] = ia;
+        if (ib < b && out.n < CACHE_SPANS)
+            out.lo[out.n] = ib, out.hi[out.n++] = b;
+    }
+    *s = out;
+    return taken;
 }
 
-/* Is buffer b of op i (whose buffers total own bytes) still cached when op i starts? The
- * walk goes back to op i itself in the previous step, for a buffer no other op uses. */
-static bool buffer_cached(const Plan *p, int i, const BufRef *b, double own, double llc_bytes)
+/* Bytes of buffer b of op i (whose buffers total own bytes) still cached when op i
+ * starts. The walk goes back to op i itself in the previous step, for bytes no other op
+ * uses. */
+static double buffer_cached_bytes(const Plan *p, int i, const BufRef *b, double own, double llc_bytes)
 {
-    double distance = own;
-    for (int back = 1; back <= p->nops && distance <= llc_bytes; back++) {
+    Spans left = {.lo = {b->offset}, .hi = {b->offset + b->bytes}, .n = 1};
+    double distance = own, hit = 0;
+    for (int back = 1; back <= p->nops && distance <= llc_bytes && left.n > 0; back++) {
         const int j = i - back;
         if (j < 0 && b->arena == ARENA_INPUT)
-            return false; /* last step's batch */
+            break; /* last step's batch */
         const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
-        if (op_uses(q, b))
-            return true;
+        for (int l = 0; l < q->nbuf; l++)
+            if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0)
+                hit += spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
         distance += op_bytes(q);
     }
-    return false;
+    return hit;
 }
 
 void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
@@ -93,8 +116,8 @@ void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
         for (int k = 0; k < o->nbuf; k++) {
             const BufRef *b = &o->buf[k];
             total += (double)b->bytes;
-            if (b->bytes > 0 && buffer_cached(p, i, b, own, llc_bytes))
-                hit += (double)b->bytes;
+            if (b->bytes > 0)
+                hit += buffer_cached_bytes(p, i, b, own, llc_bytes);
         }
         cached[i] = total > 0 && llc_bytes > 0 ? hit / total : 0.0;
     }

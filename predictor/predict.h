@@ -80,8 +80,10 @@ int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size
  * calibrations before the cache model price the same either way. */
 int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
                     size_t errlen);
-/* The last-level cache (bytes) the calibration flushed; 0 if it did not record one. For
- * tests and in-memory models: cm_set_llc. */
+/* The last-level cache (bytes) the cache model assumes: the one the calibration flushed,
+ * capped by the part of it the calibration's read-bandwidth curve finds holding data
+ * (cost_model.c, llc_held); 0 if the calibration did not record one. For tests and
+ * in-memory models: cm_set_llc (the cap still applies once cm_fit has seen a curve). */
 double cm_llc_bytes(const CostModel *cm);
 void cm_set_llc(CostModel *cm, double llc_bytes);
 const char *price_source_name(PriceSource s);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -395,6 +396,79 @@ static void test_cache_fractions(void **state)
     plan_free(&p);
 }
 
+/* The LLC the cache model assumes is capped by the read curve: the largest working set
+ * (x threads) still read at >= 1.5x DRAM's bandwidth, below the first that is not. */
+static void test_llc_held_from_read_curve(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    const size_t ws[] = {16384, 262144, 4u << 20, 8u << 20, 16u << 20, 64u << 20};
+    const double bw[] = {400e9, 200e9, 80e9, 45e9, 22e9, 20e9}; /* 8 MiB: 2.25x DRAM; 16 MiB: 1.1x */
+    for (int i = 0; i < 6; i++) {
+        OpDesc r = op_membw(MEMBW_READ, 2, ws[i], 10);
+        MeasurementRow m = row(r, op_cost(&r).bytes / bw[i]);
+        m.threads = 2;
+        cm_add(cm, &m);
+    }
+    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
+    cm_set_llc(cm, 32u << 20);
+    cm_fit(cm);
+    assert_float_equal(cm_llc_bytes(cm), 2.0 * (double)op_membw(MEMBW_READ, 2, 8u << 20, 1).u.membw.bytes_per_thread,
+                       0.0);
+    cm_set_llc(cm, 4u << 20); /* never above what the calibration flushed */
+    assert_float_equal(cm_llc_bytes(cm), (double)(4u << 20), 0.0);
+    cm_set_llc(cm, 0); /* a calibration before the cache model: none */
+    assert_float_equal(cm_llc_bytes(cm), 0.0, 0.0);
+    cm_free(cm);
+
+    cm = cm_new(); /* without a curve: the flushed LLC as recorded */
+    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
+    cm_set_llc(cm, 32u << 20);
+    cm_fit(cm);
+    assert_float_equal(cm_llc_bytes(cm), (double)(32u << 20), 0.0);
+    cm_free(cm);
+}
+
+/* Reuse is tracked per byte range. Backward ends with the second layer's weights read
+ * (its backward-data GEMM) and then the first layer's weight gradient written. In a cache
+ * with room for the SGD update's own bytes and 1.5 MiB more, the update finds exactly
+ * those two cached: about half its bytes. A walk by whole buffers would find the whole
+ * parameter and gradient buffers cached (1.0), because some of each was touched a moment
+ * before. */
+static const LayerSpec mlp_layers[] = {
+    {.kind = LAYER_DENSE, .name = "big1", .inputs = {-1}, .act = ACT_RELU, .u.dense = {.units = 512}},
+    {.kind = LAYER_DENSE, .name = "big2", .inputs = {0}, .act = ACT_RELU, .u.dense = {.units = 512}},
+    {.kind = LAYER_DENSE, .name = "small", .inputs = {1}, .act = ACTIVATION_NONE, .u.dense = {.units = 8}},
+};
+static const ModelSpec mlp = {.name = "three-dense", .input = {.rank = 1, .d = {512}}, .layers = mlp_layers,
+                              .nlayers = 3, .loss = LOSS_MSE, .opt = {.kind = OPT_SGD, .lr = 1e-3f},
+                              .data = DATA_EXPRESSION};
+
+static void test_cache_fractions_by_byte_range(void **state)
+{
+    (void)state;
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(&mlp, 4, &p, err, sizeof err), 0);
+    int update = -1;
+    double own = 0;
+    for (int i = 0; i < p.nops; i++)
+        if (p.ops[i].desc.phase == PHASE_UPDATE && p.ops[i].desc.u.update.count > 512 * 512) {
+            update = i;
+            own = 0;
+            for (int k = 0; k < p.ops[i].nbuf; k++)
+                own += (double)p.ops[i].buf[k].bytes;
+        }
+    assert_true(update >= 0);
+    double *cached = calloc((size_t)p.nops, sizeof *cached);
+    pred_cache_fractions(&p, own + 1.5 * (1 << 20), cached);
+    assert_true(cached[update] > 0.4 && cached[update] < 0.6);
+    pred_cache_fractions(&p, 4.0 * (double)plan_total_bytes(&p), cached);
+    assert_float_equal(cached[update], 1.0, 1e-12);
+    free(cached);
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +484,8 @@ int main(void)
         cmocka_unit_test(test_iteration_is_the_sum_of_the_plan),
         cmocka_unit_test(test_cache_prices_between_cold_and_warm),
         cmocka_unit_test(test_cache_fractions),
+        cmocka_unit_test(test_cache_fractions_by_byte_range),
+        cmocka_unit_test(test_llc_held_from_read_curve),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
 }
