@@ -255,6 +255,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
     char err[512];
     if (comm_start(err, sizeof err) != 0)
         return cli_error(cli, EXIT_FAIL, "%s", err);
+    comm_reuse_collective_buffers();
     Db *db = NULL;
     CalibrationRow cal = {0};
     if (comm_rank() == 0) {

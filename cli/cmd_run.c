@@ -448,6 +448,7 @@ int cmd_run(int argc, char **argv, Cli *cli)
     blas_select(cli);
     if (comm_start(err, sizeof err) != 0)
         return cli_error(cli, EXIT_FAIL, "%s", err);
+    comm_reuse_collective_buffers();
 
     /* only rank 0 touches the database */
     Db *db = NULL;

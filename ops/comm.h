@@ -25,6 +25,11 @@ int comm_env_local_size(void);
 
 /* Initialises MPI if launched by mpirun (idempotent). Returns 0, or -1 with err set. */
 int comm_start(char *err, size_t errlen);
+/* Under a job of more than one rank: large blocks come from the heap and stay there, so a
+ * collective's temporaries are reused from one call to the next (comm.c says why). Called
+ * by training and the communication benchmark, which must see the same allocator; not by
+ * compute calibrations, whose gigabyte buffers should go back to the system when freed. */
+void comm_reuse_collective_buffers(void);
 bool comm_active(void);
 int comm_rank(void); /* 0 without MPI */
 int comm_size(void); /* 1 without MPI */
