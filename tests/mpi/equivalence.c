@@ -8,6 +8,7 @@
  * over the whole batch does); the same with the gradients summed in overlapped buckets.
  * Prints "ok NAME" / "FAIL NAME: why" lines on rank 0.
  */
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,26 @@ static void check_model(const char *json, int rank, int nranks, size_t bucket_by
     model_free(m);
 }
 
+/* Under a job, large blocks (Open MPI's allreduce temporaries) come from the heap once the
+ * job asks for it: glibc's default serves 256 MiB with a fresh mmap (mallinfo2's hblkhd
+ * grows), after comm_reuse_collective_buffers from the heap (it does not). */
+static void check_collective_buffers(int rank)
+{
+    const size_t big = (size_t)256 << 20;
+    size_t before = mallinfo2().hblkhd;
+    void *volatile p = malloc(big); /* volatile: the compiler may not drop a malloc/free pair */
+    const bool mapped_by_default = mallinfo2().hblkhd > before;
+    free(p);
+    comm_reuse_collective_buffers();
+    before = mallinfo2().hblkhd;
+    p = malloc(big);
+    const bool from_heap = p && mallinfo2().hblkhd == before;
+    free(p);
+    report(rank, mapped_by_default && from_heap, "collective-buffers-in-heap",
+           !mapped_by_default ? "glibc served 256 MiB from the heap before the call (MALLOC_* set?): nothing proven"
+                              : "a 256 MiB block is still a fresh mmap after comm_reuse_collective_buffers");
+}
+
 int main(void)
 {
     char err[256];
@@ -149,6 +170,7 @@ int main(void)
     }
     ops_set_threads(1);
     const int rank = comm_rank(), nranks = comm_size();
+    check_collective_buffers(rank);
     if (GLOBAL_BATCH % nranks != 0) {
         report(rank, false, "equivalence", "the rank count must divide the global batch 8");
         return comm_finish(1);
