@@ -486,8 +486,14 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cJSON_AddStringToObject(o, "blas_choice", cal.sw.blas_choice);
         cJSON_AddNumberToObject(o, "measurements", s.n);
         cJSON_AddNumberToObject(o, "elapsed_s", elapsed);
-        cJSON_AddNumberToObject(o, "best_gemm_gflops", s.best_gemm_gflops);
-        cJSON_AddNumberToObject(o, "stream_triad_gbs", s.triad_gbs);
+        if (s.best_gemm_gflops > 0) /* null: not measured (--only) */
+            cJSON_AddNumberToObject(o, "best_gemm_gflops", s.best_gemm_gflops);
+        else
+            cJSON_AddNullToObject(o, "best_gemm_gflops");
+        if (s.triad_gbs > 0)
+            cJSON_AddNumberToObject(o, "stream_triad_gbs", s.triad_gbs);
+        else
+            cJSON_AddNullToObject(o, "stream_triad_gbs");
         json_print(o);
     } else {
         char rounds[32] = "";
@@ -496,8 +502,10 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         printf("calibration %lld complete: %d kernels measured in %.1f s (%s mode%s, %d threads, OpenBLAS %s)%s\n",
                (long long)cal.id, s.n, elapsed, cal.mode, rounds, cli->threads, cal.sw.blas_core,
                comm_size() > 1 ? ", every kernel by all ranks at once" : "");
-        printf("  best SGEMM        %8.1f GFLOP/s\n", s.best_gemm_gflops);
-        printf("  STREAM triad      %8.1f GB/s\n", s.triad_gbs);
+        if (s.best_gemm_gflops > 0) /* a partial calibration (--only) may have neither */
+            printf("  best SGEMM        %8.1f GFLOP/s\n", s.best_gemm_gflops);
+        if (s.triad_gbs > 0)
+            printf("  STREAM triad      %8.1f GB/s\n", s.triad_gbs);
     }
     return EXIT_OK;
 }

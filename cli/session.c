@@ -80,16 +80,6 @@ int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow
     pred->ranks = ranks;
     if (ranks <= 1)
         return 0;
-    /* after the sum every rank scales the gradients by 1/P (an axpby over the buffer) */
-    const OpDesc scale = trainer_grad_scale_op(p->arena_bytes[ARENA_GRAD] / sizeof(float), ranks);
-    OpPrice sp;
-    char err[512];
-    if (cm_price(cm, &scale, &sp, err, sizeof err) != 0)
-        return cli_error(cli, EXIT_FAIL, "%s", err);
-    pred->update_s += sp.time_s;
-    pred->iter_s += sp.time_s;
-    pred->iter_lo_s += sp.lo_s;
-    pred->iter_hi_s += sp.hi_s;
     const double f = over;
     pred->iter_s *= f, pred->iter_lo_s *= f, pred->iter_hi_s *= f;
     pred->fwd_s *= f, pred->bwd_s *= f, pred->update_s *= f;

@@ -23,8 +23,8 @@ int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *c
 int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int local_ranks, CalibrationRow *cal,
                            CostModel **cm, double *over);
 /* Data-parallel on this machine: the plan (one rank's share of the batch) priced as
- * session_predict does plus the 1/P scaling of the gradients (trainer_grad_scale_op, in
- * update_s), times `over` (session_calibration_dp), plus the gradients' allreduce from the
+ * session_predict does (the update averages the summed gradients inside its own pass:
+ * plan_average_ranks), times `over` (session_calibration_dp), plus the gradients' allreduce from the
  * communication model (pred->allreduce_s, included in iter_s; no overlap: dlperf's trainer
  * sums after backward by default). */
 int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,

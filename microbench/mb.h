@@ -60,8 +60,14 @@ double mb_now_s(void);
  * process's share of the memory available, the node's ranks measuring together; err says
  * how much), or -1 with a message (allocation failure, validation failure). After a
  * validation failure m is complete with validated = false (evidence the caller may store);
- * after any other failure m->reps is 0. */
+ * after any other failure m->reps is 0. Under mpirun rank 0 alone checks the results (the
+ * ranks compute the same thing on the same data); the others report validated. */
 enum { MB_DOES_NOT_FIT = 2 };
+/* Bytes one of `ranks` ranks measuring d together on a node needs: its buffers, a fresh
+ * input's copy, and its share of rank 0's snapshots for the spot check (in-out buffers:
+ * rank 0 alone checks). mb_time_op refuses a kernel (MB_DOES_NOT_FIT) above 90% of the
+ * available memory's per-rank share. */
+double mb_kernel_share_bytes(const OpDesc *d, int ranks);
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen);
 /* Evicts this process's data from every cache level: each kernel thread reads its part of

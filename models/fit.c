@@ -283,6 +283,8 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         if (plan_build_head(m, batch, PLAN_TRAIN, h, &train[h], err, errlen) != 0 ||
             plan_build_head(m, batch, PLAN_INFERENCE, h, &infer[h], err, errlen) != 0)
             goto done;
+        if (nranks > 1)
+            plan_average_ranks(&train[h], nranks);
         if (load_task(m, h, global, o, &tasks[h], err, errlen) != 0)
             goto done;
         if (tasks[h].train.n < global) {

@@ -5,6 +5,7 @@
 #include "models/fista.h"
 #include "ops/comm.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,20 +161,14 @@ static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_
     return 0;
 }
 
-OpDesc trainer_grad_scale_op(size_t floats, int nranks)
+void plan_average_ranks(Plan *p, int nranks)
 {
-    return op_axpby(PHASE_FWD, floats, 1.0f / (float)nranks, 0.0f);
+    for (int i = p->update_op; i >= 0 && i < p->nops; i++) { /* the update ops close the plan */
+        OpDesc *d = &p->ops[i].desc;
+        assert(d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM || d->kind == OP_ADAM);
+        d->u.update.grad_ranks = nranks;
+    }
 }
-
-/* g = g / P in place (y, a and b all the gradient buffer). */
-static void scale_gradients_op(const OpDesc *scale, void *const base[ARENA_COUNT])
-{
-    void *g = base[ARENA_GRAD];
-    void *bufs[OP_MAX_BUFS] = {g, g, g};
-    op_run(scale, bufs, base[ARENA_WS]);
-}
-
-static void scale_gradients(const Trainer *t) { scale_gradients_op(&t->grad_scale, t->base); }
 
 float ranks_mean_loss(float loss, int nranks)
 {
@@ -196,8 +191,7 @@ double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int
     const double t0 = comm_wtime();
     comm_allreduce_sum_f32(base[ARENA_GRAD], floats);
     const double sum_s = comm_wtime() - t0;
-    const OpDesc scale = trainer_grad_scale_op(floats, nranks);
-    scale_gradients_op(&scale, base);
+    assert(update == p->nops || p->ops[update].desc.u.update.grad_ranks == nranks); /* plan_average_ranks */
     plan_exec_range(p, base, update, p->nops, NULL);
     return sum_s;
 }
@@ -286,8 +280,8 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
         }
     }
     t->steps_per_epoch = m->train_samples > 0 ? (double)m->train_samples / batch : 0;
-    if (dp->nranks > 1 && t->plan.arena_bytes[ARENA_GRAD] > 0) /* inference plans have no gradients */
-        t->grad_scale = trainer_grad_scale_op(t->plan.arena_bytes[ARENA_GRAD] / sizeof(float), dp->nranks);
+    if (dp->nranks > 1)
+        plan_average_ranks(&t->plan, dp->nranks);
     if (dp->nranks > 1 && dp->bucket_bytes > 0 && mode != PLAN_INFERENCE && grad_buckets(t, dp->bucket_bytes) != 0) {
         snprintf(err, errlen, "%s: out of memory for the gradient buckets", m->name);
         trainer_free(t);
@@ -375,7 +369,6 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         double t1 = comm_wtime();
         comm_wait_all();
         double t2 = comm_wtime();
-        scale_gradients(t);
         plan_exec_range(p, t->base, update, p->nops, op_time_s);
         t->last = (StepTimes){.compute_s = (t1 - t0) + (comm_wtime() - t2), .wait_s = 0, .comm_s = t2 - t1};
     } else if (t->dp.nranks == 1 || p->mode == PLAN_INFERENCE) {
@@ -391,7 +384,6 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         double t2 = comm_wtime();
         comm_allreduce_sum_f32(t->base[ARENA_GRAD], p->arena_bytes[ARENA_GRAD] / sizeof(float));
         double t3 = comm_wtime();
-        scale_gradients(t);
         plan_exec_range(p, t->base, update, p->nops, op_time_s);
         t->last = (StepTimes){.compute_s = (t1 - t0) + (comm_wtime() - t3), .wait_s = t2 - t1, .comm_s = t3 - t2};
     }

@@ -50,12 +50,12 @@ typedef struct {
     StepTimes last;          /* of the last trainer_step */
     GradBucket *buckets;     /* dp.bucket_bytes > 0: in the order they become ready */
     int nbuckets;
-    OpDesc grad_scale;       /* data-parallel: g = g / P over the gradient buffer (an axpby) */
 } Trainer;
 
-/* The op a data-parallel step runs after summing the gradients over `nranks` ranks:
- * g = (1/nranks) g over the `floats` of the gradient buffer (the predictor prices it). */
-OpDesc trainer_grad_scale_op(size_t floats, int nranks);
+/* Makes p's updates average gradients summed over `nranks` data-parallel ranks (g / P
+ * inside the optimizer kernel, UpdateDesc.grad_ranks: no pass of its own over the
+ * gradient buffer, which the predictor would have to price). */
+void plan_average_ranks(Plan *p, int nranks);
 
 /* Bytes a run allocates: every arena plus the data set of nbatches batches. */
 double trainer_bytes_needed(const Plan *p, int nbatches);
@@ -99,8 +99,9 @@ double trainer_step(Trainer *t, int step, double *op_time_s);
 
 /* One training step of plan p (its per-step values set) on the batch in base's input
  * arena. nranks > 1: data-parallel — forward and backward, the gradients summed over the
- * ranks (one MPI_Allreduce) and divided by nranks, then the update; returns the seconds
- * the sum took (0 for one process). All ranks must call it (collective). */
+ * ranks (one MPI_Allreduce), then the update, which averages them (p marked by
+ * plan_average_ranks); returns the seconds the sum took (0 for one process). All ranks
+ * must call it (collective). */
 double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int nranks);
 
 /* Data-parallel: the global batch's loss, the mean of the ranks' losses (collective);

@@ -454,7 +454,9 @@ static void check_update(Check *ck, OpKind kind, const UpdateDesc *u, float *con
         Sampler s = sampler_init(total, samples, seed + (uint64_t)part);
         size_t idx;
         while (sampler_next(&s, &idx)) {
-            const double w0 = b0[0][idx], graw = f[ng][idx];
+            /* a sum over data-parallel ranks is averaged as the kernel does it, in float */
+            const float gs = u->grad_ranks > 1 ? 1.0f / (float)u->grad_ranks : 1.0f;
+            const double w0 = b0[0][idx], graw = (double)(gs * f[ng][idx]);
             const bool dec = idx < u->decay_count;
             const double g = dec ? graw + (double)u->l2 * w0 : graw;
             const double gm = dec ? fabs(graw) + fabs((double)u->l2 * w0) : fabs(graw);

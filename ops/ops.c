@@ -171,6 +171,8 @@ static const char *update_check(const OpDesc *d)
         return "optimizer updates: decay_count must be <= count";
     if (!isfinite(u->l2))
         return "optimizer updates: l2 must be finite";
+    if (u->grad_ranks < 0)
+        return "optimizer updates: grad_ranks must be >= 0";
     if (d->kind == OP_ADAM) {
         if (u->step < 1)
             return "adam: step must be >= 1 (Keras counts from 1)";

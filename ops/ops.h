@@ -184,6 +184,9 @@ typedef struct {
     long step;            /* ADAM: 1 for the first update */
     size_t decay_count;   /* first decay_count parameters get L2 decay */
     float l2;             /* gradient coefficient of the decay */
+    int grad_ranks;       /* g is a sum over this many data-parallel ranks: the update uses
+                           * g * (1/grad_ranks), their mean (folded in: no pass of its own
+                           * over the gradients); 0 or 1: one process's g as it is */
 } UpdateDesc;
 
 /* Batch normalisation of x viewed as (n, c, spatial), per channel c.

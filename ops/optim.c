@@ -6,7 +6,9 @@
  * Each update has one element-wise body, written once as an always-inline function with a
  * compile-time `decay` flag and instantiated twice in target-cloned span functions: the
  * decayed prefix runs g + l2*w, the rest runs exactly the undecayed loop. Threads split
- * [0, count) with ops_span_split and cut their share at decay_count.
+ * [0, count) with ops_span_split and cut their share at decay_count. A data-parallel
+ * trainer's summed gradients are averaged inside the update (grad_ranks), not by a pass of
+ * their own: that pass read and wrote P1B1's 977 MB of gradients once more every step.
  */
 #include <math.h>
 
@@ -23,11 +25,11 @@ OPT_INLINE float opt_grad(float g, float w, float l2, bool decay)
 
 /* ---- the element-wise bodies ---- */
 
-OPT_INLINE void sgd_body(float *restrict w, const float *restrict g, float lr, float l2,
+OPT_INLINE void sgd_body(float *restrict w, const float *restrict g, float gs, float lr, float l2,
                          bool decay, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        w[i] -= lr * opt_grad(g[i], w[i], l2, decay);
+        w[i] -= lr * opt_grad(gs * g[i], w[i], l2, decay);
 }
 
 /* Keras 2 (keras/optimizers.py, RMSprop.get_updates):
@@ -35,11 +37,11 @@ OPT_INLINE void sgd_body(float *restrict w, const float *restrict g, float lr, f
  * vm_sqrt, not sqrtf: under -fmath-errno GCC will not vectorise sqrtf, and the scalar
  * loop ran at a tenth of SGD's speed (compute-bound), see vecmath.h. */
 OPT_INLINE void rmsprop_body(float *restrict w, float *restrict acc, const float *restrict g,
-                             float lr, float rho, float eps, float l2, bool decay, size_t n)
+                             float gs, float lr, float rho, float eps, float l2, bool decay, size_t n)
 {
     const float one_m_rho = 1.0f - rho;
     for (size_t i = 0; i < n; i++) {
-        const float gi = opt_grad(g[i], w[i], l2, decay);
+        const float gi = opt_grad(gs * g[i], w[i], l2, decay);
         const float a = rho * acc[i] + one_m_rho * (gi * gi);
         acc[i] = a;
         w[i] -= lr * gi / (vm_sqrt(a) + eps);
@@ -49,11 +51,11 @@ OPT_INLINE void rmsprop_body(float *restrict w, float *restrict acc, const float
 /* Keras 2 (SGD.get_updates with momentum):
  *   v = momentum * m - lr * g;  new_p = p + momentum * v - lr * g if nesterov else p + v */
 OPT_INLINE void momentum_body(float *restrict w, float *restrict v, const float *restrict g,
-                              float lr, float mom, bool nesterov, float l2, bool decay,
+                              float gs, float lr, float mom, bool nesterov, float l2, bool decay,
                               size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        const float step = lr * opt_grad(g[i], w[i], l2, decay);
+        const float step = lr * opt_grad(gs * g[i], w[i], l2, decay);
         const float vi = mom * v[i] - step;
         v[i] = vi;
         w[i] += nesterov ? mom * vi - step : vi;
@@ -64,12 +66,12 @@ OPT_INLINE void momentum_body(float *restrict w, float *restrict v, const float 
  *   m_t = beta_1 m + (1 - beta_1) g;  v_t = beta_2 v + (1 - beta_2) g^2;
  *   p_t = p - lr_t m_t / (sqrt(v_t) + epsilon) */
 OPT_INLINE void adam_body(float *restrict w, float *restrict m, float *restrict v,
-                          const float *restrict g, float lr_t, float b1, float b2, float eps,
+                          const float *restrict g, float gs, float lr_t, float b1, float b2, float eps,
                           float l2, bool decay, size_t n)
 {
     const float omb1 = 1.0f - b1, omb2 = 1.0f - b2;
     for (size_t i = 0; i < n; i++) {
-        const float gi = opt_grad(g[i], w[i], l2, decay);
+        const float gi = opt_grad(gs * g[i], w[i], l2, decay);
         const float mi = b1 * m[i] + omb1 * gi;
         const float vi = b2 * v[i] + omb2 * (gi * gi);
         m[i] = mi;
@@ -81,67 +83,74 @@ OPT_INLINE void adam_body(float *restrict w, float *restrict m, float *restrict 
 /* ---- target-cloned spans: decayed and undecayed instances of each body ---- */
 
 OPS_TARGET_CLONES
-static void sgd_span(float *restrict w, const float *restrict g, float lr, size_t n)
+static void sgd_span(float *restrict w, const float *restrict g, float gs, float lr, size_t n)
 {
-    sgd_body(w, g, lr, 0.0f, false, n);
+    sgd_body(w, g, gs, lr, 0.0f, false, n);
 }
 
 OPS_TARGET_CLONES
-static void sgd_decay_span(float *restrict w, const float *restrict g, float lr, float l2,
+static void sgd_decay_span(float *restrict w, const float *restrict g, float gs, float lr, float l2,
                            size_t n)
 {
-    sgd_body(w, g, lr, l2, true, n);
+    sgd_body(w, g, gs, lr, l2, true, n);
 }
 
 OPS_TARGET_CLONES
-static void rmsprop_span(float *restrict w, float *restrict acc, const float *restrict g,
+static void rmsprop_span(float *restrict w, float *restrict acc, const float *restrict g, float gs,
                          float lr, float rho, float eps, size_t n)
 {
-    rmsprop_body(w, acc, g, lr, rho, eps, 0.0f, false, n);
+    rmsprop_body(w, acc, g, gs, lr, rho, eps, 0.0f, false, n);
 }
 
 OPS_TARGET_CLONES
-static void rmsprop_decay_span(float *restrict w, float *restrict acc, const float *restrict g,
+static void rmsprop_decay_span(float *restrict w, float *restrict acc, const float *restrict g, float gs,
                                float lr, float rho, float eps, float l2, size_t n)
 {
-    rmsprop_body(w, acc, g, lr, rho, eps, l2, true, n);
+    rmsprop_body(w, acc, g, gs, lr, rho, eps, l2, true, n);
 }
 
 /* nesterov is a run-time flag here but constant over the loop: GCC unswitches it */
 OPS_TARGET_CLONES
-static void momentum_span(float *restrict w, float *restrict v, const float *restrict g,
+static void momentum_span(float *restrict w, float *restrict v, const float *restrict g, float gs,
                           float lr, float mom, bool nesterov, size_t n)
 {
     if (nesterov)
-        momentum_body(w, v, g, lr, mom, true, 0.0f, false, n);
+        momentum_body(w, v, g, gs, lr, mom, true, 0.0f, false, n);
     else
-        momentum_body(w, v, g, lr, mom, false, 0.0f, false, n);
+        momentum_body(w, v, g, gs, lr, mom, false, 0.0f, false, n);
 }
 
 OPS_TARGET_CLONES
-static void momentum_decay_span(float *restrict w, float *restrict v, const float *restrict g,
+static void momentum_decay_span(float *restrict w, float *restrict v, const float *restrict g, float gs,
                                 float lr, float mom, bool nesterov, float l2, size_t n)
 {
     if (nesterov)
-        momentum_body(w, v, g, lr, mom, true, l2, true, n);
+        momentum_body(w, v, g, gs, lr, mom, true, l2, true, n);
     else
-        momentum_body(w, v, g, lr, mom, false, l2, true, n);
+        momentum_body(w, v, g, gs, lr, mom, false, l2, true, n);
 }
 
 OPS_TARGET_CLONES
 static void adam_span(float *restrict w, float *restrict m, float *restrict v,
-                      const float *restrict g, float lr_t, float b1, float b2, float eps,
+                      const float *restrict g, float gs, float lr_t, float b1, float b2, float eps,
                       size_t n)
 {
-    adam_body(w, m, v, g, lr_t, b1, b2, eps, 0.0f, false, n);
+    adam_body(w, m, v, g, gs, lr_t, b1, b2, eps, 0.0f, false, n);
 }
 
 OPS_TARGET_CLONES
 static void adam_decay_span(float *restrict w, float *restrict m, float *restrict v,
-                            const float *restrict g, float lr_t, float b1, float b2, float eps,
+                            const float *restrict g, float gs, float lr_t, float b1, float b2, float eps,
                             float l2, size_t n)
 {
-    adam_body(w, m, v, g, lr_t, b1, b2, eps, l2, true, n);
+    adam_body(w, m, v, g, gs, lr_t, b1, b2, eps, l2, true, n);
+}
+
+/* The factor on g: 1/P for a sum over P data-parallel ranks (their mean), computed as the
+ * trainer's separate scaling pass did, so results are bit-identical to it. */
+static float grad_scale(const UpdateDesc *d)
+{
+    return d->grad_ranks > 1 ? 1.0f / (float)d->grad_ranks : 1.0f;
 }
 
 /* This thread's share [lo, hi) of the update, cut at the decay prefix: [lo, mid) is
@@ -153,18 +162,20 @@ static void opt_share(const UpdateDesc *d, size_t *lo, size_t *mid, size_t *hi)
     *mid = dc < *lo ? *lo : dc > *hi ? *hi : dc;
 }
 
-/* Contract: w (count) -= lr * g' (count), g' = g + l2 w on the decay prefix. */
+/* Contract: w (count) -= lr * g' (count), g' = g / grad_ranks, plus l2 w on the decay
+ * prefix (the g' of every update below). */
 void sgd_update(float *w, const float *g, const UpdateDesc *d)
 {
     OPS_ASSERT(w && g && d);
+    const float gs = grad_scale(d);
 #pragma omp parallel if (d->count >= OPS_PAR_MIN)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
         if (mid > lo)
-            sgd_decay_span(w + lo, g + lo, d->lr, d->l2, mid - lo);
+            sgd_decay_span(w + lo, g + lo, gs, d->lr, d->l2, mid - lo);
         if (hi > mid)
-            sgd_span(w + mid, g + mid, d->lr, hi - mid);
+            sgd_span(w + mid, g + mid, gs, d->lr, hi - mid);
     }
 }
 
@@ -172,15 +183,16 @@ void sgd_update(float *w, const float *g, const UpdateDesc *d)
 void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d)
 {
     OPS_ASSERT(w && acc && g && d);
+    const float gs = grad_scale(d);
 #pragma omp parallel if (d->count >= OPS_PAR_MIN)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
         if (mid > lo)
-            rmsprop_decay_span(w + lo, acc + lo, g + lo, d->lr, d->rho, d->eps, d->l2,
+            rmsprop_decay_span(w + lo, acc + lo, g + lo, gs, d->lr, d->rho, d->eps, d->l2,
                                mid - lo);
         if (hi > mid)
-            rmsprop_span(w + mid, acc + mid, g + mid, d->lr, d->rho, d->eps, hi - mid);
+            rmsprop_span(w + mid, acc + mid, g + mid, gs, d->lr, d->rho, d->eps, hi - mid);
     }
 }
 
@@ -188,15 +200,16 @@ void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d)
 void momentum_update(float *w, float *v, const float *g, const UpdateDesc *d)
 {
     OPS_ASSERT(w && v && g && d);
+    const float gs = grad_scale(d);
 #pragma omp parallel if (d->count >= OPS_PAR_MIN)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
         if (mid > lo)
-            momentum_decay_span(w + lo, v + lo, g + lo, d->lr, d->momentum, d->nesterov,
+            momentum_decay_span(w + lo, v + lo, g + lo, gs, d->lr, d->momentum, d->nesterov,
                                 d->l2, mid - lo);
         if (hi > mid)
-            momentum_span(w + mid, v + mid, g + mid, d->lr, d->momentum, d->nesterov,
+            momentum_span(w + mid, v + mid, g + mid, gs, d->lr, d->momentum, d->nesterov,
                           hi - mid);
     }
 }
@@ -208,15 +221,16 @@ void adam_update(float *w, float *m, float *v, const float *g, const UpdateDesc 
     OPS_ASSERT(w && m && v && g && d && d->step >= 1);
     const double t = (double)d->step;
     const float lr_t = (float)(d->lr * sqrt(1.0 - pow(d->beta2, t)) / (1.0 - pow(d->beta1, t)));
+    const float gs = grad_scale(d);
 #pragma omp parallel if (d->count >= OPS_PAR_MIN)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
         if (mid > lo)
-            adam_decay_span(w + lo, m + lo, v + lo, g + lo, lr_t, d->beta1, d->beta2, d->eps,
+            adam_decay_span(w + lo, m + lo, v + lo, g + lo, gs, lr_t, d->beta1, d->beta2, d->eps,
                             d->l2, mid - lo);
         if (hi > mid)
-            adam_span(w + mid, m + mid, v + mid, g + mid, lr_t, d->beta1, d->beta2, d->eps,
+            adam_span(w + mid, m + mid, v + mid, g + mid, gs, lr_t, d->beta1, d->beta2, d->eps,
                       hi - mid);
     }
 }

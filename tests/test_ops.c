@@ -1460,6 +1460,71 @@ static void test_optimizers_zoo(void **state)
         assert_true(fabsf(fabsf(aw[i]) - 0.01f) < 1e-5f && (aw[i] < 0) == (ag[i] > 0));
 }
 
+/* Data-parallel: an update told that g is a sum over P ranks (grad_ranks) computes what
+ * the trainer's former separate pass g *= 1/P followed by the plain update computed (bit
+ * for bit without decay; with it, the kernel may fuse g/P + l2 w into one FMA: within
+ * rounding), leaves g as it was, and passes the spot check; told nothing, it fails. */
+static void test_update_averages_ranks(void **state)
+{
+    (void)state;
+    const size_t n = 50021;
+    const int P = 3;
+    for (int with_decay = 0; with_decay < 2; with_decay++) {
+        const size_t decay = with_decay ? n / 3 : 0;
+        const OpDesc kinds[] = {op_sgd(n, 0.05f), op_rmsprop(n, 0.001f, 0.9f, 1e-7f), op_momentum(n, 0.05f, 0.9f, true),
+                                op_adam(n, 0.01f, 0.9f, 0.999f, 1e-7f)};
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            OpDesc plain = kinds[k];
+            plain.u.update.step = plain.kind == OP_ADAM ? 1 : 0;
+            op_update_set_decay(&plain, decay, 0.1f);
+            OpDesc avg = plain;
+            avg.u.update.grad_ranks = P;
+            const int nstate = plain.kind == OP_SGD ? 0 : plain.kind == OP_ADAM ? 2 : 1;
+            float *w[2], *st[2][2], *g[2];
+            for (int v = 0; v < 2; v++) {
+                w[v] = tu_floats(n), g[v] = tu_floats(n);
+                tu_fill_uniform(w[v], n, -1, 1, 71);
+                tu_fill_uniform(g[v], n, -3, 3, 72); /* a sum over P ranks */
+                for (int j = 0; j < 2; j++) {
+                    st[v][j] = tu_floats(n);
+                    tu_fill_uniform(st[v][j], n, 0, 1, 73 + (uint64_t)j);
+                }
+            }
+            for (size_t i = 0; i < n; i++) /* variant 1: the former pass, then the plain update */
+                g[1][i] = (1.0f / (float)P) * g[1][i];
+            float *gsum = tu_dup(g[0], n), *w0 = tu_dup(w[0], n), *s00 = tu_dup(st[0][0], n), *s01 = tu_dup(st[0][1], n);
+            void *b[2][4];
+            for (int v = 0; v < 2; v++) {
+                int nb = 0;
+                b[v][nb++] = w[v];
+                for (int j = 0; j < nstate; j++)
+                    b[v][nb++] = st[v][j];
+                b[v][nb++] = g[v];
+            }
+            run(&avg, b[0]);
+            run(&plain, b[1]);
+            for (int j = -1; j < nstate; j++) {
+                const float *x = j < 0 ? w[0] : st[0][j], *y = j < 0 ? w[1] : st[1][j];
+                if (!with_decay) {
+                    assert_memory_equal(x, y, n * sizeof(float));
+                    continue;
+                }
+                for (size_t i = 0; i < n; i++)
+                    assert_true(fabsf(x[i] - y[i]) <= 1e-6f * (1.0f + fabsf(y[i])));
+            }
+            assert_memory_equal(g[0], gsum, n * sizeof(float)); /* the sum is left as it was */
+            void *before[4] = {w0, nstate > 0 ? s00 : NULL, nstate > 1 ? s01 : NULL, NULL};
+            expect_spot_ok(&avg, b[0], before);
+            double err;
+            assert_false(op_spot_check(&plain, b[0], before, 64, 11, &err)); /* g taken as it is: wrong */
+            free(gsum), free(w0), free(s00), free(s01);
+            for (int v = 0; v < 2; v++) {
+                free(w[v]), free(g[v]), free(st[v][0]), free(st[v][1]);
+            }
+        }
+    }
+}
+
 /* SqErr's weight scales the loss and the gradient (UFLDL's 1/(2n)). */
 static void test_sqerr_weight(void **state)
 {
@@ -2635,6 +2700,7 @@ int main(void)
         cmocka_unit_test(test_kl_sparsity),
         cmocka_unit_test(test_shrink_norm1),
         cmocka_unit_test(test_optimizers_zoo),
+        cmocka_unit_test(test_update_averages_ranks),
         cmocka_unit_test(test_sqerr_weight),
         cmocka_unit_test(test_pool_pads),
         cmocka_unit_test(test_memory_and_stream),
