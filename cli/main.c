@@ -211,6 +211,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    ops_flush_denormals(); /* before any compute thread starts (ops.h says why) */
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

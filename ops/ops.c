@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 #include "ops/kernels.h"
 
@@ -2110,6 +2113,22 @@ void ops_set_threads(int threads)
     ops_threads = threads;
     openblas_set_num_threads(threads);
     omp_set_num_threads(threads);
+}
+
+/* OpenBLAS's pthreads build stops its worker threads with this (its fork handler); the
+ * next threaded call starts them again from the calling thread. Weak: other builds (the
+ * OpenMP one, whose workers are libgomp's) do not have it. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
+void ops_flush_denormals(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(_mm_getcsr() | 0x8040); /* FTZ (bit 15): results; DAZ (bit 6): inputs */
+    /* New threads inherit this thread's MXCSR; OpenBLAS's started in its library
+     * constructor, before main, with the default one: restart them from here. */
+    if (blas_thread_shutdown_)
+        (void)blas_thread_shutdown_();
+#endif
 }
 
 /* The thread count the kernels use: set by ops_set_threads, else OpenBLAS's default as
