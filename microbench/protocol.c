@@ -515,8 +515,8 @@ static size_t workspace_bytes(const OpDesc *d)
  * checking the results is as good as all: the checking rank (rank 0, which stores the
  * rows; the only process without mpirun) keeps a snapshot of every in-out buffer for its
  * spot check, the others do not. Snapshots on every rank left P1B1's 244M-parameter
- * RMSprop update (4.55 GiB with snapshots, 2.73 without) unmeasured at np=4, priced 2.6x
- * too slow by the fit where training runs it in 487 ms. */
+ * RMSprop update (4.55 GiB with snapshots, 2.73 without) unmeasured at np=4, priced at
+ * 688 ms by the fit where training runs it in 487 ms. */
 static bool checks_results(void) { return comm_rank() == 0; }
 
 /* Buffers that keep a copy: an in-out buffer on the checking rank (the state before the
