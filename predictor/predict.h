@@ -5,7 +5,9 @@
  *   exact    — the calibration measured this very key: its median time;
  *   scaled   — it measured the same op at another batch size (the batch-like dimension of a
  *              GEMM, convolution, pooling, bias, loss, norm or cell op differs, nothing
- *              else): the nearest such measurement, scaled by the FLOP (or byte) ratio;
+ *              else): the nearest such measurement, scaled by the FLOP (or byte) ratio
+ *              (a GEMM: by the fitted model's ratio between the two shapes, anchored on
+ *              the measurement, since its efficiency depends on each dimension);
  *   fitted   — local linear regression in log space over every measurement of the same
  *              kind, phase and variant (LOESS, GSL least squares; cost_model.c says on
  *              which features), never below the roofline of the measured FMA peak and the

@@ -91,6 +91,29 @@ static double gemm_truth(int m, int n, int k)
     return 20e-6 + op_cost(&d).flops / (1e11 * e);
 }
 
+/* A GEMM measured at another m is scaled by the fitted model's ratio between the shapes,
+ * anchored on the measurement: a skinny m = 16 runs at a fraction of m = 128's efficiency,
+ * which the FLOP ratio (1/8) misses by 3x on this machine's curve. */
+static void test_scaled_gemm_follows_the_fit(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    static const int grid[] = {16, 64, 256, 1024, 4096};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 5; c++)
+                add(cm, op_gemm(PHASE_FWD, grid[a], grid[b], grid[c], false, false, 0),
+                    gemm_truth(grid[a], grid[b], grid[c]));
+    add(cm, op_gemm(PHASE_FWD, 128, 4000, 1000, false, false, 1), gemm_truth(128, 4000, 1000));
+    cm_fit(cm);
+    const OpPrice p = price(cm, op_gemm(PHASE_FWD, 16, 4000, 1000, false, false, 1));
+    assert_int_equal(p.source, PRICE_SCALED);
+    const double truth = gemm_truth(16, 4000, 1000), linear = gemm_truth(128, 4000, 1000) / 8;
+    assert_true(truth > 2.5 * linear);               /* the case the FLOP ratio gets wrong */
+    assert_true(fabs(p.time_s / truth - 1) < 0.15); /* within the fit's accuracy */
+    cm_free(cm);
+}
+
 static void test_fitted_predicts_unseen_shapes(void **state)
 {
     /* measured on the calibration's grid (gemm-sweep: 16 .. 4096 in each dimension) */
@@ -474,6 +497,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact),
         cmocka_unit_test(test_scaled_from_another_batch),
+        cmocka_unit_test(test_scaled_gemm_follows_the_fit),
         cmocka_unit_test(test_fitted_predicts_unseen_shapes),
         cmocka_unit_test(test_fit_is_positive_and_grows_with_size),
         cmocka_unit_test(test_roofline_from_measured_limits),
