@@ -91,6 +91,17 @@ static double gemm_truth(int m, int n, int k)
     return 20e-6 + op_cost(&d).flops / (1e11 * e);
 }
 
+/* gemm_truth measured on the calibration's grid (gemm-sweep: 16 .. 4096 in each dimension). */
+static void add_gemm_grid(CostModel *cm)
+{
+    static const int grid[] = {16, 64, 256, 1024, 4096};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 5; c++)
+                add(cm, op_gemm(PHASE_FWD, grid[a], grid[b], grid[c], false, false, 0),
+                    gemm_truth(grid[a], grid[b], grid[c]));
+}
+
 /* A GEMM measured at another m is scaled by the fitted model's ratio between the shapes,
  * anchored on the measurement: a skinny m = 16 runs at a fraction of m = 128's efficiency,
  * which the FLOP ratio (1/8) misses by 3x on this machine's curve. */
@@ -98,12 +109,7 @@ static void test_scaled_gemm_follows_the_fit(void **state)
 {
     (void)state;
     CostModel *cm = cm_new();
-    static const int grid[] = {16, 64, 256, 1024, 4096};
-    for (int a = 0; a < 5; a++)
-        for (int b = 0; b < 5; b++)
-            for (int c = 0; c < 5; c++)
-                add(cm, op_gemm(PHASE_FWD, grid[a], grid[b], grid[c], false, false, 0),
-                    gemm_truth(grid[a], grid[b], grid[c]));
+    add_gemm_grid(cm);
     add(cm, op_gemm(PHASE_FWD, 128, 4000, 1000, false, false, 1), gemm_truth(128, 4000, 1000));
     cm_fit(cm);
     const OpPrice p = price(cm, op_gemm(PHASE_FWD, 16, 4000, 1000, false, false, 1));
@@ -118,12 +124,7 @@ static void test_fitted_predicts_unseen_shapes(void **state)
 {
     /* measured on the calibration's grid (gemm-sweep: 16 .. 4096 in each dimension) */
     CostModel *cm = cm_new();
-    static const int grid[] = {16, 64, 256, 1024, 4096};
-    for (int a = 0; a < 5; a++)
-        for (int b = 0; b < 5; b++)
-            for (int c = 0; c < 5; c++)
-                add(cm, op_gemm(PHASE_FWD, grid[a], grid[b], grid[c], false, false, 0),
-                    gemm_truth(grid[a], grid[b], grid[c]));
+    add_gemm_grid(cm);
     cm_fit(cm);
     /* shapes between the grid points, skinny ones, and DeepBench's M = 35 (a transposed
      * operand: only NN was measured, so it is priced as NN) */
