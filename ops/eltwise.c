@@ -1,6 +1,6 @@
 /* ops/eltwise.c — element-wise kernels: OP_BIAS, OP_ACT, OP_ZERO, OP_COPY and the STREAM
  * bandwidth kernels. All are memory-bound on large tensors; they run serially below
- * OPS_PAR_MIN elements and otherwise split the range over OpenMP threads, each thread
+ * ops_par_min elements and otherwise split the range over OpenMP threads, each thread
  * calling a vectorised (target-cloned) span function on its contiguous part.
  */
 #include <omp.h>
@@ -45,7 +45,7 @@ void bias_forward(float *y, const float *b, const BiasDesc *d)
 {
     OPS_ASSERT(y && b && d);
     const size_t n = (size_t)d->n, c = (size_t)d->c, sp = (size_t)d->spatial;
-    const bool par = n * c * sp >= OPS_PAR_MIN;
+    const bool par = n * c * sp >= ops_par_min;
     if (sp == 1) {
         /* a dense layer's (n, c): one vector add per row */
 #pragma omp parallel for schedule(static) if (par)
@@ -76,7 +76,7 @@ void bias_backward_weights(float *db, const float *dy, const BiasDesc *d)
 {
     OPS_ASSERT(db && dy && d);
     const size_t n = (size_t)d->n, c = (size_t)d->c, sp = (size_t)d->spatial;
-    const bool par = n * c * sp >= OPS_PAR_MIN;
+    const bool par = n * c * sp >= ops_par_min;
     if (sp == 1) {
         /* (n, c) rows: walk rows in memory order, each thread owning a block of columns */
 #pragma omp parallel if (par)
@@ -157,7 +157,7 @@ void act_forward(float *y, const float *x, const ActDesc *d)
 {
     OPS_ASSERT(y && x && d && d->act >= 0 && d->act < ACT_COUNT);
     const size_t n = d->count;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
@@ -178,7 +178,7 @@ void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc
 {
     OPS_ASSERT(dx && dy && y && d && d->act >= 0 && d->act < ACT_COUNT);
     const size_t n = d->count;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
@@ -199,7 +199,7 @@ void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc
 void mem_zero(float *x, size_t count)
 {
     OPS_ASSERT(x || count == 0);
-#pragma omp parallel if (count >= OPS_PAR_MIN)
+#pragma omp parallel if (count >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(count, &lo, &hi);
@@ -212,7 +212,7 @@ void mem_zero(float *x, size_t count)
 void mem_copy(float *dst, const float *src, size_t count)
 {
     OPS_ASSERT((dst && src) || count == 0);
-#pragma omp parallel if (count >= OPS_PAR_MIN)
+#pragma omp parallel if (count >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(count, &lo, &hi);
@@ -260,7 +260,7 @@ void stream_run(float *a, float *b, float *c, const MemDesc *d)
     OPS_ASSERT(a && b && c && d && d->kind >= 0 && d->kind < STREAM_COUNT);
     const size_t n = d->count;
     const float q = d->scalar;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);

@@ -21,9 +21,9 @@
 _Noreturn void ops_assert_fail(const char *expr, const char *file, int line,
                                const char *detail);
 
-/* Element counts below this run serially: an OpenMP fork/join costs a few microseconds,
- * more than the loop itself for small tensors (and the tests' tiny shapes stay serial). */
-enum { OPS_PAR_MIN = 32768 };
+/* Element counts below this run serially (ops_set_parallel_min; default
+ * OPS_PAR_MIN_DEFAULT, see ops.c). Read by every OpenMP region's `if` clause. */
+extern size_t ops_par_min;
 
 /* The Makefile builds ops/ for baseline x86-64 (no -march), so the loops that are worth
  * vectorising wider are compiled three times and picked at load time (ifunc). OpenMP

@@ -17,7 +17,7 @@ void softmax_xent_forward(float *loss, float *probs, const float *logits,
     OPS_ASSERT(loss && probs && logits && labels && d);
     const int n = d->n, k = d->classes;
     double total = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : total) if ((size_t)n * (size_t)k >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) reduction(+ : total) if ((size_t)n * (size_t)k >= ops_par_min)
     for (int r = 0; r < n; r++) {
         const float *l = logits + (size_t)r * (size_t)k;
         float *p = probs + (size_t)r * (size_t)k;
@@ -46,7 +46,7 @@ void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_
     OPS_ASSERT(dlogits && probs && labels && d);
     const int n = d->n, k = d->classes;
     const float f = d->scale / (float)n;
-#pragma omp parallel for schedule(static) if ((size_t)n * (size_t)k >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)n * (size_t)k >= ops_par_min)
     for (int r = 0; r < n; r++) {
         const float *p = probs + (size_t)r * (size_t)k;
         float *g = dlogits + (size_t)r * (size_t)k;
@@ -65,7 +65,7 @@ void sqerr_forward(float *loss, const float *pred, const float *target, const Sq
     OPS_ASSERT(loss && pred && target && d);
     const size_t count = (size_t)d->n * (size_t)d->features;
     double s = 0.0;
-#pragma omp parallel for simd schedule(static) reduction(+ : s) if (count >= OPS_PAR_MIN)
+#pragma omp parallel for simd schedule(static) reduction(+ : s) if (count >= ops_par_min)
     for (size_t i = 0; i < count; i++) {
         const double e = (double)pred[i] - (double)target[i];
         s += e * e;
@@ -81,7 +81,7 @@ void sqerr_backward_data(float *dpred, const float *pred, const float *target,
     OPS_ASSERT(dpred && pred && target && d);
     const size_t count = (size_t)d->n * (size_t)d->features;
     const float f = (float)(2.0 * d->scale * d->weight / (d->mean ? (double)count : 1.0));
-#pragma omp parallel for simd schedule(static) if (count >= OPS_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (count >= ops_par_min)
     for (size_t i = 0; i < count; i++)
         dpred[i] = f * (pred[i] - target[i]);
 }

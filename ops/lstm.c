@@ -41,7 +41,7 @@ void lstm_cell_forward(float *c_t, float *h_t, float *act, const float *pre,
 {
     OPS_ASSERT(c_t && h_t && act && pre && c_prev && b && d);
     const int B = d->batch, H = d->hidden;
-#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= ops_par_min)
     for (int r = 0; r < B; r++) {
         const size_t o4 = (size_t)r * 4 * (size_t)H, o1 = (size_t)r * (size_t)H;
         lstm_row_forward(c_t + o1, h_t + o1, act + o4, pre + o4, c_prev + o1, b, H,
@@ -83,7 +83,7 @@ void lstm_cell_backward_data(float *dpre, float *dc_prev, const float *dh_t,
 {
     OPS_ASSERT(dpre && dc_prev && dh_t && dc_t && act && c_prev && c_t && d);
     const int B = d->batch, H = d->hidden;
-#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= ops_par_min)
     for (int r = 0; r < B; r++) {
         const size_t o4 = (size_t)r * 4 * (size_t)H, o1 = (size_t)r * (size_t)H;
         lstm_row_backward(dpre + o4, dc_prev + o1, dh_t + o1, dc_t + o1, act + o4,
@@ -128,7 +128,7 @@ void gru_cell_forward(float *h_t, float *act, const float *pre, const float *h_p
     OPS_ASSERT(h_t && act && pre && h_prev && b && d);
     const int B = d->batch, H = d->hidden;
     const bool relu = d->act == ACT_RELU;
-#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= ops_par_min)
     for (int r = 0; r < B; r++) {
         const size_t o1 = (size_t)r * (size_t)H;
         gru_row_forward(h_t + o1, act + 4 * o1, pre + 3 * o1, h_prev + o1, b, H, relu);
@@ -161,7 +161,7 @@ void gru_cell_backward(float *dpre, float *dh_prev, const float *dh_t, const flo
     OPS_ASSERT(dpre && dh_prev && dh_t && act && h_prev && d);
     const int B = d->batch, H = d->hidden;
     const bool relu = d->act == ACT_RELU;
-#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)B * (size_t)H * 4 >= ops_par_min)
     for (int r = 0; r < B; r++) {
         const size_t o1 = (size_t)r * (size_t)H;
         gru_row_backward(dpre + 3 * o1, dh_prev + o1, dh_t + o1, act + 4 * o1, h_prev + o1, H, relu);

@@ -2,7 +2,7 @@
  * counter-based mask, channel concatenation, y = alpha a + beta b, embedding lookup and its
  * scatter-add gradient, the sparse-autoencoder KL penalty, and FISTA's soft threshold and
  * L1 norm. Flat element-wise loops follow eltwise.c's pattern (a parallel region above
- * OPS_PAR_MIN, each thread calling a target-cloned span function on its contiguous share).
+ * ops_par_min, each thread calling a target-cloned span function on its contiguous share).
  */
 #include <math.h>
 #include <omp.h>
@@ -47,7 +47,7 @@ void dropout_forward(float *y, float *mask, const float *x, const int32_t *step,
     const uint32_t threshold = dropout_threshold(d->rate);
     const float scale = dropout_scale(d->rate);
     const size_t n = d->count;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
@@ -66,7 +66,7 @@ void dropout_backward_data(float *dx, const float *dy, const float *mask, const 
 {
     OPS_ASSERT(dx && dy && mask && d);
     const size_t n = d->count;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
@@ -108,7 +108,7 @@ void channel_copy_forward(float *y, const float *x, const ChannelDesc *d)
 {
     OPS_ASSERT(y && x && d);
     const size_t sp = (size_t)d->spatial, L = (size_t)d->c_src * sp, total = (size_t)d->n * L;
-#pragma omp parallel if (total >= OPS_PAR_MIN)
+#pragma omp parallel if (total >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(total, &lo, &hi);
@@ -121,7 +121,7 @@ void channel_copy_backward_data(float *dx, const float *dy, const ChannelDesc *d
 {
     OPS_ASSERT(dx && dy && d);
     const size_t sp = (size_t)d->spatial, L = (size_t)d->c_src * sp, total = (size_t)d->n * L;
-#pragma omp parallel if (total >= OPS_PAR_MIN)
+#pragma omp parallel if (total >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(total, &lo, &hi);
@@ -149,7 +149,7 @@ void axpby_run(float *y, const float *a, const float *b, const AxpbyDesc *d)
 {
     OPS_ASSERT(y && a && b && d);
     const size_t n = d->count;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
@@ -182,7 +182,7 @@ void embedding_forward(float *y, const int32_t *ids, const float *W, const Embed
 {
     OPS_ASSERT(y && ids && W && d);
     const size_t dim = (size_t)d->dim;
-#pragma omp parallel for schedule(static) if ((size_t)d->n * dim >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)d->n * dim >= ops_par_min)
     for (int i = 0; i < d->n; i++) {
         const int32_t id = ids[i];
         OPS_ASSERT(id >= 0 && id < d->vocab);
@@ -216,7 +216,7 @@ void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
     const size_t dim = (size_t)d->dim;
     if (!d->accumulate)
         mem_zero(dW, (size_t)d->vocab * dim);
-#pragma omp parallel if ((size_t)d->n * dim >= OPS_PAR_MIN)
+#pragma omp parallel if ((size_t)d->n * dim >= ops_par_min)
     {
         const size_t t = (size_t)omp_get_num_threads(), k = (size_t)omp_get_thread_num();
         for (int i = 0; i < d->n; i++) {
@@ -268,7 +268,7 @@ void kl_sparsity_forward(float *loss, float *rho_hat, const float *a, const KlDe
     const size_t nblk = (U + cb - 1) / cb;
     const double rho = d->rho;
     double penalty = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : penalty) if (N * U >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) reduction(+ : penalty) if (N * U >= ops_par_min)
     for (size_t blk = 0; blk < nblk; blk++) {
         const size_t j0 = blk * cb, w = U - j0 < cb ? U - j0 : cb;
         double s[KL_COLS] = {0};
@@ -297,7 +297,7 @@ void kl_sparsity_backward_data(float *da, const float *rho_hat, const KlDesc *d)
     OPS_ASSERT(da && rho_hat && d);
     const size_t N = (size_t)d->n, U = (size_t)d->units;
     const double rho = d->rho, f = (double)d->beta / (double)N;
-#pragma omp parallel if (N * U >= OPS_PAR_MIN)
+#pragma omp parallel if (N * U >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(N, &lo, &hi);
@@ -334,7 +334,7 @@ void shrink_run(float *y, const float *x, const MemDesc *d)
 {
     OPS_ASSERT(y && x && d);
     const size_t n = d->count;
-#pragma omp parallel if (n >= OPS_PAR_MIN)
+#pragma omp parallel if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
@@ -360,7 +360,7 @@ void norm1_run(float *out, const float *x, const MemDesc *d)
     OPS_ASSERT(out && x && d);
     const size_t n = d->count;
     double total = 0.0;
-#pragma omp parallel reduction(+ : total) if (n >= OPS_PAR_MIN)
+#pragma omp parallel reduction(+ : total) if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);

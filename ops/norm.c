@@ -300,7 +300,7 @@ void batchnorm_forward_train(float *y, float *mean, float *invstd, float *run_me
     OPS_ASSERT(y && mean && invstd && run_mean && run_var && x && gamma && beta && d);
     const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
     const double m = (double)N * (double)SP;
-    const bool par = N * C * SP >= OPS_PAR_MIN;
+    const bool par = N * C * SP >= ops_par_min;
     if (SP > 1) {
         const size_t cb = bn_block_channels(d), nblk = (C + cb - 1) / cb;
 #pragma omp parallel for schedule(static) if (par)
@@ -344,7 +344,7 @@ void batchnorm_forward_infer(float *y, const float *x, const float *gamma, const
 {
     OPS_ASSERT(y && x && gamma && beta && run_mean && run_var && d);
     const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
-    const bool par = N * C * SP >= OPS_PAR_MIN;
+    const bool par = N * C * SP >= ops_par_min;
     if (SP > 1) {
 #pragma omp parallel if (par)
         {
@@ -372,7 +372,7 @@ void batchnorm_backward_weights(float *dgamma, float *dbeta, const float *dy, co
 {
     OPS_ASSERT(dgamma && dbeta && dy && x && mean && invstd && d);
     const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
-    const bool par = N * C * SP >= OPS_PAR_MIN;
+    const bool par = N * C * SP >= ops_par_min;
     if (SP > 1) {
         const size_t cb = bn_block_channels(d), nblk = (C + cb - 1) / cb;
 #pragma omp parallel for schedule(static) if (par)
@@ -415,7 +415,7 @@ void batchnorm_backward_data(float *dx, const float *dy, const float *x, const f
     OPS_ASSERT(dx && dy && x && gamma && mean && invstd && dgamma && dbeta && d);
     const size_t N = (size_t)d->n, C = (size_t)d->c, SP = (size_t)d->spatial;
     const double m = (double)N * (double)SP;
-    const bool par = N * C * SP >= OPS_PAR_MIN;
+    const bool par = N * C * SP >= ops_par_min;
     if (SP > 1) {
 #pragma omp parallel if (par)
         {
@@ -549,7 +549,7 @@ void lrn_forward(float *y, float *scale, const float *x, const LrnDesc *d)
     OPS_ASSERT(y && scale && x && d && d->size >= 1 && d->size % 2 == 1);
     const size_t C = (size_t)d->c, SP = (size_t)d->spatial, bw = lrn_block_width(d);
     const size_t nb = (SP + bw - 1) / bw, units = (size_t)d->n * nb;
-#pragma omp parallel for schedule(static) if ((size_t)d->n * C * SP >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)d->n * C * SP >= ops_par_min)
     for (size_t u = 0; u < units; u++) {
         const size_t img = u / nb, s0 = u % nb * bw, w = SP - s0 < bw ? SP - s0 : bw;
         const size_t o = img * C * SP;
@@ -564,7 +564,7 @@ void lrn_backward_data(float *dx, const float *dy, const float *x, const float *
     OPS_ASSERT(dx && dy && x && y && scale && d && d->size >= 1 && d->size % 2 == 1);
     const size_t C = (size_t)d->c, SP = (size_t)d->spatial, bw = lrn_block_width(d);
     const size_t nb = (SP + bw - 1) / bw, units = (size_t)d->n * nb;
-#pragma omp parallel for schedule(static) if ((size_t)d->n * C * SP >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)d->n * C * SP >= ops_par_min)
     for (size_t u = 0; u < units; u++) {
         const size_t img = u / nb, s0 = u % nb * bw, w = SP - s0 < bw ? SP - s0 : bw;
         const size_t o = img * C * SP;

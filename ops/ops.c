@@ -2115,6 +2115,25 @@ void ops_set_threads(int threads)
     omp_set_num_threads(threads);
 }
 
+/* Why 512K elements, not the few thousand a fork/join's cost on an idle machine suggests:
+ * the tool runs OpenMP with OMP_WAIT_POLICY=PASSIVE (spinning workers starve OpenBLAS's
+ * threads), so each parallel region wakes a sleeping worker, and on this 2-vCPU VM that
+ * costs 20-100 us, more the longer the vCPU was idle. Measured with the kernels here,
+ * median microseconds, serial vs 2 threads (back to back / right after a threaded SGEMM /
+ * caches flushed first):
+ *   axpby    65,536   9 / 13 / 60   vs  29 / 34 / 110
+ *   relu    524,288  59 / 81 / 149  vs  54 / 77 / 155
+ *   relu  1,048,576 170 / 170 / 301 vs 194 / 173 / 234
+ *   tanh    262,144 121 / 123 / 219 vs 126 / 129 / 195
+ *   tanh    524,288 240 / 241 / 389 vs 249 / 252 / 282
+ * Below 512K threads gain nothing in steps and the wake-up is a cost that depends on
+ * what the other core did last, which the calibration cannot reproduce: with the old
+ * 32K threshold a 65,536-float copy was timed at 77 us in calibration and 17-46 us in
+ * FISTA's steps. Serial, both see 8-12 us. */
+size_t ops_par_min = OPS_PAR_MIN_DEFAULT;
+
+void ops_set_parallel_min(size_t elements) { ops_par_min = elements; }
+
 /* OpenBLAS's pthreads build stops its worker threads with this (its fork handler); the
  * next threaded call starts them again from the calling thread. Weak: other builds (the
  * OpenMP one, whose workers are libgomp's) do not have it. */

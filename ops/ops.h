@@ -536,6 +536,12 @@ void ops_flush_denormals(void);
 /* Sets the thread count of both OpenBLAS and the OpenMP regions in the kernels. */
 void ops_set_threads(int threads);
 int ops_get_threads(void);
+/* Kernels split loops of at least this many elements over the OpenMP threads and run
+ * smaller ones serially (see ops.c for the measurement behind the default). Tests lower
+ * it to exercise the parallel paths on small shapes (results agree up to the rounding
+ * of parallel sums). */
+enum { OPS_PAR_MIN_DEFAULT = 1 << 19 };
+void ops_set_parallel_min(size_t elements);
 /* OpenBLAS core type in use ("SkylakeX", "Haswell", ...) and its configuration string. */
 const char *ops_blas_core(void);
 const char *ops_blas_config(void);

@@ -168,7 +168,7 @@ void sgd_update(float *w, const float *g, const UpdateDesc *d)
 {
     OPS_ASSERT(w && g && d);
     const float gs = grad_scale(d);
-#pragma omp parallel if (d->count >= OPS_PAR_MIN)
+#pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
@@ -184,7 +184,7 @@ void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d)
 {
     OPS_ASSERT(w && acc && g && d);
     const float gs = grad_scale(d);
-#pragma omp parallel if (d->count >= OPS_PAR_MIN)
+#pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
@@ -201,7 +201,7 @@ void momentum_update(float *w, float *v, const float *g, const UpdateDesc *d)
 {
     OPS_ASSERT(w && v && g && d);
     const float gs = grad_scale(d);
-#pragma omp parallel if (d->count >= OPS_PAR_MIN)
+#pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);
@@ -222,7 +222,7 @@ void adam_update(float *w, float *m, float *v, const float *g, const UpdateDesc 
     const double t = (double)d->step;
     const float lr_t = (float)(d->lr * sqrt(1.0 - pow(d->beta2, t)) / (1.0 - pow(d->beta1, t)));
     const float gs = grad_scale(d);
-#pragma omp parallel if (d->count >= OPS_PAR_MIN)
+#pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
         opt_share(d, &lo, &mid, &hi);

@@ -84,7 +84,7 @@ void pool2d_forward(float *y, const float *x, const PoolDesc *d)
     OPS_ASSERT(y && x && d);
     const int planes = d->n * d->c;
     const size_t hw = (size_t)d->h * (size_t)d->w, ohw = (size_t)d->out_h * (size_t)d->out_w;
-#pragma omp parallel for schedule(static) if ((size_t)planes * hw >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)planes * hw >= ops_par_min)
     for (int p = 0; p < planes; p++)
         pool_plane_forward(y + (size_t)p * ohw, x + (size_t)p * hw, d);
 }
@@ -97,7 +97,7 @@ void pool2d_backward_data(float *dx, const float *dy, const float *x, const floa
     OPS_ASSERT(dx && dy && x && (y || d->kind != POOL_MAX) && d);
     const int planes = d->n * d->c;
     const size_t hw = (size_t)d->h * (size_t)d->w, ohw = (size_t)d->out_h * (size_t)d->out_w;
-#pragma omp parallel for schedule(static) if ((size_t)planes * hw >= OPS_PAR_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)planes * hw >= ops_par_min)
     for (int p = 0; p < planes; p++) {
         float *dxp = dx + (size_t)p * hw;
         if (!d->accumulate)

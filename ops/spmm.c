@@ -31,7 +31,7 @@ void spmm_run(float *c, const float *values, const int32_t *col_idx, const int32
 {
     OPS_ASSERT(c && values && col_idx && row_ptr && b && d);
     const int m = d->m, n = d->n;
-    const bool par = (size_t)m * (size_t)d->nnz_per_row * (size_t)n >= OPS_PAR_MIN;
+    const bool par = (size_t)m * (size_t)d->nnz_per_row * (size_t)n >= ops_par_min;
     if (n == 1) { /* a sparse matrix-vector product: one dot product per row */
 #pragma omp parallel for schedule(static) if (par)
         for (int i = 0; i < m; i++) {

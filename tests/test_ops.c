@@ -1,8 +1,8 @@
 /* tests/test_ops.c — unit and gradient-check tests of the ops/ layer: every kernel against
  * the naive double references in ref_ops.c, every backward against central finite
  * differences of its forward, keys, costs, TF padding, the spot check and the threading
- * knobs. Deterministic (fixed seeds) and fast (small shapes; a few cross OPS_PAR_MIN so
- * the OpenMP paths run too). */
+ * knobs. Deterministic (fixed seeds) and fast (small shapes; main lowers the parallel
+ * threshold to TEST_PAR_MIN and a few shapes cross it, so the OpenMP paths run too). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,7 +253,7 @@ static void test_conv_vs_reference(void **state)
         conv_case_vs_reference(&CONV_CASES[i], 200 + 10 * i);
 }
 
-/* The OpenMP im2col/col2im paths need more than OPS_PAR_MIN column elements. */
+/* The OpenMP im2col/col2im paths need more than TEST_PAR_MIN column elements. */
 static void test_conv_large_vs_reference(void **state)
 {
     (void)state;
@@ -338,7 +338,7 @@ static const PoolCase POOL_CASES[] = {
     {POOL_AVG, 2, 2, 7, 7, 2, 2, PAD_VALID}, /* drops the last row/column */
     {POOL_AVG, 1, 3, 8, 8, 3, 2, PAD_SAME},  /* asymmetric pad: counts at the border */
     {POOL_MAX, 2, 2, 4, 4, 3, 1, PAD_SAME},  /* inception pool branch */
-    {POOL_MAX, 4, 16, 30, 30, 3, 2, PAD_VALID}, /* > OPS_PAR_MIN: OpenMP path */
+    {POOL_MAX, 4, 16, 30, 30, 3, 2, PAD_VALID}, /* > TEST_PAR_MIN: OpenMP path */
     {POOL_AVG, 4, 16, 30, 30, 3, 2, PAD_SAME},
 };
 
@@ -2671,8 +2671,13 @@ static void test_peak_and_membw(void **state)
     }
 }
 
+/* The kernels' parallel threshold in these tests: the product's default (512K elements)
+ * would leave every OpenMP path of the small test shapes untested. */
+enum { TEST_PAR_MIN = 32768 };
+
 int main(void)
 {
+    ops_set_parallel_min(TEST_PAR_MIN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_vs_reference),
         cmocka_unit_test(test_conv_vs_reference),
