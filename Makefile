@@ -12,14 +12,23 @@ WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # No -ffast-math anywhere: gradient checks and validations need IEEE semantics.
 # pkg-config runs when a recipe does (recursive variables), after `deps` installed the
 # packages on a fresh machine. MPI: the same binary runs alone or under mpirun.
+# OpenBLAS: Debian's OpenMP build, named explicitly (headers, library and run path), not
+# the pthread build Debian's alternatives default to. With one thread pool for GEMMs and
+# the kernels' OpenMP regions, no OpenBLAS worker spins on the core an element-wise kernel
+# needs after each GEMM (that made large ops in a step run at one core's speed; README,
+# Threading).
+BLAS_PC     = /usr/lib/$(shell $(CC) -print-multiarch)/openblas-openmp/pkgconfig
+BLAS_CFLAGS = $(shell PKG_CONFIG_LIBDIR=$(BLAS_PC) pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   = $(shell PKG_CONFIG_LIBDIR=$(BLAS_PC) pkg-config --libs openblas 2>/dev/null) \
+              -Wl,-rpath,$(shell PKG_CONFIG_LIBDIR=$(BLAS_PC) pkg-config --variable=libdir openblas 2>/dev/null)
 CFLAGS  += -std=c11 $(OPT) -g $(WARN) -fopenmp -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
-           -I. $(shell pkg-config --cflags gsl libcjson sqlite3 mpi-c 2>/dev/null)
+           -I. $(BLAS_CFLAGS) $(shell pkg-config --cflags gsl libcjson sqlite3 mpi-c 2>/dev/null)
 # Kernel files only: more aggressive loop optimisation (BLIS habit: only kernels get
 # kernel flags). Still portable x86-64: no -march here; hot loops use target_clones.
 # -std=c11 turns off contraction of a*b+c into FMA; kernels may use it (it only makes
 # their rounding better; this is not -ffast-math).
 KFLAGS   = -O3 -ffp-contract=fast
-LDLIBS  += -fopenmp -lopenblas -lgsl -lcjson -lsqlite3 -lz -lm $(shell pkg-config --libs mpi-c 2>/dev/null)
+LDLIBS  += -fopenmp $(BLAS_LIBS) -lgsl -lcjson -lsqlite3 -lz -lm $(shell pkg-config --libs mpi-c 2>/dev/null)
 TEST_LDLIBS = -lcmocka
 
 LIB_DIRS = ops models microbench predictor db

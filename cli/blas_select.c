@@ -11,8 +11,13 @@
  *
  * The same re-execution sets OMP_WAIT_POLICY=PASSIVE (unless the user set a policy):
  * libgomp's default keeps idle workers spinning for milliseconds after each parallel
- * region, on the very cores the next OpenBLAS call needs, which made convolutions (im2col
- * between GEMMs) 3x slower on 2 cores. libgomp reads the policy only at start-up.
+ * region. With the pthread build of OpenBLAS that spin sat on the very cores the next
+ * GEMM needed (convolutions 3x slower on 2 cores). dlperf now links the OpenMP build, one
+ * pool for both, and keeps PASSIVE so that every region, GEMM or kernel, wakes its
+ * workers the same way in calibration and in a step, and ranks oversubscribed under
+ * mpirun do not spin on each other's cores. (A short spin, GOMP_SPINCOUNT=10000, ran
+ * LSTM steps 2-4% faster here: within this VM's noise, and the kernels' serial threshold
+ * was measured under PASSIVE.) libgomp reads the policy only at start-up.
  */
 #include <errno.h>
 #include <math.h>
@@ -183,6 +188,12 @@ void blas_select(const Cli *cli)
 {
     if (getenv("DLPERF_BLAS_CHOICE"))
         return; /* decided before the re-exec (or we are a probe) */
+    if (strcmp(ops_blas_threading(), "OpenMP") != 0)
+        fprintf(stderr,
+                "dlperf: warning: the loaded OpenBLAS is not its OpenMP build (threads: %s; %s): its "
+                "workers spin after each GEMM on the cores the kernels need, and a large element-wise op "
+                "in a step runs at about one core's speed (check LD_LIBRARY_PATH)\n",
+                ops_blas_threading(), ops_blas_config());
     bool set_omp = !getenv("OMP_WAIT_POLICY");
     if (set_omp)
         setenv("OMP_WAIT_POLICY", "PASSIVE", 1);

@@ -2176,3 +2176,13 @@ const char *ops_blas_config(void)
     const char *s = openblas_get_config();
     return s ? s : "unknown";
 }
+
+const char *ops_blas_threading(void)
+{
+    switch (openblas_get_parallel()) {
+    case 0: return "sequential";
+    case 1: return "pthreads";
+    case 2: return "OpenMP";
+    default: return "unknown";
+    }
+}

@@ -545,5 +545,9 @@ void ops_set_parallel_min(size_t elements);
 /* OpenBLAS core type in use ("SkylakeX", "Haswell", ...) and its configuration string. */
 const char *ops_blas_core(void);
 const char *ops_blas_config(void);
+/* How the loaded OpenBLAS runs its threads: "OpenMP" (the build dlperf links: GEMMs and
+ * kernels share one pool), "pthreads" (its own workers, which keep spinning after each
+ * GEMM), "sequential" or "unknown". */
+const char *ops_blas_threading(void);
 
 #endif

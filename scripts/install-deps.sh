@@ -3,7 +3,7 @@
 # but only those that are missing (so `make` stays fast on a prepared machine).
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds the PyTorch peer for bench/)
 set -eu
-pkgs="build-essential pkg-config libopenblas-dev libgsl-dev libsqlite3-dev sqlite3 libcjson-dev
+pkgs="build-essential pkg-config libopenblas-openmp-dev libgsl-dev libsqlite3-dev sqlite3 libcjson-dev
 zlib1g-dev libcmocka-dev openmpi-bin libopenmpi-dev dataset-fashion-mnist gnuplot-nox"
 [ "${1:-}" = "--bench" ] && pkgs="$pkgs python3-torch python3-numpy"
 missing=""
