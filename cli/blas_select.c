@@ -9,15 +9,17 @@
  * itself with the winner. A user's OPENBLAS_CORETYPE is always respected. The choice and
  * how it was made are recorded with every calibration and run.
  *
- * The same re-execution sets OMP_WAIT_POLICY=PASSIVE (unless the user set a policy):
- * libgomp's default keeps idle workers spinning for milliseconds after each parallel
- * region. With the pthread build of OpenBLAS that spin sat on the very cores the next
- * GEMM needed (convolutions 3x slower on 2 cores). dlperf now links the OpenMP build, one
- * pool for both, and keeps PASSIVE so that every region, GEMM or kernel, wakes its
- * workers the same way in calibration and in a step, and ranks oversubscribed under
- * mpirun do not spin on each other's cores. (A short spin, GOMP_SPINCOUNT=10000, ran
- * LSTM steps 2-4% faster here: within this VM's noise, and the kernels' serial threshold
- * was measured under PASSIVE.) libgomp reads the policy only at start-up.
+ * dlperf links OpenBLAS's OpenMP build: GEMMs and the kernels share libgomp's pool. (With
+ * the pthread build, OpenBLAS's workers spun for ~0.1 s after each GEMM on the cores the
+ * next OpenMP op needed, and large element-wise ops in a step ran at one core's speed.)
+ * libgomp's default wait (a bounded spin, 2-17 ms here, then sleep) keeps that one pool
+ * hot between the regions of a step. Measured on a 2-vCPU VM after a serial gap of 0.2 /
+ * 2 / 17 ms: a 64x256x64 SGEMM 20 / 28 / 157 us with the default spin and 56 / 123 / 146
+ * us with OMP_WAIT_POLICY=PASSIVE; an 8.4M-parameter SGD 1.36 / 1.38 / 2.72 ms against
+ * 2.63 / 2.71 / 2.58 ms: a sleeping vCPU takes milliseconds to wake. Only ranks that share
+ * the node with other ranks of an MPI job get PASSIVE (the re-execution below sets it
+ * unless the user chose a policy): their spinning workers would take the cores the other
+ * ranks compute on. libgomp reads the policy only at start-up.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,6 +32,7 @@
 
 #include "cli/cli.h"
 #include "microbench/mb.h"
+#include "ops/comm.h"
 #include "ops/ops.h"
 
 enum { PROBE_N = 1536, MAX_CAND = 6, PROBE_ROUNDS = 2 };
@@ -194,7 +197,7 @@ void blas_select(const Cli *cli)
                 "workers spin after each GEMM on the cores the kernels need, and a large element-wise op "
                 "in a step runs at about one core's speed (check LD_LIBRARY_PATH)\n",
                 ops_blas_threading(), ops_blas_config());
-    bool set_omp = !getenv("OMP_WAIT_POLICY");
+    bool set_omp = !getenv("OMP_WAIT_POLICY") && comm_env_local_size() > 1;
     if (set_omp)
         setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     char desc[160];
