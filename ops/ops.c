@@ -2116,9 +2116,11 @@ void ops_set_threads(int threads)
 }
 
 /* Why 512K elements, not the few thousand a fork/join's cost on an idle machine suggests:
- * the tool runs OpenMP with OMP_WAIT_POLICY=PASSIVE (spinning workers starve OpenBLAS's
- * threads), so each parallel region wakes a sleeping worker, and on this 2-vCPU VM that
- * costs 20-100 us, more the longer the vCPU was idle. Measured with the kernels here,
+ * measured when the tool ran OpenMP with OMP_WAIT_POLICY=PASSIVE (it linked OpenBLAS's
+ * pthread build then, whose workers spinning libgomp ones starved), so each parallel region
+ * woke a sleeping worker, and on this 2-vCPU VM that costs 20-100 us, more the longer the
+ * vCPU was idle. (Single processes now keep libgomp's default spin, cli/blas_select.c; a
+ * lower threshold may pay there, not measured yet.) Measured with the kernels here,
  * median microseconds, serial vs 2 threads (back to back / right after a threaded SGEMM /
  * caches flushed first):
  *   axpby    65,536   9 / 13 / 60   vs  29 / 34 / 110
