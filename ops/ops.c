@@ -2149,6 +2149,11 @@ void ops_flush_denormals(void)
      * constructor, before main, with the default one: restart them from here. */
     if (blas_thread_shutdown_)
         (void)blas_thread_shutdown_();
+    /* libgomp keeps its pool's threads, which OpenBLAS's OpenMP build also computes on:
+     * those a region (a GEMM, a kernel) started before this call set them each here. */
+    const unsigned mxcsr = _mm_getcsr();
+#pragma omp parallel
+    _mm_setcsr(mxcsr);
 #endif
 }
 

@@ -1,7 +1,7 @@
 /* tests/test_denormals.c — ops_flush_denormals (its own binary: it changes the process's
  * floating-point mode). After the call, a denormal operand counts as 0 on the calling
- * thread, in the kernels' OpenMP threads and in OpenBLAS's worker threads, which started
- * before main and are restarted to inherit the mode. Denormal results cost ~25x per step
+ * thread, in the kernels' OpenMP threads and in OpenBLAS's worker threads (libgomp's pool
+ * with the OpenMP build dlperf links, started by the GEMM before the call here). Denormal results cost ~25x per step
  * on the Xeon VM this was written on (basic-lstm, 1 thread: 29.4 s -> 1.15 s). */
 #include <float.h>
 #include <omp.h>
@@ -38,7 +38,7 @@ static void test_denormals_flushed_on_every_thread(void **state)
 {
     (void)state;
     ops_set_threads(2);
-    /* before: OpenBLAS's workers exist already (started in its constructor), and the
+    /* before: OpenBLAS's workers exist already (the GEMM started them), and the
      * products are denormal, not zero */
     volatile float tiny = 1e-39f, half = 0.5f;
     assert_true(tiny * half > 0.0f);
