@@ -17,10 +17,10 @@ WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # the kernels' OpenMP regions, no OpenBLAS worker spins on the core an element-wise kernel
 # needs after each GEMM (that made large ops in a step run at one core's speed; README,
 # Threading).
-BLAS_PC     = /usr/lib/$(shell $(CC) -print-multiarch)/openblas-openmp/pkgconfig
-BLAS_CFLAGS = $(shell PKG_CONFIG_LIBDIR=$(BLAS_PC) pkg-config --cflags openblas 2>/dev/null)
-BLAS_LIBS   = $(shell PKG_CONFIG_LIBDIR=$(BLAS_PC) pkg-config --libs openblas 2>/dev/null) \
-              -Wl,-rpath,$(shell PKG_CONFIG_LIBDIR=$(BLAS_PC) pkg-config --variable=libdir openblas 2>/dev/null)
+BLAS_PKG    = PKG_CONFIG_LIBDIR=/usr/lib/$(shell $(CC) -print-multiarch)/openblas-openmp/pkgconfig pkg-config
+BLAS_CFLAGS = $(shell $(BLAS_PKG) --cflags openblas 2>/dev/null)
+BLAS_LIBS   = $(shell $(BLAS_PKG) --libs openblas 2>/dev/null) \
+              -Wl,-rpath,$(shell $(BLAS_PKG) --variable=libdir openblas 2>/dev/null)
 CFLAGS  += -std=c11 $(OPT) -g $(WARN) -fopenmp -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
            -I. $(BLAS_CFLAGS) $(shell pkg-config --cflags gsl libcjson sqlite3 mpi-c 2>/dev/null)
 # Kernel files only: more aggressive loop optimisation (BLIS habit: only kernels get

@@ -2137,8 +2137,8 @@ size_t ops_par_min = OPS_PAR_MIN_DEFAULT;
 void ops_set_parallel_min(size_t elements) { ops_par_min = elements; }
 
 /* OpenBLAS's pthreads build stops its worker threads with this (its fork handler); the
- * next threaded call starts them again from the calling thread. Weak: other builds (the
- * OpenMP one, whose workers are libgomp's) do not have it. */
+ * next threaded call starts them again from the calling thread. (The OpenMP build has it
+ * too and only frees its buffers there.) Weak: a BLAS without it still links. */
 extern int blas_thread_shutdown_(void) __attribute__((weak));
 
 void ops_flush_denormals(void)

@@ -529,9 +529,9 @@ void *ops_buffer_alloc(size_t bytes);
 /* Denormal floats are flushed to zero, as results (FTZ) and as inputs (DAZ), on this
  * thread, the OpenMP pool's threads, and every compute thread started from it afterwards
  * (the pthread build's OpenBLAS workers are restarted so they inherit it), as
- * TensorFlow's thread pools do. On this Xeon VM the
- * LSTM benchmarks' gradients decay into denormals and a basic-lstm step took 29.4 s
- * instead of 1.2 s (1 thread; same losses). Call before any kernel runs. */
+ * TensorFlow's thread pools do. On this Xeon VM the LSTM benchmarks' gradients decay
+ * into denormals and a basic-lstm step took 29.4 s instead of 1.2 s (1 thread; same
+ * losses). Call before any kernel runs. */
 void ops_flush_denormals(void);
 
 /* Sets the thread count of both OpenBLAS and the OpenMP regions in the kernels. */
