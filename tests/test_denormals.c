@@ -1,8 +1,9 @@
 /* tests/test_denormals.c — ops_flush_denormals (its own binary: it changes the process's
  * floating-point mode). After the call, a denormal operand counts as 0 on the calling
  * thread, in the kernels' OpenMP threads and in OpenBLAS's worker threads (libgomp's pool
- * with the OpenMP build dlperf links, started by the GEMM before the call here). Denormal results cost ~25x per step
- * on the Xeon VM this was written on (basic-lstm, 1 thread: 29.4 s -> 1.15 s). */
+ * with the OpenMP build dlperf links, started by the GEMM before the call here). Denormal
+ * results cost ~25x per step on the Xeon VM this was written on (basic-lstm, 1 thread:
+ * 29.4 s -> 1.15 s). */
 #include <float.h>
 #include <omp.h>
 #include <setjmp.h>
