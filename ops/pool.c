@@ -14,29 +14,65 @@ static inline void pool_window(int o, int stride, int pad, int win, int in, int 
     *hi = start + win > in ? in : start + win;
 }
 
+/* The planes are walked cell-major: for one output row and a chunk of its columns, each
+ * cell (i, j) of the window is visited for all the chunk's outputs at once, in a loop over
+ * the output column that vectorises (omp simd). Walking output by output instead, a window
+ * at a time, ran max-pool backward 2-3x slower, and at a speed that depended on the data:
+ * its scan for the max's cell stopped at a place the branch predictor could not foresee
+ * (googlenet's 3x3 stride-1 pool, 32x256x28x28: 44 ms on random inputs and 29 ms on
+ * smooth ones, 14 ms cell-major on both, 2 threads). Each output still combines its cells
+ * in the order the window-at-a-time loop did, so the results are the same bits. */
+enum { POOL_CHUNK = 256 }; /* output columns per pass over the window's cells */
+
+/* The output columns of [o0, o1) whose window holds input column ow * stride - pad + j. */
+static inline void pool_cols(const PoolDesc *d, int j, int o0, int o1, int *lo, int *hi)
+{
+    const int first = d->pad_left - j;   /* ow * stride >= first */
+    const int limit = d->w + first;      /* ow * stride < limit */
+    int a = first > 0 ? (first + d->stride_w - 1) / d->stride_w : 0;
+    int b = limit > 0 ? (limit + d->stride_w - 1) / d->stride_w : 0;
+    *lo = a > o0 ? a : o0;
+    *hi = b < o1 ? b : o1;
+}
+
 /* One plane: y (oh, ow) from x (h, w). */
 static void pool_plane_forward(float *restrict y, const float *restrict x, const PoolDesc *d)
 {
+    float v[POOL_CHUNK];
+    const int sw = d->stride_w;
     for (int oh = 0; oh < d->out_h; oh++) {
         int h0, h1;
         pool_window(oh, d->stride_h, d->pad_top, d->win_h, d->h, &h0, &h1);
-        for (int ow = 0; ow < d->out_w; ow++) {
-            int w0, w1;
-            pool_window(ow, d->stride_w, d->pad_left, d->win_w, d->w, &w0, &w1);
-            float v;
-            if (d->kind == POOL_MAX) {
-                v = -INFINITY;
-                for (int i = h0; i < h1; i++)
-                    for (int j = w0; j < w1; j++)
-                        v = x[i * d->w + j] > v ? x[i * d->w + j] : v;
-            } else {
-                v = 0.0f;
-                for (int i = h0; i < h1; i++)
-                    for (int j = w0; j < w1; j++)
-                        v += x[i * d->w + j];
-                v /= (float)((h1 - h0) * (w1 - w0));
+        float *yr = y + (size_t)oh * d->out_w;
+        for (int o0 = 0; o0 < d->out_w; o0 += POOL_CHUNK) {
+            const int o1 = o0 + POOL_CHUNK < d->out_w ? o0 + POOL_CHUNK : d->out_w;
+            const float init = d->kind == POOL_MAX ? -INFINITY : 0.0f;
+            for (int ow = o0; ow < o1; ow++)
+                v[ow - o0] = init;
+            for (int i = h0; i < h1; i++)        /* row-major, as the window-at-a-time scan */
+                for (int j = 0; j < d->win_w; j++) {
+                    int lo, hi;
+                    pool_cols(d, j, o0, o1, &lo, &hi);
+                    const int cell0 = i * d->w + j - d->pad_left; /* + ow * sw: the cell */
+                    if (d->kind == POOL_MAX) {
+#pragma omp simd
+                        for (int ow = lo; ow < hi; ow++)
+                            v[ow - o0] = x[cell0 + ow * sw] > v[ow - o0] ? x[cell0 + ow * sw] : v[ow - o0];
+                    } else {
+#pragma omp simd
+                        for (int ow = lo; ow < hi; ow++)
+                            v[ow - o0] += x[cell0 + ow * sw];
+                    }
+                }
+            for (int ow = o0; ow < o1; ow++) {
+                float r = v[ow - o0];
+                if (d->kind == POOL_AVG) {
+                    int w0, w1;
+                    pool_window(ow, sw, d->pad_left, d->win_w, d->w, &w0, &w1);
+                    r /= (float)((h1 - h0) * (w1 - w0));
+                }
+                yr[ow] = r;
             }
-            y[oh * d->out_w + ow] = v;
         }
     }
 }
@@ -46,33 +82,52 @@ static void pool_plane_backward(float *restrict dx, const float *restrict dy,
                                 const float *restrict x, const float *restrict y,
                                 const PoolDesc *d)
 {
+    float share[POOL_CHUNK];
+    int at[POOL_CHUNK];
+    const int sw = d->stride_w;
     for (int oh = 0; oh < d->out_h; oh++) {
         int h0, h1;
         pool_window(oh, d->stride_h, d->pad_top, d->win_h, d->h, &h0, &h1);
-        for (int ow = 0; ow < d->out_w; ow++) {
-            int w0, w1;
-            pool_window(ow, d->stride_w, d->pad_left, d->win_w, d->w, &w0, &w1);
-            const float g = dy[oh * d->out_w + ow];
+        const float *dyr = dy + (size_t)oh * d->out_w;
+        for (int o0 = 0; o0 < d->out_w; o0 += POOL_CHUNK) {
+            const int o1 = o0 + POOL_CHUNK < d->out_w ? o0 + POOL_CHUNK : d->out_w;
             if (d->kind == POOL_MAX) {
-                /* the first cell (row-major) equal to the forward max takes the gradient,
-                 * as the forward scan with '>' would have picked it */
-                const float m = y[oh * d->out_w + ow];
-                int at = -1;
-                for (int i = h0; i < h1 && at < 0; i++)
-                    for (int j = w0; j < w1; j++)
-                        if (x[i * d->w + j] == m) {
-                            at = i * d->w + j;
-                            break;
-                        }
-                /* no match only when the window is all NaN (the forward max is then
-                 * -inf): a diverged run should not abort here, its gradient is dropped */
-                if (at >= 0)
-                    dx[at] += g;
+                /* The first cell (row-major) equal to the forward max takes the gradient, as
+                 * the forward scan with '>' would have picked it: the cells are visited
+                 * backwards and the last match kept. No match only when the window is all
+                 * NaN (the forward max is then -inf): a diverged run should not abort here,
+                 * its gradient is dropped. */
+                const float *m = y + (size_t)oh * d->out_w;
+                for (int ow = o0; ow < o1; ow++)
+                    at[ow - o0] = -1;
+                for (int i = h1 - 1; i >= h0; i--)
+                    for (int j = d->win_w - 1; j >= 0; j--) {
+                        int lo, hi;
+                        pool_cols(d, j, o0, o1, &lo, &hi);
+                        const int cell0 = i * d->w + j - d->pad_left; /* + ow * sw: the cell */
+#pragma omp simd
+                        for (int ow = lo; ow < hi; ow++)
+                            at[ow - o0] = x[cell0 + ow * sw] == m[ow] ? cell0 + ow * sw : at[ow - o0];
+                    }
+                for (int ow = o0; ow < o1; ow++) /* in order: windows overlap */
+                    if (at[ow - o0] >= 0)
+                        dx[at[ow - o0]] += dyr[ow];
             } else {
-                const float share = g / (float)((h1 - h0) * (w1 - w0));
+                for (int ow = o0; ow < o1; ow++) {
+                    int w0, w1;
+                    pool_window(ow, sw, d->pad_left, d->win_w, d->w, &w0, &w1);
+                    share[ow - o0] = dyr[ow] / (float)((h1 - h0) * (w1 - w0));
+                }
+                /* j downwards: a cell then takes its outputs' shares in their order */
                 for (int i = h0; i < h1; i++)
-                    for (int j = w0; j < w1; j++)
-                        dx[i * d->w + j] += share;
+                    for (int j = d->win_w - 1; j >= 0; j--) {
+                        int lo, hi;
+                        pool_cols(d, j, o0, o1, &lo, &hi);
+                        const int cell0 = i * d->w + j - d->pad_left;
+#pragma omp simd
+                        for (int ow = lo; ow < hi; ow++)
+                            dx[cell0 + ow * sw] += share[ow - o0];
+                    }
             }
         }
     }

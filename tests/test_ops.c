@@ -328,19 +328,26 @@ typedef struct {
     PoolKind kind;
     int n, c, h, w, win, stride;
     PadMode pad;
+    bool ties; /* x in {-1, 0, 1}: windows hold several cells equal to their max */
 } PoolCase;
 
 static const PoolCase POOL_CASES[] = {
-    {POOL_MAX, 2, 3, 8, 8, 3, 2, PAD_SAME},  /* even: pad 0/1 */
-    {POOL_MAX, 2, 2, 9, 9, 3, 2, PAD_VALID},
-    {POOL_AVG, 2, 3, 7, 7, 3, 2, PAD_SAME},  /* odd: pad 1/1 */
-    {POOL_AVG, 1, 2, 5, 6, 3, 1, PAD_SAME},  /* stride 1 SAME */
-    {POOL_MAX, 1, 3, 6, 6, 2, 2, PAD_VALID}, /* non-overlapping */
-    {POOL_AVG, 2, 2, 7, 7, 2, 2, PAD_VALID}, /* drops the last row/column */
-    {POOL_AVG, 1, 3, 8, 8, 3, 2, PAD_SAME},  /* asymmetric pad: counts at the border */
-    {POOL_MAX, 2, 2, 4, 4, 3, 1, PAD_SAME},  /* inception pool branch */
-    {POOL_MAX, 4, 16, 30, 30, 3, 2, PAD_VALID}, /* > TEST_PAR_MIN: OpenMP path */
-    {POOL_AVG, 4, 16, 30, 30, 3, 2, PAD_SAME},
+    {POOL_MAX, 2, 3, 8, 8, 3, 2, PAD_SAME, false},  /* even: pad 0/1 */
+    {POOL_MAX, 2, 2, 9, 9, 3, 2, PAD_VALID, false},
+    {POOL_AVG, 2, 3, 7, 7, 3, 2, PAD_SAME, false},  /* odd: pad 1/1 */
+    {POOL_AVG, 1, 2, 5, 6, 3, 1, PAD_SAME, false},  /* stride 1 SAME */
+    {POOL_MAX, 1, 3, 6, 6, 2, 2, PAD_VALID, false}, /* non-overlapping */
+    {POOL_AVG, 2, 2, 7, 7, 2, 2, PAD_VALID, false}, /* drops the last row/column */
+    {POOL_AVG, 1, 3, 8, 8, 3, 2, PAD_SAME, false},  /* asymmetric pad: counts at the border */
+    {POOL_MAX, 2, 2, 4, 4, 3, 1, PAD_SAME, false},  /* inception pool branch */
+    {POOL_MAX, 4, 16, 30, 30, 3, 2, PAD_VALID, false}, /* > TEST_PAR_MIN: OpenMP path */
+    {POOL_AVG, 4, 16, 30, 30, 3, 2, PAD_SAME, false},
+    /* rows wider than the kernels' chunk of output columns (256) */
+    {POOL_MAX, 1, 2, 3, 600, 3, 1, PAD_SAME, false},
+    {POOL_AVG, 1, 2, 5, 531, 3, 2, PAD_SAME, false},
+    /* ties: the first cell (row-major) equal to the max takes the gradient */
+    {POOL_MAX, 2, 3, 9, 9, 3, 1, PAD_SAME, true},
+    {POOL_MAX, 1, 2, 4, 520, 2, 2, PAD_VALID, true},
 };
 
 static void pool_case_vs_reference(const PoolCase *pc, uint64_t seed)
@@ -353,6 +360,9 @@ static void pool_case_vs_reference(const PoolCase *pc, uint64_t seed)
     float *x = tu_floats(nx), *y = tu_floats(ny), *dy = tu_floats(ny), *dx = tu_floats(nx);
     double *ry = tu_doubles(ny), *rx = tu_doubles(nx), *ex = tu_doubles(nx);
     tu_fill_uniform(x, nx, -1, 1, seed);
+    if (pc->ties)
+        for (size_t i = 0; i < nx; i++)
+            x[i] = roundf(x[i]);
     tu_fill_uniform(dy, ny, -1, 1, seed + 1);
     char key[OP_KEY_MAX];
     op_key(&f, key);
