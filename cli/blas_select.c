@@ -198,8 +198,12 @@ void blas_select(const Cli *cli)
                 "in a step runs at about one core's speed (check LD_LIBRARY_PATH)\n",
                 ops_blas_threading(), ops_blas_config());
     bool set_omp = !getenv("OMP_WAIT_POLICY") && comm_env_local_size() > 1;
-    if (set_omp)
+    if (set_omp) {
         setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+        char why[64]; /* for the record of the software (mb_software_detect) */
+        snprintf(why, sizeof why, "set by dlperf: %d ranks on this node", comm_env_local_size());
+        setenv("DLPERF_OMP_WAIT_SET", why, 1);
+    }
     char desc[160];
     const char *user = getenv("OPENBLAS_CORETYPE");
     if (user && *user) {

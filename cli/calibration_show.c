@@ -199,6 +199,8 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L
     printf("calibration %lld (%s%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
            cal->mode, cal->rounds > 1 ? ", in rounds" : "", cal->started_at, cal->finished_at, cal->status,
            cal->sw.threads, cal->sw.blas_core, cal->sw.blas_choice, r->n);
+    if (cal->sw.threading[0])
+        printf("threading: %s\n", cal->sw.threading);
     printf("\nlimits\n");
     if (L->peak1 > 0)
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
@@ -288,6 +290,7 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L
     cJSON_AddNumberToObject(o, "threads", cal->sw.threads);
     cJSON_AddStringToObject(o, "blas_core", cal->sw.blas_core);
     cJSON_AddStringToObject(o, "blas_choice", cal->sw.blas_choice);
+    cJSON_AddStringToObject(o, "threading", cal->sw.threading);
     cJSON_AddNumberToObject(o, "kernels", r->n);
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);

@@ -447,8 +447,8 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
             db_close(db);
             return EXIT_FAIL;
         }
-        fprintf(stderr, "calibrate: %s mode, %d threads, OpenBLAS %s (%s), database %s\n", cal.mode, cli->threads,
-                cal.sw.blas_core, cal.sw.blas_choice, cli->db_path);
+        fprintf(stderr, "calibrate: %s mode, %d threads, OpenBLAS %s (%s), %s, database %s\n", cal.mode,
+                cli->threads, cal.sw.blas_core, cal.sw.blas_choice, cal.sw.threading, cli->db_path);
         if (cal.rounds > 1)
             fprintf(stderr, "calibrate: %d rounds: every kernel measured once per pass over the lists, a 1/%d "
                             "share of its samples each time, all pooled\n", cal.rounds, cal.rounds);
@@ -484,6 +484,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         cJSON_AddNumberToObject(o, "rounds", cal.rounds);
         cJSON_AddStringToObject(o, "blas_core", cal.sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", cal.sw.blas_choice);
+        cJSON_AddStringToObject(o, "threading", cal.sw.threading);
         cJSON_AddNumberToObject(o, "measurements", s.n);
         cJSON_AddNumberToObject(o, "elapsed_s", elapsed);
         if (s.best_gemm_gflops > 0) /* null: not measured (--only) */

@@ -295,6 +295,7 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         cJSON_AddNumberToObject(o, "peak_rss_bytes", row->peak_rss_bytes);
         cJSON_AddStringToObject(o, "blas_core", row->sw.blas_core);
         cJSON_AddStringToObject(o, "blas_choice", row->sw.blas_choice);
+        cJSON_AddStringToObject(o, "threading", row->sw.threading);
         cJSON_AddNumberToObject(o, "ranks", ranks);
         if (ranks > 1) {
             cJSON_AddStringToObject(o, "scaling", row->scaling);

@@ -13,6 +13,21 @@
 #include "models/train.h"
 #include "ops/comm.h"
 
+/* A calibration measured under another BLAS threading build prices ops at the other
+ * build's speeds (the pthread build ran large element-wise ops in steps at one core's
+ * speed): say so. Calibrations from before the record (threading '') are not judged. */
+static void warn_threading(const CalibrationRow *cal)
+{
+    const char *now = ops_blas_threading();
+    const size_t n = strlen(now);
+    if (comm_rank() == 0 && cal->sw.threading[0] &&
+        (strncmp(cal->sw.threading, now, n) != 0 || cal->sw.threading[n] != ' '))
+        fprintf(stderr,
+                "dlperf: warning: calibration %lld was measured with %s, this process runs %s BLAS: its prices "
+                "may not hold; recalibrate\n",
+                (long long)cal->id, cal->sw.threading, now);
+}
+
 int session_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow *cal, CostModel **cm)
 {
     int rc = db_calibration_latest(db, m->id, cli->threads, cal);
@@ -22,6 +37,7 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
                          cli->threads, cli->db_path, cli->threads_given ? " --threads N" : "");
     if (rc != 0)
         return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    warn_threading(cal);
     char err[512];
     *cm = cm_load(db, cal->id, err, sizeof err);
     if (!*cm)
@@ -40,6 +56,7 @@ int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int loca
         return session_calibration(cli, db, m, cal, cm);
     }
     *over = 1; /* measured as the job runs */
+    warn_threading(cal);
     char err[512];
     *cm = cm_load(db, cal->id, err, sizeof err);
     if (!*cm)

@@ -349,10 +349,10 @@ int db_calibration_begin(Db *db, CalibrationRow *c)
     return run_stmt(db, &c->id,
                     "INSERT INTO calibration (machine_id, mode, status, started_at, pid, hostname,"
                     " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-                    " mpi_library, rounds, llc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IsssIsiisssss" "siI", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
+                    " mpi_library, rounds, llc_bytes, threading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsssIsiisssss" "siIs", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
                     s->threads, s->ranks, s->blas_core, s->blas_config, s->blas_choice, s->compiler,
-                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1, c->llc_bytes);
+                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1, c->llc_bytes, s->threading);
 }
 
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
@@ -410,7 +410,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library, rounds, llc_bytes FROM calibration %s",
+             " mpi_library, rounds, llc_bytes, threading FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -430,6 +430,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         read_sw(st, 7, &out->sw);
         out->rounds = sqlite3_column_int(st, 15);
         out->llc_bytes = sqlite3_column_int64(st, 16);
+        col_text(st, 17, out->sw.threading, sizeof out->sw.threading);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
@@ -588,15 +589,16 @@ int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, i
                  " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit, mpi_library,"
                  " median_s, min_s, max_s, mean_s, stddev_s, loss_first, loss_last, planned_bytes,"
                  " peak_rss_bytes, traced, mode, epochs, baseline_rss_bytes, scaling, batch_per_rank,"
-                 " allreduce_bytes, bucket_bytes)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Isiiissiissssss" "ddddddddd" "isid" "sidd", r->machine_id, r->model, r->batch, r->steps,
+                 " allreduce_bytes, bucket_bytes, threading)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiiissiissssss" "ddddddddd" "isid" "sidds", r->machine_id, r->model, r->batch, r->steps,
                  r->warmup_steps, r->status, r->started_at, s->threads, s->ranks, s->blas_core,
                  s->blas_config, s->blas_choice, s->compiler, s->git_commit, s->mpi_library, r->median_s,
                  r->min_s, r->max_s, r->mean_s, r->stddev_s, r->loss_first, r->loss_last,
                  r->planned_bytes, r->peak_rss_bytes, (int)r->traced, r->mode[0] ? r->mode : "train",
                  r->epochs, r->baseline_rss_bytes, r->scaling[0] ? r->scaling : "none",
-                 r->batch_per_rank > 0 ? r->batch_per_rank : r->batch, r->allreduce_bytes, r->bucket_bytes) != 0)
+                 r->batch_per_rank > 0 ? r->batch_per_rank : r->batch, r->allreduce_bytes, r->bucket_bytes,
+                 s->threading) != 0)
         goto fail;
     for (int i = 0; r->rank_times && i < s->ranks; i++) {
         const RankTimeRow *k = &r->rank_times[i];

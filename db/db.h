@@ -44,6 +44,8 @@ typedef struct {
     char compiler[128];
     char git_commit[64];
     char mpi_library[128]; /* empty when not under MPI */
+    char threading[160];   /* BLAS threading build and OpenMP wait policy, e.g. "OpenMP BLAS; wait
+                              OMP_WAIT_POLICY=PASSIVE (set by dlperf: 2 ranks on this node)" */
 } SoftwareInfo;
 
 typedef struct {

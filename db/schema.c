@@ -163,6 +163,11 @@ static const char *const migrations[] = {
     "ALTER TABLE measurement ADD COLUMN warm_s REAL;"
     "ALTER TABLE calibration ADD COLUMN llc_bytes INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE prediction_op ADD COLUMN cached REAL;",
+    /* v7: how the threads behaved, recorded with calibrations and runs: the OpenBLAS
+     * build's threading (OpenMP or pthreads) and the OpenMP wait policy, which moved op
+     * times by 2-5x between them on a 2-vCPU machine (issue 4); '' for older rows */
+    "ALTER TABLE calibration ADD COLUMN threading TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE run ADD COLUMN threading TEXT NOT NULL DEFAULT '';",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

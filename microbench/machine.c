@@ -114,6 +114,17 @@ void mb_software_detect(SoftwareInfo *sw, int threads)
     snprintf(sw->mpi_library, sizeof sw->mpi_library, "%s", comm_library());
     snprintf(sw->blas_core, sizeof sw->blas_core, "%s", ops_blas_core());
     snprintf(sw->blas_config, sizeof sw->blas_config, "%s", ops_blas_config());
+    /* The wait policy libgomp read at start-up: dlperf sets PASSIVE for ranks sharing a
+     * node (cli/blas_select.c says why and leaves its reason in DLPERF_OMP_WAIT_SET). */
+    const char *policy = getenv("OMP_WAIT_POLICY"), *set_by = getenv("DLPERF_OMP_WAIT_SET");
+    const char *spin = getenv("GOMP_SPINCOUNT");
+    char wait[96];
+    if (policy && *policy)
+        snprintf(wait, sizeof wait, "OMP_WAIT_POLICY=%s (%s)", policy, set_by && *set_by ? set_by : "user");
+    else
+        snprintf(wait, sizeof wait, "libgomp default (spin, then sleep)");
+    snprintf(sw->threading, sizeof sw->threading, "%s BLAS; wait %s%s%s", ops_blas_threading(), wait,
+             spin && *spin ? "; GOMP_SPINCOUNT=" : "", spin && *spin ? spin : "");
 #if defined(__clang__)
     snprintf(sw->compiler, sizeof sw->compiler, "clang %s", __clang_version__);
 #elif defined(__GNUC__)

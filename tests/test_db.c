@@ -156,6 +156,7 @@ static void test_calibration_round_trip(void **state)
     CalibrationRow c = {.machine_id = mid, .llc_bytes = 32 << 20, .sw = {.threads = 2, .ranks = 1}};
     snprintf(c.mode, sizeof c.mode, "quick");
     snprintf(c.sw.blas_core, sizeof c.sw.blas_core, "SkylakeX");
+    snprintf(c.sw.threading, sizeof c.sw.threading, "OpenMP BLAS; wait libgomp default (spin, then sleep)");
     assert_int_equal(db_calibration_begin(db, &c), 0);
     CalibrationRow got;
     /* a running calibration is never "latest complete" */
@@ -178,6 +179,7 @@ static void test_calibration_round_trip(void **state)
     assert_int_equal(db_calibration_latest(db, mid, 2, &got), 0);
     assert_int_equal(got.id, c.id);
     assert_string_equal(got.sw.blas_core, "SkylakeX");
+    assert_string_equal(got.sw.threading, c.sw.threading);
     CalibrationRow by_id;
     assert_int_equal(db_calibration_get(db, c.id, &by_id), 0);
     assert_int_equal(by_id.llc_bytes, 32 << 20);

@@ -755,6 +755,24 @@ static void test_machine_detect(void **state)
     assert_true(strlen(sw.compiler) > 0);
     assert_true(strlen(sw.blas_core) > 0);
     assert_string_equal(sw.git_commit, "");
+
+    /* the threading record: the BLAS build, then the wait policy and who chose it */
+    char *policy = getenv("OMP_WAIT_POLICY") ? strdup(getenv("OMP_WAIT_POLICY")) : NULL;
+    char *set_by = getenv("DLPERF_OMP_WAIT_SET") ? strdup(getenv("DLPERF_OMP_WAIT_SET")) : NULL;
+    unsetenv("OMP_WAIT_POLICY");
+    unsetenv("DLPERF_OMP_WAIT_SET");
+    mb_software_detect(&sw, 1);
+    assert_int_equal(strncmp(sw.threading, ops_blas_threading(), strlen(ops_blas_threading())), 0);
+    assert_non_null(strstr(sw.threading, "wait libgomp default"));
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    mb_software_detect(&sw, 1);
+    assert_non_null(strstr(sw.threading, "wait OMP_WAIT_POLICY=PASSIVE (user)"));
+    setenv("DLPERF_OMP_WAIT_SET", "set by dlperf: 2 ranks on this node", 1);
+    mb_software_detect(&sw, 1);
+    assert_non_null(strstr(sw.threading, "OMP_WAIT_POLICY=PASSIVE (set by dlperf: 2 ranks on this node)"));
+    policy ? setenv("OMP_WAIT_POLICY", policy, 1) : unsetenv("OMP_WAIT_POLICY");
+    set_by ? setenv("DLPERF_OMP_WAIT_SET", set_by, 1) : unsetenv("DLPERF_OMP_WAIT_SET");
+    free(policy), free(set_by);
 }
 
 int main(void)
