@@ -128,6 +128,111 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* ---- the passes of a calibration in rounds ----
+ * A shared machine has slow stretches of minutes: one pass of a zoo calibration here ran
+ * the convolutions 1.4-2x slower than the next (issue 4). Every pass measured every kernel,
+ * so each kernel's median within a pass over its pooled median, taken over the kernels, is
+ * the machine's relative time in that pass. */
+enum { MAX_PASSES = 10 };
+#define PASS_SPREAD_NOTE 1.10 /* slowest over fastest pass beyond which the text says so */
+
+typedef struct {
+    int64_t id;
+    int round;
+    double t;
+} Sample;
+
+typedef struct {
+    Sample *s;
+    int n, cap;
+} Samples;
+
+static int collect_sample(int64_t id, int round, double t, void *ctx)
+{
+    Samples *S = ctx;
+    if (S->n == S->cap) {
+        S->cap = S->cap ? 2 * S->cap : 4096;
+        Sample *g = realloc(S->s, (size_t)S->cap * sizeof *g);
+        if (!g)
+            return 1;
+        S->s = g;
+    }
+    S->s[S->n++] = (Sample){id, round, t};
+    return 0;
+}
+
+typedef struct {
+    int passes;               /* 0: a calibration in one pass, nothing to say */
+    int kernels;              /* kernels with samples in every pass */
+    double rel[MAX_PASSES];   /* median over the kernels of (pass median / pooled median) */
+} PassSpeeds;
+
+/* r: the calibration's measurements in id order (collect). -1 with err on failure. */
+static int pass_speeds(Db *db, const CalibrationRow *cal, const Rows *r, PassSpeeds *ps, char *err, size_t errlen)
+{
+    memset(ps, 0, sizeof *ps);
+    const int passes = cal->rounds < MAX_PASSES ? cal->rounds : MAX_PASSES;
+    if (passes < 2 || r->n == 0)
+        return 0;
+    Samples S = {0};
+    double *ratio[MAX_PASSES] = {0}, *buf = NULL;
+    int rc = db_sample_foreach(db, cal->id, collect_sample, &S);
+    if (rc != 0)
+        snprintf(err, errlen, "%s", db_errmsg(db));
+    if (rc == 0 && S.n > 0) {
+        buf = malloc((size_t)S.n * sizeof *buf);
+        for (int k = 0; k < passes; k++)
+            if (!(ratio[k] = malloc((size_t)r->n * sizeof *ratio[k])))
+                rc = -1;
+        if (!buf || rc != 0) {
+            rc = -1;
+            snprintf(err, errlen, "out of memory reading the samples of calibration %lld", (long long)cal->id);
+        }
+    }
+    for (int a = 0, j = 0; rc == 0 && a < S.n;) {
+        int b = a;
+        while (b < S.n && S.s[b].id == S.s[a].id)
+            b++;
+        while (j < r->n && r->m[j].id < S.s[a].id)
+            j++;
+        if (j < r->n && r->m[j].id == S.s[a].id) {
+            double med[MAX_PASSES];
+            bool every = true;
+            for (int k = 0; k < passes && every; k++) {
+                int n = 0;
+                for (int q = a; q < b; q++)
+                    if (S.s[q].round == k)
+                        buf[n++] = S.s[q].t;
+                every = n > 0;
+                if (every)
+                    med[k] = median_of(buf, n);
+            }
+            for (int k = 0; k < passes && every; k++)
+                ratio[k][ps->kernels] = med[k] / r->m[j].median_s;
+            ps->kernels += every;
+        }
+        a = b;
+    }
+    if (rc == 0 && ps->kernels > 0) {
+        ps->passes = passes;
+        for (int k = 0; k < passes; k++)
+            ps->rel[k] = median_of(ratio[k], ps->kernels);
+    }
+    for (int k = 0; k < passes; k++)
+        free(ratio[k]);
+    free(buf);
+    free(S.s);
+    return rc;
+}
+
+static double pass_spread(const PassSpeeds *ps)
+{
+    double lo = ps->rel[0], hi = ps->rel[0];
+    for (int k = 1; k < ps->passes; k++)
+        lo = fmin(lo, ps->rel[k]), hi = fmax(hi, ps->rel[k]);
+    return lo > 0 ? hi / lo : 0;
+}
+
 /* Groups (family, kind, phase) in first-seen order; the limits families are shown above. */
 static Group *groups_of(const Rows *r, int *ng)
 {
@@ -193,14 +298,25 @@ static const char *const cell_names[] = {"vanilla", "lstm", "gru"};
 
 enum { MAX_FITS = 128 };
 
-static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c,
-                       const Group *g, int ng, const CmFitInfo *fits, int nfits)
+static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
+                       const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits)
 {
     printf("calibration %lld (%s%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
            cal->mode, cal->rounds > 1 ? ", in rounds" : "", cal->started_at, cal->finished_at, cal->status,
            cal->sw.threads, cal->sw.blas_core, cal->sw.blas_choice, r->n);
     if (cal->sw.threading[0])
         printf("threading: %s\n", cal->sw.threading);
+    if (ps->passes > 1) {
+        printf("passes: each kernel's median in a pass over its pooled median, median of %d kernels:", ps->kernels);
+        for (int k = 0; k < ps->passes; k++)
+            printf(" %s%.2f", k ? "/ " : "", ps->rel[k]);
+        printf("\n");
+        const double spread = pass_spread(ps);
+        if (spread > PASS_SPREAD_NOTE)
+            printf("  the machine ran at different speeds in different passes (slowest %.0f%% over fastest): "
+                   "the prices pool them; a\n  run in a slow or fast stretch can fall outside the predicted "
+                   "bands. Recalibrate when the machine is quiet for tighter prices\n", 100 * (spread - 1));
+    }
     printf("\nlimits\n");
     if (L->peak1 > 0)
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
@@ -277,8 +393,8 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const Limits *L
     }
 }
 
-static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L, const MbCaches *c, const Group *g,
-                       int ng, const CmFitInfo *fits, int nfits)
+static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
+                       const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "calibration_id", (double)cal->id);
@@ -292,6 +408,12 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const Limits *L
     cJSON_AddStringToObject(o, "blas_choice", cal->sw.blas_choice);
     cJSON_AddStringToObject(o, "threading", cal->sw.threading);
     cJSON_AddNumberToObject(o, "kernels", r->n);
+    if (ps->passes > 1) { /* calibrations in rounds: the machine's relative time in each pass */
+        cJSON *pa = cJSON_AddObjectToObject(o, "passes");
+        cJSON_AddNumberToObject(pa, "kernels", ps->kernels);
+        cJSON_AddItemToObject(pa, "relative_time", cJSON_CreateDoubleArray(ps->rel, ps->passes));
+        cJSON_AddNumberToObject(pa, "slowest_over_fastest", pass_spread(ps));
+    }
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);
     cJSON_AddNumberToObject(lim, "fma_peak_gflops", L->peak);
@@ -419,13 +541,18 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
     mb_cache_sizes(&c);
     Limits L;
     limits_of(&r, cal->sw.threads, &c, &L);
+    char err[512];
+    PassSpeeds ps;
+    if (pass_speeds(db, cal, &r, &ps, err, sizeof err) != 0) {
+        free(r.m);
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
     int ng = 0;
     Group *g = groups_of(&r, &ng);
     if (!g) {
         free(r.m);
         return cli_error(cli, EXIT_FAIL, "out of memory summarising calibration %lld", (long long)cal->id);
     }
-    char err[512];
     CmFitInfo fits[MAX_FITS];
     int nfits = 0;
     CostModel *cm = cm_load(db, cal->id, err, sizeof err);
@@ -443,12 +570,12 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
         /* the JSON's min/max read the sorted rates: sort once here */
         for (int i = 0; i < ng; i++)
             qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
-        cJSON *doc = json_doc(cal, &r, &L, &c, g, ng, fits, nfits);
+        cJSON *doc = json_doc(cal, &r, &ps, &L, &c, g, ng, fits, nfits);
         if (cmm)
             cJSON_AddItemToObject(doc, "communication", comm_json(&comm));
         json_print(doc);
     } else {
-        print_text(cal, &r, &L, &c, g, ng, fits, nfits);
+        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits);
         if (cmm)
             comm_text(&comm);
     }

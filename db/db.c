@@ -485,8 +485,8 @@ int db_measurement_insert(Db *db, MeasurementRow *m)
                  m->max_err, m->warm_s) != 0)
         goto fail;
     for (int i = 0; m->samples && i < m->nsamples; i++)
-        if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s) VALUES (?,?,?)", "Iid",
-                     m->id, i, m->samples[i]) != 0)
+        if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s, round) VALUES (?,?,?,?)", "Iidi",
+                     m->id, i, m->samples[i], m->sample_rounds ? m->sample_rounds[i] : 0) != 0)
             goto fail;
     if (db_commit(db) != 0)
         goto fail;
@@ -535,6 +535,27 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "measurement read");
+}
+
+int db_sample_foreach(Db *db, int64_t calibration_id,
+                      int (*fn)(int64_t measurement_id, int round, double time_s, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT s.measurement_id, s.round, s.time_s FROM sample s"
+                           " JOIN measurement m ON m.id = s.measurement_id"
+                           " WHERE m.calibration_id = ? ORDER BY s.measurement_id, s.rep",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, calibration_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_double(st, 2), ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "sample read");
 }
 
 /* ---- runs, predictions, validations ---- */

@@ -82,6 +82,8 @@ typedef struct {
     bool validated;         /* spot check passed outside the timed region */
     double max_err;         /* largest scaled error of the spot check */
     const double *samples;  /* reps per-execution times (seconds); written, not read back */
+    const int *sample_rounds; /* the pass over the lists each sample came from (0-based);
+                                 NULL: all from pass 0 */
     int nsamples;
 } MeasurementRow;
 
@@ -223,6 +225,11 @@ int db_measurement_insert(Db *db, MeasurementRow *m);
  * nonzero to stop. */
 int db_measurement_foreach(Db *db, int64_t calibration_id,
                            int (*fn)(const MeasurementRow *m, void *ctx), void *ctx);
+/* Calls fn for every raw sample of the calibration's measurements (per-execution seconds
+ * and the pass over the lists it came from), by measurement id, then in time order; fn
+ * returns nonzero to stop. */
+int db_sample_foreach(Db *db, int64_t calibration_id,
+                      int (*fn)(int64_t measurement_id, int round, double time_s, void *ctx), void *ctx);
 
 /* ---- spec sheets added by users (systems add) ---- */
 /* Stores (or, with replace, replaces) a validated spec; DB_EXISTS if the name is taken and

@@ -168,6 +168,10 @@ static const char *const migrations[] = {
      * times by 2-5x between them on a 2-vCPU machine (issue 4); '' for older rows */
     "ALTER TABLE calibration ADD COLUMN threading TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE run ADD COLUMN threading TEXT NOT NULL DEFAULT '';",
+    /* v8: the pass over the lists (0-based) each sample of a calibration in rounds was
+     * taken in, so that calibrate --show can tell a slow stretch of a shared machine that
+     * one pass fell into (0 for older rows) */
+    "ALTER TABLE sample ADD COLUMN round INTEGER NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -7,7 +7,8 @@
  * apart gave the same keys 0.34x..3.2x each other's time here, issue 4). With p->rounds = R
  * the lists are measured in R passes, each taking 1/R of a kernel's sampling budget, and a
  * kernel's samples from all passes are pooled: one burst then sets 1/R of its samples, and
- * the median passes it by.
+ * the median passes it by. Each sample keeps its pass, so calibrate --show can tell a
+ * stretch of minutes that slowed a whole pass (the median does not pass that by).
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -26,6 +27,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     bool *measure = NULL, *skipped = NULL; /* skipped: did not fit in memory */
     double *samples = NULL, *scratch = NULL;
     double **pooled = NULL; /* rounds > 1: each kernel's samples so far */
+    int **pooled_round = NULL; /* rounds > 1: the pass each of them came from */
     int *npooled = NULL;
     double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
@@ -49,11 +51,12 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     scratch = malloc((size_t)(pooled_max > 0 ? pooled_max : 1) * sizeof *scratch);
     if (rounds > 1 && total_in > 0) {
         pooled = calloc((size_t)total_in, sizeof *pooled);
+        pooled_round = calloc((size_t)total_in, sizeof *pooled_round);
         npooled = calloc((size_t)total_in, sizeof *npooled);
         warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
     }
     if ((total_in > 0 && (!keys || !measure || !skipped)) || !samples || !scratch ||
-        (rounds > 1 && total_in > 0 && (!pooled || !npooled || !warm_pooled))) {
+        (rounds > 1 && total_in > 0 && (!pooled || !pooled_round || !npooled || !warm_pooled))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -106,17 +109,24 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 }
                 const bool last = round == rounds - 1;
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
-                    if (!pooled[i] && !(pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]))) {
+                    if (!pooled[i]) {
+                        pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
+                        pooled_round[i] = malloc((size_t)pooled_max * sizeof *pooled_round[i]);
+                    }
+                    if (!pooled[i] || !pooled_round[i]) {
                         snprintf(terr, sizeof terr, "out of memory pooling its samples");
                         m.reps = 0;
                         trc = -1;
                     } else {
                         memcpy(pooled[i] + npooled[i], m.samples, (size_t)m.nsamples * sizeof *m.samples);
+                        for (int s = 0; s < m.nsamples; s++)
+                            pooled_round[i][npooled[i] + s] = round;
                         npooled[i] += m.nsamples;
                         double *warm = warm_pooled + (size_t)i * (size_t)rounds;
                         warm[round] = m.warm_s;
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
+                            m.sample_rounds = pooled_round[i];
                             /* the passes' warm medians, pooled by their median */
                             MbStats st;
                             memcpy(scratch, warm, (size_t)rounds * sizeof *scratch);
@@ -163,9 +173,14 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
 
 cleanup:
     mb_release();
-    for (int i = 0; pooled && i < total_in; i++)
-        free(pooled[i]);
+    for (int i = 0; i < total_in; i++) {
+        if (pooled)
+            free(pooled[i]);
+        if (pooled_round)
+            free(pooled_round[i]);
+    }
     free(pooled);
+    free(pooled_round);
     free(npooled);
     free(warm_pooled);
     free(keys);

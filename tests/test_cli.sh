@@ -192,6 +192,18 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
               AND json_array_length(json_extract(j, '\$.families')) > 3")" = 1 ] && ok calibrate-show-json-valid \
         || fail calibrate-show-json-valid "$(head -c 300 "$T/out")"
 fi
+# a calibration in rounds: each sample keeps its pass, and --show gives the machine's
+# relative time in each pass (a slow stretch of a shared machine shows there)
+if run calibrate-rounds 0 "$DLPERF" calibrate --quick --only stream --rounds 2 --db "$T/rounds.db"; then
+    [ "$(sqlite3 "$T/rounds.db" "SELECT COUNT(DISTINCT round) FROM sample")" = 2 ] && ok calibrate-rounds-passes \
+        || fail calibrate-rounds-passes "$(sqlite3 "$T/rounds.db" "SELECT round, COUNT(*) FROM sample GROUP BY round")"
+    run calibrate-rounds-show 0 "$DLPERF" calibrate --show --db "$T/rounds.db" &&
+        expect calibrate-rounds-show "$T/out" "^passes: each kernel's median in a pass over its pooled median, median of [0-9]* kernels: [0-9.]* / [0-9.]*"
+    if run calibrate-rounds-json 0 "$DLPERF" calibrate --show --json --db "$T/rounds.db"; then
+        [ "$(json "json_array_length(json_extract(j, '\$.passes.relative_time')) = 2 AND json_extract(j, '\$.passes.kernels') > 0")" = 1 ] \
+            && ok calibrate-rounds-json-valid || fail calibrate-rounds-json-valid "$(head -c 300 "$T/out")"
+    fi
+fi
 run show-and-measure 2 "$DLPERF" calibrate --show --quick && expect show-and-measure "$T/err" "measures nothing" && one_line show-and-measure
 run quick-and-full 2 "$DLPERF" calibrate --quick --full && expect quick-and-full "$T/err" "choose one" && one_line quick-and-full
 # holdout: the model's own shapes left out, every op fitted (or priced by the roofline)

@@ -668,6 +668,16 @@ static void test_calibrate_rounds(void **state)
     assert_int_equal(query_int(path, "SELECT COUNT(*) FROM sample JOIN measurement ON id ="
                                      " measurement_id WHERE calibration_id = ?", cal),
                      query_int(path, "SELECT SUM(reps) FROM measurement WHERE calibration_id = ?", cal));
+    /* each sample records its pass, in time order: every kernel has samples of passes 0, 1
+     * and 2, and no sample of a later pass comes before one of an earlier pass */
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM (SELECT measurement_id FROM sample JOIN measurement ON"
+                                     " id = measurement_id WHERE calibration_id = ? GROUP BY measurement_id"
+                                     " HAVING COUNT(DISTINCT round) = 3 AND MIN(round) = 0 AND MAX(round) = 2)", cal),
+                     2);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM sample a JOIN sample b ON a.measurement_id ="
+                                     " b.measurement_id AND a.rep < b.rep AND a.round > b.round JOIN measurement m"
+                                     " ON m.id = a.measurement_id WHERE m.calibration_id = ?", cal),
+                     0);
     db_close(db);
 
     /* the calibration row keeps its rounds */
