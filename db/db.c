@@ -401,6 +401,7 @@ static void read_sw(sqlite3_stmt *st, int col, SoftwareInfo *s)
     col_text(st, col + 5, s->compiler, sizeof s->compiler);
     col_text(st, col + 6, s->git_commit, sizeof s->git_commit);
     col_text(st, col + 7, s->mpi_library, sizeof s->mpi_library);
+    col_text(st, col + 8, s->threading, sizeof s->threading);
 }
 
 /* The first row of a calibration query binding (machine_id, n). */
@@ -410,7 +411,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library, rounds, llc_bytes, threading FROM calibration %s",
+             " mpi_library, threading, rounds, llc_bytes FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -428,9 +429,8 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         col_text(st, 5, out->finished_at, sizeof out->finished_at);
         out->pid = sqlite3_column_int64(st, 6);
         read_sw(st, 7, &out->sw);
-        out->rounds = sqlite3_column_int(st, 15);
-        out->llc_bytes = sqlite3_column_int64(st, 16);
-        col_text(st, 17, out->sw.threading, sizeof out->sw.threading);
+        out->rounds = sqlite3_column_int(st, 16);
+        out->llc_bytes = sqlite3_column_int64(st, 17);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
