@@ -322,16 +322,23 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
     else
         printf("  FMA peak       not measured (calibrate --only peak)\n");
-    printf("  %-6s %9s %14s %14s %14s\n", "memory", "cache", "read GB/s", "triad GB/s", "1-core read");
+    printf("  %-6s %9s %14s %14s %14s %14s\n", "memory", "cache", "read GB/s", "triad GB/s", "1-core read",
+           "handoff GB/s");
     for (int lv = 0; lv < LVL_COUNT; lv++) {
         if (L->bw[MEMBW_READ][lv] <= 0 && L->bw1[lv] <= 0)
             continue;
         char cb[32] = "-";
         if (lv < 3 && c->bytes[lv])
             fmt_bytes((double)c->bytes[lv], cb, sizeof cb);
-        printf("  %-6s %9s %14.1f %14.1f %14.1f\n", level_names[lv], cb, L->bw[MEMBW_READ][lv],
-               L->bw[MEMBW_TRIAD][lv], L->bw1[lv]);
+        char hb[32] = "-"; /* the handoff curve starts above L1 */
+        if (L->bw[MEMBW_HANDOFF][lv] > 0)
+            snprintf(hb, sizeof hb, "%.1f", L->bw[MEMBW_HANDOFF][lv]);
+        printf("  %-6s %9s %14.1f %14.1f %14.1f %14s\n", level_names[lv], cb, L->bw[MEMBW_READ][lv],
+               L->bw[MEMBW_TRIAD][lv], L->bw1[lv], hb);
     }
+    if (L->bw[MEMBW_HANDOFF][LVL_L3] > 0)
+        printf("  handoff: data every thread has just written, read back once (what an op finds after "
+               "its producer; the cache model's reuse curve)\n");
     if (L->stream_triad > 0)
         printf("  STREAM triad (arrays 4x the last-level cache) %.1f GB/s\n", L->stream_triad);
     const double dram = L->bw[MEMBW_READ][LVL_DRAM] > 0 ? L->bw[MEMBW_READ][LVL_DRAM] : L->stream_triad;
@@ -427,18 +434,25 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(e, "read_gbs", L->bw[MEMBW_READ][lv]);
         cJSON_AddNumberToObject(e, "triad_gbs", L->bw[MEMBW_TRIAD][lv]);
         cJSON_AddNumberToObject(e, "read_1core_gbs", L->bw1[lv]);
+        cJSON_AddNumberToObject(e, "handoff_gbs", L->bw[MEMBW_HANDOFF][lv]);
         cJSON_AddItemToArray(levels, e);
     }
-    cJSON *curve = cJSON_AddArrayToObject(lim, "read_curve");
-    for (int i = 0; i < r->n; i++) {
-        OpDesc d;
-        if (!op_key_parse(r->m[i].key, &d) || d.kind != OP_MEMBW || d.u.membw.kind != MEMBW_READ)
-            continue;
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "threads", d.u.membw.threads);
-        cJSON_AddNumberToObject(e, "working_set_bytes_per_thread", (double)d.u.membw.bytes_per_thread);
-        cJSON_AddNumberToObject(e, "gbs", r->m[i].bytes / r->m[i].median_s / 1e9);
-        cJSON_AddItemToArray(curve, e);
+    static const struct {
+        const char *name;
+        MembwKind kind;
+    } curves[] = {{"read_curve", MEMBW_READ}, {"handoff_curve", MEMBW_HANDOFF}};
+    for (size_t k = 0; k < sizeof curves / sizeof curves[0]; k++) {
+        cJSON *curve = cJSON_AddArrayToObject(lim, curves[k].name);
+        for (int i = 0; i < r->n; i++) {
+            OpDesc d;
+            if (!op_key_parse(r->m[i].key, &d) || d.kind != OP_MEMBW || d.u.membw.kind != curves[k].kind)
+                continue;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "threads", d.u.membw.threads);
+            cJSON_AddNumberToObject(e, "working_set_bytes_per_thread", (double)d.u.membw.bytes_per_thread);
+            cJSON_AddNumberToObject(e, "gbs", r->m[i].bytes / r->m[i].median_s / 1e9);
+            cJSON_AddItemToArray(curve, e);
+        }
     }
     cJSON *fams = cJSON_AddArrayToObject(o, "families");
     for (int i = 0; i < ng; i++) {

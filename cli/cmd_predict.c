@@ -303,9 +303,10 @@ int cmd_predict(int argc, char **argv, Cli *cli)
                g[i].key);
     }
     if (cm_llc_bytes(cm) > 0)
-        printf("# cached: the share of the op's bytes the cache model finds in the %s of last-level cache that "
-               "holds data (read at least 1.5x DRAM's bandwidth in the calibration) when it starts (priced "
-               "between the calibration's cold and warm times)\n", fmt_bytes(cm_llc_bytes(cm), b1, 32));
+        printf("# cached: how warm the op's data is when it starts, 0 (from DRAM: the calibration's cold time) to "
+               "100%% (as warm as when the calibration ran it again on its own data: its warm time); each byte "
+               "weighted by how fast the calibration read data written that much traffic before (its handoff "
+               "curve), within the %s of last-level cache it flushed\n", fmt_bytes(cm_llc_bytes(cm), b1, 32));
     else
         printf("# cached: none; the calibration predates the cache model (every op priced from cold caches)\n");
     if (show < ng)

@@ -79,6 +79,11 @@ int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int
         for (size_t ws = (size_t)4 << 10; ws <= 4 * l3 / (size_t)threads; ws *= 2)
             list_push(out, max, &n, op_membw(MEMBW_READ, threads, ws, membw_passes(ws)));
     }
+    /* The handoff curve (data just written, read back; the cache model's reuse curve):
+     * from 64 KiB per thread to twice the LLC over all threads (the calibration's flush:
+     * beyond it nothing is left), by powers of two, or of four in quick mode. */
+    for (size_t ws = (size_t)64 << 10; ws <= 2 * l3 / (size_t)threads; ws *= mode == MB_QUICK ? 4 : 2)
+        list_push(out, max, &n, op_membw(MEMBW_HANDOFF, threads, ws, 1));
     return n;
 }
 

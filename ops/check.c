@@ -902,7 +902,7 @@ static void check_peak(Check *ck, const PeakDesc *d, float *const f[])
 
 static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int samples, uint64_t seed)
 {
-    if (d->kind == MEMBW_READ) {
+    if (d->kind != MEMBW_TRIAD) {
         const size_t n = d->bytes_per_thread / sizeof(float);
         for (int t = 0; t < d->threads; t++) {
             double sum = 0.0, mag = 0.0;

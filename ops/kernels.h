@@ -127,6 +127,8 @@ void peak_fma_run(float *out, const PeakDesc *d);
 /* out (threads): thread t's sum over passes of its slice of x (threads slices of
  * bytes_per_thread / 4 floats), accumulated in double */
 void membw_read_run(float *out, const float *x, const MembwDesc *d);
+/* x = -x over each thread's slice (READ's layout): the producer before a handoff sample */
+void membw_produce(float *x, const MembwDesc *d);
 /* a = b + 3 c over each thread's slice (threads slices of bytes_per_thread / 12), passes times */
 void membw_triad_run(float *a, const float *b, const float *c, const MembwDesc *d);
 

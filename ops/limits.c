@@ -114,7 +114,7 @@ static void triad_span(float *restrict a, const float *restrict b, const float *
  * in float lanes and the passes added in double. */
 void membw_read_run(float *out, const float *x, const MembwDesc *d)
 {
-    OPS_ASSERT(out && x && d && d->kind == MEMBW_READ);
+    OPS_ASSERT(out && x && d && d->kind != MEMBW_TRIAD);
     const size_t n = d->bytes_per_thread / sizeof(float); /* a multiple of 48 */
 #pragma omp parallel num_threads(d->threads)
     {
@@ -127,6 +127,22 @@ void membw_read_run(float *out, const float *x, const MembwDesc *d)
             __asm__ __volatile__("" ::: "memory");
         }
         out[t] = (float)total;
+    }
+}
+
+/* Contract: x = -x over each thread's slice, by that thread: it leaves the slice written
+ * (dirty) in the caches the way an op's output is when the next op reads it. Negation
+ * keeps the values (and the read's check) bounded however often it runs. */
+void membw_produce(float *x, const MembwDesc *d)
+{
+    OPS_ASSERT(x && d && d->kind != MEMBW_TRIAD);
+    const size_t n = d->bytes_per_thread / sizeof(float);
+#pragma omp parallel num_threads(d->threads)
+    {
+        float *mine = x + (size_t)omp_get_thread_num() * n;
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            mine[i] = -mine[i];
     }
 }
 

@@ -76,7 +76,7 @@ typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
 typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
-typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_COUNT } MembwKind;
+typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_COUNT } MembwKind;
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
  * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
@@ -319,7 +319,10 @@ enum { PEAK_FMA_QUANTUM = 16 * 12 };
  * working set of bytes_per_thread bytes. READ: out[t] = sum of every pass's sum of the
  * thread's slice of x (one read per element per pass). TRIAD: a = b + q*c over three
  * arrays of a third of the working set each (two reads, one write). A working set inside
- * L1, L2 or L3 measures that level; one beyond the last-level cache measures DRAM. */
+ * L1, L2 or L3 measures that level; one beyond the last-level cache measures DRAM.
+ * HANDOFF: READ's kernel, one pass (passes = 1), timed by the calibration right after
+ * every thread has rewritten its slice (membw_produce, untimed): how fast an op reads
+ * what the op before it wrote, by how much that was (the cache model's reuse curve). */
 typedef struct {
     MembwKind kind;
     int threads;

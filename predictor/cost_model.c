@@ -24,6 +24,7 @@
  */
 #include <assert.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -75,6 +76,21 @@ typedef struct {
     bool ok;
 } Fit;
 
+/* A bandwidth-by-working-set curve as the cache model reads it: seconds per byte by
+ * log(working set per thread), increasing in x, interpolated by GSL (interp NULL: fewer
+ * than 3 points). */
+typedef struct {
+    double logws[MAX_CURVE], s_per_byte[MAX_CURVE];
+    gsl_interp *interp;
+} Curve;
+
+static void curve_free(Curve *c)
+{
+    if (c->interp)
+        gsl_interp_free(c->interp);
+    c->interp = NULL;
+}
+
 struct CostModel {
     Entry *e;
     int n, cap;
@@ -85,8 +101,12 @@ struct CostModel {
     int threads;          /* of the calibration's measurements (the FMA peak and read curve) */
     double curve_ws[MAX_CURVE], curve_bw[MAX_CURVE]; /* read bandwidth (B/s) by working set per thread */
     int ncurve;
+    double handoff_ws[MAX_CURVE], handoff_bw[MAX_CURVE]; /* the same for data just written */
+    int nhandoff;
     double llc_bytes;     /* the last-level cache the calibration flushed (0: unknown) */
-    double llc_held;      /* the part of it the read curve finds holding data (0: unknown) */
+    /* the read and handoff curves as time per byte by log(working set per thread), never
+     * above a larger working set's (cm_fit): what cm_warmth interpolates; NULL without one */
+    Curve read, handoff;
     bool fitted_only;     /* holdout: neither exact nor scaled prices */
     bool sorted;
 };
@@ -260,6 +280,8 @@ void cm_free(CostModel *cm)
     if (!cm)
         return;
     fits_free(cm);
+    curve_free(&cm->read);
+    curve_free(&cm->handoff);
     free(cm->e);
     free(cm);
 }
@@ -284,6 +306,10 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
         if (d.u.membw.kind == MEMBW_READ && d.u.membw.threads == m->threads && cm->ncurve < MAX_CURVE) {
             cm->curve_ws[cm->ncurve] = (double)d.u.membw.bytes_per_thread;
             cm->curve_bw[cm->ncurve++] = c.bytes / m->median_s;
+        }
+        if (d.u.membw.kind == MEMBW_HANDOFF && d.u.membw.threads == m->threads && cm->nhandoff < MAX_CURVE) {
+            cm->handoff_ws[cm->nhandoff] = (double)d.u.membw.bytes_per_thread;
+            cm->handoff_bw[cm->nhandoff++] = c.bytes / m->median_s;
         }
         return;
     }
@@ -563,21 +589,97 @@ static void fit_group(CostModel *cm, int group, Fit *f)
     f->ok = isfinite(best);
 }
 
-/* The part of the last-level cache that holds this process's data, as measured: threads x
- * the largest working set of the read-bandwidth curve still read at least 1.5x faster than
- * DRAM (the curve's largest working set), below the first that is not. A VM's share of a
- * shared L3 (other tenants, partitioned ways) holds far less than CPUID reports: 16 of
- * 32 MiB on the 2-core EPYC VM this was written on, where a 27 MB optimizer update ran at
- * DRAM speed although the walk found it "cached" in 32 MiB. 0: the curve cannot say. */
-static double llc_held(const CostModel *cm)
+/* Builds c from n measured points (working set per thread, B/s): each point never slower
+ * than a larger working set's (a noisy point, or a small set's loop overhead, must not make
+ * a level look slower than the one behind it; the same rule as bandwidth_for), points of
+ * equal working set merged. */
+static void curve_build(Curve *c, const double *ws, const double *bw, int n)
 {
-    if (cm->ncurve < 3)
-        return 0;
-    const double dram = cm->curve_bw[cm->ncurve - 1];
-    double held = 0;
-    for (int i = 0; i < cm->ncurve - 1 && cm->curve_bw[i] >= 1.5 * dram; i++)
-        held = cm->curve_ws[i] * (cm->threads > 0 ? cm->threads : 1);
-    return held;
+    curve_free(c);
+    int order[MAX_CURVE];
+    for (int i = 0; i < n; i++) /* by working set, largest first */
+        order[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && ws[order[j]] > ws[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    double rev_x[MAX_CURVE], rev_y[MAX_CURVE], fastest_beyond = INFINITY;
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        const int i = order[k];
+        fastest_beyond = fmin(fastest_beyond, 1.0 / bw[i]);
+        const double x = log(ws[i]);
+        if (m > 0 && x >= rev_x[m - 1] - 1e-9) {
+            rev_y[m - 1] = fastest_beyond; /* the same working set again: keep the faster */
+            continue;
+        }
+        rev_x[m] = x;
+        rev_y[m++] = fastest_beyond;
+    }
+    for (int k = 0; k < m; k++) /* gsl_interp wants x increasing */
+        c->logws[k] = rev_x[m - 1 - k], c->s_per_byte[k] = rev_y[m - 1 - k];
+    if (m < 3)
+        return;
+    c->interp = gsl_interp_alloc(gsl_interp_linear, (size_t)m);
+    assert(c->interp);
+    gsl_interp_init(c->interp, c->logws, c->s_per_byte, (size_t)m);
+}
+
+/* Seconds per byte of a working set of `bytes` over all `threads`; the curve's ends beyond
+ * its range. */
+static double curve_at(const Curve *c, double bytes, int threads)
+{
+    const size_t n = c->interp->size;
+    const double x = log(fmax(bytes / (threads > 0 ? threads : 1), 1.0));
+    if (x <= c->logws[0])
+        return c->s_per_byte[0];
+    if (x >= c->logws[n - 1])
+        return c->s_per_byte[n - 1];
+    return gsl_interp_eval(c->interp, c->logws, c->s_per_byte, x, NULL);
+}
+
+/* The handoff curve. Each of its points is one pass in one parallel region, so its time
+ * holds the region's start-up, which the read curve's many passes per region do not: the
+ * smallest working set's time (nearly all start-up) is taken off every point, and points
+ * it is most of are dropped (the curve's rule that no level is slower than a larger one
+ * covers them). Without that the L2-sized points read 40% slower than the read curve's
+ * and the cache model priced a small model's step (fista, whole in L2) 8% high. */
+static void handoff_curve_build(CostModel *cm)
+{
+    int smallest = 0;
+    for (int i = 1; i < cm->nhandoff; i++)
+        if (cm->handoff_ws[i] < cm->handoff_ws[smallest])
+            smallest = i;
+    const int threads = cm->threads > 0 ? cm->threads : 1;
+    const double startup_s = cm->nhandoff > 0 ? cm->handoff_ws[smallest] * threads / cm->handoff_bw[smallest] : 0;
+    double ws[MAX_CURVE], bw[MAX_CURVE];
+    int n = 0;
+    for (int i = 0; i < cm->nhandoff; i++) {
+        const double bytes = cm->handoff_ws[i] * threads, t = bytes / cm->handoff_bw[i];
+        if (t - startup_s < 0.5 * t)
+            continue;
+        ws[n] = cm->handoff_ws[i];
+        bw[n++] = bytes / (t - startup_s);
+    }
+    curve_build(&cm->handoff, ws, bw, n);
+}
+
+double cm_warmth(const CostModel *cm, double own, double distance)
+{
+    if (cm->llc_bytes > 0 && distance > cm->llc_bytes)
+        return 0; /* the calibration's cold times are for data beyond the cache it flushed */
+    if (!cm->read.interp) /* no curve: a byte is in the cache or not */
+        return cm->llc_bytes > 0 && distance <= cm->llc_bytes ? 1 : 0;
+    /* a(own): the op's warm time, on its own data read again; a(distance): data written
+     * that long ago (the handoff curve; a calibration without one: the read curve) */
+    const Curve *reuse = cm->handoff.interp ? &cm->handoff : &cm->read;
+    const double dram = cm->read.s_per_byte[cm->read.interp->size - 1];
+    const double warm = curve_at(&cm->read, own, cm->threads);
+    const double here = curve_at(reuse, fmax(distance, own), cm->threads);
+    if (dram - warm <= 1e-3 * dram)
+        return 0; /* the op's own data is DRAM-sized: its warm time is its cold one */
+    return fmin(fmax((dram - here) / (dram - warm), 0.0), 1.0);
 }
 
 void cm_fit(CostModel *cm)
@@ -593,7 +695,8 @@ void cm_fit(CostModel *cm)
             t = cm->curve_bw[j];
             cm->curve_bw[j] = cm->curve_bw[j - 1], cm->curve_bw[j - 1] = t;
         }
-    cm->llc_held = llc_held(cm);
+    curve_build(&cm->read, cm->curve_ws, cm->curve_bw, cm->ncurve);
+    handoff_curve_build(cm);
     for (int i = 0; i < cm->n; i++) {
         bool seen = false;
         for (int j = 0; j < cm->nfits && !seen; j++)
@@ -635,10 +738,7 @@ CostModel *cm_load(Db *db, int64_t calibration_id, char *err, size_t errlen)
 
 void cm_set_llc(CostModel *cm, double llc_bytes) { cm->llc_bytes = llc_bytes; }
 
-double cm_llc_bytes(const CostModel *cm)
-{
-    return cm->llc_bytes > 0 && cm->llc_held > 0 ? fmin(cm->llc_bytes, cm->llc_held) : cm->llc_bytes;
-}
+double cm_llc_bytes(const CostModel *cm) { return cm->llc_bytes; }
 
 static const Entry *find_exact(const CostModel *cm, const char *key)
 {

@@ -39,15 +39,21 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
 }
 
 /* ---- the cache model ----
- * Which of an op's bytes are still in the last-level cache when it starts. A byte of one of
- * its buffers is, if everything the ops since that byte's last use (the ops before it in
- * the step, or, wrapping around, in the previous step) touched, plus this op's own bytes,
- * fits in the cache. Reuse is tracked per byte range, not per buffer: an optimizer update
- * over the whole parameter buffer finds the last layer's weights (used just before it)
- * cached and the first layer's (used a whole backward pass earlier) not. Bytes are summed,
- * not deduplicated (a buffer touched twice counts twice), so the distance is an upper
- * bound and the model errs towards cold. The input batch is a new one every step: its
- * first use in a step is cold. */
+ * How warm an op's bytes are when it starts. A byte of one of its buffers was last used
+ * by some op before it in the step (or, wrapping around, in the previous step); the
+ * traffic since then (everything the ops in between touched, plus this op's own bytes) is
+ * its reuse distance, and cm_warmth turns that into the share of the calibration's
+ * cold-to-warm speed-up it keeps: all of it while the distance is no more than the op's
+ * own bytes' (how the warm time was measured), less as the calibration's handoff curve
+ * (data read back after that much was written) slows towards DRAM, none from DRAM on.
+ * Measured against the zoo (validate --zoo, issue 4): with a plain capacity (a byte in
+ * cache or not) and the warm time, batch norm, bias, activation backward and channel
+ * copy ran 11-43% slower in steps than priced. Reuse is tracked per byte range,
+ * not per buffer: an optimizer update over the whole parameter buffer finds the last
+ * layer's weights (used just before it) warm and the first layer's (used a whole backward
+ * pass earlier) not. Bytes are summed, not deduplicated (a buffer touched twice counts
+ * twice), so the distance is an upper bound and the model errs towards cold. The input
+ * batch is a new one every step: its first use in a step is cold. */
 static double op_bytes(const PlanOp *o)
 {
     double t = 0;
@@ -87,27 +93,32 @@ static double spans_take(Spans *s, size_t lo, size_t hi)
     return taken;
 }
 
-/* Bytes of buffer b of op i (whose buffers total own bytes) still cached when op i
- * starts. The walk goes back to op i itself in the previous step, for bytes no other op
- * uses. */
-static double buffer_cached_bytes(const Plan *p, int i, const BufRef *b, double own, double llc_bytes)
+/* Bytes of buffer b of op i (whose buffers total own bytes) found on the walk back, each
+ * weighted by its warmth: cm_warmth at its reuse distance. Both ops stream through their
+ * bytes, so a byte op q touched is, on average, followed by half of q's traffic, then the
+ * ops in between, then half of op i's before op i reaches it: own/2 + between + q/2 (for
+ * the calibration's warm time, op i again right after itself, exactly own). The walk goes
+ * back to op i itself in the previous step, for bytes no other op uses, and stops where
+ * nothing found could be warm any more. */
+static double buffer_warm_bytes(const Plan *p, const CostModel *cm, int i, const BufRef *b, double own)
 {
     Spans left = {.lo = {b->offset}, .hi = {b->offset + b->bytes}, .n = 1};
-    double distance = own, hit = 0;
-    for (int back = 1; back <= p->nops && distance <= llc_bytes && left.n > 0; back++) {
+    double between = 0, hit = 0;
+    for (int back = 1; back <= p->nops && left.n > 0 && cm_warmth(cm, own, 0.5 * own + between) > 0; back++) {
         const int j = i - back;
         if (j < 0 && b->arena == ARENA_INPUT)
             break; /* last step's batch */
         const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
+        const double warmth = cm_warmth(cm, own, 0.5 * own + between + 0.5 * op_bytes(q));
         for (int l = 0; l < q->nbuf; l++)
             if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0)
-                hit += spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
-        distance += op_bytes(q);
+                hit += warmth * spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
+        between += op_bytes(q);
     }
     return hit;
 }
 
-void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
+void pred_cache_fractions(const Plan *p, const CostModel *cm, double *cached)
 {
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
@@ -117,9 +128,9 @@ void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached)
             const BufRef *b = &o->buf[k];
             total += (double)b->bytes;
             if (b->bytes > 0)
-                hit += buffer_cached_bytes(p, i, b, own, llc_bytes);
+                hit += buffer_warm_bytes(p, cm, i, b, own);
         }
-        cached[i] = total > 0 && llc_bytes > 0 ? hit / total : 0.0;
+        cached[i] = total > 0 ? hit / total : 0.0;
     }
 }
 
@@ -136,7 +147,7 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
         snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
         return -1;
     }
-    pred_cache_fractions(p, cm_llc_bytes(cm), cached);
+    pred_cache_fractions(p, cm, cached);
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
         OpPrice pr;

@@ -14,8 +14,9 @@
  *              bandwidth of the memory level the op's data fits in;
  *   roofline — a kind with too few measurements to fit: the roofline times the median
  *              ratio (time / roofline) the kind, or every kind of its boundness, achieved.
- * Each op is priced with the fraction of its bytes that is still in the last-level cache
- * when it starts (the cache model, pred_cache_fractions): between its cold and warm times.
+ * Each op is priced between its cold and warm times by how warm its bytes are when it
+ * starts (the cache model, pred_cache_fractions): how much traffic since each byte's last
+ * use, read against the calibration's bandwidth-by-working-set curve.
  * The uncertainty band of an op is its measurement's 95% CI (exact, scaled), the fit's
  * leave-one-out error (68th percentile; fitted), or roofline .. 2x (roofline); bands are summed as if
  * fully correlated. A holdout model (cm_holdout) drops every measurement that shares a
@@ -82,18 +83,25 @@ int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size
  * calibrations before the cache model price the same either way. */
 int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
                     size_t errlen);
-/* The last-level cache (bytes) the cache model assumes: the one the calibration flushed,
- * capped by the part of it the calibration's read-bandwidth curve finds holding data
- * (cost_model.c, llc_held); 0 if the calibration did not record one. For tests and
- * in-memory models: cm_set_llc (the cap still applies once cm_fit has seen a curve). */
+/* The last-level cache (bytes) the calibration flushed for its cold times; 0 if it did not
+ * record one. For tests and in-memory models: cm_set_llc. */
 double cm_llc_bytes(const CostModel *cm);
 void cm_set_llc(CostModel *cm, double llc_bytes);
+/* The share (0..1) of the calibration's cold-to-warm speed-up that an op whose buffers
+ * total `own` bytes keeps for a byte last touched `distance` bytes of traffic ago (own
+ * included, so distance >= own). The calibration's warm time is the op run again on its
+ * own data (distance = own); its cold time, from DRAM. From the read-bandwidth curve's
+ * time per byte a(): (a(DRAM) - a(distance)) / (a(DRAM) - a(own)). So an op small enough
+ * for L2 whose data comes back from L3 keeps only L3's part of its warm speed-up, not
+ * all of it. Without a curve: 1 within the flushed cache, else 0. Never above 0 beyond it. */
+double cm_warmth(const CostModel *cm, double own, double distance);
 const char *price_source_name(PriceSource s);
 
-/* The cache model: for each op of the plan, the fraction (0..1) of its bytes still in a
- * last-level cache of llc_bytes when it starts (predict.c says how it is judged); all 0
- * when llc_bytes is 0. cached has p->nops entries. pred_iteration prices each op with it. */
-void pred_cache_fractions(const Plan *p, double llc_bytes, double *cached);
+/* The cache model: for each op of the plan, how warm (0..1) its data is when it starts:
+ * each byte weighted by cm_warmth at the traffic since its last use (predict.c says how
+ * that is walked); the price goes from the cold time (0) to the warm one (1). cached has
+ * p->nops entries. pred_iteration prices each op with it. */
+void pred_cache_fractions(const Plan *p, const CostModel *cm, double *cached);
 
 /* Prediction of one training iteration of a plan. ops (if not NULL) receives one row per
  * plan entry (p->nops rows). Fills everything in *out except id, calibration_id,

@@ -2022,6 +2022,7 @@ static void test_keys(void **state)
         op_spmm(7680, 1500, 2560, 0.95), op_spmm(1, 1, 1, 0.0),
         op_peak_fma(1, 1L << 28), op_peak_fma(64, 192),
         op_membw(MEMBW_READ, 2, 16384, 4096), op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
+        op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -2133,6 +2134,7 @@ static void test_keys(void **state)
         "momentum count=10", "momentum count=10 nesterov=2",
         "adam count=10 decay=11", "sgd count=10 decay=0x", "sgd count=10 nesterov=0",
         "rmsprop count=10 decay=010",
+        "membw handoff threads=2 bytes=192 passes=2", /* a handoff reads once */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         OpDesc p;
@@ -2678,6 +2680,23 @@ static void test_peak_and_membw(void **state)
         a[e / 2] += 0.5f; /* a wrong element fails the check */
         double err;
         assert_false(op_spot_check(&tr, tb, NULL, (int)e, 1, &err));
+
+        /* handoff: the producer negates each thread's slice; the read is READ's, once */
+        OpDesc h = op_membw(MEMBW_HANDOFF, t, 192 * 37, 1);
+        const float first = x[0], last = x[n - 1];
+        membw_produce(x, &h.u.membw);
+        assert_true(x[0] == -first && x[n - 1] == -last);
+        run(&h, rb);
+        for (int i = 0; i < t; i++) {
+            double ref = 0.0;
+            for (size_t j = 0; j < n / (size_t)t; j++)
+                ref += x[(size_t)i * (n / (size_t)t) + j];
+            assert_true(fabs(sums[i] - ref) <= 1e-4 * (double)(n / (size_t)t));
+        }
+        expect_spot_ok(&h, rb, NULL);
+        sums[0] += 1.0f; /* a wrong sum fails the check */
+        assert_false(op_spot_check(&h, rb, NULL, 1, 1, &err));
+        assert_true(op_cost(&h).bytes == 192.0 * 37 * t);
         free(x), free(a), free(b), free(c);
     }
 }

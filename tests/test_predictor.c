@@ -390,6 +390,25 @@ static void test_cache_prices_between_cold_and_warm(void **state)
     cm_free(cm);
 }
 
+/* A cost model that knows only a last-level cache of llc bytes (no bandwidth curve): the
+ * cache model's plain capacity, a byte warm within it or not. */
+static CostModel *cache_only(double llc)
+{
+    CostModel *cm = cm_new();
+    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
+    cm_set_llc(cm, llc);
+    cm_fit(cm);
+    return cm;
+}
+
+static double plan_op_bytes(const PlanOp *o)
+{
+    double t = 0;
+    for (int k = 0; k < o->nbuf; k++)
+        t += (double)o->buf[k].bytes;
+    return t;
+}
+
 /* The cache model's fractions: nothing is cached without a cache, everything but the new
  * input batch in one that holds the whole step, and a larger cache never holds less. */
 static void test_cache_fractions(void **state)
@@ -401,10 +420,13 @@ static void test_cache_fractions(void **state)
     double none[64], small[64], mid[64], all[64];
     assert_true(p.nops <= 64);
     const double step = (double)plan_total_bytes(&p);
-    pred_cache_fractions(&p, 0, none);
-    pred_cache_fractions(&p, 64, small);
-    pred_cache_fractions(&p, step / 8, mid);
-    pred_cache_fractions(&p, 4 * step, all);
+    const double llc[4] = {0, 64, step / 8, 4 * step};
+    double *out[4] = {none, small, mid, all};
+    for (int c = 0; c < 4; c++) {
+        CostModel *cm = cache_only(llc[c]);
+        pred_cache_fractions(&p, cm, out[c]);
+        cm_free(cm);
+    }
     for (int i = 0; i < p.nops; i++) {
         assert_float_equal(none[i], 0.0, 0.0);
         assert_float_equal(small[i], 0.0, 0.0);
@@ -420,45 +442,14 @@ static void test_cache_fractions(void **state)
     plan_free(&p);
 }
 
-/* The LLC the cache model assumes is capped by the read curve: the largest working set
- * (x threads) still read at >= 1.5x DRAM's bandwidth, below the first that is not. */
-static void test_llc_held_from_read_curve(void **state)
-{
-    (void)state;
-    CostModel *cm = cm_new();
-    const size_t ws[] = {16384, 262144, 4u << 20, 8u << 20, 16u << 20, 64u << 20};
-    const double bw[] = {400e9, 200e9, 80e9, 45e9, 22e9, 20e9}; /* 8 MiB: 2.25x DRAM; 16 MiB: 1.1x */
-    for (int i = 0; i < 6; i++) {
-        OpDesc r = op_membw(MEMBW_READ, 2, ws[i], 10);
-        MeasurementRow m = row(r, op_cost(&r).bytes / bw[i]);
-        m.threads = 2;
-        cm_add(cm, &m);
-    }
-    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
-    cm_set_llc(cm, 32u << 20);
-    cm_fit(cm);
-    assert_float_equal(cm_llc_bytes(cm), 2.0 * (double)op_membw(MEMBW_READ, 2, 8u << 20, 1).u.membw.bytes_per_thread,
-                       0.0);
-    cm_set_llc(cm, 4u << 20); /* never above what the calibration flushed */
-    assert_float_equal(cm_llc_bytes(cm), (double)(4u << 20), 0.0);
-    cm_set_llc(cm, 0); /* a calibration before the cache model: none */
-    assert_float_equal(cm_llc_bytes(cm), 0.0, 0.0);
-    cm_free(cm);
-
-    cm = cm_new(); /* without a curve: the flushed LLC as recorded */
-    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
-    cm_set_llc(cm, 32u << 20);
-    cm_fit(cm);
-    assert_float_equal(cm_llc_bytes(cm), (double)(32u << 20), 0.0);
-    cm_free(cm);
-}
-
 /* Reuse is tracked per byte range. Backward ends with the second layer's weights read
- * (its backward-data GEMM) and then the first layer's weight gradient written. In a cache
- * with room for the SGD update's own bytes and 1.5 MiB more, the update finds exactly
- * those two cached: about half its bytes. A walk by whole buffers would find the whole
- * parameter and gradient buffers cached (1.0), because some of each was touched a moment
- * before. */
+ * (its backward-data GEMM) and then the first layer's weight gradient written. A byte of
+ * op q is at reuse distance own/2 + (the ops in between) + q/2 from the update (both
+ * stream through their bytes). In a cache that holds exactly the distance of the second
+ * layer's weights, the update finds those two cached (dW1 and W2, 1 MiB each), and not
+ * dW2, written just before W2 was read: about half its bytes. A walk by
+ * whole buffers would find the whole parameter and gradient buffers cached (1.0), because
+ * some of each was touched a moment before. */
 static const LayerSpec mlp_layers[] = {
     {.kind = LAYER_DENSE, .name = "big1", .inputs = {-1}, .act = ACT_RELU, .u.dense = {.units = 512}},
     {.kind = LAYER_DENSE, .name = "big2", .inputs = {0}, .act = ACT_RELU, .u.dense = {.units = 512}},
@@ -475,22 +466,96 @@ static void test_cache_fractions_by_byte_range(void **state)
     char err[256];
     assert_int_equal(plan_build(&mlp, 4, &p, err, sizeof err), 0);
     int update = -1;
-    double own = 0;
     for (int i = 0; i < p.nops; i++)
-        if (p.ops[i].desc.phase == PHASE_UPDATE && p.ops[i].desc.u.update.count > 512 * 512) {
+        if (p.ops[i].desc.phase == PHASE_UPDATE && p.ops[i].desc.u.update.count > 512 * 512)
             update = i;
-            own = 0;
-            for (int k = 0; k < p.ops[i].nbuf; k++)
-                own += (double)p.ops[i].buf[k].bytes;
-        }
-    assert_true(update >= 0);
+    assert_true(update >= 2);
+    /* the last op before the update: dW1 written; the last backward-data GEMM: W2 read */
+    assert_true(p.ops[update - 1].desc.kind == OP_GEMM && p.ops[update - 1].desc.phase == PHASE_BWD_WEIGHTS);
+    int w2 = update - 1;
+    while (w2 > 0 && !(p.ops[w2].desc.kind == OP_GEMM && p.ops[w2].desc.phase == PHASE_BWD_DATA))
+        w2--;
+    double distance = 0.5 * plan_op_bytes(&p.ops[update]) + 0.5 * plan_op_bytes(&p.ops[w2]);
+    for (int i = w2 + 1; i < update; i++)
+        distance += plan_op_bytes(&p.ops[i]);
     double *cached = calloc((size_t)p.nops, sizeof *cached);
-    pred_cache_fractions(&p, own + 1.5 * (1 << 20), cached);
+    CostModel *cm = cache_only(distance);
+    pred_cache_fractions(&p, cm, cached);
+    cm_free(cm);
     assert_true(cached[update] > 0.4 && cached[update] < 0.6);
-    pred_cache_fractions(&p, 4.0 * (double)plan_total_bytes(&p), cached);
+    cm = cache_only(4.0 * (double)plan_total_bytes(&p));
+    pred_cache_fractions(&p, cm, cached);
+    cm_free(cm);
     assert_float_equal(cached[update], 1.0, 1e-12);
     free(cached);
     plan_free(&p);
+}
+
+/* cm_warmth from the calibration's curves: the share of the cold-to-warm speed-up a byte
+ * keeps is (a(DRAM) - a(distance)) / (a(DRAM) - a(own)), a() the time per byte, a(own)
+ * from the read curve (the warm time re-reads the op's data) and a(distance) from the
+ * handoff curve (data written that long ago), less the handoff's start-up. */
+static void add_membw(CostModel *cm, MembwKind kind, size_t ws, double seconds)
+{
+    OpDesc r = op_membw(kind, 2, ws, kind == MEMBW_HANDOFF ? 1 : 10);
+    MeasurementRow m = row(r, seconds);
+    m.threads = 2;
+    cm_add(cm, &m);
+}
+
+static void test_warmth_from_curves(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    const size_t ws[] = {16384, 262144, 4u << 20, 8u << 20, 16u << 20, 64u << 20};
+    const double bw[] = {400e9, 200e9, 80e9, 45e9, 22e9, 20e9};
+    for (int i = 0; i < 6; i++) {
+        OpDesc r = op_membw(MEMBW_READ, 2, ws[i], 10);
+        add_membw(cm, MEMBW_READ, ws[i], op_cost(&r).bytes / bw[i]);
+    }
+    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
+    cm_set_llc(cm, 256u << 20);
+    cm_fit(cm);
+    const double own = 2.0 * op_membw(MEMBW_READ, 2, 262144, 1).u.membw.bytes_per_thread; /* 200 GB/s */
+    /* the read curve alone (a calibration before the handoff curve) */
+    assert_float_equal(cm_warmth(cm, own, own), 1.0, 1e-12);
+    const double at4m = 2.0 * op_membw(MEMBW_READ, 2, 4u << 20, 1).u.membw.bytes_per_thread;
+    assert_float_equal(cm_warmth(cm, own, at4m), (1 / 20e9 - 1 / 80e9) / (1 / 20e9 - 1 / 200e9), 1e-9);
+    double prev = 1.0;
+    for (double d = own; d < 300e6; d *= 1.5) { /* never warmer further away */
+        const double w = cm_warmth(cm, own, d);
+        assert_true(w <= prev + 1e-12 && w >= 0.0);
+        prev = w;
+    }
+    const double dram = 2.0 * op_membw(MEMBW_READ, 2, 64u << 20, 1).u.membw.bytes_per_thread;
+    assert_float_equal(cm_warmth(cm, own, dram), 0.0, 1e-12); /* DRAM */
+    assert_float_equal(cm_warmth(cm, own, 300e6), 0.0, 0.0);               /* beyond the flushed LLC */
+    assert_float_equal(cm_warmth(cm, dram, 1.5 * dram), 0.0, 0.0); /* a DRAM-sized op */
+
+    /* with a handoff curve: one pass each, 2 us of start-up in every point (the smallest,
+     * 64 KiB, is nearly all start-up); at 4 MiB per thread data just written reads at
+     * 40 GB/s where the read curve's 80 */
+    const double startup = 2e-6;
+    const size_t hws[] = {65536, 262144, 4u << 20, 16u << 20, 64u << 20};
+    const double hbw[] = {400e9, 150e9, 40e9, 21e9, 20e9};
+    for (int i = 0; i < 5; i++) {
+        OpDesc h = op_membw(MEMBW_HANDOFF, 2, hws[i], 1);
+        add_membw(cm, MEMBW_HANDOFF, hws[i], op_cost(&h).bytes / hbw[i] + startup);
+    }
+    cm_fit(cm);
+    /* (the start-up taken off is the smallest point's time: 2 us and its own 0.3 us of transfer) */
+    assert_float_equal(cm_warmth(cm, own, at4m), (1 / 20e9 - 1 / 40e9) / (1 / 20e9 - 1 / 200e9), 2e-3);
+    /* data just written reads slower than re-read even at the op's own distance: the
+     * 256 KiB point, 150 GB/s with start-up, 165 without */
+    const double t0 = 2.0 * op_membw(MEMBW_HANDOFF, 2, 65536, 1).u.membw.bytes_per_thread / 400e9 + startup;
+    const double t256 = own / 150e9 + startup;
+    assert_float_equal(cm_warmth(cm, own, own), (1 / 20e9 - (t256 - t0) / own) / (1 / 20e9 - 1 / 200e9), 1e-9);
+    cm_free(cm);
+
+    cm = cache_only(32u << 20); /* without a curve: in the flushed cache or not */
+    assert_float_equal(cm_warmth(cm, 1e6, 32u << 20), 1.0, 0.0);
+    assert_float_equal(cm_warmth(cm, 1e6, (32u << 20) + 1.0), 0.0, 0.0);
+    cm_free(cm);
 }
 
 int main(void)
@@ -510,7 +575,7 @@ int main(void)
         cmocka_unit_test(test_cache_prices_between_cold_and_warm),
         cmocka_unit_test(test_cache_fractions),
         cmocka_unit_test(test_cache_fractions_by_byte_range),
-        cmocka_unit_test(test_llc_held_from_read_curve),
+        cmocka_unit_test(test_warmth_from_curves),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
 }
