@@ -131,8 +131,8 @@ static double median_of(double *v, int n)
 /* ---- the passes of a calibration in rounds ----
  * A shared machine has slow stretches of minutes: one pass of a zoo calibration here ran
  * the convolutions 1.4-2x slower than the next (issue 4). Every pass measured every kernel,
- * so each kernel's median within a pass over its pooled median, taken over the kernels, is
- * the machine's relative time in that pass. */
+ * so each kernel's median within a pass over its price (the median of the passes' medians),
+ * taken over the kernels, is the machine's relative time in that pass. */
 enum { MAX_PASSES = 10 };
 #define PASS_SPREAD_NOTE 1.10 /* slowest over fastest pass beyond which the text says so */
 
@@ -164,7 +164,7 @@ static int collect_sample(int64_t id, int round, double t, void *ctx)
 typedef struct {
     int passes;               /* 0: a calibration in one pass, nothing to say */
     int kernels;              /* kernels with samples in every pass */
-    double rel[MAX_PASSES];   /* median over the kernels of (pass median / pooled median) */
+    double rel[MAX_PASSES];   /* median over the kernels of (pass median / price) */
 } PassSpeeds;
 
 /* r: the calibration's measurements in id order (collect). -1 with err on failure. */
@@ -307,7 +307,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
     if (cal->sw.threading[0])
         printf("threading: %s\n", cal->sw.threading);
     if (ps->passes > 1) {
-        printf("passes: each kernel's median in a pass over its pooled median, median of %d kernels:", ps->kernels);
+        printf("passes: each kernel's median in a pass over its price, median of %d kernels:", ps->kernels);
         for (int k = 0; k < ps->passes; k++)
             printf(" %s%.2f", k ? "/ " : "", ps->rel[k]);
         printf("\n");

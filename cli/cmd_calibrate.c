@@ -116,7 +116,7 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_ONLY: return each_item(arg, only_item, &ic) ? EXIT_USAGE : 0;
     case OPT_MODELS: return each_item(arg, model_item, &ic) ? EXIT_USAGE : 0;
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
-    case OPT_ROUNDS: return cli_parse_int(cli, "--rounds", arg, 1, 10, &o->rounds);
+    case OPT_ROUNDS: return cli_parse_int(cli, "--rounds", arg, 1, MB_MAX_ROUNDS, &o->rounds);
     }
     return EXIT_USAGE;
 }

@@ -6,9 +6,13 @@
  * measured within one burst carries it into every op it prices (two calibrations an hour
  * apart gave the same keys 0.34x..3.2x each other's time here, issue 4). With p->rounds = R
  * the lists are measured in R passes, each taking 1/R of a kernel's sampling budget, and a
- * kernel's samples from all passes are pooled: one burst then sets 1/R of its samples, and
- * the median passes it by. Each sample keeps its pass, so calibrate --show can tell a
- * stretch of minutes that slowed a whole pass (the median does not pass that by).
+ * kernel's samples from all passes are pooled (its spread and CI), while its price is the
+ * median of the passes' medians: each pass one vote. A pass in a burst samples longer
+ * before its CI closes, so the pooled median followed it: in one zoo calibration a 0.65 ms
+ * GEMM took 8 samples at 640-750 us in its first pass and 3 each at 414-425 us in the
+ * other two, and the pooled median, 653 us, priced fista's step 16% high. Each sample
+ * keeps its pass, so calibrate --show can tell a stretch of minutes that slowed a whole
+ * pass (which no median passes by).
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -127,6 +131,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
+                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, scratch);
                             /* the passes' warm medians, pooled by their median */
                             MbStats st;
                             memcpy(scratch, warm, (size_t)rounds * sizeof *scratch);

@@ -35,6 +35,8 @@ typedef struct {
     int rounds;           /* mb_calibrate: passes over the kernel list (1: one) */
 } MbProtocol;
 
+enum { MB_MAX_ROUNDS = 10 }; /* calibrate --rounds at most */
+
 MbProtocol mb_protocol(MbMode mode);
 
 typedef struct {
@@ -49,6 +51,12 @@ void mb_stats(double *samples, int n, MbStats *out);
 /* Fills m's sample count, statistics and sample pointer from samples[0..n) (time order
  * kept; scratch holds n doubles), executions per sample `inner`. */
 void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *scratch);
+
+/* The median of the per-pass medians of samples[0..n), sample i from pass round[i] in
+ * [0, rounds) (passes without samples skipped; scratch holds n doubles): a calibration in
+ * rounds prices a kernel by it, so that each pass has one vote however many samples it
+ * took. 0 if n is 0. */
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, double *scratch);
 
 /* Smallest observable difference of CLOCK_MONOTONIC, measured (seconds). */
 double mb_timer_resolution_s(void);

@@ -121,6 +121,26 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
     m->nsamples = n;
 }
 
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, double *scratch)
+{
+    double medians[MB_MAX_ROUNDS];
+    int npass = 0;
+    for (int r = 0; r < rounds && npass < MB_MAX_ROUNDS; r++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (round[i] == r)
+                scratch[k++] = samples[i];
+        if (k == 0)
+            continue;
+        gsl_sort(scratch, 1, (size_t)k);
+        medians[npass++] = gsl_stats_median_from_sorted_data(scratch, 1, (size_t)k);
+    }
+    if (npass == 0)
+        return 0;
+    gsl_sort(medians, 1, (size_t)npass);
+    return gsl_stats_median_from_sorted_data(medians, 1, (size_t)npass);
+}
+
 void mb_stats(double *samples, int n, MbStats *out)
 {
     if (n < 1) { /* programmer error (STYLE habit 5): always-on, with file:line */

@@ -198,7 +198,7 @@ if run calibrate-rounds 0 "$DLPERF" calibrate --quick --only stream --rounds 2 -
     [ "$(sqlite3 "$T/rounds.db" "SELECT COUNT(DISTINCT round) FROM sample")" = 2 ] && ok calibrate-rounds-passes \
         || fail calibrate-rounds-passes "$(sqlite3 "$T/rounds.db" "SELECT round, COUNT(*) FROM sample GROUP BY round")"
     run calibrate-rounds-show 0 "$DLPERF" calibrate --show --db "$T/rounds.db" &&
-        expect calibrate-rounds-show "$T/out" "^passes: each kernel's median in a pass over its pooled median, median of [0-9]* kernels: [0-9.]* / [0-9.]*"
+        expect calibrate-rounds-show "$T/out" "^passes: each kernel's median in a pass over its price, median of [0-9]* kernels: [0-9.]* / [0-9.]*"
     if run calibrate-rounds-json 0 "$DLPERF" calibrate --show --json --db "$T/rounds.db"; then
         [ "$(json "json_array_length(json_extract(j, '\$.passes.relative_time')) = 2 AND json_extract(j, '\$.passes.kernels') > 0")" = 1 ] \
             && ok calibrate-rounds-json-valid || fail calibrate-rounds-json-valid "$(head -c 300 "$T/out")"

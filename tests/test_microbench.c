@@ -424,7 +424,14 @@ static void test_list_limits(void **state)
     assert_int_equal(mb_list_peak(MB_DEFAULT, 1, ds, LIST_MAX), 1);
     const MbCaches c = {.bytes = {32 << 10, 512 << 10, 32 << 20}, .shared_cpus = {1, 1, 8}};
     const int nq = mb_list_memory(MB_QUICK, 2, &c, ds, LIST_MAX);
-    assert_int_equal(nq, 4 * 3); /* per level: read, triad, one-core read */
+    /* per level: read, triad, one-core read; then the handoff curve, 64 KiB per thread to
+     * twice the LLC over the threads (32 MiB each), by powers of four */
+    assert_int_equal(nq, 4 * 3 + 5);
+    for (int i = 0; i < 5; i++) {
+        const MembwDesc *h = &ds[4 * 3 + i].u.membw;
+        assert_true(h->kind == MEMBW_HANDOFF && h->threads == 2 && h->passes == 1);
+        assert_true(h->bytes_per_thread >= ((size_t)64 << 10 << (2 * i)) && h->bytes_per_thread <= (size_t)32 << 20);
+    }
     /* per thread: half of L1, half of L2, a quarter of the shared L3, 4x L3 over 2 threads */
     const size_t want[] = {16 << 10, 256 << 10, 8 << 20, 64 << 20};
     for (int lv = 0; lv < 4; lv++) {
@@ -435,7 +442,7 @@ static void test_list_limits(void **state)
         assert_int_equal(ds[3 * lv + 2].u.membw.threads, 1);
     }
     const int nd = mb_list_memory(MB_DEFAULT, 2, &c, ds, LIST_MAX);
-    assert_int_equal(nd, nq + 15); /* 4 KiB .. 64 MiB per thread, powers of two */
+    assert_int_equal(nd, nq + 15 + 5); /* read 4 KiB .. 64 MiB per thread, handoff by powers of two */
 }
 
 static void test_list_rnn_and_sparse(void **state)
@@ -645,6 +652,24 @@ static void test_calibrate_end_to_end(void **state)
 
 /* Rounds: every kernel measured once per pass; its samples pooled into one stored row
  * (at least min_reps per pass), and the calibration records its rounds. */
+/* A calibration in rounds prices a kernel by the median of its passes' medians: a pass
+ * in a burst that took more samples (as a slow pass does, its CI wider) has one vote. */
+static void test_pass_median(void **state)
+{
+    (void)state;
+    const double t[] = {637, 690, 669, 726, 746, 676, 737, 699, 423, 414, 422, 422, 425, 421};
+    const int round[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
+    double scratch[14];
+    assert_float_equal(mb_pass_median(t, round, 14, 3, scratch), 422.0, 1e-12); /* passes 694.5, 422, 422 */
+    MbStats st; /* the pooled median followed the slow pass */
+    memcpy(scratch, t, sizeof t);
+    mb_stats(scratch, 14, &st);
+    assert_true(st.median > 600);
+    assert_float_equal(mb_pass_median(t, round, 8, 3, scratch), 694.5, 1e-12); /* one pass only */
+    assert_float_equal(mb_pass_median(t, round, 11, 2, scratch), 0.5 * (694.5 + 422.0), 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 0, 3, scratch), 0.0, 0.0);
+}
+
 static void test_calibrate_rounds(void **state)
 {
     (void)state;
@@ -805,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_list_stream),
         cmocka_unit_test(test_list_eltwise),
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
+        cmocka_unit_test(test_pass_median),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),
