@@ -154,7 +154,7 @@ if run predict-exact 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
     [ "$(sql "SELECT count(*) FROM prediction_op WHERE cached > 0.5")" -gt 0 ] && ok predict-cached || fail predict-cached "no op cached"
 fi
 run predict-table 0 "$DLPERF" predict basic-lstm --batch 4 && expect predict-table "$T/out" "memory per process" && expect predict-source "$T/out" "exact" &&
-    expect predict-cached-column "$T/out" "# cached: the share of the op's bytes"
+    expect predict-cached-column "$T/out" "# cached: how warm the op.s data is when it starts"
 if run predict-scaled 0 "$DLPERF" predict basic-lstm --batch 8 --json; then
     s=$(json "json_extract(j, '\$.ops_priced.scaled')")
     [ "$s" -gt 0 ] && ok predict-scaled-path || fail predict-scaled-path "no scaled ops: $(json "json_extract(j, '\$.ops_priced')")"
