@@ -451,7 +451,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                 cli->threads, cal.sw.blas_core, cal.sw.blas_choice, cal.sw.threading, cli->db_path);
         if (cal.rounds > 1)
             fprintf(stderr, "calibrate: %d rounds: every kernel measured once per pass over the lists, a 1/%d "
-                            "share of its samples each time, all pooled\n", cal.rounds, cal.rounds);
+                            "share of its samples each time, priced by the median of the passes' medians\n", cal.rounds, cal.rounds);
         if (comm_size() > 1)
             fprintf(stderr, "calibrate: %d ranks measure every kernel at the same time (the speeds a rank of a "
                             "%d-rank job on this node sees); rank 0 stores\n", comm_size(), comm_size());
