@@ -17,7 +17,11 @@
 
 #include <unistd.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "cli/session.h"
+#include "microbench/mb.h"
 #include "ops/comm.h"
 
 /* --zoo validates every model at the batch whose training step is at most this many FLOPs
@@ -26,11 +30,12 @@
 
 typedef struct {
     int batch, steps, warmup;
+    int rounds;        /* runs of each model, spread over the validation (one pass over the models each) */
     double min_time_s; /* timed steps continue until they add up to this */
     bool holdout, trace, zoo, weak_scaling, scaling_given;
 } ValidateOpts;
 
-enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, OPT_MIN_TIME, TOP_MISSES = 5,
+enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_ROUNDS, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, OPT_MIN_TIME, TOP_MISSES = 5,
        MAX_MODELS = 64 };
 
 static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
@@ -40,6 +45,7 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_STEPS: return cli_parse_int(cli, "--steps", arg, 1, 1000000, &o->steps);
     case OPT_WARMUP: return cli_parse_int(cli, "--warmup", arg, 0, 100000, &o->warmup);
+    case OPT_ROUNDS: return cli_parse_int(cli, "--rounds", arg, 1, MB_MAX_ROUNDS, &o->rounds);
     case OPT_MIN_TIME: {
         char *end;
         errno = 0;
@@ -63,96 +69,146 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     return EXIT_USAGE;
 }
 
-/* One model's validation: predictions (full, and holdout when asked), the run, the rows. */
+/* One model's validation: predictions (full, and holdout when asked), then its runs, one per
+ * round, then the rows. */
+typedef struct {
+    RunResult run;
+    Drift drift; /* measured just before the run */
+} RoundRun;
+
 typedef struct {
     const ModelSpec *m;
     int batch;
-    ValidationRow v[2];     /* [0] full calibration, [1] holdout */
-    OpTimeRow *pred[2], *meas;
+    PredictionRow prow[2];  /* [0] full calibration, [1] holdout */
+    OpTimeRow *pred[2];
     int nops;
-    double memory_bytes;   /* predicted process memory: the process before the run, and the plan */
-    double peak_rss_bytes; /* the run's */
+    RoundRun *round;        /* vo->rounds of them; nrounds taken */
+    int nrounds;
+    ValidationRow v[2];
+    const OpTimeRow *meas;  /* the representative round's per-op times (owned by its run) */
+    double memory_bytes;    /* predicted process memory: the process before the run, and the plan */
+    double peak_rss_bytes;  /* the representative run's */
 } ModelResult;
 
 static void model_result_free(ModelResult *r)
 {
     free(r->pred[0]);
     free(r->pred[1]);
-    free(r->meas);
+    for (int k = 0; k < r->nrounds; k++)
+        run_result_free(&r->round[k].run);
+    free(r->round);
 }
 
-/* Predict (with each cost model given), run with a trace, store everything. */
-static int validate_one(const Cli *cli, Db *db, const MachineRow *machine, const CalibrationRow *cal,
-                        CostModel *const cm[2], const ValidateOpts *vo, ModelResult *res)
+/* Predict with each cost model given and store the predictions: before any run of the model. */
+static int validate_predict(const Cli *cli, Db *db, const CalibrationRow *cal, CostModel *const cm[2],
+                            const ValidateOpts *vo, ModelResult *res)
 {
     Plan plan;
     char err[512];
     if (plan_build(res->m, res->batch, &plan, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
     res->nops = plan.nops;
-    PredictionRow pred[2];
     int rc = 0;
     for (int h = 0; h < 2 && rc == 0; h++) {
         if (!cm[h])
             continue;
-        rc = session_predict(cli, cm[h], cal, &plan, &pred[h], &res->pred[h]);
-        pred[h].holdout = h == 1;
-        if (rc == 0 && db_prediction_insert(db, &pred[h], res->pred[h], plan.nops) != 0)
+        rc = session_predict(cli, cm[h], cal, &plan, &res->prow[h], &res->pred[h]);
+        res->prow[h].holdout = h == 1;
+        if (rc == 0 && db_prediction_insert(db, &res->prow[h], res->pred[h], plan.nops) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
-    /* the machine's speed now against the calibration, just before the run */
-    Drift drift = {1, 1, 0, 0};
-    if (rc == 0)
-        rc = session_drift(cli, cm[0], &drift);
-    RunResult run = {0};
+    plan_free(&plan);
+    if (rc == 0 && !(res->round = calloc((size_t)vo->rounds, sizeof *res->round)))
+        rc = cli_error(cli, EXIT_FAIL, "out of memory for %d rounds", vo->rounds);
+    return rc;
+}
+
+/* One round: the machine's speed against the calibration, then a traced run, stored. */
+static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, const CostModel *cm,
+                          const ValidateOpts *vo, ModelResult *res)
+{
+    RoundRun *r = &res->round[res->nrounds];
+    r->drift = (Drift){1, 1, 0, 0};
+    int rc = session_drift(cli, cm, &r->drift);
     if (rc == 0)
         rc = session_run_for(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, true, machine,
-                             "strong", 0, &run);
-    if (rc == 0 && db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, run.ops, run.nops, NULL, 0) != 0)
+                             "strong", 0, &r->run);
+    if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
+                                 NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-    for (int h = 0; h < 2 && rc == 0; h++) {
-        if (!cm[h])
+    if (rc == 0)
+        res->nrounds++;
+    else
+        run_result_free(&r->run);
+    return rc;
+}
+
+/* The measured time of a model run in several rounds spread over the validation: the median
+ * of the rounds' medians (the calibration prices its kernels the same way), so that a
+ * stretch of the shared machine's noise that catches one round does not set it. The
+ * validation rows point at the representative round: the one whose median is nearest. */
+static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
+{
+    const int n = res->nrounds;
+    double med[MB_MAX_ROUNDS], lo = INFINITY, hi = 0;
+    for (int k = 0; k < n; k++) {
+        med[k] = res->round[k].run.row.median_s;
+        lo = fmin(lo, res->round[k].run.row.min_s);
+        hi = fmax(hi, res->round[k].run.row.max_s);
+    }
+    double sorted[MB_MAX_ROUNDS];
+    memcpy(sorted, med, (size_t)n * sizeof *med);
+    gsl_sort(sorted, 1, (size_t)n);
+    const double measured = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)n);
+    int rep = 0;
+    for (int k = 1; k < n; k++)
+        if (fabs(med[k] - measured) < fabs(med[rep] - measured))
+            rep = k;
+    const RoundRun *r = &res->round[rep];
+    for (int h = 0; h < 2; h++) {
+        if (!res->pred[h])
             continue;
         ValidationRow *v = &res->v[h];
         memset(v, 0, sizeof *v);
-        v->prediction_id = pred[h].id;
-        v->run_id = run.row.id;
+        v->prediction_id = res->prow[h].id;
+        v->run_id = r->run.row.id;
         snprintf(v->model, sizeof v->model, "%s", res->m->name);
         v->batch = res->batch;
         v->threads = cli->threads;
         v->holdout = h == 1;
-        v->predicted_s = pred[h].iter_s;
-        v->measured_s = run.row.median_s;
-        v->measured_min_s = run.row.min_s;
-        v->measured_max_s = run.row.max_s;
-        v->error_pct = 100 * (pred[h].iter_s - run.row.median_s) / run.row.median_s;
-        v->drift_compute = drift.compute;
-        v->drift_memory = drift.memory;
-        v->adjusted_error_pct = 100 * (drift_adjusted_s(&drift, res->pred[h], plan.nops) - run.row.median_s) /
-                                run.row.median_s;
+        v->predicted_s = res->prow[h].iter_s;
+        v->measured_s = measured;
+        v->measured_min_s = lo;
+        v->measured_max_s = hi;
+        v->error_pct = 100 * (v->predicted_s - measured) / measured;
+        v->drift_compute = r->drift.compute;
+        v->drift_memory = r->drift.memory;
+        v->adjusted_error_pct = 100 * (drift_adjusted_s(&r->drift, res->pred[h], res->nops) - measured) / measured;
         if (db_validation_insert(db, v) != 0)
-            rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+            return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
-    if (rc == 0) {
-        res->meas = run.ops;
-        run.ops = NULL;
-        /* the process as it was when the run began (libraries, BLAS buffers, what earlier
-         * runs left resident) and what the run's plan allocates */
-        res->memory_bytes = run.row.baseline_rss_bytes + run.row.planned_bytes;
-        res->peak_rss_bytes = run.row.peak_rss_bytes;
-    }
-    run_result_free(&run);
-    plan_free(&plan);
-    return rc;
+    res->meas = r->run.ops;
+    /* the process as it was when the run began (libraries, BLAS buffers, what earlier runs
+     * left resident) and what the run's plan allocates */
+    res->memory_bytes = r->run.row.baseline_rss_bytes + r->run.row.planned_bytes;
+    res->peak_rss_bytes = r->run.row.peak_rss_bytes;
+    return 0;
 }
 
 /* ---- data-parallel validation (under mpirun) ---- */
 
 typedef struct {
+    double iter_s, min_s, max_s, compute_s, allreduce_s; /* the slowest rank's medians */
+    int64_t run_id;
+} DpRound;
+
+typedef struct {
     const ModelSpec *m;
     int batch;          /* per rank */
     PredictionRow pred; /* per-rank compute (oversubscribed) + allreduce */
-    double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s;
+    DpRound round[MB_MAX_ROUNDS];
+    int nrounds;
+    double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s; /* the representative round's */
 } DpResult;
 
 /* Every rank trains; rank 0 predicts first and compares, stores and prints. */
@@ -195,55 +251,88 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         }
     }
     const char *scaling = vo->weak_scaling ? "weak" : "strong";
-    int rc = 0, done = 0; /* done: models validated completely */
-    for (int i = 0; i < nm && rc == 0; i++) {
-        DpResult *r = &res[i];
-        Plan plan;
-        if (plan_build(r->m, r->batch, &plan, err, sizeof err) != 0) {
-            rc = cli_error(cli, EXIT_USAGE, "%s", err);
-            break;
-        }
-        OpTimeRow *pops = NULL;
-        if (root) {
-            fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d): predicting, then training "
-                            "%d+%d steps (timed: at least %g s)...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
-                    vo->warmup, vo->steps, vo->min_time_s);
-            rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &pops);
-            if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
-                rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-        }
-        free(pops);
-        plan_free(&plan);
-        if (rc)
-            break;
-        RunResult run;
-        if ((rc = session_run_for(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
-                                  &machine, scaling, 0, &run)))
-            break;
-        if (root) {
-            r->meas_s = run.row.median_s, r->meas_min_s = run.row.min_s, r->meas_max_s = run.row.max_s;
-            /* the allreduce's share of the step is its slowest rank's: the one that left the
-             * barrier first waits for the last (the benchmark takes the same maximum) */
-            for (int k = 0; k < ranks; k++) {
-                r->meas_allreduce_s = fmax(r->meas_allreduce_s, run.rank_times[k].allreduce_s);
-                r->meas_compute_s = fmax(r->meas_compute_s, run.rank_times[k].compute_s);
+    int rc = 0, predicted = 0;
+    for (int round = 0; round < vo->rounds && rc == 0; round++)
+        for (int i = 0; i < nm && rc == 0; i++) {
+            DpResult *r = &res[i];
+            if (root) {
+                char of_rounds[32] = "";
+                if (vo->rounds > 1)
+                    snprintf(of_rounds, sizeof of_rounds, ", round %d/%d", round + 1, vo->rounds);
+                fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d%s): %straining %d+%d steps "
+                                "(timed: at least %g s)...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
+                        of_rounds, round == 0 ? "predicting, then " : "", vo->warmup, vo->steps, vo->min_time_s);
             }
-            if (db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, NULL, 0, NULL, 0) != 0)
-                rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-            ValidationRow v = {.prediction_id = r->pred.id, .run_id = run.row.id, .batch = run.row.batch,
-                               .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
-                               .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
-                               .error_pct = 100 * (r->pred.iter_s - r->meas_s) / r->meas_s, .drift_compute = 1,
-                               .drift_memory = 1, .ranks = ranks, .predicted_allreduce_s = r->pred.allreduce_s,
-                               .measured_allreduce_s = r->meas_allreduce_s};
-            v.adjusted_error_pct = v.error_pct;
-            snprintf(v.model, sizeof v.model, "%s", r->m->name);
-            if (rc == 0 && db_validation_insert(db, &v) != 0)
-                rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+            if (round == 0) {
+                Plan plan;
+                if (plan_build(r->m, r->batch, &plan, err, sizeof err) != 0) {
+                    rc = cli_error(cli, EXIT_USAGE, "%s", err);
+                    break;
+                }
+                OpTimeRow *pops = NULL;
+                if (root) {
+                    rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &pops);
+                    if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
+                        rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+                }
+                free(pops);
+                plan_free(&plan);
+                if (rc)
+                    break;
+                predicted++;
+            }
+            RunResult run;
+            if ((rc = session_run_for(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
+                                      &machine, scaling, 0, &run)))
+                break;
+            if (root) {
+                DpRound *k = &r->round[r->nrounds];
+                k->iter_s = run.row.median_s, k->min_s = run.row.min_s, k->max_s = run.row.max_s;
+                /* the allreduce's share of the step is its slowest rank's: the one that left
+                 * the barrier first waits for the last (the benchmark takes the same maximum) */
+                for (int q = 0; q < ranks; q++) {
+                    k->allreduce_s = fmax(k->allreduce_s, run.rank_times[q].allreduce_s);
+                    k->compute_s = fmax(k->compute_s, run.rank_times[q].compute_s);
+                }
+                if (db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, NULL, 0, NULL, 0) != 0)
+                    rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+                k->run_id = run.row.id;
+            }
+            run_result_free(&run);
+            if (rc == 0)
+                r->nrounds++;
         }
-        run_result_free(&run);
-        if (rc == 0)
-            done++;
+    /* each model's representative round (its median nearest the median of its rounds'
+     * medians) is its measurement: rows stored, models run at least once reported */
+    int done = 0;
+    for (int i = 0; root && i < predicted && res[i].nrounds > 0 && rc == 0; i++, done++) {
+        DpResult *r = &res[i];
+        double sorted[MB_MAX_ROUNDS];
+        for (int k = 0; k < r->nrounds; k++)
+            sorted[k] = r->round[k].iter_s;
+        gsl_sort(sorted, 1, (size_t)r->nrounds);
+        const double measured = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)r->nrounds);
+        int rep = 0;
+        r->meas_min_s = INFINITY;
+        for (int k = 0; k < r->nrounds; k++) {
+            if (fabs(r->round[k].iter_s - measured) < fabs(r->round[rep].iter_s - measured))
+                rep = k;
+            r->meas_min_s = fmin(r->meas_min_s, r->round[k].min_s);
+            r->meas_max_s = fmax(r->meas_max_s, r->round[k].max_s);
+        }
+        r->meas_s = measured;
+        r->meas_compute_s = r->round[rep].compute_s;
+        r->meas_allreduce_s = r->round[rep].allreduce_s;
+        ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
+                           .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
+                           .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
+                           .error_pct = 100 * (r->pred.iter_s - r->meas_s) / r->meas_s, .drift_compute = 1,
+                           .drift_memory = 1, .ranks = ranks, .predicted_allreduce_s = r->pred.allreduce_s,
+                           .measured_allreduce_s = r->meas_allreduce_s};
+        v.adjusted_error_pct = v.error_pct;
+        snprintf(v.model, sizeof v.model, "%s", r->m->name);
+        if (db_validation_insert(db, &v) != 0)
+            rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
     if (root && done > 0) {
         if (cli->json) {
@@ -560,13 +649,14 @@ int cmd_validate(int argc, char **argv, Cli *cli)
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"steps", required_argument, NULL, OPT_STEPS},
                                          {"warmup", required_argument, NULL, OPT_WARMUP},
+                                         {"rounds", required_argument, NULL, OPT_ROUNDS},
                                          {"min-time", required_argument, NULL, OPT_MIN_TIME},
                                          {"holdout", no_argument, NULL, OPT_HOLDOUT},
                                          {"trace", no_argument, NULL, OPT_TRACE},
                                          {"zoo", no_argument, NULL, OPT_ZOO},
                                          {"scaling", required_argument, NULL, OPT_SCALING},
                                          {0}};
-    ValidateOpts vo = {.steps = 5, .warmup = 1, .min_time_s = 2.0};
+    ValidateOpts vo = {.steps = 5, .warmup = 1, .rounds = 1, .min_time_s = 2.0};
     int rc = cli_parse(cli, argc, argv, opts, validate_option, &vo, command_usage(cli->cmd));
     if (rc)
         return rc;
@@ -652,15 +742,36 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         }
     }
     session_runtime_bytes(); /* the BLAS buffers allocated before the first run, as for all later ones */
+    /* Round 1 predicts each model just before its first run; every round is one pass over
+     * the models, so a model's rounds are minutes apart. */
+    int predicted = 0;
+    for (int round = 0; round < vo.rounds && rc == 0; round++)
+        for (int i = 0; i < nm && rc == 0; i++) {
+            ModelResult *r = &res[i];
+            char of_rounds[32] = "";
+            if (vo.rounds > 1)
+                snprintf(of_rounds, sizeof of_rounds, ", round %d/%d", round + 1, vo.rounds);
+            if (!cli->json)
+                fprintf(stderr, "validate: %s at batch %d (%d/%d%s): %straining %d+%d steps (timed: at least %g s)...\n",
+                        r->m->name, r->batch, i + 1, nm, of_rounds, round == 0 ? "predicting, then " : "", vo.warmup,
+                        vo.steps, vo.min_time_s);
+            if (round == 0) {
+                if ((rc = validate_predict(cli, db, &cal, cm, &vo, r)))
+                    break;
+                predicted++;
+            }
+            rc = validate_round(cli, db, &machine, cm[0], &vo, r);
+        }
+    /* models run at least once are reported (a failed round leaves its model's earlier ones) */
     int done = 0;
-    for (; done < nm; done++) {
-        if (!cli->json)
-            fprintf(stderr, "validate: %s at batch %d (%d/%d): predicting, then training %d+%d steps "
-                            "(timed: at least %g s)...\n",
-                    res[done].m->name, res[done].batch, done + 1, nm, vo.warmup, vo.steps, vo.min_time_s);
-        rc = validate_one(cli, db, &machine, &cal, cm, &vo, &res[done]);
-        if (rc)
+    for (int i = 0; i < predicted; i++) {
+        if (res[i].nrounds == 0)
             break;
+        if (validate_finish(cli, db, &res[i]) != 0) {
+            rc = EXIT_FAIL;
+            break;
+        }
+        done++;
     }
     cm_free(cm[0]);
     cm_free(cm[1]);

@@ -175,7 +175,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL... | --zoo] [--holdout] [--trace] [--steps N] [--warmup N]\n"
-     "                       [--min-time S] [--batch N] [--threads N] [--json]\n\n"
+     "                       [--min-time S] [--rounds N] [--batch N] [--threads N] [--json]\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
      "with a per-op trace, then prints and stores predicted s/iter, measured median s/iter\n"
      "(min..max), the error, the memory the run planned against its peak RSS, the error\n"
@@ -193,6 +193,11 @@ static const Command commands[] = {
      "                   exactly N): a model of millisecond steps is timed over seconds of\n"
      "                   a shared machine, not over one burst of its contention\n"
      "  --warmup N       untimed steps first (default 1)\n"
+     "  --rounds N       run each model N times, one pass over all the models per round, and\n"
+     "                   measure it by the median of its rounds' medians, as calibrate\n"
+     "                   --rounds prices kernels (default 1, at most 10): a stretch of a\n"
+     "                   shared machine's noise then sets no model's time; the validation\n"
+     "                   rows point at the round nearest that median, every run is stored\n"
      "  --batch N        batch size for every model (default: each model's)\n"
      CLI_NO_QUIRK_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},

@@ -183,7 +183,11 @@ fi
 together=$(sql "SELECT max(id) FROM calibration WHERE ranks = 2 AND mode NOT LIKE 'comm%'")
 # one process's predictions never price from it
 run predict-one-process 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 && expect predict-one-process "$T/out" "from calibration $one "
-if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threads 1 --json; then
+if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threads 1 --rounds 2 --json; then
+    # two rounds: two runs stored, the measurement the mean of their medians (median of two)
+    [ "$(sql "SELECT count(*) FROM run WHERE ranks = 2 AND model = 'p3b1'")" = 2 ] &&
+    [ "$(sql "SELECT abs(v.measured_s - (SELECT avg(median_s) FROM run WHERE ranks = 2 AND model = 'p3b1')) < 1e-12 FROM validation v WHERE v.ranks = 2")" = 1 ] &&
+        ok validate-np2-rounds || fail validate-np2-rounds "$(sql "SELECT id, median_s FROM run WHERE ranks = 2")"
     [ "$(json "json_extract(j, '\$[0].calibration_id')")" = "$together" ] && ok validate-np2-together ||
         fail validate-np2-together "calibration $(json "json_extract(j, '\$[0].calibration_id')"), expected $together"
     if [ "$(json "json_extract(j, '\$[0].ranks')")" = 2 ] && [ "$(json "json_extract(j, '\$[0].batch_per_rank')")" = 5 ] &&
