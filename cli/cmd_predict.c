@@ -261,8 +261,12 @@ int cmd_predict(int argc, char **argv, Cli *cli)
            fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32),
            batch * (po.ranks > 1 ? po.ranks : 1) / pred.iter_s);
     if (po.ranks > 1) {
+        char how[64] = "";
+        if (cal.sw.ranks > 1)
+            snprintf(how, sizeof how, "; compute measured by %d ranks at once%s", cal.sw.ranks,
+                     over > 1 ? ", one per core" : "");
         printf("  data-parallel: %d ranks on this machine, %d per rank (global batch %d)%s\n", po.ranks, batch,
-               batch * po.ranks, cal.sw.ranks > 1 ? "; compute measured by as many ranks at once" : "");
+               batch * po.ranks, how);
         if (over > 1)
             printf("  compute slowed %.2fx: %d ranks x %d threads share %ld cores\n", over, po.ranks, cli->threads,
                    sysconf(_SC_NPROCESSORS_ONLN));

@@ -364,13 +364,17 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             json_print(arr);
         } else {
             char b[6][32];
+            char how[96];
+            if (cal.sw.ranks > 1 && over > 1)
+                snprintf(how, sizeof how, "measured by %d ranks at once, one per core, slowed by the cores' "
+                         "oversubscription", cal.sw.ranks);
+            else
+                snprintf(how, sizeof how, "%s", cal.sw.ranks > 1 ? "measured by as many ranks at once"
+                                                : over > 1        ? "one process's, slowed by the cores' oversubscription"
+                                                                  : "one process's");
             printf("data-parallel validation: %d ranks (%d on this node) x %d threads, %s scaling, compute from "
                    "calibration %lld (%s), allreduce from the communication calibration (%s)\n",
-                   ranks, local, cli->threads, scaling, (long long)cal.id,
-                   cal.sw.ranks > 1 ? "measured by as many ranks at once"
-                   : over > 1        ? "one process's, slowed by the cores' oversubscription"
-                                     : "one process's",
-                   comm_library());
+                   ranks, local, cli->threads, scaling, (long long)cal.id, how, comm_library());
             if (over > 1)
                 printf("  oversubscription: %d ranks x %d threads on %ld cores = %.2f\n", local, cli->threads,
                        sysconf(_SC_NPROCESSORS_ONLN), over);

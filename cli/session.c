@@ -48,14 +48,32 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
 int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int local_ranks, CalibrationRow *cal,
                            CostModel **cm, double *over)
 {
-    int rc = local_ranks > 1 ? db_calibration_latest_ranks(db, m->id, cli->threads, local_ranks, cal) : DB_NOT_FOUND;
+    /* An oversubscribed node time-shares its cores, and a calibration measured by as many
+     * ranks mis-times it: a kernel shorter than a time slice mostly runs between
+     * preemptions (alexnet-owt's 1.8 ms GEMMs ran 7 ms in steps at np=4 on 2 cores), and
+     * the ranks that finish their samples first leave the others alone on the cores (a
+     * convolution's samples ranged from 36 to 78 ms). So the per-rank speed is taken
+     * with one rank per core (the node full, not oversubscribed) and shared out. */
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const int cores = online > 0 ? (int)online : 1, full = cores / cli->threads;
+    const bool oversubscribed = (long)local_ranks * cli->threads > cores;
+    int rc = DB_NOT_FOUND;
+    if (oversubscribed && full > 1) {
+        rc = db_calibration_latest_ranks(db, m->id, cli->threads, full, cal);
+        if (rc == 0)
+            *over = (double)local_ranks / full;
+    }
+    if (rc == DB_NOT_FOUND && local_ranks > 1) {
+        rc = db_calibration_latest_ranks(db, m->id, cli->threads, local_ranks, cal);
+        if (rc == 0)
+            *over = 1; /* measured as the job runs */
+    }
     if (rc < 0)
         return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     if (rc == DB_NOT_FOUND) { /* one process's speeds, the cores shared out */
         *over = session_oversubscription(local_ranks, cli->threads);
         return session_calibration(cli, db, m, cal, cm);
     }
-    *over = 1; /* measured as the job runs */
     warn_threading(cal);
     char err[512];
     *cm = cm_load(db, cal->id, err, sizeof err);

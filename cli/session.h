@@ -17,9 +17,12 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
 int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const Plan *p,
                     PredictionRow *pred, OpTimeRow **ops);
 
-/* The calibration a data-parallel job with local_ranks ranks on this node is priced from:
- * one its ranks measured at once (calibrate under mpirun -np local_ranks; *over = 1), else
- * the one-process calibration with *over = the oversubscription of the cores. */
+/* The calibration a data-parallel job with local_ranks ranks on this node is priced from.
+ * On an oversubscribed node (ranks x threads > cores): one measured by as many ranks as
+ * fill the cores (calibrate under mpirun -np cores/threads), *over = local_ranks / those
+ * (the time-sharing modelled, not measured). Else, or without one: one its ranks measured
+ * at once (calibrate under mpirun -np local_ranks; *over = 1); else the one-process
+ * calibration with *over = the oversubscription of the cores. */
 int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int local_ranks, CalibrationRow *cal,
                            CostModel **cm, double *over);
 /* Data-parallel on this machine: the plan (one rank's share of the batch) priced as

@@ -200,5 +200,20 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
         ok validate-np2-stored
     else fail validate-np2-stored "$(sql "SELECT * FROM validation")"; fi
 fi
+# np=4 once the 2-rank calibration exists: on a 2-core node (oversubscribed) it prices the
+# per-rank speed from the ranks that fill the cores, shared out 4/2; with 4 or more cores
+# nothing is oversubscribed and no 4-rank calibration exists: one process's
+cores=$(getconf _NPROCESSORS_ONLN)
+if run validate-np4-full-node 0 mpi 4 "$DLPERF" validate p3b1 --batch 20 --steps 3 --threads 1 --json; then
+    case $cores in
+    1) want="$one 4" ;;
+    2) want="$together 2" ;;
+    3) want="$one 1.33" ;;
+    *) want="$one 1" ;;
+    esac
+    got=$(json "json_extract(j, '\$[0].calibration_id') || ' ' || round(json_extract(j, '\$[0].oversubscription'), 2)")
+    [ "$got" = "$want" ] || [ "$got" = "$want.0" ] && ok validate-np4-full-node-calibration ||
+        fail validate-np4-full-node-calibration "calibration and oversubscription $got, expected $want on $cores cores"
+fi
 run validate-scaling-needs-mpi 2 "$DLPERF" validate p3b1 --scaling weak &&
     expect validate-scaling-needs-mpi "$T/err" "run validate under mpirun"
