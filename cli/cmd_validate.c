@@ -143,6 +143,20 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
     return rc;
 }
 
+/* The median of n rounds' medians, and the round nearest it (the representative). */
+static int representative_round(const double *medians, int n, double *measured)
+{
+    double sorted[MB_MAX_ROUNDS];
+    memcpy(sorted, medians, (size_t)n * sizeof *medians);
+    gsl_sort(sorted, 1, (size_t)n);
+    *measured = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)n);
+    int rep = 0;
+    for (int k = 1; k < n; k++)
+        if (fabs(medians[k] - *measured) < fabs(medians[rep] - *measured))
+            rep = k;
+    return rep;
+}
+
 /* The measured time of a model run in several rounds spread over the validation: the median
  * of the rounds' medians (the calibration prices its kernels the same way), so that a
  * stretch of the shared machine's noise that catches one round does not set it. The
@@ -156,15 +170,8 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
         lo = fmin(lo, res->round[k].run.row.min_s);
         hi = fmax(hi, res->round[k].run.row.max_s);
     }
-    double sorted[MB_MAX_ROUNDS];
-    memcpy(sorted, med, (size_t)n * sizeof *med);
-    gsl_sort(sorted, 1, (size_t)n);
-    const double measured = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)n);
-    int rep = 0;
-    for (int k = 1; k < n; k++)
-        if (fabs(med[k] - measured) < fabs(med[rep] - measured))
-            rep = k;
-    const RoundRun *r = &res->round[rep];
+    double measured;
+    const RoundRun *r = &res->round[representative_round(med, n, &measured)];
     for (int h = 0; h < 2; h++) {
         if (!res->pred[h])
             continue;
@@ -307,20 +314,14 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
     int done = 0;
     for (int i = 0; root && i < predicted && res[i].nrounds > 0 && rc == 0; i++, done++) {
         DpResult *r = &res[i];
-        double sorted[MB_MAX_ROUNDS];
-        for (int k = 0; k < r->nrounds; k++)
-            sorted[k] = r->round[k].iter_s;
-        gsl_sort(sorted, 1, (size_t)r->nrounds);
-        const double measured = gsl_stats_median_from_sorted_data(sorted, 1, (size_t)r->nrounds);
-        int rep = 0;
+        double med[MB_MAX_ROUNDS];
         r->meas_min_s = INFINITY;
         for (int k = 0; k < r->nrounds; k++) {
-            if (fabs(r->round[k].iter_s - measured) < fabs(r->round[rep].iter_s - measured))
-                rep = k;
+            med[k] = r->round[k].iter_s;
             r->meas_min_s = fmin(r->meas_min_s, r->round[k].min_s);
             r->meas_max_s = fmax(r->meas_max_s, r->round[k].max_s);
         }
-        r->meas_s = measured;
+        const int rep = representative_round(med, r->nrounds, &r->meas_s);
         r->meas_compute_s = r->round[rep].compute_s;
         r->meas_allreduce_s = r->round[rep].allreduce_s;
         ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
