@@ -69,6 +69,15 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     return EXIT_USAGE;
 }
 
+/* ", round R/N" for the progress line when there are rounds, else "". */
+static const char *round_label(char *buf, size_t len, int round, int rounds)
+{
+    buf[0] = 0;
+    if (rounds > 1)
+        snprintf(buf, len, ", round %d/%d", round + 1, rounds);
+    return buf;
+}
+
 /* One model's validation: predictions (full, and holdout when asked), then its runs, one per
  * round, then the rows. */
 typedef struct {
@@ -263,12 +272,11 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         for (int i = 0; i < nm && rc == 0; i++) {
             DpResult *r = &res[i];
             if (root) {
-                char of_rounds[32] = "";
-                if (vo->rounds > 1)
-                    snprintf(of_rounds, sizeof of_rounds, ", round %d/%d", round + 1, vo->rounds);
+                char of_rounds[32];
                 fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d%s): %straining %d+%d steps "
                                 "(timed: at least %g s)...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
-                        of_rounds, round == 0 ? "predicting, then " : "", vo->warmup, vo->steps, vo->min_time_s);
+                        round_label(of_rounds, sizeof of_rounds, round, vo->rounds),
+                        round == 0 ? "predicting, then " : "", vo->warmup, vo->steps, vo->min_time_s);
             }
             if (round == 0) {
                 Plan plan;
@@ -753,13 +761,11 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     for (int round = 0; round < vo.rounds && rc == 0; round++)
         for (int i = 0; i < nm && rc == 0; i++) {
             ModelResult *r = &res[i];
-            char of_rounds[32] = "";
-            if (vo.rounds > 1)
-                snprintf(of_rounds, sizeof of_rounds, ", round %d/%d", round + 1, vo.rounds);
+            char of_rounds[32];
             if (!cli->json)
                 fprintf(stderr, "validate: %s at batch %d (%d/%d%s): %straining %d+%d steps (timed: at least %g s)...\n",
-                        r->m->name, r->batch, i + 1, nm, of_rounds, round == 0 ? "predicting, then " : "", vo.warmup,
-                        vo.steps, vo.min_time_s);
+                        r->m->name, r->batch, i + 1, nm, round_label(of_rounds, sizeof of_rounds, round, vo.rounds),
+                        round == 0 ? "predicting, then " : "", vo.warmup, vo.steps, vo.min_time_s);
             if (round == 0) {
                 if ((rc = validate_predict(cli, db, &cal, cm, &vo, r)))
                     break;

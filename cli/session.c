@@ -45,6 +45,12 @@ int session_calibration(const Cli *cli, Db *db, const MachineRow *m, Calibration
     return 0;
 }
 
+static int online_cores(void)
+{
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int local_ranks, CalibrationRow *cal,
                            CostModel **cm, double *over)
 {
@@ -54,8 +60,7 @@ int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int loca
      * the ranks that finish their samples first leave the others alone on the cores (a
      * convolution's samples ranged from 36 to 78 ms). So the per-rank speed is taken
      * with one rank per core (the node full, not oversubscribed) and shared out. */
-    const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    const int cores = online > 0 ? (int)online : 1, full = cores / cli->threads;
+    const int cores = online_cores(), full = cores / cli->threads;
     const bool oversubscribed = (long)local_ranks * cli->threads > cores;
     int rc = DB_NOT_FOUND;
     if (oversubscribed && full > 1) {
@@ -102,8 +107,7 @@ int session_predict(const Cli *cli, const CostModel *cm, const CalibrationRow *c
 
 double session_oversubscription(int local_ranks, int threads)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    double f = (double)local_ranks * threads / (double)(cores > 0 ? cores : 1);
+    double f = (double)local_ranks * threads / (double)online_cores();
     return f > 1 ? f : 1;
 }
 
