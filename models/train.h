@@ -30,8 +30,9 @@ typedef struct {
 typedef struct {
     double compute_s; /* forward, backward and update ops (with buckets: and starting and
                          progressing their allreduces between the backward ops) */
-    double wait_s;    /* waiting for the slowest rank before the gradient sum (a barrier;
-                         0 with buckets: there the wait is inside comm_s) */
+    double wait_s;    /* in the barriers around the gradient sum: for the slowest rank
+                         before it, for the last rank out of it after (0 with buckets:
+                         there the wait is inside comm_s) */
     double comm_s;    /* the gradient allreduce; with buckets the part not hidden behind
                          backward (waiting for the last sums). The 1/P scaling is compute. */
 } StepTimes;
