@@ -578,14 +578,17 @@ double mb_kernel_share_bytes(const OpDesc *d, int ranks)
 }
 
 /* 0, or MB_DOES_NOT_FIT when the kernel's buffers exceed this process's share of the
- * memory: what is available (with the idle pool given back) divided by the ranks on this
- * node, which allocate the same buffers at the same moment. Pages are only counted once
- * they are touched, so a check per buffer as it is allocated would pass on every rank and
- * leave the filling to the OOM killer (np=4 calibrations of P1B1's 0.9 GiB updates died so). */
+ * memory: what is available divided by the ranks on this node, which allocate the same
+ * buffers at the same moment; the idle pool is given back first where that share is too
+ * small. Pages are only counted once they are touched, so a check per buffer as it is
+ * allocated would pass on every rank and leave the filling to the OOM killer (np=4
+ * calibrations of P1B1's 0.9 GiB updates died so). The pool counts as available only once
+ * it is given back: counted while kept, two ranks each held ~5.7 GiB of idle pool plus new
+ * buffers sized against it, and an np=2 calibration of 23 GiB died at 12.4 GiB on rank 0. */
 static int buffers_fit(const OpDesc *d, char *err, size_t errlen)
 {
     const double ranks = comm_env_local_size(), need = mb_kernel_share_bytes(d, (int)ranks);
-    double share = (mem_available() + pool_bytes()) / ranks;
+    double share = mem_available() / ranks;
     if (need <= 0.9 * share)
         return 0;
     while (pool_n > 0)
