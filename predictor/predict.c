@@ -41,10 +41,11 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
 /* ---- the cache model ----
  * How warm an op's bytes are when it starts. A byte of one of its buffers was last used
  * by some op before it in the step (or, wrapping around, in the previous step); the
- * traffic since then (everything the ops in between touched, plus this op's own bytes) is
- * its reuse distance, and cm_warmth turns that into the share of the calibration's
- * cold-to-warm speed-up it keeps: all of it while the distance is no more than the op's
- * own bytes' (how the warm time was measured), less as the calibration's handoff curve
+ * traffic since then (everything the ops in between touched, workspace included, plus
+ * this op's own bytes) is its reuse distance, and cm_warmth turns that into the share of
+ * the calibration's cold-to-warm speed-up it keeps: all of it while the distance is no
+ * more than the op's own bytes' (how the warm time was measured), less as the
+ * calibration's handoff curve
  * (data read back after that much was written) slows towards DRAM, none from DRAM on.
  * Measured against the zoo (validate --zoo, issue 4): with a plain capacity (a byte in
  * cache or not) and the warm time, batch norm, bias, activation backward and channel
@@ -54,9 +55,12 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
  * pass earlier) not. Bytes are summed, not deduplicated (a buffer touched twice counts
  * twice), so the distance is an upper bound and the model errs towards cold. The input
  * batch is a new one every step: its first use in a step is cold. */
-static double op_bytes(const PlanOp *o)
+static double op_traffic(const PlanOp *o)
 {
-    double t = 0;
+    /* the workspace too: a convolution's column matrices (up to a few MB per thread,
+     * rewritten for every image) pass through the cache between its output and the next
+     * op as surely as its buffers do */
+    double t = (double)op_workspace_bytes(&o->desc);
     for (int k = 0; k < o->nbuf; k++)
         t += (double)o->buf[k].bytes;
     return t;
@@ -109,11 +113,11 @@ static double buffer_warm_bytes(const Plan *p, const CostModel *cm, int i, const
         if (j < 0 && b->arena == ARENA_INPUT)
             break; /* last step's batch */
         const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
-        const double warmth = cm_warmth(cm, own, 0.5 * own + between + 0.5 * op_bytes(q));
+        const double warmth = cm_warmth(cm, own, 0.5 * own + between + 0.5 * op_traffic(q));
         for (int l = 0; l < q->nbuf; l++)
             if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0)
                 hit += warmth * spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
-        between += op_bytes(q);
+        between += op_traffic(q);
     }
     return hit;
 }
@@ -122,7 +126,7 @@ void pred_cache_fractions(const Plan *p, const CostModel *cm, double *cached)
 {
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
-        const double own = op_bytes(o);
+        const double own = op_traffic(o);
         double total = 0, hit = 0;
         for (int k = 0; k < o->nbuf; k++) {
             const BufRef *b = &o->buf[k];

@@ -491,6 +491,45 @@ static void test_cache_fractions_by_byte_range(void **state)
     plan_free(&p);
 }
 
+/* A convolution's workspace is traffic too: its column matrices pass through the cache
+ * between the convolution writing its output and batch norm reading it. In a cache that
+ * holds the distance counting buffers only, that output is not found; in one that holds
+ * the workspace as well, it is. */
+static const LayerSpec conv_bn_layers[] = {
+    {.kind = LAYER_CONV2D, .name = "conv", .inputs = {-1}, .act = ACTIVATION_NONE,
+     .u.conv = {.filters = 8, .kh = 3, .kw = 3, .stride = 1, .pad = PAD_SAME, .groups = 1, .no_bias = true}},
+    {.kind = LAYER_BATCHNORM, .name = "bn", .inputs = {0}, .act = ACT_RELU, .u.bn = {.eps = 1e-5f, .momentum = 0.9f}},
+    {.kind = LAYER_DENSE, .name = "fc", .inputs = {1}, .act = ACTIVATION_NONE, .u.dense = {.units = 4}},
+};
+static const ModelSpec conv_bn = {.name = "conv-bn", .input = {.rank = 3, .d = {3, 16, 16}},
+                                  .layers = conv_bn_layers, .nlayers = 3, .loss = LOSS_MSE,
+                                  .opt = {.kind = OPT_SGD, .lr = 1e-3f}, .data = DATA_EXPRESSION};
+
+static void test_cache_distance_counts_workspace(void **state)
+{
+    (void)state;
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(&conv_bn, 4, &p, err, sizeof err), 0);
+    const int c = 0, bn = 1;
+    assert_true(p.ops[c].desc.kind == OP_CONV2D && p.ops[c].desc.phase == PHASE_FWD);
+    assert_true(p.ops[bn].desc.kind == OP_BATCHNORM && p.ops[bn].desc.phase == PHASE_FWD);
+    const double ws = (double)op_workspace_bytes(&p.ops[c].desc), bn_bytes = plan_op_bytes(&p.ops[bn]);
+    const double y = (double)p.ops[c].buf[0].bytes; /* the convolution's output, batch norm's input */
+    assert_true(ws > 0);
+    const double buffers_only = 0.5 * bn_bytes + 0.5 * plan_op_bytes(&p.ops[c]);
+    double without[16], with[16];
+    assert_true(p.nops <= 16);
+    CostModel *cm = cache_only(buffers_only);
+    pred_cache_fractions(&p, cm, without);
+    cm_free(cm);
+    cm = cache_only(buffers_only + 0.5 * ws);
+    pred_cache_fractions(&p, cm, with);
+    cm_free(cm);
+    assert_true(with[bn] - without[bn] > y / bn_bytes - 1e-9);
+    plan_free(&p);
+}
+
 /* cm_warmth from the calibration's curves: the share of the cold-to-warm speed-up a byte
  * keeps is (a(DRAM) - a(distance)) / (a(DRAM) - a(own)), a() the time per byte, a(own)
  * from the read curve (the warm time re-reads the op's data) and a(distance) from the
@@ -575,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_cache_prices_between_cold_and_warm),
         cmocka_unit_test(test_cache_fractions),
         cmocka_unit_test(test_cache_fractions_by_byte_range),
+        cmocka_unit_test(test_cache_distance_counts_workspace),
         cmocka_unit_test(test_warmth_from_curves),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
