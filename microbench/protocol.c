@@ -283,7 +283,20 @@ static void pool_give(void *p, size_t cap)
  * has read a buffer of twice the LLC (untimed): their operands start in DRAM, as in a step.
  * Compute-bound kinds (GEMM, convolution, sparse GEMM, the FMA peak) and the bandwidth
  * benchmarks of each memory level (membw, STREAM) keep warm repetitions, and so do pooling
- * and LRN, which in steps run on activations the previous op just wrote. */
+ * and LRN, which in steps run on activations the previous op just wrote. A GEMM with a
+ * dimension as small as a small batch is memory-bound, though: below GEMM_COLD_INTENSITY
+ * it is timed cold like the memory-bound kinds. Measured (alexnet-owt at 16 per rank, np=2
+ * --threads 1, traced against a warm calibration): the fully connected layers'
+ * weight-gradient GEMMs (4096x4096x16, 9216x4096x16, a 64-151 MB output written from
+ * cold) ran 22-59% slower in steps than their warm repetitions, the GEMMs 12% in all; one
+ * process alone, flushed, 4096x4096x16 took 9.2 ms against 7.6 ms warm. */
+enum { GEMM_COLD_INTENSITY = 16 }; /* FLOPs per byte moved; this VM's DRAM balance is ~9 */
+
+static bool gemm_memory_bound(const OpDesc *d)
+{
+    const OpCost c = op_cost(d);
+    return d->kind == OP_GEMM && c.bytes > 0 && c.flops < GEMM_COLD_INTENSITY * c.bytes;
+}
 /* ---- fresh inputs ----
  * An activation reads the tensor the op before it has just written (a convolution or GEMM
  * and its bias, a batch norm; in backward, the gradient the layer above produced): partly
@@ -313,6 +326,8 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
         return SAMPLE_FRESH;
     if (d->kind == OP_MEMBW && d->u.membw.kind == MEMBW_HANDOFF)
         return SAMPLE_HANDOFF;
+    if (gemm_memory_bound(d))
+        return bytes < 2.0 * (double)mb_llc_bytes() ? SAMPLE_COLD : SAMPLE_WARM;
     switch (d->kind) {
     case OP_GEMM: case OP_CONV2D: case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
     case OP_POOL2D: case OP_LRN:

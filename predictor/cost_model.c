@@ -493,7 +493,10 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
 
 /* The warm-to-cold time ratio at x0: the Gaussian-weighted (bandwidth h, the fit's) mean
  * of log(warm / cold) over the group's points that were timed both ways; 1 if none
- * carries weight (the group was timed warm only: compute-bound kinds, pooling). */
+ * carries weight (the group was timed warm only: convolutions, pooling). GEMM mixes both:
+ * the memory-bound ones are timed cold, the others warm, where the cache changes little,
+ * so there a warm-only point counts as a ratio of 1 (a large GEMM's neighbours are then
+ * large GEMMs, not the distant skinny ones). */
 static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
 {
     int cols[MAX_FEAT] = {0};
@@ -502,7 +505,8 @@ static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
     double sw = 0, swy = 0;
     for (int i = 0; i < f->n; i++) {
         const Entry *e = &cm->e[f->idx[i]];
-        if (e->warm_s <= 0)
+        const bool warm_only_is_1 = e->desc.kind == OP_GEMM;
+        if (e->warm_s <= 0 && !warm_only_is_1)
             continue;
         double d2 = 0;
         for (int q = 0; q < nf; q++) {
@@ -511,7 +515,7 @@ static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
         }
         const double w = exp(-0.5 * d2 / (f->h * f->h));
         sw += w;
-        swy += w * log(e->warm_s / e->median_s);
+        swy += w * log(e->warm_s > 0 ? e->warm_s / e->median_s : 1.0);
     }
     return sw > 1e-12 ? exp(swy / sw) : 1.0;
 }

@@ -151,6 +151,27 @@ static void test_time_op_gemm(void **state)
     check_time_op(&nt_acc);
 }
 
+/* A GEMM with a dimension as small as a small batch moves more bytes than it has FLOPs to
+ * hide them behind: it is timed cold, with its warm time kept for the cache model, as the
+ * memory-bound kinds are; a cube keeps its warm repetitions. */
+static void test_time_op_gemm_cold_when_memory_bound(void **state)
+{
+    (void)state;
+    MbProtocol p = fast_protocol();
+    double samples[64];
+    MeasurementRow m;
+    char err[256] = "";
+    OpDesc skinny = op_gemm(PHASE_BWD_WEIGHTS, 256, 256, 4, true, false, 0.0f);
+    assert_true(op_cost(&skinny).flops < 16 * op_cost(&skinny).bytes);
+    assert_int_equal(mb_time_op(&skinny, &p, 1, &m, samples, err, sizeof err), 0);
+    assert_true(m.validated && m.warm_s > 0.0);
+    OpDesc cube = op_gemm(PHASE_FWD, 128, 128, 128, false, false, 0.0f);
+    assert_true(op_cost(&cube).flops > 16 * op_cost(&cube).bytes);
+    assert_int_equal(mb_time_op(&cube, &p, 1, &m, samples, err, sizeof err), 0);
+    assert_true(m.validated);
+    assert_float_equal(m.warm_s, 0.0, 0.0);
+}
+
 static void test_time_op_conv(void **state)
 {
     (void)state;
@@ -819,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_stats_ci_symmetric_and_t_quantile),
         cmocka_unit_test(test_timer),
         cmocka_unit_test(test_time_op_gemm),
+        cmocka_unit_test(test_time_op_gemm_cold_when_memory_bound),
         cmocka_unit_test(test_time_op_conv),
         cmocka_unit_test(test_time_op_eltwise),
         cmocka_unit_test(test_list_gemm_deepbench),
