@@ -140,10 +140,12 @@ if run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,model-op,strea
     n=$(sql "SELECT count(*) FROM measurement_full WHERE validated=1 AND blas_core<>'' AND cpu_model<>'' AND git_commit<>'' AND compiler<>'' AND threads>0")
     [ "$n" -gt 5 ] && ok calibrate-fingerprinted || fail calibrate-fingerprinted "$n fingerprinted rows"
     [ "$(sql "SELECT count(*) FROM sample")" -gt "$n" ] && ok calibrate-samples || fail calibrate-samples "samples not stored"
-    # the cache model's inputs: the LLC flushed, and warm times of the kernels timed cold (not of GEMMs)
+    # the cache model's inputs: the LLC flushed, and warm times of the kernels timed cold
+    # (of GEMMs only the memory-bound ones, under 16 FLOPs per byte: batch 4's)
     [ "$(sql "SELECT llc_bytes > 0 FROM calibration")" = 1 ] &&
     [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'lstm_cell' AND warm_s > 0")" -ge 1 ] &&
-    [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'gemm' AND warm_s > 0")" = 0 ] &&
+    [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'gemm' AND warm_s > 0 AND flops >= 16 * bytes")" = 0 ] &&
+    [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'gemm' AND warm_s > 0 AND flops < 16 * bytes")" -ge 1 ] &&
         ok calibrate-warm-times || fail calibrate-warm-times "$(sql "SELECT kind, warm_s FROM measurement LIMIT 8")"
 fi
 if run predict-exact 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
