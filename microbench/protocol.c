@@ -295,7 +295,7 @@ enum { GEMM_COLD_INTENSITY = 16 }; /* FLOPs per byte moved; this VM's DRAM balan
 static bool gemm_memory_bound(const OpDesc *d)
 {
     const OpCost c = op_cost(d);
-    return d->kind == OP_GEMM && c.bytes > 0 && c.flops < GEMM_COLD_INTENSITY * c.bytes;
+    return c.bytes > 0 && c.flops < GEMM_COLD_INTENSITY * c.bytes;
 }
 /* ---- fresh inputs ----
  * An activation reads the tensor the op before it has just written (a convolution or GEMM
@@ -326,15 +326,18 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
         return SAMPLE_FRESH;
     if (d->kind == OP_MEMBW && d->u.membw.kind == MEMBW_HANDOFF)
         return SAMPLE_HANDOFF;
-    if (gemm_memory_bound(d))
-        return bytes < 2.0 * (double)mb_llc_bytes() ? SAMPLE_COLD : SAMPLE_WARM;
     switch (d->kind) {
-    case OP_GEMM: case OP_CONV2D: case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
+    case OP_GEMM:
+        if (gemm_memory_bound(d))
+            break; /* as the memory-bound kinds */
+        return SAMPLE_WARM;
+    case OP_CONV2D: case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
     case OP_POOL2D: case OP_LRN:
         return SAMPLE_WARM;
     default:
-        return bytes < 2.0 * (double)mb_llc_bytes() ? SAMPLE_COLD : SAMPLE_WARM;
+        break;
     }
+    return bytes < 2.0 * (double)mb_llc_bytes() ? SAMPLE_COLD : SAMPLE_WARM;
 }
 
 static uint64_t *flush_buf;

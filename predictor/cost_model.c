@@ -505,8 +505,7 @@ static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
     double sw = 0, swy = 0;
     for (int i = 0; i < f->n; i++) {
         const Entry *e = &cm->e[f->idx[i]];
-        const bool warm_only_is_1 = e->desc.kind == OP_GEMM;
-        if (e->warm_s <= 0 && !warm_only_is_1)
+        if (e->warm_s <= 0 && e->desc.kind != OP_GEMM)
             continue;
         double d2 = 0;
         for (int q = 0; q < nf; q++) {

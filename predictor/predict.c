@@ -45,8 +45,8 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
  * this op's own bytes) is its reuse distance, and cm_warmth turns that into the share of
  * the calibration's cold-to-warm speed-up it keeps: all of it while the distance is no
  * more than the op's own bytes' (how the warm time was measured), less as the
- * calibration's handoff curve
- * (data read back after that much was written) slows towards DRAM, none from DRAM on.
+ * calibration's handoff curve (data read back after that much was written) slows towards
+ * DRAM, none from DRAM on.
  * Measured against the zoo (validate --zoo, issue 4): with a plain capacity (a byte in
  * cache or not) and the warm time, batch norm, bias, activation backward and channel
  * copy ran 11-43% slower in steps than priced. Reuse is tracked per byte range,
