@@ -289,14 +289,23 @@ static void pool_give(void *p, size_t cap)
  * --threads 1, traced against a warm calibration): the fully connected layers'
  * weight-gradient GEMMs (4096x4096x16, 9216x4096x16, a 64-151 MB output written from
  * cold) ran 22-59% slower in steps than their warm repetitions, the GEMMs 12% in all; one
- * process alone, flushed, 4096x4096x16 took 9.2 ms against 7.6 ms warm. */
+ * process alone, flushed, 4096x4096x16 took 9.2 ms against 7.6 ms warm.
+ * Convolutions below CONV_COLD_INTENSITY are timed cold too. ResNet-152 at batch 4
+ * (validate --zoo, issue 4) ran its convolutions 6-9% slower in steps than their warm
+ * repetitions: the largest miss of the zoo, 81 of its 146 ms. Flushed against warm, one
+ * process alone, the 333 convolution and GEMM keys of five zoo models (/tmp/exp/convcold.c
+ * in the issue's note), the convolutions' median penalty fell with intensity: +15% below 32
+ * FLOPs per byte, +7% at 32-64, +6% at 64-128, +3.5% at 128-256, +2.5% at 256-512, +1.4% at
+ * 512-1024. Above it (large DeepBench convolutions, seconds each) the warm time stands. */
 enum { GEMM_COLD_INTENSITY = 16 }; /* FLOPs per byte moved; this VM's DRAM balance is ~9 */
+enum { CONV_COLD_INTENSITY = 1024 };
 
-static bool gemm_memory_bound(const OpDesc *d)
+static bool below_intensity(const OpDesc *d, double flops_per_byte)
 {
     const OpCost c = op_cost(d);
-    return c.bytes > 0 && c.flops < GEMM_COLD_INTENSITY * c.bytes;
+    return c.bytes > 0 && c.flops < flops_per_byte * c.bytes;
 }
+
 /* ---- fresh inputs ----
  * An activation reads the tensor the op before it has just written (a convolution or GEMM
  * and its bias, a batch norm; in backward, the gradient the layer above produced): partly
@@ -328,10 +337,14 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
         return SAMPLE_HANDOFF;
     switch (d->kind) {
     case OP_GEMM:
-        if (gemm_memory_bound(d))
+        if (below_intensity(d, GEMM_COLD_INTENSITY))
             break; /* as the memory-bound kinds */
         return SAMPLE_WARM;
-    case OP_CONV2D: case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
+    case OP_CONV2D:
+        if (below_intensity(d, CONV_COLD_INTENSITY))
+            break;
+        return SAMPLE_WARM;
+    case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
     case OP_POOL2D: case OP_LRN:
         return SAMPLE_WARM;
     default:
@@ -684,9 +697,10 @@ static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
  * in the cache at that point of the step. */
 enum { MB_WARM_SAMPLES = 9 };
 
-static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, const MbProtocol *p, double *scratch)
+static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, int samples, const MbProtocol *p,
+                        double *scratch)
 {
-    int n = p->max_reps < MB_WARM_SAMPLES ? p->max_reps : MB_WARM_SAMPLES;
+    int n = p->max_reps < samples ? p->max_reps : samples;
     if (n < 1)
         n = 1;
     double *t = scratch; /* max_reps long */
@@ -801,8 +815,12 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
             break;
     }
     mb_row_stats(m, samples, reps, (int)inner, sorted);
-    if (kind == SAMPLE_COLD || kind == SAMPLE_FRESH)
-        m->warm_s = time_warm(d, &b, fresh, p, sorted);
+    if (kind == SAMPLE_COLD || kind == SAMPLE_FRESH) {
+        /* a long kernel (a large convolution timed cold) varies little: as few warm
+         * samples as its cold ones */
+        const bool long_kernel = p->long_s > 0 && t_one >= p->long_s;
+        m->warm_s = time_warm(d, &b, fresh, long_kernel ? p->long_min_reps : MB_WARM_SAMPLES, p, sorted);
+    }
 
     /* Validation, outside the timed region, by the checking rank (the others computed the
      * same thing on the same data; a wrong result there stops them all through the

@@ -493,10 +493,10 @@ static bool loess_at(const CostModel *cm, const Fit *f, const double *x0, int sk
 
 /* The warm-to-cold time ratio at x0: the Gaussian-weighted (bandwidth h, the fit's) mean
  * of log(warm / cold) over the group's points that were timed both ways; 1 if none
- * carries weight (the group was timed warm only: convolutions, pooling). GEMM mixes both:
- * the memory-bound ones are timed cold, the others warm, where the cache changes little,
- * so there a warm-only point counts as a ratio of 1 (a large GEMM's neighbours are then
- * large GEMMs, not the distant skinny ones). */
+ * carries weight (the group was timed warm only: pooling, sparse GEMM). GEMM and
+ * convolution mix both: those of low intensity are timed cold, the others warm, where the
+ * cache changes little, so there a warm-only point counts as a ratio of 1 (a large GEMM's
+ * neighbours are then large GEMMs, not the distant skinny ones). */
 static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
 {
     int cols[MAX_FEAT] = {0};
@@ -505,7 +505,7 @@ static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
     double sw = 0, swy = 0;
     for (int i = 0; i < f->n; i++) {
         const Entry *e = &cm->e[f->idx[i]];
-        if (e->warm_s <= 0 && e->desc.kind != OP_GEMM)
+        if (e->warm_s <= 0 && !(e->desc.kind == OP_GEMM || e->desc.kind == OP_CONV2D))
             continue;
         double d2 = 0;
         for (int q = 0; q < nf; q++) {

@@ -172,6 +172,22 @@ static void test_time_op_gemm_cold_when_memory_bound(void **state)
     assert_float_equal(m.warm_s, 0.0, 0.0);
 }
 
+/* A convolution of low intensity (a 1x1 over few channels, ~10 FLOPs per byte) is timed
+ * cold as well, with its warm time kept: in steps its data comes from where the ops
+ * before it left them. */
+static void test_time_op_conv_cold_when_low_intensity(void **state)
+{
+    (void)state;
+    MbProtocol p = fast_protocol();
+    double samples[64];
+    MeasurementRow m;
+    char err[256] = "";
+    OpDesc pointwise = op_conv2d_explicit(PHASE_FWD, 2, 16, 16, 16, 32, 1, 1, 1, 1, 0, 0, 1);
+    assert_true(op_cost(&pointwise).flops < 1024 * op_cost(&pointwise).bytes);
+    assert_int_equal(mb_time_op(&pointwise, &p, 1, &m, samples, err, sizeof err), 0);
+    assert_true(m.validated && m.warm_s > 0.0);
+}
+
 static void test_time_op_conv(void **state)
 {
     (void)state;
@@ -841,6 +857,7 @@ int main(void)
         cmocka_unit_test(test_timer),
         cmocka_unit_test(test_time_op_gemm),
         cmocka_unit_test(test_time_op_gemm_cold_when_memory_bound),
+        cmocka_unit_test(test_time_op_conv_cold_when_low_intensity),
         cmocka_unit_test(test_time_op_conv),
         cmocka_unit_test(test_time_op_eltwise),
         cmocka_unit_test(test_list_gemm_deepbench),
