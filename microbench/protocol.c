@@ -293,8 +293,8 @@ static void pool_give(void *p, size_t cap)
  * Convolutions below CONV_COLD_INTENSITY are timed cold too. ResNet-152 at batch 4
  * (validate --zoo, issue 4) ran its convolutions 6-9% slower in steps than their warm
  * repetitions: the largest miss of the zoo, 81 of its 146 ms. Flushed against warm, one
- * process alone, the 333 convolution and GEMM keys of five zoo models (/tmp/exp/convcold.c
- * in the issue's note), the convolutions' median penalty fell with intensity: +15% below 32
+ * process alone (a standalone harness; the table is in issue 4's notes), the convolution
+ * keys of five zoo models cost a median penalty that fell with intensity: +15% below 32
  * FLOPs per byte, +7% at 32-64, +6% at 64-128, +3.5% at 128-256, +2.5% at 256-512, +1.4% at
  * 512-1024. Above it (large DeepBench convolutions, seconds each) the warm time stands. */
 enum { GEMM_COLD_INTENSITY = 16 }; /* FLOPs per byte moved; this VM's DRAM balance is ~9 */
@@ -694,10 +694,12 @@ static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
  * sample right after the previous one (a fresh input is written again, untimed, before
  * each: an in-place backward activation repeated would decay into denormals). The
  * predictor's cache model prices each op between the two by how much of its data is still
- * in the cache at that point of the step. The warm samples stop early, after
- * MB_WARM_MIN_SAMPLES, once they add up to a tenth of the sampling time target: with the
- * convolutions timed cold as well, nine warm executions of each (and a flush before each
- * cold sample) took the default calibration from 685 s to 925 s. */
+ * in the cache at that point of the step. No warm-up: the last cold sample has just run
+ * the op, leaving its data where an execution leaves it. GEMMs and convolutions, whose
+ * times vary little, take MB_WARM_MIN_SAMPLES warm samples; the others stop early, after
+ * as many, once they add up to a tenth of the sampling time target: with the convolutions
+ * timed cold as well, nine warm executions of each and a flush before each cold sample
+ * took the default calibration from 685 s to 925 s. */
 enum { MB_WARM_SAMPLES = 9, MB_WARM_MIN_SAMPLES = 3 };
 
 static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, int samples, const MbProtocol *p,
@@ -708,12 +710,10 @@ static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, int samples, c
         n = 1;
     double *t = scratch; /* max_reps long */
     double spent = 0;
-    for (int i = -1; i < n; i++) { /* i = -1: a warm-up that brings the data back into cache */
+    for (int i = 0; i < n; i++) {
         if (fresh >= 0)
             memcpy(b->bufs[fresh], b->before[fresh], b->info[fresh].bytes);
         const double s = time_inner(d, b, 1);
-        if (i < 0)
-            continue;
         t[i] = s;
         spent += s;
         if (i + 1 >= MB_WARM_MIN_SAMPLES && spent >= 0.1 * p->target_s) {
@@ -826,15 +826,15 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
     }
     mb_row_stats(m, samples, reps, (int)inner, sorted);
     if (kind == SAMPLE_COLD || kind == SAMPLE_FRESH) {
-        /* a long kernel (a large convolution timed cold) varies little: as few warm
-         * samples as its cold ones; in rounds, each pass takes its share */
+        /* a long kernel varies little: as few warm samples as its cold ones; so do GEMMs
+         * and convolutions, at the minimum; in rounds, each pass takes its share */
         const bool long_kernel = p->long_s > 0 && t_one >= p->long_s;
+        const bool compute_kernel = d->kind == OP_GEMM || d->kind == OP_CONV2D;
         const int share = MB_WARM_SAMPLES / (p->rounds > 1 ? p->rounds : 1);
-        m->warm_s = time_warm(d, &b, fresh,
-                              long_kernel            ? p->long_min_reps
-                              : share > MB_WARM_MIN_SAMPLES ? share
-                                                     : MB_WARM_MIN_SAMPLES,
-                              p, sorted);
+        const int n = long_kernel                                     ? p->long_min_reps
+                      : compute_kernel || share < MB_WARM_MIN_SAMPLES ? MB_WARM_MIN_SAMPLES
+                                                                      : share;
+        m->warm_s = time_warm(d, &b, fresh, n, p, sorted);
     }
 
     /* Validation, outside the timed region, by the checking rank (the others computed the

@@ -172,7 +172,7 @@ static void test_time_op_gemm_cold_when_memory_bound(void **state)
     assert_float_equal(m.warm_s, 0.0, 0.0);
 }
 
-/* A convolution of low intensity (a 1x1 over few channels, ~10 FLOPs per byte) is timed
+/* A convolution of low intensity (a 1x1 over few channels, ~5 FLOPs per byte) is timed
  * cold as well, with its warm time kept: in steps its data comes from where the ops
  * before it left them. */
 static void test_time_op_conv_cold_when_low_intensity(void **state)
