@@ -336,13 +336,9 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
     if (d->kind == OP_MEMBW && d->u.membw.kind == MEMBW_HANDOFF)
         return SAMPLE_HANDOFF;
     switch (d->kind) {
-    case OP_GEMM:
-        if (below_intensity(d, GEMM_COLD_INTENSITY))
+    case OP_GEMM: case OP_CONV2D:
+        if (below_intensity(d, d->kind == OP_GEMM ? GEMM_COLD_INTENSITY : CONV_COLD_INTENSITY))
             break; /* as the memory-bound kinds */
-        return SAMPLE_WARM;
-    case OP_CONV2D:
-        if (below_intensity(d, CONV_COLD_INTENSITY))
-            break;
         return SAMPLE_WARM;
     case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
     case OP_POOL2D: case OP_LRN:

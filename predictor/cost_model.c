@@ -505,7 +505,7 @@ static double warm_ratio_at(const CostModel *cm, const Fit *f, const double *x0)
     double sw = 0, swy = 0;
     for (int i = 0; i < f->n; i++) {
         const Entry *e = &cm->e[f->idx[i]];
-        if (e->warm_s <= 0 && !(e->desc.kind == OP_GEMM || e->desc.kind == OP_CONV2D))
+        if (e->warm_s <= 0 && !compute_bound(e->desc.kind)) /* sparse GEMM: warm only, all 1 */
             continue;
         double d2 = 0;
         for (int q = 0; q < nf; q++) {
