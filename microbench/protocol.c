@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>     /* CLFLUSHOPT's feature bit */
+#include <immintrin.h> /* _mm_clflushopt */
+#endif
 
 /* Buffers are aligned for AVX-512 loads and so that no two buffers share a cache line. */
 enum { MB_ALIGN = 64 };
@@ -296,7 +300,9 @@ static void pool_give(void *p, size_t cap)
  * process alone (a standalone harness; the table is in issue 4's notes), the convolution
  * keys of five zoo models cost a median penalty that fell with intensity: +15% below 32
  * FLOPs per byte, +7% at 32-64, +6% at 64-128, +3.5% at 128-256, +2.5% at 256-512, +1.4% at
- * 512-1024. Above it (large DeepBench convolutions, seconds each) the warm time stands. */
+ * 512-1024. Above it (large DeepBench convolutions, seconds each) the warm time stands.
+ * A convolution's cold sample evicts the op's own data rather than flushing the whole
+ * cache (SAMPLE_EVICTED, below). */
 enum { GEMM_COLD_INTENSITY = 16 }; /* FLOPs per byte moved; this VM's DRAM balance is ~9 */
 enum { CONV_COLD_INTENSITY = 1024 };
 
@@ -327,7 +333,7 @@ static int fresh_input(const OpDesc *d)
  * 2-core Xeon VM this was written on, data just written reads at 40-45 GB/s at 8-16 MB
  * where the same data re-read (the read curve) gives 55 GB/s and DRAM 32: dirty lines
  * written by a producer are kept less than a working set read again. */
-typedef enum { SAMPLE_WARM, SAMPLE_COLD, SAMPLE_FRESH, SAMPLE_HANDOFF } SampleKind;
+typedef enum { SAMPLE_WARM, SAMPLE_COLD, SAMPLE_EVICTED, SAMPLE_FRESH, SAMPLE_HANDOFF } SampleKind;
 
 static SampleKind sample_kind(const OpDesc *d, double bytes)
 {
@@ -336,10 +342,14 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
     if (d->kind == OP_MEMBW && d->u.membw.kind == MEMBW_HANDOFF)
         return SAMPLE_HANDOFF;
     switch (d->kind) {
-    case OP_GEMM: case OP_CONV2D:
-        if (below_intensity(d, d->kind == OP_GEMM ? GEMM_COLD_INTENSITY : CONV_COLD_INTENSITY))
+    case OP_GEMM:
+        if (below_intensity(d, GEMM_COLD_INTENSITY))
             break; /* as the memory-bound kinds */
         return SAMPLE_WARM;
+    case OP_CONV2D:
+        return below_intensity(d, CONV_COLD_INTENSITY) && bytes < 2.0 * (double)mb_llc_bytes()
+                   ? SAMPLE_EVICTED
+                   : SAMPLE_WARM;
     case OP_SPMM: case OP_PEAK_FMA: case OP_MEMBW: case OP_STREAM:
     case OP_POOL2D: case OP_LRN:
         return SAMPLE_WARM;
@@ -369,6 +379,59 @@ void mb_flush_caches(void)
     for (size_t i = 0; i < flush_words; i += 8)
         sum += flush_buf[i];
     flush_sink = sum;
+}
+
+/* ---- evicting one op's data ----
+ * A cold sample wants the op's operands in DRAM. Reading twice the LLC (mb_flush_caches)
+ * does that for everything, in 17-20 ms on the 260 MiB-L3 Xeon VM this was written on:
+ * with ~7 cold samples of each of the default calibration's 664 convolutions, 80-90 s of
+ * its 15 minutes. CLFLUSHOPT over the op's own buffers and workspace costs what the op's
+ * data costs: 0.2-3 ms for the zoo's convolutions (4-100 MB). It also evicts more surely:
+ * over 62 of the zoo's convolution keys the median penalty against warm was +7.0% after
+ * it and +4.9% after the read flush, whose reads leave some of the op's lines in a cache
+ * that does not replace in strict LRU order. Kept for convolutions, whose time is far
+ * above a TLB refill: the small memory-bound ops pay for their TLB and instruction-cache
+ * misses in steps, which only the full flush reproduces, and small GEMMs timed both ways
+ * differed by tens of % either way. CLFLUSH, the x86-64 baseline, is ordered and took
+ * 10-170 ms for the same keys: without CLFLUSHOPT (and off x86) the full flush stands. */
+#if defined(__x86_64__) && defined(__GNUC__)
+static bool have_clflushopt(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        unsigned a, b, c, d;
+        known = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23)); /* CPUID.7.0:EBX.CLFLUSHOPT */
+    }
+    return known;
+}
+
+__attribute__((target("clflushopt"))) static void evict_range(const void *p, size_t bytes)
+{
+    const uintptr_t first = (uintptr_t)p & ~(uintptr_t)(MB_ALIGN - 1);
+    const uintptr_t end = (uintptr_t)p + bytes;
+    const long lines = (long)((end - first + MB_ALIGN - 1) / MB_ALIGN);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < lines; i++)
+        _mm_clflushopt((void *)(first + (uintptr_t)i * MB_ALIGN));
+    _mm_sfence(); /* the flushes complete before the timed op starts */
+}
+#else
+static bool have_clflushopt(void) { return false; }
+static void evict_range(const void *p, size_t bytes) { (void)p; (void)bytes; }
+#endif
+
+/* The op's buffers and workspace out of every cache level (the full flush where the CPU
+ * cannot). */
+static void evict_op_data(const MbBuffers *b)
+{
+    if (!have_clflushopt()) {
+        mb_flush_caches();
+        return;
+    }
+    for (int i = 0; i < b->n; i++)
+        evict_range(b->bufs[i], b->info[i].bytes);
+    if (b->ws)
+        evict_range(b->ws, b->ws_cap);
 }
 
 void mb_release(void)
@@ -659,12 +722,16 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
 /* ---- timing ---- */
 
 /* Caches as a sample of this kind starts: left as the last sample left them (warm), flushed
- * (cold), flushed and then the fresh input written (fresh), or flushed and then the
- * working set rewritten by every thread (handoff). */
+ * (cold), the op's own data evicted (evicted), flushed and then the fresh input written
+ * (fresh), or flushed and then the working set rewritten by every thread (handoff). */
 static void prepare_sample(const OpDesc *d, SampleKind kind, MbBuffers *b, int fresh)
 {
     if (kind == SAMPLE_WARM)
         return;
+    if (kind == SAMPLE_EVICTED) {
+        evict_op_data(b);
+        return;
+    }
     mb_flush_caches();
     if (kind == SAMPLE_FRESH)
         memcpy(b->bufs[fresh], b->before[fresh], b->info[fresh].bytes);
@@ -821,7 +888,7 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
             break;
     }
     mb_row_stats(m, samples, reps, (int)inner, sorted);
-    if (kind == SAMPLE_COLD || kind == SAMPLE_FRESH) {
+    if (kind == SAMPLE_COLD || kind == SAMPLE_EVICTED || kind == SAMPLE_FRESH) {
         /* a long kernel varies little: as few warm samples as its cold ones; so do GEMMs
          * and convolutions, at the minimum; in rounds, each pass takes its share */
         const bool long_kernel = p->long_s > 0 && t_one >= p->long_s;
