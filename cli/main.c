@@ -47,7 +47,7 @@ static const Command commands[] = {
      "ran on (threads, OpenBLAS kernels and how they were chosen). Ctrl-C marks the\n"
      "calibration interrupted; an interrupted calibration is never used for predictions.\n"
      "  --quick          a few shapes of each family (about a minute on 2 cores)\n"
-     "  (default)        DeepBench rows up to 100 GFLOP per kernel, full sweeps (~15 min)\n"
+     "  (default)        DeepBench rows up to 100 GFLOP per kernel, full sweeps (~13 min)\n"
      "  --full           DeepBench's complete lists (the largest GEMMs run 15 s each on 2 cores)\n"
      "  --only LIST      families to measure: " FAMILY_LIST_HELP "\n"
      "                   (default: all)\n"
