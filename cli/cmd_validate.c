@@ -216,6 +216,7 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
 typedef struct {
     double iter_s, min_s, max_s, compute_s, allreduce_s; /* the slowest rank's medians */
     int64_t run_id;
+    Drift drift; /* the model's reference ops just before the run, against the calibration */
 } DpRound;
 
 typedef struct {
@@ -225,7 +226,36 @@ typedef struct {
     DpRound round[MB_MAX_ROUNDS];
     int nrounds;
     double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s; /* the representative round's */
+    Drift drift;                     /* the representative round's */
+    OpDesc refs[2];                  /* drift references: the model's costliest exact compute and memory op */
+    int nrefs;
+    OpTimeRow *pops;                 /* rank 0: the prediction's ops (oversubscription applied) */
+    int nops;
 } DpResult;
+
+/* A data-parallel validation's drift references: of the ops the calibration measured
+ * exactly, the one with the largest predicted time in each class (GEMM or convolution;
+ * the rest). The calibration the prediction came from may hold none of session_drift's
+ * fixed shapes (a calibration of the model's ops alone), but it holds these. Indices into
+ * the plan, -1 where the class has none. */
+static void dp_drift_refs(const OpTimeRow *ops, int nops, int idx[2])
+{
+    idx[0] = idx[1] = -1;
+    for (int i = 0; i < nops; i++) {
+        if (strcmp(ops[i].source, "exact") != 0)
+            continue;
+        const int cls = strcmp(ops[i].kind, "gemm") == 0 || strcmp(ops[i].kind, "conv2d") == 0 ? 0 : 1;
+        if (idx[cls] < 0 || ops[i].time_s > ops[idx[cls]].time_s)
+            idx[cls] = i;
+    }
+}
+
+/* The prediction with its compute scaled by the representative round's drift (the
+ * allreduce as predicted: the step's own allreduce is what it is compared with). */
+static double dp_adjusted_s(const DpResult *r)
+{
+    return r->pops ? drift_adjusted_s(&r->drift, r->pops, r->nops) + r->pred.allreduce_s : r->pred.iter_s;
+}
 
 /* Every rank trains; rank 0 predicts first and compares, stores and prints. */
 static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const *models, int nm)
@@ -284,18 +314,27 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                     rc = cli_error(cli, EXIT_USAGE, "%s", err);
                     break;
                 }
-                OpTimeRow *pops = NULL;
+                int idx[2] = {-1, -1};
                 if (root) {
-                    rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &pops);
-                    if (rc == 0 && db_prediction_insert(db, &r->pred, pops, plan.nops) != 0)
+                    rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &r->pops);
+                    r->nops = plan.nops;
+                    if (rc == 0 && db_prediction_insert(db, &r->pred, r->pops, plan.nops) != 0)
                         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+                    if (rc == 0)
+                        dp_drift_refs(r->pops, r->nops, idx);
                 }
-                free(pops);
+                comm_bcast(idx, sizeof idx, 0); /* every rank times the same references */
+                for (int c = 0; c < 2; c++)
+                    if (idx[c] >= 0)
+                        r->refs[r->nrefs++] = plan.ops[idx[c]].desc;
                 plan_free(&plan);
                 if (rc)
                     break;
                 predicted++;
             }
+            Drift drift;
+            if ((rc = session_drift_ops(cli, cm, r->refs, r->nrefs, over, &drift)))
+                break;
             RunResult run;
             if ((rc = session_run_for(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
                                       &machine, scaling, 0, &run)))
@@ -312,6 +351,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 if (db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, NULL, 0, NULL, 0) != 0)
                     rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
                 k->run_id = run.row.id;
+                k->drift = drift;
             }
             run_result_free(&run);
             if (rc == 0)
@@ -332,13 +372,15 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         const int rep = representative_round(med, r->nrounds, &r->meas_s);
         r->meas_compute_s = r->round[rep].compute_s;
         r->meas_allreduce_s = r->round[rep].allreduce_s;
+        r->drift = r->round[rep].drift;
         ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
                            .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
                            .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
-                           .error_pct = 100 * (r->pred.iter_s - r->meas_s) / r->meas_s, .drift_compute = 1,
-                           .drift_memory = 1, .ranks = ranks, .predicted_allreduce_s = r->pred.allreduce_s,
+                           .error_pct = 100 * (r->pred.iter_s - r->meas_s) / r->meas_s,
+                           .drift_compute = r->drift.compute, .drift_memory = r->drift.memory, .ranks = ranks,
+                           .predicted_allreduce_s = r->pred.allreduce_s,
                            .measured_allreduce_s = r->meas_allreduce_s};
-        v.adjusted_error_pct = v.error_pct;
+        v.adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
         if (db_validation_insert(db, &v) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -368,6 +410,9 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 cJSON_AddNumberToObject(o, "measured_allreduce_s", r->meas_allreduce_s);
                 cJSON_AddNumberToObject(o, "allreduce_error_pct",
                                         100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s);
+                cJSON_AddNumberToObject(o, "drift_compute", r->drift.compute);
+                cJSON_AddNumberToObject(o, "drift_memory", r->drift.memory);
+                cJSON_AddNumberToObject(o, "adjusted_error_pct", 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s);
                 cJSON_AddItemToArray(arr, o);
             }
             json_print(arr);
@@ -387,23 +432,32 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             if (over > 1)
                 printf("  oversubscription: %d ranks x %d threads on %ld cores = %.2f\n", local, cli->threads,
                        sysconf(_SC_NPROCESSORS_ONLN), over);
-            printf("\n%-16s %6s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "model", "batch", "pred iter",
-                   "meas iter", "err", "pred comp", "meas comp", "err", "pred AR", "meas AR", "err");
+            printf("\n%-16s %6s %10s %10s %7s %10s %10s %7s %10s %10s %7s  %14s %8s\n", "model", "batch", "pred iter",
+                   "meas iter", "err", "pred comp", "meas comp", "err", "pred AR", "meas AR", "err", "drift c / m",
+                   "adjusted");
             for (int i = 0; i < done; i++) {
                 const DpResult *r = &res[i];
                 double pc = r->pred.iter_s - r->pred.allreduce_s;
-                printf("%-16s %6d %10s %10s %+6.1f%% %10s %10s %+6.1f%% %10s %10s %+6.1f%%%s\n", r->m->name,
+                printf("%-16s %6d %10s %10s %+6.1f%% %10s %10s %+6.1f%% %10s %10s %+6.1f%%  %+5.0f%% / %+4.0f%% "
+                       "%+7.1f%%%s\n", r->m->name,
                        r->batch * ranks, fmt_time(r->pred.iter_s, b[0], 32), fmt_time(r->meas_s, b[1], 32),
                        100 * (r->pred.iter_s - r->meas_s) / r->meas_s, fmt_time(pc, b[2], 32),
                        fmt_time(r->meas_compute_s, b[3], 32), 100 * (pc - r->meas_compute_s) / r->meas_compute_s,
                        fmt_time(r->pred.allreduce_s, b[4], 32), fmt_time(r->meas_allreduce_s, b[5], 32),
                        100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s,
+                       100 * (r->drift.compute - 1), 100 * (r->drift.memory - 1),
+                       100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s,
                        strcmp(r->pred.allreduce_source, "fitted") == 0 ? " (AR fitted)" : "");
             }
             printf("\niter: the slowest rank's step (median); comp: forward+backward+update, the slowest rank's "
-                   "median; AR: the gradients' allreduce, the slowest rank's median\n");
+                   "median; AR: the gradients' allreduce, the slowest rank's median\n"
+                   "drift c / m: the time of the model's costliest exactly calibrated GEMM or convolution / other op,\n"
+                   "timed by every rank at once just before the run, against the calibration (times the\n"
+                   "oversubscription); adjusted: the iteration's error with the compute scaled by them\n");
         }
     }
+    for (int i = 0; i < nm; i++)
+        free(res[i].pops);
     if (root) {
         cm_free(cm);
         comm_model_free(comm);

@@ -413,6 +413,48 @@ double session_runtime_bytes(void)
     return runtime;
 }
 
+int session_drift_ops(const Cli *cli, const CostModel *cm, const OpDesc *refs, int nrefs, double slowdown,
+                      Drift *out)
+{
+    enum { MAX_REFS = 8 };
+    if (nrefs > MAX_REFS)
+        nrefs = MAX_REFS;
+    /* the calibrated times (rank 0 holds the calibration; under mpirun every rank times the
+     * same references at once, as the calibration's ranks measured together) */
+    double calibrated[MAX_REFS] = {0};
+    for (int i = 0; cm && i < nrefs; i++)
+        calibrated[i] = cm_measured_s(cm, &refs[i]);
+    if (comm_active() && comm_size() > 1)
+        comm_bcast(calibrated, sizeof calibrated, 0);
+    double logsum[2] = {0, 0};
+    int n[2] = {0, 0};
+    MbProtocol p = mb_protocol(MB_QUICK);
+    double samples[64];
+    for (int i = 0; i < nrefs; i++) {
+        if (calibrated[i] <= 0)
+            continue;
+        MeasurementRow m;
+        char err[256];
+        if (mb_time_op(&refs[i], &p, cli->threads, &m, samples, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_FAIL, "drift reference: %s", err);
+        const int cls = refs[i].kind == OP_GEMM || refs[i].kind == OP_CONV2D ? 0 : 1;
+        logsum[cls] += log(m.median_s / (calibrated[i] * slowdown));
+        n[cls]++;
+    }
+    mb_release();
+    /* the run after this checks the node's available memory: no rank may still hold its
+     * references' buffers (rank 0 also its spot-check copies) when another checks. Seen at
+     * np=4 on 24 GiB: P1B1's update (2.7 GiB of parameters and gradients over the ranks)
+     * left too little for its run. */
+    if (comm_active() && comm_size() > 1) {
+        malloc_trim(0); /* under mpirun freed heap stays mapped (ops/comm.c) */
+        comm_barrier();
+    }
+    *out = (Drift){.compute = n[0] ? exp(logsum[0] / n[0]) : 1, .memory = n[1] ? exp(logsum[1] / n[1]) : 1,
+                   .ncompute = n[0], .nmemory = n[1]};
+    return 0;
+}
+
 int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
 {
     /* shapes every calibration mode measures: gemm-sweep's 1024 square, cnn-sweep's 56x56x64
@@ -422,27 +464,7 @@ int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
         op_gemm(PHASE_FWD, 1024, 1024, 1024, false, false, 0.0f), conv,
         op_act(PHASE_FWD, ACT_RELU, (size_t)1 << 22), op_copy(PHASE_FWD, (size_t)1 << 22),
         op_batchnorm(PHASE_FWD, 32, 64, 56 * 56, 1e-3f, 0.99f, true)};
-    enum { NREFS = sizeof refs / sizeof refs[0] };
-    double logsum[2] = {0, 0};
-    int n[2] = {0, 0};
-    MbProtocol p = mb_protocol(MB_QUICK);
-    double samples[64];
-    for (int i = 0; i < NREFS; i++) {
-        const double calibrated = cm_measured_s(cm, &refs[i]);
-        if (calibrated <= 0)
-            continue;
-        MeasurementRow m;
-        char err[256];
-        if (mb_time_op(&refs[i], &p, cli->threads, &m, samples, err, sizeof err) != 0)
-            return cli_error(cli, EXIT_FAIL, "drift reference: %s", err);
-        const int cls = refs[i].kind == OP_GEMM || refs[i].kind == OP_CONV2D ? 0 : 1;
-        logsum[cls] += log(m.median_s / calibrated);
-        n[cls]++;
-    }
-    mb_release();
-    *out = (Drift){.compute = n[0] ? exp(logsum[0] / n[0]) : 1, .memory = n[1] ? exp(logsum[1] / n[1]) : 1,
-                   .ncompute = n[0], .nmemory = n[1]};
-    return 0;
+    return session_drift_ops(cli, cm, refs, (int)(sizeof refs / sizeof refs[0]), 1.0, out);
 }
 
 double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops)

@@ -77,6 +77,12 @@ typedef struct {
     int ncompute, nmemory;  /* references that went into each */
 } Drift;
 int session_drift(const Cli *cli, const CostModel *cm, Drift *out);
+/* The same over the given references (at most 8), each calibrated time multiplied by
+ * slowdown (the cores' oversubscription a data-parallel prediction applies). Under mpirun
+ * every rank calls it at once; rank 0 passes the calibration (the others NULL) and alone
+ * gets a meaningful *out. */
+int session_drift_ops(const Cli *cli, const CostModel *cm, const OpDesc *refs, int nrefs, double slowdown,
+                      Drift *out);
 /* The prediction with each op scaled by the drift of its class. */
 double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops);
 

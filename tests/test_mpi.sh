@@ -199,6 +199,13 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
        [ "$(sql "SELECT ranks || ' ' || allreduce_source FROM prediction WHERE ranks = 2")" = "2 measured" ]; then
         ok validate-np2-stored
     else fail validate-np2-stored "$(sql "SELECT * FROM validation")"; fi
+    # the drift of the model's own costliest calibrated ops, timed by both ranks before each run
+    if [ "$(json "json_extract(j, '\$[0].drift_compute') > 0 AND json_extract(j, '\$[0].drift_compute') <> 1 AND
+                  json_extract(j, '\$[0].drift_memory') > 0 AND json_extract(j, '\$[0].drift_memory') <> 1 AND
+                  json_extract(j, '\$[0].adjusted_error_pct') IS NOT NULL")" = 1 ] &&
+       [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND drift_compute <> 1 AND drift_memory <> 1")" = 1 ]; then
+        ok validate-np2-drift
+    else fail validate-np2-drift "$(head -c 600 "$T/out")"; fi
 fi
 # np=4 once the 2-rank calibration exists: on a 2-core node (oversubscribed) it prices the
 # per-rank speed from the ranks that fill the cores, shared out 4/2; with 4 or more cores
