@@ -234,7 +234,7 @@ typedef struct {
 } DpResult;
 
 /* A data-parallel validation's drift references: of the ops the calibration measured
- * exactly, the one with the largest predicted time in each class (GEMM or convolution;
+ * exactly, the one with the largest predicted time in each drift class (compute-bound;
  * the rest). The calibration the prediction came from may hold none of session_drift's
  * fixed shapes (a calibration of the model's ops alone), but it holds these. Indices into
  * the plan, -1 where the class has none. */
@@ -244,7 +244,7 @@ static void dp_drift_refs(const OpTimeRow *ops, int nops, int idx[2])
     for (int i = 0; i < nops; i++) {
         if (strcmp(ops[i].source, "exact") != 0)
             continue;
-        const int cls = strcmp(ops[i].kind, "gemm") == 0 || strcmp(ops[i].kind, "conv2d") == 0 ? 0 : 1;
+        const int cls = drift_compute_kind(ops[i].kind) ? 0 : 1;
         if (idx[cls] < 0 || ops[i].time_s > ops[idx[cls]].time_s)
             idx[cls] = i;
     }

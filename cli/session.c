@@ -437,7 +437,7 @@ int session_drift_ops(const Cli *cli, const CostModel *cm, const OpDesc *refs, i
         char err[256];
         if (mb_time_op(&refs[i], &p, cli->threads, &m, samples, err, sizeof err) != 0)
             return cli_error(cli, EXIT_FAIL, "drift reference: %s", err);
-        const int cls = refs[i].kind == OP_GEMM || refs[i].kind == OP_CONV2D ? 0 : 1;
+        const int cls = drift_compute_kind(op_kind_name(refs[i].kind)) ? 0 : 1;
         logsum[cls] += log(m.median_s / (calibrated[i] * slowdown));
         n[cls]++;
     }
@@ -467,13 +467,15 @@ int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
     return session_drift_ops(cli, cm, refs, (int)(sizeof refs / sizeof refs[0]), 1.0, out);
 }
 
+bool drift_compute_kind(const char *kind)
+{
+    return strcmp(kind, "gemm") == 0 || strcmp(kind, "conv2d") == 0 || strcmp(kind, "spmm") == 0;
+}
+
 double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops)
 {
     double t = 0;
-    for (int i = 0; i < nops; i++) {
-        const bool compute = strcmp(ops[i].kind, "gemm") == 0 || strcmp(ops[i].kind, "conv2d") == 0 ||
-                             strcmp(ops[i].kind, "spmm") == 0;
-        t += ops[i].time_s * (compute ? d->compute : d->memory);
-    }
+    for (int i = 0; i < nops; i++)
+        t += ops[i].time_s * (drift_compute_kind(ops[i].kind) ? d->compute : d->memory);
     return t;
 }

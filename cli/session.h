@@ -83,6 +83,9 @@ int session_drift(const Cli *cli, const CostModel *cm, Drift *out);
  * gets a meaningful *out. */
 int session_drift_ops(const Cli *cli, const CostModel *cm, const OpDesc *refs, int nrefs, double slowdown,
                       Drift *out);
+/* The drift class of an op kind (op_kind_name): compute-bound (GEMM, convolution, sparse
+ * GEMM) or memory-bound (the rest). */
+bool drift_compute_kind(const char *kind);
 /* The prediction with each op scaled by the drift of its class. */
 double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops);
 

@@ -415,23 +415,22 @@ __attribute__((target("clflushopt"))) static void evict_range(const void *p, siz
         _mm_clflushopt((void *)(first + (uintptr_t)i * MB_ALIGN));
     _mm_sfence(); /* the flushes complete before the timed op starts */
 }
-#else
-static bool have_clflushopt(void) { return false; }
-static void evict_range(const void *p, size_t bytes) { (void)p; (void)bytes; }
 #endif
 
 /* The op's buffers and workspace out of every cache level (the full flush where the CPU
  * cannot). */
 static void evict_op_data(const MbBuffers *b)
 {
-    if (!have_clflushopt()) {
-        mb_flush_caches();
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_clflushopt()) {
+        for (int i = 0; i < b->n; i++)
+            evict_range(b->bufs[i], b->info[i].bytes);
+        if (b->ws)
+            evict_range(b->ws, b->ws_cap);
         return;
     }
-    for (int i = 0; i < b->n; i++)
-        evict_range(b->bufs[i], b->info[i].bytes);
-    if (b->ws)
-        evict_range(b->ws, b->ws_cap);
+#endif
+    mb_flush_caches();
 }
 
 void mb_release(void)
