@@ -328,11 +328,14 @@ static int fresh_input(const OpDesc *d)
 }
 
 /* ---- handoff ----
- * The membw handoff kernel times a read of data every thread has just written (flushed,
- * then membw_produce, untimed): what the op after a producer finds in the caches. On the
- * 2-core Xeon VM this was written on, data just written reads at 40-45 GB/s at 8-16 MB
- * where the same data re-read (the read curve) gives 55 GB/s and DRAM 32: dirty lines
- * written by a producer are kept less than a working set read again. */
+ * The membw handoff kernel times a read of data every thread has just written
+ * (membw_produce, untimed): what the op after a producer finds in the caches. It is timed
+ * in steady state, the way a training step reuses its arenas: the same addresses written
+ * and read again sample after sample, with no flush in between, so the working set's own
+ * traffic is all that passed since the last write. Measured on the 2-core AMD EPYC VM
+ * (32 MiB L3, stop 21): 8 MiB written and read back after a flush (the first touch, which
+ * a step after its first never sees) ran at 29-39 GB/s, the same in steady state at 66-75,
+ * as fast as a working set read again (42-69); at 32 MiB and beyond all three are DRAM's. */
 typedef enum { SAMPLE_WARM, SAMPLE_COLD, SAMPLE_EVICTED, SAMPLE_FRESH, SAMPLE_HANDOFF } SampleKind;
 
 static SampleKind sample_kind(const OpDesc *d, double bytes)
@@ -722,7 +725,7 @@ static int buffers_alloc(const OpDesc *d, MbBuffers *b, char *err, size_t errlen
 
 /* Caches as a sample of this kind starts: left as the last sample left them (warm), flushed
  * (cold), the op's own data evicted (evicted), flushed and then the fresh input written
- * (fresh), or flushed and then the working set rewritten by every thread (handoff). */
+ * (fresh), or the working set rewritten by every thread, unflushed (handoff). */
 static void prepare_sample(const OpDesc *d, SampleKind kind, MbBuffers *b, int fresh)
 {
     if (kind == SAMPLE_WARM)
@@ -731,11 +734,13 @@ static void prepare_sample(const OpDesc *d, SampleKind kind, MbBuffers *b, int f
         evict_op_data(b);
         return;
     }
+    if (kind == SAMPLE_HANDOFF) {
+        membw_produce(b->bufs[1], &d->u.membw);
+        return;
+    }
     mb_flush_caches();
     if (kind == SAMPLE_FRESH)
         memcpy(b->bufs[fresh], b->before[fresh], b->info[fresh].bytes);
-    if (kind == SAMPLE_HANDOFF)
-        membw_produce(b->bufs[1], &d->u.membw);
 }
 
 /* Seconds taken by `inner` back-to-back executions. */
