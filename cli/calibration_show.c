@@ -337,8 +337,8 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
                L->bw[MEMBW_TRIAD][lv], L->bw1[lv], hb);
     }
     if (L->bw[MEMBW_HANDOFF][LVL_L3] > 0)
-        printf("  handoff: data every thread has just written, read back once (what an op finds after "
-               "its producer; the cache model's reuse curve)\n");
+        printf("  handoff: data every thread has just written, read back once, in steady state (what an "
+               "op finds after its producer in every step; the cache model's reuse curve)\n");
     if (L->stream_triad > 0)
         printf("  STREAM triad (arrays 4x the last-level cache) %.1f GB/s\n", L->stream_triad);
     const double dram = L->bw[MEMBW_READ][LVL_DRAM] > 0 ? L->bw[MEMBW_READ][LVL_DRAM] : L->stream_triad;

@@ -333,9 +333,10 @@ static int fresh_input(const OpDesc *d)
  * in steady state, the way a training step reuses its arenas: the same addresses written
  * and read again sample after sample, with no flush in between, so the working set's own
  * traffic is all that passed since the last write. Measured on the 2-core AMD EPYC VM
- * (32 MiB L3, stop 21): 8 MiB written and read back after a flush (the first touch, which
- * a step after its first never sees) ran at 29-39 GB/s, the same in steady state at 66-75,
- * as fast as a working set read again (42-69); at 32 MiB and beyond all three are DRAM's. */
+ * (32 MiB L3, stop 21; a standalone test, two runs): 8 MiB written and read back after a
+ * flush (a first touch, which no step after the first sees) ran at 29-39 GB/s, the same
+ * in steady state at 66-75, as fast as a working set read again (42-69); at 32 MiB and
+ * beyond all three are DRAM's. */
 typedef enum { SAMPLE_WARM, SAMPLE_COLD, SAMPLE_EVICTED, SAMPLE_FRESH, SAMPLE_HANDOFF } SampleKind;
 
 static SampleKind sample_kind(const OpDesc *d, double bytes)
