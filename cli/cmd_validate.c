@@ -227,6 +227,7 @@ typedef struct {
     int nrounds;
     double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s; /* the representative round's */
     Drift drift;                     /* the representative round's */
+    double adjusted_error_pct;       /* the iteration's error with the compute scaled by drift */
     OpDesc refs[2];                  /* drift references: the model's costliest exact compute and memory op */
     int nrefs;
     OpTimeRow *pops;                 /* rank 0: the prediction's ops (oversubscription applied) */
@@ -380,7 +381,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                            .drift_compute = r->drift.compute, .drift_memory = r->drift.memory, .ranks = ranks,
                            .predicted_allreduce_s = r->pred.allreduce_s,
                            .measured_allreduce_s = r->meas_allreduce_s};
-        v.adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
+        r->adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
+        v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
         if (db_validation_insert(db, &v) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -412,7 +414,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                                         100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s);
                 cJSON_AddNumberToObject(o, "drift_compute", r->drift.compute);
                 cJSON_AddNumberToObject(o, "drift_memory", r->drift.memory);
-                cJSON_AddNumberToObject(o, "adjusted_error_pct", 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s);
+                cJSON_AddNumberToObject(o, "adjusted_error_pct", r->adjusted_error_pct);
                 cJSON_AddItemToArray(arr, o);
             }
             json_print(arr);
@@ -446,7 +448,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                        fmt_time(r->pred.allreduce_s, b[4], 32), fmt_time(r->meas_allreduce_s, b[5], 32),
                        100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s,
                        100 * (r->drift.compute - 1), 100 * (r->drift.memory - 1),
-                       100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s,
+                       r->adjusted_error_pct,
                        strcmp(r->pred.allreduce_source, "fitted") == 0 ? " (AR fitted)" : "");
             }
             printf("\niter: the slowest rank's step (median); comp: forward+backward+update, the slowest rank's "
