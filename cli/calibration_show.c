@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "cli/calibration_show.h"
 #include "microbench/mb.h"
 #include "predictor/comm_model.h"
@@ -69,6 +71,9 @@ typedef struct {
     /* best GB/s per level: [kind][level] at all threads, and read at one thread */
     double bw[MEMBW_COUNT][LVL_COUNT], bw1[LVL_COUNT];
     size_t ws[LVL_COUNT]; /* working set (per thread) of the best all-thread read */
+    /* GB/s of the cross-core curve's samples in L3 (cross_spread): the slowest of its
+     * points' lower quartiles and the fastest of their upper quartiles */
+    double cross_lo, cross_hi;
     double stream_triad;
 } Limits;
 
@@ -233,6 +238,62 @@ static double pass_spread(const PassSpeeds *ps)
     return lo > 0 ? hi / lo : 0;
 }
 
+/* ---- the cores' distance ----
+ * The cross-core curve reads data another core has just written. On a VM whose host moves
+ * the vCPUs between cache domains its samples are bimodal: on the 2-vCPU AMD EPYC VM
+ * (stop 22) a standalone probe read 8 MB from the other core at 35-45 GB/s or 9-12 GB/s,
+ * and a cache line's round trip took 63-97 ns or 410-523 ns, flipping every few seconds.
+ * The quartiles of each L3 point's samples (not the extremes: one preempted sample is no
+ * change of placement) give the range. */
+#define CROSS_SPREAD_NOTE 2.0 /* fastest over slowest quartile beyond which the text says so */
+
+static int cross_spread(Db *db, const CalibrationRow *cal, const Rows *r, const MbCaches *c, Limits *L, char *err,
+                        size_t errlen)
+{
+    L->cross_lo = L->cross_hi = 0;
+    bool any = false;
+    for (int j = 0; j < r->n && !any; j++)
+        any = strstr(r->m[j].key, "membw cross ") != NULL;
+    if (!any)
+        return 0;
+    Samples S = {0};
+    if (db_sample_foreach(db, cal->id, collect_sample, &S) != 0) {
+        free(S.s);
+        snprintf(err, errlen, "%s", db_errmsg(db));
+        return -1;
+    }
+    double *t = malloc((size_t)(S.n > 0 ? S.n : 1) * sizeof *t);
+    if (!t) {
+        free(S.s);
+        snprintf(err, errlen, "out of memory reading the samples of calibration %lld", (long long)cal->id);
+        return -1;
+    }
+    for (int a = 0, j = 0; a < S.n;) {
+        int b = a;
+        while (b < S.n && S.s[b].id == S.s[a].id)
+            b++;
+        while (j < r->n && r->m[j].id < S.s[a].id)
+            j++;
+        OpDesc d;
+        if (j < r->n && r->m[j].id == S.s[a].id && op_key_parse(r->m[j].key, &d) && d.kind == OP_MEMBW &&
+            d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == L->threads &&
+            level_of(d.u.membw.bytes_per_thread, d.u.membw.threads, c) == LVL_L3) {
+            int n = 0;
+            for (int q = a; q < b; q++)
+                t[n++] = S.s[q].t;
+            qsort(t, (size_t)n, sizeof *t, cmp_double);
+            const double slow = r->m[j].bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.75) / 1e9;
+            const double fast = r->m[j].bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.25) / 1e9;
+            L->cross_lo = L->cross_lo > 0 ? fmin(L->cross_lo, slow) : slow;
+            L->cross_hi = fmax(L->cross_hi, fast);
+        }
+        a = b;
+    }
+    free(t);
+    free(S.s);
+    return 0;
+}
+
 /* Groups (family, kind, phase) in first-seen order; the limits families are shown above. */
 static Group *groups_of(const Rows *r, int *ng)
 {
@@ -301,9 +362,12 @@ enum { MAX_FITS = 128 };
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
                        const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits)
 {
-    printf("calibration %lld (%s%s, %s .. %s, %s), %d threads, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
+    char by_ranks[48] = "";
+    if (cal->sw.ranks > 1)
+        snprintf(by_ranks, sizeof by_ranks, " per rank, %d ranks measuring at once", cal->sw.ranks);
+    printf("calibration %lld (%s%s, %s .. %s, %s), %d threads%s, OpenBLAS %s (%s), %d kernels\n", (long long)cal->id,
            cal->mode, cal->rounds > 1 ? ", in rounds" : "", cal->started_at, cal->finished_at, cal->status,
-           cal->sw.threads, cal->sw.blas_core, cal->sw.blas_choice, r->n);
+           cal->sw.threads, by_ranks, cal->sw.blas_core, cal->sw.blas_choice, r->n);
     if (cal->sw.threading[0])
         printf("threading: %s\n", cal->sw.threading);
     if (ps->passes > 1) {
@@ -322,23 +386,33 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
     else
         printf("  FMA peak       not measured (calibrate --only peak)\n");
-    printf("  %-6s %9s %14s %14s %14s %14s\n", "memory", "cache", "read GB/s", "triad GB/s", "1-core read",
-           "handoff GB/s");
+    printf("  %-6s %9s %14s %14s %14s %14s %14s\n", "memory", "cache", "read GB/s", "triad GB/s", "1-core read",
+           "handoff GB/s", "cross-core");
     for (int lv = 0; lv < LVL_COUNT; lv++) {
         if (L->bw[MEMBW_READ][lv] <= 0 && L->bw1[lv] <= 0)
             continue;
         char cb[32] = "-";
         if (lv < 3 && c->bytes[lv])
             fmt_bytes((double)c->bytes[lv], cb, sizeof cb);
-        char hb[32] = "-"; /* the handoff curve starts above L1 */
+        char hb[32] = "-", xb[32] = "-"; /* the handoff curves start above L1 */
         if (L->bw[MEMBW_HANDOFF][lv] > 0)
             snprintf(hb, sizeof hb, "%.1f", L->bw[MEMBW_HANDOFF][lv]);
-        printf("  %-6s %9s %14.1f %14.1f %14.1f %14s\n", level_names[lv], cb, L->bw[MEMBW_READ][lv],
-               L->bw[MEMBW_TRIAD][lv], L->bw1[lv], hb);
+        if (L->bw[MEMBW_CROSS][lv] > 0)
+            snprintf(xb, sizeof xb, "%.1f", L->bw[MEMBW_CROSS][lv]);
+        printf("  %-6s %9s %14.1f %14.1f %14.1f %14s %14s\n", level_names[lv], cb, L->bw[MEMBW_READ][lv],
+               L->bw[MEMBW_TRIAD][lv], L->bw1[lv], hb, xb);
     }
     if (L->bw[MEMBW_HANDOFF][LVL_L3] > 0)
         printf("  handoff: data every thread has just written, read back once, in steady state (what an "
                "op finds after its producer in every step; the cache model's reuse curve)\n");
+    if (L->cross_hi > 0) {
+        printf("  cross-core: the same, each thread reading what the next one wrote (L3 samples' quartiles "
+               "%.1f to %.1f GB/s)\n", L->cross_lo, L->cross_hi);
+        if (L->cross_hi > CROSS_SPREAD_NOTE * L->cross_lo)
+            printf("  the cores' distance changed during the calibration (on a VM: the host moving the vCPUs "
+                   "between cache domains):\n  ops that pass data between cores and shared-memory MPI "
+                   "collectives run faster or slower with it\n");
+    }
     if (L->stream_triad > 0)
         printf("  STREAM triad (arrays 4x the last-level cache) %.1f GB/s\n", L->stream_triad);
     const double dram = L->bw[MEMBW_READ][LVL_DRAM] > 0 ? L->bw[MEMBW_READ][LVL_DRAM] : L->stream_triad;
@@ -411,6 +485,7 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
     cJSON_AddStringToObject(o, "started_at", cal->started_at);
     cJSON_AddStringToObject(o, "finished_at", cal->finished_at);
     cJSON_AddNumberToObject(o, "threads", cal->sw.threads);
+    cJSON_AddNumberToObject(o, "ranks", cal->sw.ranks > 1 ? cal->sw.ranks : 1);
     cJSON_AddStringToObject(o, "blas_core", cal->sw.blas_core);
     cJSON_AddStringToObject(o, "blas_choice", cal->sw.blas_choice);
     cJSON_AddStringToObject(o, "threading", cal->sw.threading);
@@ -425,6 +500,8 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);
     cJSON_AddNumberToObject(lim, "fma_peak_gflops", L->peak);
     cJSON_AddNumberToObject(lim, "stream_triad_gbs", L->stream_triad);
+    cJSON_AddNumberToObject(lim, "cross_core_l3_quartile_lo_gbs", L->cross_lo);
+    cJSON_AddNumberToObject(lim, "cross_core_l3_quartile_hi_gbs", L->cross_hi);
     cJSON *levels = cJSON_AddArrayToObject(lim, "memory");
     for (int lv = 0; lv < LVL_COUNT; lv++) {
         cJSON *e = cJSON_CreateObject();
@@ -435,12 +512,13 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(e, "triad_gbs", L->bw[MEMBW_TRIAD][lv]);
         cJSON_AddNumberToObject(e, "read_1core_gbs", L->bw1[lv]);
         cJSON_AddNumberToObject(e, "handoff_gbs", L->bw[MEMBW_HANDOFF][lv]);
+        cJSON_AddNumberToObject(e, "cross_core_gbs", L->bw[MEMBW_CROSS][lv]);
         cJSON_AddItemToArray(levels, e);
     }
     static const struct {
         const char *name;
         MembwKind kind;
-    } curves[] = {{"read_curve", MEMBW_READ}, {"handoff_curve", MEMBW_HANDOFF}};
+    } curves[] = {{"read_curve", MEMBW_READ}, {"handoff_curve", MEMBW_HANDOFF}, {"cross_core_curve", MEMBW_CROSS}};
     for (size_t k = 0; k < sizeof curves / sizeof curves[0]; k++) {
         cJSON *curve = cJSON_AddArrayToObject(lim, curves[k].name);
         for (int i = 0; i < r->n; i++) {
@@ -557,7 +635,7 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
     limits_of(&r, cal->sw.threads, &c, &L);
     char err[512];
     PassSpeeds ps;
-    if (pass_speeds(db, cal, &r, &ps, err, sizeof err) != 0) {
+    if (pass_speeds(db, cal, &r, &ps, err, sizeof err) != 0 || cross_spread(db, cal, &r, &c, &L, err, sizeof err) != 0) {
         free(r.m);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }

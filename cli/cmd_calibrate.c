@@ -46,9 +46,10 @@ typedef struct {
     int nmodels;
     int batch;                /* --batch for the model ops, default: each model's */
     int rounds;               /* --rounds: passes over the lists (0: one) */
+    int show_ranks;           /* --show --ranks N: the calibration N ranks measured at once (0: one process's) */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -108,9 +109,10 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     CalOpts *o = ctx;
     ItemCtx ic = {cli, o};
-    o->any_measure_option |= id != OPT_SHOW;
+    o->any_measure_option |= id != OPT_SHOW && id != OPT_RANKS;
     switch (id) {
     case OPT_SHOW: o->show = true; return 0;
+    case OPT_RANKS: return cli_parse_int(cli, "--ranks", arg, 1, 1 << 20, &o->show_ranks);
     case OPT_QUICK: o->quick = true; return 0;
     case OPT_FULL: o->full = true; return 0;
     case OPT_ONLY: return each_item(arg, only_item, &ic) ? EXIT_USAGE : 0;
@@ -188,8 +190,10 @@ static int summarize(const MeasurementRow *m, void *ctx)
     return 0;
 }
 
-/* --show: the latest complete calibration of this machine at --threads. */
-static int show_latest(Cli *cli)
+/* --show: the latest complete calibration of this machine at --threads, measured by one
+ * process or (--ranks N, N > 1) by N ranks at once under mpirun, as data-parallel
+ * predictions use it. */
+static int show_latest(Cli *cli, int ranks)
 {
     Db *db = cli_db_open(cli);
     if (!db)
@@ -198,8 +202,12 @@ static int show_latest(Cli *cli)
     CalibrationRow cal;
     int rc = cli_machine(cli, db, &machine);
     if (rc == 0) {
-        int found = db_calibration_latest(db, machine.id, cli->threads, &cal);
-        if (found == DB_NOT_FOUND)
+        int found = db_calibration_latest_ranks(db, machine.id, cli->threads, ranks, &cal);
+        if (found == DB_NOT_FOUND && ranks > 1)
+            rc = cli_error(cli, EXIT_FAIL, "%s has no complete calibration of this machine measured by %d ranks at %d "
+                           "threads per rank; run mpirun -np %d dlperf calibrate --threads %d", cli->db_path, ranks,
+                           cli->threads, ranks, cli->threads);
+        else if (found == DB_NOT_FOUND)
             rc = cli_error(cli, EXIT_FAIL, "%s has no complete calibration of this machine at %d threads; run "
                            "dlperf calibrate", cli->db_path, cli->threads);
         else if (found != 0)
@@ -332,6 +340,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"models", required_argument, NULL, OPT_MODELS},
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"rounds", required_argument, NULL, OPT_ROUNDS},
+                                         {"ranks", required_argument, NULL, OPT_RANKS},
                                          {0}};
     CalOpts co = {0};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
@@ -345,7 +354,10 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return co.any_measure_option
                    ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
                                                 "--quick, --full, --only, --models, --batch and --rounds do not go with it")
-                   : show_latest(cli);
+                   : show_latest(cli, co.show_ranks > 0 ? co.show_ranks : 1);
+    if (co.show_ranks)
+        return cli_error(cli, EXIT_USAGE, "--ranks picks the calibration --show prints; under mpirun a calibration "
+                                          "is measured by the job's ranks");
     if (co.quick && co.full)
         return cli_error(cli, EXIT_USAGE, "--quick and --full are two different modes; choose one");
     co.mode = co.quick ? MB_QUICK : co.full ? MB_FULL : MB_DEFAULT;
@@ -355,10 +367,13 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     if (co.comm && co.rounds > 1)
         return cli_error(cli, EXIT_USAGE, "--rounds spreads the compute kernels' samples over passes; --only comm "
                                           "measures each collective in one");
-    if (co.comm && (any || co.batch))
+    if (co.comm && co.batch)
+        return cli_error(cli, EXIT_USAGE, "--batch does not go with --only comm: a model's gradient buffer, the "
+                                          "allreduce --models adds, is the same at every batch");
+    if (co.comm && any)
         return cli_error(cli, EXIT_USAGE, "--only comm measures communication alone (every rank at once; with "
                                           "--models, their gradients' allreduce); calibrate the other families in a "
-                                          "separate run without mpirun");
+                                          "separate run");
     if (co.comm)
         return calibrate_comm(cli, &co);
     any = false;

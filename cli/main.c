@@ -36,7 +36,7 @@ static const Command commands[] = {
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
      "                        [--rounds N] [--threads N] [--db FILE] [--json]\n"
-     "       dlperf calibrate --show [--db FILE] [--json]\n\n"
+     "       dlperf calibrate --show [--ranks P] [--threads N] [--db FILE] [--json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
      "bandwidth of each memory level), the ops of the models' training steps, GEMM sweeps,\n"
      "DeepBench's GEMM, convolution (three phases), RNN and sparse kernels with seed 004's\n"
@@ -66,6 +66,8 @@ static const Command commands[] = {
      "                   style); stored with the rank count and the MPI library's version\n"
      "  --show           print the latest complete calibration as people read it: achieved\n"
      "                   GFLOP/s and GB/s against the measured limits, per family\n"
+     "  --ranks P        with --show: the calibration P ranks measured at once under mpirun\n"
+     "                   (the one data-parallel predictions of P ranks per node use)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--holdout]\n"

@@ -84,6 +84,11 @@ int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int
      * beyond it nothing is left), by powers of two, or of four in quick mode. */
     for (size_t ws = (size_t)64 << 10; ws <= 2 * l3 / (size_t)threads; ws *= mode == MB_QUICK ? 4 : 2)
         list_push(out, max, &n, op_membw(MEMBW_HANDOFF, threads, ws, 1));
+    /* The cross-core curve: the same, each thread reading the slice its neighbour wrote
+     * (coherence traffic between the cores; on a VM, where the host placed the vCPUs).
+     * A limit shown by --show; the predictor prices from the handoff curve alone. */
+    for (size_t ws = (size_t)64 << 10; threads > 1 && ws <= 2 * l3 / (size_t)threads; ws *= mode == MB_QUICK ? 4 : 2)
+        list_push(out, max, &n, op_membw(MEMBW_CROSS, threads, ws, 1));
     return n;
 }
 

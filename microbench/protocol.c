@@ -343,8 +343,8 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
 {
     if (fresh_input(d) >= 0)
         return SAMPLE_FRESH;
-    if (d->kind == OP_MEMBW && d->u.membw.kind == MEMBW_HANDOFF)
-        return SAMPLE_HANDOFF;
+    if (d->kind == OP_MEMBW && (d->u.membw.kind == MEMBW_HANDOFF || d->u.membw.kind == MEMBW_CROSS))
+        return SAMPLE_HANDOFF; /* cross: the same production, read by the next thread */
     switch (d->kind) {
     case OP_GEMM:
         if (below_intensity(d, GEMM_COLD_INTENSITY))

@@ -52,7 +52,7 @@ static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_wei
 static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
 static const char *const POOL_NAMES[2] = {"max", "avg"};
 static const char *const STREAM_NAMES[STREAM_COUNT] = {"copy", "scale", "add", "triad"};
-static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff"};
+static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff", "cross"};
 
 const char *op_kind_name(OpKind k)
 {
@@ -401,8 +401,10 @@ static const char *desc_check(const OpDesc *d)
             return "membw: threads must be in [1, 4096]";
         if (b->bytes_per_thread < 192 || b->bytes_per_thread % 192 != 0 || b->passes < 1)
             return "membw: bytes_per_thread must be a positive multiple of 192 and passes >= 1";
-        if (b->kind == MEMBW_HANDOFF && b->passes != 1)
-            return "membw: handoff reads once (passes = 1)";
+        if ((b->kind == MEMBW_HANDOFF || b->kind == MEMBW_CROSS) && b->passes != 1)
+            return "membw: handoff and cross read once (passes = 1)";
+        if (b->kind == MEMBW_CROSS && b->threads < 2)
+            return "membw: cross reads another thread's slice (threads >= 2)";
         if ((double)b->bytes_per_thread * b->threads / 4 > OPS_MAX_ELEMS)
             return "membw: working set too large";
         return NULL;
@@ -783,7 +785,7 @@ OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passe
  *   gru_cell fwd 15 per (row, unit) (3 bias adds, 2 sigmoids at 4, r*hn, act 1, h 3);
  *            bwd 15 (the mirror image)
  *   spmm    2 per nonzero of A per column of B; peak_fma 2 per FMA;
- *   membw   read and handoff 1 per element per pass (the add), triad 2.
+ *   membw   read, handoff and cross 1 per element per pass (the add), triad 2.
  * Bytes: compulsory traffic, each input read once and each output written once; a buffer
  * that is read and written (INOUT: GEMM C with beta != 0, in-place bias, accumulated
  * gradients, optimizer state, running statistics, the loss a penalty adds to) counts twice.
@@ -795,7 +797,7 @@ OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passe
  * the min(n, vocab) rows it reads and writes (accumulate). STREAM counts per its
  * convention: copy/scale 2 arrays, add/triad 3 arrays. SPMM counts the CSR arrays (values,
  * column indices, row pointers), B and C once; peak_fma no bytes; membw every byte of the
- * working set once per pass (read, handoff) or each array once per pass (triad), times the
+ * working set once per pass (read, handoff, cross) or each array once per pass (triad), times the
  * threads.
  * ------------------------------------------------------------------------------------- */
 

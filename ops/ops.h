@@ -76,7 +76,7 @@ typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
 typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
-typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_COUNT } MembwKind;
+typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_COUNT } MembwKind;
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
  * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
@@ -322,7 +322,10 @@ enum { PEAK_FMA_QUANTUM = 16 * 12 };
  * L1, L2 or L3 measures that level; one beyond the last-level cache measures DRAM.
  * HANDOFF: READ's kernel, one pass (passes = 1), timed by the calibration right after
  * every thread has rewritten its slice (membw_produce, untimed): how fast an op reads
- * what the op before it wrote, by how much that was (the cache model's reuse curve). */
+ * what the op before it wrote, by how much that was (the cache model's reuse curve).
+ * CROSS: HANDOFF with the slices passed on: thread t reads thread (t+1) mod threads's
+ * slice, just written by that thread (at least 2 threads): what an op finds that splits
+ * its data differently from its producer, through the cores' coherence traffic. */
 typedef struct {
     MembwKind kind;
     int threads;

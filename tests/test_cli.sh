@@ -215,6 +215,14 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
     [ "$(json "json_extract(j, '\$.limits.fma_peak_gflops') > 0 AND json_array_length(json_extract(j, '\$.limits.memory')) = 4
               AND json_array_length(json_extract(j, '\$.families')) > 3")" = 1 ] && ok calibrate-show-json-valid \
         || fail calibrate-show-json-valid "$(head -c 300 "$T/out")"
+    # on more than one thread, the cross-core curve and its L3 samples' quartiles
+    if [ "$(json "json_extract(j, '\$.threads')")" -gt 1 ]; then
+        [ "$(json "json_array_length(json_extract(j, '\$.limits.cross_core_curve')) > 2
+                  AND json_extract(j, '\$.limits.cross_core_l3_quartile_hi_gbs')
+                      >= json_extract(j, '\$.limits.cross_core_l3_quartile_lo_gbs')
+                  AND json_extract(j, '\$.limits.cross_core_l3_quartile_lo_gbs') > 0")" = 1 ] &&
+            ok calibrate-show-cross-core || fail calibrate-show-cross-core "$(head -c 300 "$T/out")"
+    fi
 fi
 # a calibration in rounds: each sample keeps its pass, and --show gives the machine's
 # relative time in each pass (a slow stretch of a shared machine shows there)

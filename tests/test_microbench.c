@@ -462,13 +462,20 @@ static void test_list_limits(void **state)
     const MbCaches c = {.bytes = {32 << 10, 512 << 10, 32 << 20}, .shared_cpus = {1, 1, 8}};
     const int nq = mb_list_memory(MB_QUICK, 2, &c, ds, LIST_MAX);
     /* per level: read, triad, one-core read; then the handoff curve, 64 KiB per thread to
-     * twice the LLC over the threads (32 MiB each), by powers of four */
-    assert_int_equal(nq, 4 * 3 + 5);
+     * twice the LLC over the threads (32 MiB each), by powers of four; then the cross-core
+     * curve at the same working sets */
+    assert_int_equal(nq, 4 * 3 + 5 + 5);
     for (int i = 0; i < 5; i++) {
-        const MembwDesc *h = &ds[4 * 3 + i].u.membw;
+        const MembwDesc *h = &ds[4 * 3 + i].u.membw, *x = &ds[4 * 3 + 5 + i].u.membw;
         assert_true(h->kind == MEMBW_HANDOFF && h->threads == 2 && h->passes == 1);
         assert_true(h->bytes_per_thread >= ((size_t)64 << 10 << (2 * i)) && h->bytes_per_thread <= (size_t)32 << 20);
+        assert_true(x->kind == MEMBW_CROSS && x->threads == 2 && x->bytes_per_thread == h->bytes_per_thread);
     }
+    /* one thread: no other core to read from */
+    static OpDesc one[LIST_MAX];
+    const int n1 = mb_list_memory(MB_QUICK, 1, &c, one, LIST_MAX);
+    for (int i = 0; i < n1; i++)
+        assert_true(one[i].u.membw.kind != MEMBW_CROSS);
     /* per thread: half of L1, half of L2, a quarter of the shared L3, 4x L3 over 2 threads */
     const size_t want[] = {16 << 10, 256 << 10, 8 << 20, 64 << 20};
     for (int lv = 0; lv < 4; lv++) {
@@ -479,7 +486,7 @@ static void test_list_limits(void **state)
         assert_int_equal(ds[3 * lv + 2].u.membw.threads, 1);
     }
     const int nd = mb_list_memory(MB_DEFAULT, 2, &c, ds, LIST_MAX);
-    assert_int_equal(nd, nq + 15 + 5); /* read 4 KiB .. 64 MiB per thread, handoff by powers of two */
+    assert_int_equal(nd, nq + 15 + 5 + 5); /* read 4 KiB .. 64 MiB per thread; handoff and cross by powers of two */
 }
 
 static void test_list_rnn_and_sparse(void **state)

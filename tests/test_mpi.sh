@@ -181,6 +181,17 @@ if run cal-together 0 mpi 2 "$DLPERF" calibrate --quick --threads 1 --only peak,
         fail cal-together-ranks "$(sql "SELECT id, mode, ranks FROM calibration")"
 fi
 together=$(sql "SELECT max(id) FROM calibration WHERE ranks = 2 AND mode NOT LIKE 'comm%'")
+# --show --ranks 2 prints that calibration (one process, no mpirun); none of 3 ranks: named
+if run show-ranks 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 --json; then
+    [ "$(json "json_extract(j, '\$.calibration_id')")" = "$together" ] && ok show-ranks-picked ||
+        fail show-ranks-picked "$(head -c 300 "$T/out")"
+fi
+run show-ranks-none 1 "$DLPERF" calibrate --show --ranks 3 --threads 1 &&
+    expect show-ranks-none "$T/err" "no complete calibration of this machine measured by 3 ranks" && one_line show-ranks-none
+run show-ranks-alone 2 "$DLPERF" calibrate --ranks 2 --quick &&
+    expect show-ranks-alone "$T/err" "--ranks picks the calibration --show prints"
+run comm-batch 2 mpi 2 "$DLPERF" calibrate --only comm --models p3b1 --batch 4 --threads 1 &&
+    expect comm-batch "$T/err" "--batch does not go with --only comm"
 # one process's predictions never price from it
 run predict-one-process 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 && expect predict-one-process "$T/out" "from calibration $one "
 if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threads 1 --rounds 2 --json; then

@@ -2022,7 +2022,7 @@ static void test_keys(void **state)
         op_spmm(7680, 1500, 2560, 0.95), op_spmm(1, 1, 1, 0.0),
         op_peak_fma(1, 1L << 28), op_peak_fma(64, 192),
         op_membw(MEMBW_READ, 2, 16384, 4096), op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
-        op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1),
+        op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1), op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -2044,6 +2044,11 @@ static void test_keys(void **state)
     nk = op_membw(MEMBW_READ, 2, 16000, 100);
     op_key(&nk, key);
     assert_string_equal(key, "membw read threads=2 bytes=16128 passes=100"); /* 84 x 192 */
+    /* cross reads another thread's slice once: one thread, or passes, is no such kernel */
+    OpDesc xd;
+    assert_false(op_key_parse("membw cross threads=1 bytes=192 passes=1", &xd));
+    assert_false(op_key_parse("membw cross threads=2 bytes=192 passes=2", &xd));
+    assert_true(op_key_parse("membw cross threads=2 bytes=192 passes=1", &xd) && xd.u.membw.kind == MEMBW_CROSS);
 
     /* FWD ignores accumulate, so its key does not carry it */
     OpDesc cf = op_conv2d(PHASE_FWD, 1, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1);
@@ -2697,6 +2702,24 @@ static void test_peak_and_membw(void **state)
         sums[0] += 1.0f; /* a wrong sum fails the check */
         assert_false(op_spot_check(&h, rb, NULL, 1, 1, &err));
         assert_true(op_cost(&h).bytes == 192.0 * 37 * t);
+
+        /* cross: thread i sums the slice thread i+1 (mod t) wrote */
+        if (t > 1) {
+            OpDesc xc = op_membw(MEMBW_CROSS, t, 192 * 37, 1);
+            membw_produce(x, &xc.u.membw);
+            run(&xc, rb);
+            const size_t per = n / (size_t)t;
+            for (int i = 0; i < t; i++) {
+                double ref = 0.0;
+                for (size_t j = 0; j < per; j++)
+                    ref += x[(size_t)((i + 1) % t) * per + j];
+                assert_true(fabs(sums[i] - ref) <= 1e-4 * (double)per);
+            }
+            assert_true(fabs((double)sums[0] - (double)sums[1]) > 1e-3); /* the slices differ: a real test */
+            expect_spot_ok(&xc, rb, NULL);
+            sums[1] += 1.0f;
+            assert_false(op_spot_check(&xc, rb, NULL, 1, 1, &err));
+        }
         free(x), free(a), free(b), free(c);
     }
 }
