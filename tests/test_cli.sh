@@ -220,7 +220,8 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
         [ "$(json "json_array_length(json_extract(j, '\$.limits.cross_core_curve')) > 2
                   AND json_extract(j, '\$.limits.cross_core_l3_quartile_hi_gbs')
                       >= json_extract(j, '\$.limits.cross_core_l3_quartile_lo_gbs')
-                  AND json_extract(j, '\$.limits.cross_core_l3_quartile_lo_gbs') > 0")" = 1 ] &&
+                  AND json_extract(j, '\$.limits.cross_core_l3_quartile_lo_gbs') > 0
+                  AND json_extract(j, '\$.limits.cross_core_l3_quartile_ratio') >= 1")" = 1 ] &&
             ok calibrate-show-cross-core || fail calibrate-show-cross-core "$(head -c 300 "$T/out")"
     fi
 fi
