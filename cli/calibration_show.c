@@ -173,20 +173,19 @@ typedef struct {
     double rel[MAX_PASSES];   /* median over the kernels of (pass median / price) */
 } PassSpeeds;
 
-/* r: the calibration's measurements in id order (collect). -1 with err on failure. */
-static int pass_speeds(Db *db, const CalibrationRow *cal, const Rows *r, PassSpeeds *ps, char *err, size_t errlen)
+/* r: the calibration's measurements in id order (collect); S: its samples (collect_sample).
+ * -1 with err on failure. */
+static int pass_speeds(const CalibrationRow *cal, const Rows *r, const Samples *S, PassSpeeds *ps, char *err,
+                       size_t errlen)
 {
     memset(ps, 0, sizeof *ps);
     const int passes = cal->rounds < MAX_PASSES ? cal->rounds : MAX_PASSES;
     if (passes < 2 || r->n == 0)
         return 0;
-    Samples S = {0};
     double *ratio[MAX_PASSES] = {0}, *buf = NULL;
-    int rc = db_sample_foreach(db, cal->id, collect_sample, &S);
-    if (rc != 0)
-        snprintf(err, errlen, "%s", db_errmsg(db));
-    if (rc == 0 && S.n > 0) {
-        buf = malloc((size_t)S.n * sizeof *buf);
+    int rc = 0;
+    if (S->n > 0) {
+        buf = malloc((size_t)S->n * sizeof *buf);
         for (int k = 0; k < passes; k++)
             if (!(ratio[k] = malloc((size_t)r->n * sizeof *ratio[k])))
                 rc = -1;
@@ -195,20 +194,20 @@ static int pass_speeds(Db *db, const CalibrationRow *cal, const Rows *r, PassSpe
             snprintf(err, errlen, "out of memory reading the samples of calibration %lld", (long long)cal->id);
         }
     }
-    for (int a = 0, j = 0; rc == 0 && a < S.n;) {
+    for (int a = 0, j = 0; rc == 0 && a < S->n;) {
         int b = a;
-        while (b < S.n && S.s[b].id == S.s[a].id)
+        while (b < S->n && S->s[b].id == S->s[a].id)
             b++;
-        while (j < r->n && r->m[j].id < S.s[a].id)
+        while (j < r->n && r->m[j].id < S->s[a].id)
             j++;
-        if (j < r->n && r->m[j].id == S.s[a].id) {
+        if (j < r->n && r->m[j].id == S->s[a].id) {
             double med[MAX_PASSES];
             bool every = true;
             for (int k = 0; k < passes && every; k++) {
                 int n = 0;
                 for (int q = a; q < b; q++)
-                    if (S.s[q].round == k)
-                        buf[n++] = S.s[q].t;
+                    if (S->s[q].round == k)
+                        buf[n++] = S->s[q].t;
                 every = n > 0;
                 if (every)
                     med[k] = median_of(buf, n);
@@ -227,7 +226,6 @@ static int pass_speeds(Db *db, const CalibrationRow *cal, const Rows *r, PassSpe
     for (int k = 0; k < passes; k++)
         free(ratio[k]);
     free(buf);
-    free(S.s);
     return rc;
 }
 
@@ -242,15 +240,15 @@ static double pass_spread(const PassSpeeds *ps)
 /* ---- the cores' distance ----
  * The cross-core curve reads data another core has just written. On a VM whose host moves
  * the vCPUs between cache domains its samples are bimodal: on the 2-vCPU AMD EPYC VM
- * (stop 22) a standalone probe read 8 MB from the other core at 35-45 GB/s or 9-12 GB/s,
+ * (stop 22) a standalone probe read 8 MB from the other core at 29-45 GB/s or 8-12 GB/s,
  * and a cache line's round trip took 62-104 ns or 394-540 ns, flipping every few seconds.
  * So one working set's samples spread: in a zoo calibration there, the L3 points' upper
  * over lower quartile was 1.4-2.8x (the handoff curve's, one core reading its own writes,
  * 1.1-1.6x). Quartiles, not the extremes: one preempted sample is no change of placement. */
 #define CROSS_SPREAD_NOTE 2.0 /* a point's quartile ratio beyond which the text says so */
 
-static int cross_spread(Db *db, const CalibrationRow *cal, const Rows *r, const MbCaches *c, Limits *L, char *err,
-                        size_t errlen)
+static int cross_spread(const CalibrationRow *cal, const Rows *r, const Samples *S, const MbCaches *c, Limits *L,
+                        char *err, size_t errlen)
 {
     L->cross_lo = L->cross_hi = L->cross_spread = 0;
     bool any = false;
@@ -258,31 +256,24 @@ static int cross_spread(Db *db, const CalibrationRow *cal, const Rows *r, const 
         any = strstr(r->m[j].key, "membw cross ") != NULL;
     if (!any)
         return 0;
-    Samples S = {0};
-    if (db_sample_foreach(db, cal->id, collect_sample, &S) != 0) {
-        free(S.s);
-        snprintf(err, errlen, "%s", db_errmsg(db));
-        return -1;
-    }
-    double *t = malloc((size_t)(S.n > 0 ? S.n : 1) * sizeof *t);
+    double *t = malloc((size_t)(S->n > 0 ? S->n : 1) * sizeof *t);
     if (!t) {
-        free(S.s);
         snprintf(err, errlen, "out of memory reading the samples of calibration %lld", (long long)cal->id);
         return -1;
     }
-    for (int a = 0, j = 0; a < S.n;) {
+    for (int a = 0, j = 0; a < S->n;) {
         int b = a;
-        while (b < S.n && S.s[b].id == S.s[a].id)
+        while (b < S->n && S->s[b].id == S->s[a].id)
             b++;
-        while (j < r->n && r->m[j].id < S.s[a].id)
+        while (j < r->n && r->m[j].id < S->s[a].id)
             j++;
         OpDesc d;
-        if (j < r->n && r->m[j].id == S.s[a].id && op_key_parse(r->m[j].key, &d) && d.kind == OP_MEMBW &&
+        if (j < r->n && r->m[j].id == S->s[a].id && op_key_parse(r->m[j].key, &d) && d.kind == OP_MEMBW &&
             d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == L->threads &&
             level_of(d.u.membw.bytes_per_thread, d.u.membw.threads, c) == LVL_L3) {
             int n = 0;
             for (int q = a; q < b; q++)
-                t[n++] = S.s[q].t;
+                t[n++] = S->s[q].t;
             qsort(t, (size_t)n, sizeof *t, cmp_double);
             const double slow = r->m[j].bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.75) / 1e9;
             const double fast = r->m[j].bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.25) / 1e9;
@@ -293,7 +284,6 @@ static int cross_spread(Db *db, const CalibrationRow *cal, const Rows *r, const 
         a = b;
     }
     free(t);
-    free(S.s);
     return 0;
 }
 
@@ -640,7 +630,15 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
     limits_of(&r, cal->sw.threads, &c, &L);
     char err[512];
     PassSpeeds ps;
-    if (pass_speeds(db, cal, &r, &ps, err, sizeof err) != 0 || cross_spread(db, cal, &r, &c, &L, err, sizeof err) != 0) {
+    Samples S = {0}; /* every raw sample, read once: the passes' speeds and the cross-core spread */
+    if (db_sample_foreach(db, cal->id, collect_sample, &S) != 0) {
+        free(r.m), free(S.s);
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    }
+    const int rc_samples = pass_speeds(cal, &r, &S, &ps, err, sizeof err) != 0 ||
+                           cross_spread(cal, &r, &S, &c, &L, err, sizeof err) != 0;
+    free(S.s);
+    if (rc_samples) {
         free(r.m);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }
