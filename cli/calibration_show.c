@@ -167,6 +167,32 @@ static int collect_sample(int64_t id, int round, double t, void *ctx)
     return 0;
 }
 
+/* Walks the samples (by measurement id, as db_sample_foreach gives them) and the rows (in id
+ * order) together: the next kernel of r with samples, its row in *m and its samples in *s.
+ * Returns how many samples, 0 at the end. */
+typedef struct {
+    int a, j; /* the next sample, the row reached */
+} SampleWalk;
+
+static int walk_next(const Rows *r, const Samples *S, SampleWalk *w, const MeasurementRow **m, const Sample **s)
+{
+    while (w->a < S->n) {
+        const int a = w->a;
+        int b = a;
+        while (b < S->n && S->s[b].id == S->s[a].id)
+            b++;
+        w->a = b;
+        while (w->j < r->n && r->m[w->j].id < S->s[a].id)
+            w->j++;
+        if (w->j < r->n && r->m[w->j].id == S->s[a].id) {
+            *m = &r->m[w->j];
+            *s = &S->s[a];
+            return b - a;
+        }
+    }
+    return 0;
+}
+
 typedef struct {
     int passes;               /* 0: a calibration in one pass, nothing to say */
     int kernels;              /* kernels with samples in every pass */
@@ -194,29 +220,24 @@ static int pass_speeds(const CalibrationRow *cal, const Rows *r, const Samples *
             snprintf(err, errlen, "out of memory reading the samples of calibration %lld", (long long)cal->id);
         }
     }
-    for (int a = 0, j = 0; rc == 0 && a < S->n;) {
-        int b = a;
-        while (b < S->n && S->s[b].id == S->s[a].id)
-            b++;
-        while (j < r->n && r->m[j].id < S->s[a].id)
-            j++;
-        if (j < r->n && r->m[j].id == S->s[a].id) {
-            double med[MAX_PASSES];
-            bool every = true;
-            for (int k = 0; k < passes && every; k++) {
-                int n = 0;
-                for (int q = a; q < b; q++)
-                    if (S->s[q].round == k)
-                        buf[n++] = S->s[q].t;
-                every = n > 0;
-                if (every)
-                    med[k] = median_of(buf, n);
-            }
-            for (int k = 0; k < passes && every; k++)
-                ratio[k][ps->kernels] = med[k] / r->m[j].median_s;
-            ps->kernels += every;
+    SampleWalk w = {0};
+    const MeasurementRow *m;
+    const Sample *smp;
+    for (int ns; rc == 0 && (ns = walk_next(r, S, &w, &m, &smp)) > 0;) {
+        double med[MAX_PASSES];
+        bool every = true;
+        for (int k = 0; k < passes && every; k++) {
+            int n = 0;
+            for (int q = 0; q < ns; q++)
+                if (smp[q].round == k)
+                    buf[n++] = smp[q].t;
+            every = n > 0;
+            if (every)
+                med[k] = median_of(buf, n);
         }
-        a = b;
+        for (int k = 0; k < passes && every; k++)
+            ratio[k][ps->kernels] = med[k] / m->median_s;
+        ps->kernels += every;
     }
     if (rc == 0 && ps->kernels > 0) {
         ps->passes = passes;
@@ -251,37 +272,27 @@ static int cross_spread(const CalibrationRow *cal, const Rows *r, const Samples 
                         char *err, size_t errlen)
 {
     L->cross_lo = L->cross_hi = L->cross_spread = 0;
-    bool any = false;
-    for (int j = 0; j < r->n && !any; j++)
-        any = strstr(r->m[j].key, "membw cross ") != NULL;
-    if (!any)
-        return 0;
     double *t = malloc((size_t)(S->n > 0 ? S->n : 1) * sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory reading the samples of calibration %lld", (long long)cal->id);
         return -1;
     }
-    for (int a = 0, j = 0; a < S->n;) {
-        int b = a;
-        while (b < S->n && S->s[b].id == S->s[a].id)
-            b++;
-        while (j < r->n && r->m[j].id < S->s[a].id)
-            j++;
+    SampleWalk w = {0};
+    const MeasurementRow *m;
+    const Sample *smp;
+    for (int n; (n = walk_next(r, S, &w, &m, &smp)) > 0;) {
         OpDesc d;
-        if (j < r->n && r->m[j].id == S->s[a].id && op_key_parse(r->m[j].key, &d) && d.kind == OP_MEMBW &&
-            d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == L->threads &&
-            level_of(d.u.membw.bytes_per_thread, d.u.membw.threads, c) == LVL_L3) {
-            int n = 0;
-            for (int q = a; q < b; q++)
-                t[n++] = S->s[q].t;
-            qsort(t, (size_t)n, sizeof *t, cmp_double);
-            const double slow = r->m[j].bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.75) / 1e9;
-            const double fast = r->m[j].bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.25) / 1e9;
-            L->cross_lo = L->cross_lo > 0 ? fmin(L->cross_lo, slow) : slow;
-            L->cross_hi = fmax(L->cross_hi, fast);
-            L->cross_spread = fmax(L->cross_spread, fast / slow);
-        }
-        a = b;
+        if (!op_key_parse(m->key, &d) || d.kind != OP_MEMBW || d.u.membw.kind != MEMBW_CROSS ||
+            d.u.membw.threads != L->threads || level_of(d.u.membw.bytes_per_thread, d.u.membw.threads, c) != LVL_L3)
+            continue;
+        for (int q = 0; q < n; q++)
+            t[q] = smp[q].t;
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        const double slow = m->bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.75) / 1e9;
+        const double fast = m->bytes / gsl_stats_quantile_from_sorted_data(t, 1, (size_t)n, 0.25) / 1e9;
+        L->cross_lo = L->cross_lo > 0 ? fmin(L->cross_lo, slow) : slow;
+        L->cross_hi = fmax(L->cross_hi, fast);
+        L->cross_spread = fmax(L->cross_spread, fast / slow);
     }
     free(t);
     return 0;

@@ -905,7 +905,7 @@ static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int sam
     if (d->kind != MEMBW_TRIAD) {
         const size_t n = d->bytes_per_thread / sizeof(float);
         for (int t = 0; t < d->threads; t++) {
-            const size_t slice = (size_t)(d->kind == MEMBW_CROSS ? (t + 1) % d->threads : t);
+            const size_t slice = (size_t)membw_slice(d, t);
             double sum = 0.0, mag = 0.0;
             for (size_t i = 0; i < n; i++) {
                 sum += f[1][slice * n + i];

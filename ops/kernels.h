@@ -124,8 +124,10 @@ void spmm_run(float *c, const float *values, const int32_t *col_idx, const int32
 /* ---- machine limits (limits.c), microbenchmarks only ---- */
 /* out (threads): each thread's FMA chains, averaged (1.0 when the kernel ran correctly) */
 void peak_fma_run(float *out, const PeakDesc *d);
-/* out (threads): thread t's sum over passes of its slice of x (threads slices of
- * bytes_per_thread / 4 floats), accumulated in double */
+/* The slice of x thread t reads: its own, or (CROSS) the next thread's */
+int membw_slice(const MembwDesc *d, int t);
+/* out (threads): thread t's sum over passes of slice membw_slice(d, t) of x (threads slices
+ * of bytes_per_thread / 4 floats), accumulated in double */
 void membw_read_run(float *out, const float *x, const MembwDesc *d);
 /* x = -x over each thread's slice (READ's layout): the producer before a handoff sample */
 void membw_produce(float *x, const MembwDesc *d);

@@ -110,9 +110,13 @@ static void triad_span(float *restrict a, const float *restrict b, const float *
         a[i] = b[i] + 3.0f * c[i];
 }
 
-/* Contract: out[t] = sum over `passes` passes of thread t's slice of x (CROSS: of thread
- * (t+1) mod threads's slice), each pass summed in float lanes and the passes added in
- * double. */
+int membw_slice(const MembwDesc *d, int t)
+{
+    return d->kind == MEMBW_CROSS ? (t + 1) % d->threads : t;
+}
+
+/* Contract: out[t] = sum over `passes` passes of slice membw_slice(d, t) of x (CROSS: the
+ * next thread's), each pass summed in float lanes and the passes added in double. */
 void membw_read_run(float *out, const float *x, const MembwDesc *d)
 {
     OPS_ASSERT(out && x && d && d->kind != MEMBW_TRIAD);
@@ -120,8 +124,7 @@ void membw_read_run(float *out, const float *x, const MembwDesc *d)
 #pragma omp parallel num_threads(d->threads)
     {
         const int t = omp_get_thread_num();
-        const int slice = d->kind == MEMBW_CROSS ? (t + 1) % d->threads : t;
-        const float *mine = x + (size_t)slice * n;
+        const float *mine = x + (size_t)membw_slice(d, t) * n;
         double total = 0.0;
         for (long p = 0; p < d->passes; p++) {
             total += read_span(mine, n);
