@@ -50,6 +50,7 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 typedef struct {
     double capacity;
     const char *what; /* "--device-memory" or "this machine's available memory" */
+    double allocated; /* the plan's arenas as a run allocates them: whole pages, one input batch */
     double runtime;   /* the process's own: libraries and BLAS buffers (measured) */
     bool fits;
     long largest_batch; /* 0: not even batch 1 */
@@ -64,9 +65,11 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
     for (int i = 0; i < 6; i++)
         printf("  %-16s %12s\n", names[i], fmt_bytes(v[i], b, 32));
     printf("  %-16s %12s\n", "plan total", fmt_bytes(p->mem_total, b, 32));
+    printf("  %-16s %12s  (each arena in whole pages, as a run allocates it)\n", "allocated",
+           fmt_bytes(f->allocated, b, 32));
     printf("  %-16s %12s  (libraries and BLAS buffers, measured in this process)\n", "runtime",
            fmt_bytes(f->runtime, b, 32));
-    printf("  %-16s %12s  %s %s (%s)\n", "process total", fmt_bytes(p->mem_total + f->runtime, b, 32),
+    printf("  %-16s %12s  %s %s (%s)\n", "process total", fmt_bytes(f->allocated + f->runtime, b, 32),
            f->fits ? "fits in" : "DOES NOT FIT in", fmt_bytes(f->capacity, c, 32), f->what);
     if (f->largest_batch > 0)
         printf("  largest batch that fits: %ld\n", f->largest_batch);
@@ -102,8 +105,9 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "workspace", p->mem_ws);
     cJSON_AddNumberToObject(mem, "input", p->mem_input);
     cJSON_AddNumberToObject(mem, "total", p->mem_total);
+    cJSON_AddNumberToObject(mem, "allocated", f->allocated);
     cJSON_AddNumberToObject(mem, "runtime", f->runtime);
-    cJSON_AddNumberToObject(mem, "process_total", p->mem_total + f->runtime);
+    cJSON_AddNumberToObject(mem, "process_total", f->allocated + f->runtime);
     cJSON_AddNumberToObject(mem, "capacity", f->capacity);
     cJSON_AddStringToObject(mem, "capacity_from", f->what);
     cJSON_AddBoolToObject(mem, "fits", f->fits);
@@ -234,8 +238,9 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         fit.capacity = mem_available_bytes();
         fit.what = "available on this machine now";
     }
+    fit.allocated = trainer_bytes_needed(&plan, 1);
     fit.runtime = session_runtime_bytes();
-    fit.fits = pred.mem_total + fit.runtime <= fit.capacity;
+    fit.fits = fit.allocated + fit.runtime <= fit.capacity;
     {
         char err[512];
         fit.largest_batch = pred_largest_batch(m, fit.capacity - fit.runtime, err, sizeof err);

@@ -25,6 +25,18 @@
 enum { F_S, F_PREV, F_Y, F_R, F_G, F_T, F_P, F_L1 };
 #define F32 sizeof(float)
 
+/* The workspace fista_setup takes for L: D D^T in floats (the GEMM's result), the same
+ * in doubles for GSL's eigensolver, and its K eigenvalues. */
+static size_t spectrum_doubles_at(int K) /* where the doubles start: after the floats, aligned */
+{
+    return ((size_t)K * K * F32 + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+}
+
+static size_t spectrum_bytes(int K)
+{
+    return spectrum_doubles_at(K) + ((size_t)K * K + (size_t)K) * sizeof(double);
+}
+
 int fista_plan(const ModelSpec *m, int batch, Plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
@@ -78,6 +90,10 @@ int fista_plan(const ModelSpec *m, int batch, Plan *p, char *err, size_t errlen)
     plan_add(p, 0, fit, (BufRef[]){p->loss, P, X}, 3);
     plan_add(p, 0, op_norm1(PHASE_FWD, (size_t)B * K), (BufRef[]){l1, S}, 2);
     pl->act_bytes = p->arena_bytes[ARENA_ACT];
+    /* fista_setup finds L in the workspace, which no op of the step uses until then: the
+     * process allocates it either way, so the plan (and the memory predicted) holds it */
+    if (spectrum_bytes(K) > p->arena_bytes[ARENA_WS])
+        p->arena_bytes[ARENA_WS] = spectrum_bytes(K);
     return 0;
 }
 
@@ -98,27 +114,25 @@ int fista_setup(Plan *p, void *const base[ARENA_COUNT], double *lipschitz, char 
             D[(size_t)k * F + j] *= inv;
     }
     /* L = largest eigenvalue of D D^T (K x K), the gradient's Lipschitz constant */
-    float *ddt = malloc((size_t)K * K * sizeof *ddt);
-    gsl_matrix *a = gsl_matrix_alloc((size_t)K, (size_t)K);
-    gsl_vector *ev = gsl_vector_alloc((size_t)K);
-    gsl_eigen_symm_workspace *w = gsl_eigen_symm_alloc((size_t)K);
-    if (!ddt || !a || !ev || !w) {
-        free(ddt);
+    /* in the plan's workspace (spectrum_bytes): D D^T, then as doubles, then eigenvalues */
+    assert(p->arena_bytes[ARENA_WS] >= spectrum_bytes(K));
+    float *ddt = base[ARENA_WS];
+    double *dd = (double *)((char *)base[ARENA_WS] + spectrum_doubles_at(K));
+    gsl_matrix_view a = gsl_matrix_view_array(dd, (size_t)K, (size_t)K);
+    gsl_vector_view ev = gsl_vector_view_array(dd + (size_t)K * K, (size_t)K);
+    gsl_eigen_symm_workspace *w = gsl_eigen_symm_alloc((size_t)K); /* 2K doubles */
+    if (!w) {
         snprintf(err, errlen, "%s: out of memory for the dictionary's spectrum", m->name);
         return -1;
     }
     OpDesc g = op_gemm(PHASE_FWD, K, K, F, false, true, 0);
     void *bufs[] = {ddt, D, D};
     op_run(&g, bufs, NULL);
-    for (int i = 0; i < K; i++)
-        for (int j = 0; j < K; j++)
-            gsl_matrix_set(a, (size_t)i, (size_t)j, ddt[(size_t)i * K + j]);
-    gsl_eigen_symm(a, ev, w);
-    double L = gsl_vector_max(ev);
+    for (size_t i = 0; i < (size_t)K * K; i++)
+        dd[i] = ddt[i];
+    gsl_eigen_symm(&a.matrix, &ev.vector, w);
+    double L = gsl_vector_max(&ev.vector);
     gsl_eigen_symm_free(w);
-    gsl_vector_free(ev);
-    gsl_matrix_free(a);
-    free(ddt);
     if (!(L > 0)) {
         snprintf(err, errlen, "%s: the dictionary's spectrum is empty", m->name);
         return -1;

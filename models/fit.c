@@ -132,7 +132,7 @@ static int arenas_alloc(Arenas *a, Plan *plans, int nplans, double data_bytes, i
         for (int i = 0; i < nplans; i++)
             if (plans[i].arena_bytes[k] > a->bytes[k])
                 a->bytes[k] = plans[i].arena_bytes[k];
-        total += (double)round_up(a->bytes[k]);
+        total += (double)ops_buffer_footprint(round_up(a->bytes[k] ? a->bytes[k] : ALIGN));
     }
     double avail = mem_available_bytes() / processes;
     if (avail > 0 && total > 0.9 * avail) {

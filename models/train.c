@@ -15,13 +15,15 @@ enum { ALIGN = 64 };
 
 static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
+/* What trainer_init allocates, as it occupies memory: one buffer per arena (alloc_zeroed)
+ * and one for the data batches, each in whole pages (ops_buffer_footprint). */
 double trainer_bytes_needed(const Plan *p, int nbatches)
 {
     double total = 0;
     for (int a = 0; a < ARENA_COUNT; a++)
         if (a != ARENA_INPUT)
-            total += (double)round_up(p->arena_bytes[a]);
-    return total + (double)nbatches * (double)round_up(p->arena_bytes[ARENA_INPUT]);
+            total += (double)ops_buffer_footprint(round_up(p->arena_bytes[a] ? p->arena_bytes[a] : ALIGN));
+    return total + (double)ops_buffer_footprint(round_up(p->arena_bytes[ARENA_INPUT]) * (size_t)nbatches);
 }
 
 static double read_proc_kb(const char *file, const char *field)

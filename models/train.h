@@ -58,7 +58,8 @@ typedef struct {
  * gradient buffer, which the predictor would have to price). */
 void plan_average_ranks(Plan *p, int nranks);
 
-/* Bytes a run allocates: every arena plus the data set of nbatches batches. */
+/* Bytes a run allocates: every arena plus the data set of nbatches batches, each buffer
+ * in whole pages as it occupies memory (huge pages round a 2.1 MiB arena to 4 MiB). */
 double trainer_bytes_needed(const Plan *p, int nbatches);
 /* Batches in the synthetic data set a run of `steps` steps cycles through. */
 int trainer_data_batches(int steps);

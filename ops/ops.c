@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -2095,9 +2096,11 @@ bool op_key_parse(const char *key, OpDesc *d)
  * Library facts
  * ------------------------------------------------------------------------------------- */
 
+enum { HUGE_PAGE_BYTES = 2 << 20 };
+
 void *ops_buffer_alloc(size_t bytes)
 {
-    const size_t huge = (size_t)2 << 20;
+    const size_t huge = HUGE_PAGE_BYTES;
     const size_t align = bytes >= huge ? huge : 64;
     const size_t n = (bytes + align - 1) / align * align;
     void *p = aligned_alloc(align, n ? n : align);
@@ -2106,6 +2109,33 @@ void *ops_buffer_alloc(size_t bytes)
         (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: without THP, 4 KiB pages */
 #endif
     return p;
+}
+
+/* Whether madvise(MADV_HUGEPAGE) gets huge pages: THP's mode is "[always]" or
+ * "[madvise]" (the bracketed one is in force), not "[never]" or absent. Read once. */
+static bool huge_pages_granted(void)
+{
+    static int granted = -1;
+    if (granted < 0) {
+        char mode[128] = "";
+        FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+        if (f) {
+            if (!fgets(mode, sizeof mode, f))
+                mode[0] = '\0';
+            fclose(f);
+        }
+        granted = strstr(mode, "[always]") || strstr(mode, "[madvise]");
+    }
+    return granted;
+}
+
+size_t ops_buffer_footprint(size_t bytes)
+{
+    const long base = sysconf(_SC_PAGESIZE);
+    const size_t page = bytes >= HUGE_PAGE_BYTES && huge_pages_granted() ? HUGE_PAGE_BYTES
+                        : base > 0                                        ? (size_t)base
+                                                                          : 4096;
+    return (bytes + page - 1) / page * page;
 }
 
 /* Contract: from now on OpenBLAS GEMMs and the kernels' OpenMP regions (started from the

@@ -12,6 +12,8 @@
 
 #include "predictor/predict.h"
 
+#include "models/train.h"
+
 void pred_memory(const Plan *p, PredictionRow *out)
 {
     const size_t *a = p->arena_bytes;
@@ -183,15 +185,16 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
     return 0;
 }
 
-/* plan_total_bytes at `batch`, or INFINITY where the plan cannot be built (a batch so
- * large that a tensor's size overflows the plan's arithmetic does not fit anywhere). */
+/* What a run at `batch` allocates (trainer_bytes_needed, one input batch), or INFINITY
+ * where the plan cannot be built (a batch so large that a tensor's size overflows the
+ * plan's arithmetic does not fit anywhere). */
 static double plan_bytes_at(const ModelSpec *m, long batch)
 {
     Plan p;
     char err[256];
     if (plan_build(m, (int)batch, &p, err, sizeof err) != 0)
         return INFINITY;
-    const double b = (double)plan_total_bytes(&p);
+    const double b = trainer_bytes_needed(&p, 1);
     plan_free(&p);
     return b;
 }

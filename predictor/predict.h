@@ -116,8 +116,8 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r);
 /* Memory of one process running the plan, by category (bytes). */
 void pred_memory(const Plan *p, PredictionRow *out);
 
-/* The largest batch (up to 2^20) whose plan fits in capacity_bytes (its arenas: the
- * memory a training process of m allocates), 0 if not even batch 1 fits, -1 with err set
+/* The largest batch (up to 2^20) whose plan fits in capacity_bytes (its arenas as a
+ * training process of m allocates them, in whole pages), 0 if not even batch 1 fits, -1 with err set
  * if m does not expand. Plans are built at the current ops thread count. */
 long pred_largest_batch(const ModelSpec *m, double capacity_bytes, char *err, size_t errlen);
 
