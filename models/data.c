@@ -129,65 +129,102 @@ static void gen_tokens(gsl_rng *r, int32_t *ids, int32_t *labels, int n, int per
     }
 }
 
-void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed)
+/* The timing runs' generator: one random stream over the batches in order, so a batch's
+ * values depend on every batch before it. */
+typedef struct {
+    gsl_rng *r;
+    float *mean, *v; /* DATA_EXPRESSION: the features' means and the samples' basis */
+} DataGen;
+
+static void datagen_init(DataGen *g, const Plan *p, uint64_t seed)
 {
     const ModelSpec *m = p->model;
-    gsl_rng *r = rng_new(seed);
-    int per_sample = shape_count(&m->input), B = p->batch;
-    size_t n = (size_t)B * per_sample;
-    float *mean = NULL, *v = NULL;
+    const int per_sample = shape_count(&m->input);
+    memset(g, 0, sizeof *g);
+    g->r = rng_new(seed);
     if (m->data == DATA_EXPRESSION) {
-        mean = malloc((size_t)per_sample * sizeof *mean);
-        v = malloc((size_t)8 * per_sample * sizeof *v);
-        assert(mean && v);
+        g->mean = malloc((size_t)per_sample * sizeof *g->mean);
+        g->v = malloc((size_t)8 * per_sample * sizeof *g->v);
+        assert(g->mean && g->v);
         for (int j = 0; j < per_sample; j++)
-            mean[j] = (float)gsl_ran_flat(r, 0.2, 0.8);
+            g->mean[j] = (float)gsl_ran_flat(g->r, 0.2, 0.8);
         for (size_t j = 0; j < (size_t)8 * per_sample; j++)
-            v[j] = (float)gsl_ran_gaussian_ziggurat(r, 0.04);
+            g->v[j] = (float)gsl_ran_gaussian_ziggurat(g->r, 0.04);
     }
-    bool class_target = m->loss == LOSS_SOFTMAX_XENT;
+}
+
+static void datagen_free(DataGen *g)
+{
+    free(g->mean);
+    free(g->v);
+    gsl_rng_free(g->r);
+}
+
+/* Batch b (the b-th of the stream) into base, laid out like ARENA_INPUT. */
+static void datagen_batch(DataGen *g, const Plan *p, char *base, int b)
+{
+    const ModelSpec *m = p->model;
+    gsl_rng *r = g->r;
+    const int B = p->batch;
+    const size_t n = (size_t)B * shape_count(&m->input);
+    const bool class_target = m->loss == LOSS_SOFTMAX_XENT;
+    float *x = (float *)(base + p->input.offset);
+    int32_t *labels = class_target ? (int32_t *)(base + p->target.offset) : NULL;
+    size_t nlabels = class_target ? p->target.bytes / sizeof(int32_t) : 0;
+    switch (m->data) {
+    case DATA_EXPRESSION: /* the target is the input (autoencoder) */
+        gen_expression(r, x, B, shape_count(&m->input), g->mean, g->v);
+        break;
+    case DATA_CLASSES:
+        gen_classes(r, x, labels, B, shape_count(&m->input), class_target ? p->classes : 0, b * B);
+        break;
+    case DATA_TOKENS: { /* token ids, uniform over the vocabulary of the first layer */
+        int vocab = token_vocab(m);
+        int32_t *ids = (int32_t *)x;
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
+        break;
+    }
+    case DATA_SEQUENCE: /* rnn-benchmarks: np.random.random inputs */
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)gsl_rng_uniform(r);
+        break;
+    case DATA_IMAGES: /* convnet-benchmarks: N(0, 0.1) pixels */
+    case DATA_FASHION_MNIST: /* timing runs of the real-data models: same shape, synthetic values */
+    default:
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)gsl_ran_gaussian_ziggurat(r, 0.1);
+        break;
+    }
+    if (labels && m->data != DATA_CLASSES) /* uniform random classes */
+        for (size_t i = 0; i < nlabels; i++)
+            labels[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)p->classes);
+    if (!class_target && p->target.offset != p->input.offset) { /* vector targets: U[0,1) */
+        float *y = (float *)(base + p->target.offset);
+        for (size_t i = 0; i < p->target.bytes / sizeof(float); i++)
+            y[i] = (float)gsl_rng_uniform(r);
+    }
+}
+
+void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed)
+{
+    DataGen g;
+    datagen_init(&g, p, seed);
+    for (int b = 0; b < nbatches; b++)
+        datagen_batch(&g, p, data + (size_t)b * stride, b);
+    datagen_free(&g);
+}
+
+void data_generate_each(const Plan *p, int nbatches, uint64_t seed, char *batch,
+                        void (*take)(int b, const char *batch, void *ctx), void *ctx)
+{
+    DataGen g;
+    datagen_init(&g, p, seed);
     for (int b = 0; b < nbatches; b++) {
-        char *base = data + (size_t)b * stride;
-        float *x = (float *)(base + p->input.offset);
-        int32_t *labels = class_target ? (int32_t *)(base + p->target.offset) : NULL;
-        size_t nlabels = class_target ? p->target.bytes / sizeof(int32_t) : 0;
-        switch (m->data) {
-        case DATA_EXPRESSION: /* the target is the input (autoencoder) */
-            gen_expression(r, x, B, per_sample, mean, v);
-            break;
-        case DATA_CLASSES:
-            gen_classes(r, x, labels, B, per_sample, class_target ? p->classes : 0, b * B);
-            break;
-        case DATA_TOKENS: { /* token ids, uniform over the vocabulary of the first layer */
-            int vocab = token_vocab(m);
-            int32_t *ids = (int32_t *)x;
-            for (size_t i = 0; i < n; i++)
-                ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
-            break;
-        }
-        case DATA_SEQUENCE: /* rnn-benchmarks: np.random.random inputs */
-            for (size_t i = 0; i < n; i++)
-                x[i] = (float)gsl_rng_uniform(r);
-            break;
-        case DATA_IMAGES: /* convnet-benchmarks: N(0, 0.1) pixels */
-        case DATA_FASHION_MNIST: /* timing runs of the real-data models: same shape, synthetic values */
-        default:
-            for (size_t i = 0; i < n; i++)
-                x[i] = (float)gsl_ran_gaussian_ziggurat(r, 0.1);
-            break;
-        }
-        if (labels && m->data != DATA_CLASSES) /* uniform random classes */
-            for (size_t i = 0; i < nlabels; i++)
-                labels[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)p->classes);
-        if (!class_target && p->target.offset != p->input.offset) { /* vector targets: U[0,1) */
-            float *y = (float *)(base + p->target.offset);
-            for (size_t i = 0; i < p->target.bytes / sizeof(float); i++)
-                y[i] = (float)gsl_rng_uniform(r);
-        }
+        datagen_batch(&g, p, batch, b);
+        take(b, batch, ctx);
     }
-    free(mean);
-    free(v);
-    gsl_rng_free(r);
+    datagen_free(&g);
 }
 
 /* ---- synthetic data sets for epoch training (fit.c) ---- */

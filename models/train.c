@@ -15,6 +15,9 @@ enum { ALIGN = 64 };
 
 static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
+/* The size alloc_zeroed asks ops_buffer_alloc for: whole ALIGN blocks, one for nothing. */
+static size_t buffer_bytes(size_t bytes) { return round_up(bytes ? bytes : ALIGN); }
+
 /* What trainer_init allocates, as it occupies memory: one buffer per arena (alloc_zeroed)
  * and one for the data batches, each in whole pages (ops_buffer_footprint). */
 double trainer_bytes_needed(const Plan *p, int nbatches)
@@ -22,8 +25,8 @@ double trainer_bytes_needed(const Plan *p, int nbatches)
     double total = 0;
     for (int a = 0; a < ARENA_COUNT; a++)
         if (a != ARENA_INPUT)
-            total += (double)ops_buffer_footprint(round_up(p->arena_bytes[a] ? p->arena_bytes[a] : ALIGN));
-    return total + (double)ops_buffer_footprint(round_up(p->arena_bytes[ARENA_INPUT]) * (size_t)nbatches);
+            total += (double)ops_buffer_footprint(buffer_bytes(p->arena_bytes[a]));
+    return total + (double)ops_buffer_footprint(buffer_bytes(round_up(p->arena_bytes[ARENA_INPUT]) * (size_t)nbatches));
 }
 
 static double read_proc_kb(const char *file, const char *field)
@@ -58,7 +61,7 @@ void peak_rss_reset(void)
 
 static void *alloc_zeroed(size_t bytes)
 {
-    size_t n = round_up(bytes ? bytes : ALIGN);
+    size_t n = buffer_bytes(bytes);
     void *p = ops_buffer_alloc(n);
     if (p)
         memset(p, 0, n); /* also faults the pages in now, not inside the first timed step */
@@ -114,8 +117,33 @@ static void copy_rows(char *dst, const char *src, int blocks, int rows, int firs
         memcpy(dst + (size_t)b * n * row_bytes, src + ((size_t)b * rows + first) * row_bytes, (size_t)n * row_bytes);
 }
 
+/* How one global batch is sliced into this rank's batch (data_generate_share). */
+typedef struct {
+    const Trainer *t;
+    const Plan *gp;       /* the plan at the global batch: its input layout */
+    int first;            /* this rank's first sample */
+    int in_blocks;        /* input: (T, B, F) time-major for sequences, else sample-major */
+    size_t in_row;
+    bool own_target;      /* targets: one row per sample, or per sample and step (time-major) */
+    int tgt_blocks;
+    size_t tgt_row;
+} ShareSlicer;
+
+static void take_share(int b, const char *global_batch, void *ctx)
+{
+    const ShareSlicer *s = ctx;
+    const Plan *lp = &s->t->plan, *gp = s->gp;
+    char *lb = s->t->data + (size_t)b * s->t->batch_stride;
+    copy_rows(lb + lp->input.offset, global_batch + gp->input.offset, s->in_blocks, gp->batch, s->first, lp->batch,
+              s->in_row);
+    if (s->own_target)
+        copy_rows(lb + lp->target.offset, global_batch + gp->target.offset, s->tgt_blocks, gp->batch, s->first,
+                  lp->batch, s->tgt_row);
+}
+
 /* This rank's share of the data set one process would train on at the global batch:
- * the global data set is generated (same seed, same order) and each batch sliced. */
+ * the global batches are generated (same seed, same order), one at a time, and each
+ * sliced, so a rank holds one global batch beside its own data set, not all of them. */
 static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_t seed, char *err, size_t errlen)
 {
     const Plan *lp = &t->plan;
@@ -123,41 +151,29 @@ static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_
     Plan gp;
     if (plan_build_mode(m, lp->batch * dp->nranks, lp->mode, &gp, err, errlen) != 0)
         return -1;
-    size_t gstride = round_up(gp.arena_bytes[ARENA_INPUT]);
-    char *g = malloc(gstride * (size_t)t->nbatches);
+    const size_t gbytes = round_up(gp.arena_bytes[ARENA_INPUT]);
+    char *g = malloc(gbytes);
     if (!g) {
-        snprintf(err, errlen, "%s: cannot allocate %.2f GiB for the global data set to take this rank's share from",
-                 m->name, (double)gstride * t->nbatches / 1073741824.0);
+        snprintf(err, errlen, "%s: cannot allocate %.2f GiB for a global batch to take this rank's share from",
+                 m->name, (double)gbytes / 1073741824.0);
         plan_free(&gp);
         return -1;
     }
-    data_generate(&gp, g, t->nbatches, gstride, seed);
-    /* input: (T, B, F) time-major for sequences, else sample-major */
-    int in_blocks = m->input.rank == 2 ? m->input.d[0] : 1;
-    size_t in_row = lp->input.bytes / ((size_t)lp->batch * in_blocks);
-    /* targets: one row per sample, or per sample and step (time-major) */
-    bool own_target = lp->target.offset != lp->input.offset;
-    size_t tgt_rows_local = 0, tgt_row = 0;
-    int tgt_blocks = 1;
-    if (own_target) {
+    ShareSlicer s = {.t = t, .gp = &gp, .first = dp->rank * lp->batch};
+    s.in_blocks = m->input.rank == 2 ? m->input.d[0] : 1;
+    s.in_row = lp->input.bytes / ((size_t)lp->batch * s.in_blocks);
+    s.own_target = lp->target.offset != lp->input.offset;
+    if (s.own_target) {
         const PlanLayer *last = &lp->layers[lp->nlayers - 1];
         for (int i = lp->nlayers - 1; i >= 0; i--) /* the scored output may not be the last layer */
             if (lp->layers[i].y.arena == lp->output.arena && lp->layers[i].y.offset == lp->output.offset) {
                 last = &lp->layers[i];
                 break;
             }
-        tgt_blocks = last->out.rank == 2 ? last->out.d[0] : 1;
-        tgt_rows_local = (size_t)lp->batch;
-        tgt_row = lp->target.bytes / (tgt_rows_local * tgt_blocks);
+        s.tgt_blocks = last->out.rank == 2 ? last->out.d[0] : 1;
+        s.tgt_row = lp->target.bytes / ((size_t)lp->batch * s.tgt_blocks);
     }
-    int first = dp->rank * lp->batch;
-    for (int b = 0; b < t->nbatches; b++) {
-        const char *gb = g + (size_t)b * gstride;
-        char *lb = t->data + (size_t)b * t->batch_stride;
-        copy_rows(lb + lp->input.offset, gb + gp.input.offset, in_blocks, gp.batch, first, lp->batch, in_row);
-        if (own_target)
-            copy_rows(lb + lp->target.offset, gb + gp.target.offset, tgt_blocks, gp.batch, first, lp->batch, tgt_row);
-    }
+    data_generate_each(&gp, t->nbatches, seed, g, take_share, &s);
     free(g);
     plan_free(&gp);
     return 0;

@@ -120,6 +120,10 @@ void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, doub
 void params_init(const Plan *p, float *params, float *state, uint64_t seed);
 /* Fills the data set (nbatches batches laid out like ARENA_INPUT, `stride` bytes apart). */
 void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed);
+/* The same batches, one at a time: each generated into `batch` (one batch's bytes) and
+ * handed to take(b, batch, ctx) before the next overwrites it. */
+void data_generate_each(const Plan *p, int nbatches, uint64_t seed, char *batch,
+                        void (*take)(int b, const char *batch, void *ctx), void *ctx);
 /* A synthetic data set of n samples with the model's input shape and target kind, from
  * the model's generator (for epoch training of models whose real data is not offline).
  * Classes are assigned in turn starting at first_class (balanced). */
