@@ -276,6 +276,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         }
         cal.machine_id = machine.id;
         snprintf(cal.mode, sizeof cal.mode, "%s", co->mode == MB_QUICK ? "comm-quick" : "comm");
+        cal.rounds = co->rounds > 1 ? co->rounds : 1;
         cli_software(cli, &cal.sw);
         if (db_calibration_begin(db, &cal) != 0) {
             cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -302,7 +303,11 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         plan_free(&p);
     }
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
-    int rc = mb_calibrate_comm(db, cal.id, co->mode, cli->threads, grad_bytes, co->nmodels, progress, &pr,
+    const int rounds = co->rounds > 1 ? co->rounds : 1;
+    if (rounds > 1 && comm_rank() == 0)
+        fprintf(stderr, "calibrate: %d rounds: every collective measured once per pass over the list, a 1/%d share "
+                        "of its samples each time, priced by the median of the passes' medians\n", rounds, rounds);
+    int rc = mb_calibrate_comm(db, cal.id, co->mode, rounds, cli->threads, grad_bytes, co->nmodels, progress, &pr,
                                &stop_requested, err, sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     if (comm_rank() != 0)
@@ -364,9 +369,6 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     bool any = false;
     for (int i = 0; i < NFAMILIES; i++)
         any |= co.family[i];
-    if (co.comm && co.rounds > 1)
-        return cli_error(cli, EXIT_USAGE, "--rounds spreads the compute kernels' samples over passes; --only comm "
-                                          "measures each collective in one");
     if (co.comm && co.batch)
         return cli_error(cli, EXIT_USAGE, "--batch does not go with --only comm: a model's gradient buffer, the "
                                           "allreduce --models adds, is the same at every batch");

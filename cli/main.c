@@ -59,7 +59,7 @@ static const Command commands[] = {
      "                   1/N share of its samples per pass, priced by the median of the\n"
      "                   passes' medians: on a shared machine a burst of contention in one\n"
      "                   pass then does not set the price; costs the warm-ups and checks N\n"
-     "                   times\n"
+     "                   times; with --only comm the same for the collectives\n"
      "  --only comm      under mpirun -np P: MPI_Allreduce (in place) from 4 B to 256 MiB,\n"
      "                   DeepBench's all-reduce sizes and, with --models, those models'\n"
      "                   gradient buffers; broadcast; ping-pong latency and bandwidth (OSU\n"

@@ -195,12 +195,13 @@ void mb_comm_key(const MbCommKernel *k, int ranks, char *out, size_t n);
 int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
                  char *err, size_t errlen);
 /* Measures the mode's list and an allreduce of each of model_bytes[0..nmodel) (the models'
- * gradient buffers) on all ranks; rank 0 stores each row in calibration `calibration_id`
- * (db may be NULL on the other ranks). Returns 0, 1 if interrupted (on any rank), -1 with
+ * gradient buffers) on all ranks, in `rounds` passes over the list (each a 1/rounds share
+ * of a kernel's samples; priced by the passes' medians); rank 0 stores each row, once
+ * every pass is done, in calibration `calibration_id` (db may be NULL on the other ranks). Returns 0, 1 if interrupted (on any rank), -1 with
  * err on failure (on any rank). */
-int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int threads, const size_t *model_bytes,
-                      int nmodel, MbProgress progress, void *progress_ctx, volatile sig_atomic_t *stop, char *err,
-                      size_t errlen);
+int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, int threads,
+                      const size_t *model_bytes, int nmodel, MbProgress progress, void *progress_ctx,
+                      volatile sig_atomic_t *stop, char *err, size_t errlen);
 
 /* ---- fingerprints ---- */
 /* CPU model and flags (/proc/cpuinfo), online cores, MemTotal, hostname, uname; the

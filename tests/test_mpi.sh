@@ -192,6 +192,18 @@ run show-ranks-alone 2 "$DLPERF" calibrate --ranks 2 --quick &&
     expect show-ranks-alone "$T/err" "--ranks picks the calibration --show prints"
 run comm-batch 2 mpi 2 "$DLPERF" calibrate --only comm --models p3b1 --batch 4 --threads 1 &&
     expect comm-batch "$T/err" "--batch does not go with --only comm"
+# in rounds: every collective sampled in each pass, priced by the median of the passes' medians
+if run comm-rounds 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1 --rounds 2; then
+    cid=$(sql "SELECT max(id) FROM calibration WHERE mode LIKE 'comm%'")
+    [ "$(sql "SELECT rounds FROM calibration WHERE id = $cid")" = 2 ] && ok comm-rounds-stored ||
+        fail comm-rounds-stored "$(sql "SELECT id, mode, rounds FROM calibration WHERE id = $cid")"
+    # every collective has samples from both passes, and its price lies within its samples
+    [ "$(sql "SELECT count(*) FROM measurement m WHERE m.calibration_id = $cid AND (m.median_s < m.min_s
+              OR m.median_s > m.max_s OR (SELECT count(DISTINCT round) FROM sample s WHERE s.measurement_id = m.id) != 2)")" = 0 ] &&
+        [ "$(sql "SELECT count(*) FROM measurement WHERE calibration_id = $cid")" -gt 10 ] && ok comm-rounds-passes ||
+        fail comm-rounds-passes "$(sql "SELECT key, median_s, min_s, max_s FROM measurement WHERE calibration_id = $cid LIMIT 5")"
+    expect comm-rounds "$T/err" "every collective measured once per pass over the list"
+fi
 # one process's predictions never price from it
 run predict-one-process 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 && expect predict-one-process "$T/out" "from calibration $one "
 if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threads 1 --rounds 2 --json; then
