@@ -45,7 +45,7 @@ typedef struct {
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
     int nmodels;
     int batch;                /* --batch for the model ops, default: each model's */
-    int rounds;               /* --rounds: passes over the lists (0: one) */
+    int rounds;               /* --rounds: passes over the lists (default 1) */
     int show_ranks;           /* --show --ranks N: the calibration N ranks measured at once (0: one process's) */
 } CalOpts;
 
@@ -254,6 +254,14 @@ static int print_comm_row(const MeasurementRow *m, void *ctx)
 }
 
 /* --only comm under mpirun: every rank measures, rank 0 stores. */
+/* On stderr, how a calibration in rounds samples (nothing for one pass). */
+static void announce_rounds(int rounds, const char *each, const char *list)
+{
+    if (rounds > 1)
+        fprintf(stderr, "calibrate: %d rounds: every %s measured once per pass over the %s, a 1/%d share of its "
+                        "samples each time, priced by the median of the passes' medians\n", rounds, each, list, rounds);
+}
+
 static int calibrate_comm(Cli *cli, const CalOpts *co)
 {
     if (comm_env_size() < 2)
@@ -276,7 +284,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         }
         cal.machine_id = machine.id;
         snprintf(cal.mode, sizeof cal.mode, "%s", co->mode == MB_QUICK ? "comm-quick" : "comm");
-        cal.rounds = co->rounds > 1 ? co->rounds : 1;
+        cal.rounds = co->rounds;
         cli_software(cli, &cal.sw);
         if (db_calibration_begin(db, &cal) != 0) {
             cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -303,11 +311,9 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         plan_free(&p);
     }
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
-    const int rounds = co->rounds > 1 ? co->rounds : 1;
-    if (rounds > 1 && comm_rank() == 0)
-        fprintf(stderr, "calibrate: %d rounds: every collective measured once per pass over the list, a 1/%d share "
-                        "of its samples each time, priced by the median of the passes' medians\n", rounds, rounds);
-    int rc = mb_calibrate_comm(db, cal.id, co->mode, rounds, cli->threads, grad_bytes, co->nmodels, progress, &pr,
+    if (comm_rank() == 0)
+        announce_rounds(co->rounds, "collective", "list");
+    int rc = mb_calibrate_comm(db, cal.id, co->mode, co->rounds, cli->threads, grad_bytes, co->nmodels, progress, &pr,
                                &stop_requested, err, sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     if (comm_rank() != 0)
@@ -347,7 +353,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"rounds", required_argument, NULL, OPT_ROUNDS},
                                          {"ranks", required_argument, NULL, OPT_RANKS},
                                          {0}};
-    CalOpts co = {0};
+    CalOpts co = {.rounds = 1};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
     if (rc)
         return rc;
@@ -455,7 +461,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         }
         cal.machine_id = machine.id;
         snprintf(cal.mode, sizeof cal.mode, "%s", mb_mode_name(co.mode));
-        cal.rounds = co.rounds > 1 ? co.rounds : 1;
+        cal.rounds = co.rounds;
         cal.llc_bytes = (int64_t)mb_llc_bytes();
         cli_software(cli, &cal.sw);
         if (db_calibration_begin(db, &cal) != 0) {
@@ -466,9 +472,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         }
         fprintf(stderr, "calibrate: %s mode, %d threads, OpenBLAS %s (%s), %s, database %s\n", cal.mode,
                 cli->threads, cal.sw.blas_core, cal.sw.blas_choice, cal.sw.threading, cli->db_path);
-        if (cal.rounds > 1)
-            fprintf(stderr, "calibrate: %d rounds: every kernel measured once per pass over the lists, a 1/%d "
-                            "share of its samples each time, priced by the median of the passes' medians\n", cal.rounds, cal.rounds);
+        announce_rounds(cal.rounds, "kernel", "lists");
         if (comm_size() > 1)
             fprintf(stderr, "calibrate: %d ranks measure every kernel at the same time (the speeds a rank of a "
                             "%d-rank job on this node sees); rank 0 stores\n", comm_size(), comm_size());
@@ -479,7 +483,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     MbProtocol proto = mb_protocol(co.mode);
-    proto.rounds = co.rounds > 1 ? co.rounds : 1;
+    proto.rounds = co.rounds;
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
     rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, root ? progress : NULL, &pr, &stop_requested, err,
                       sizeof err);
