@@ -253,7 +253,22 @@ static int print_comm_row(const MeasurementRow *m, void *ctx)
     return 0;
 }
 
-/* --only comm under mpirun: every rank measures, rank 0 stores. */
+/* The allreduce memory probes: the text table, or into a JSON array. */
+static int print_comm_memory(double bytes, double scratch_bytes, void *ctx)
+{
+    char b1[32], b2[32];
+    if (ctx) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "bytes", bytes);
+        cJSON_AddNumberToObject(o, "scratch_bytes", scratch_bytes);
+        cJSON_AddItemToArray(ctx, o);
+    } else {
+        printf("  %-10s %12s %12s %9.2f x the buffer\n", "allreduce", fmt_bytes(bytes, b1, 32),
+               fmt_bytes(scratch_bytes, b2, 32), scratch_bytes / bytes);
+    }
+    return 0;
+}
+
 /* On stderr, how a calibration in rounds samples (nothing for one pass). */
 static void announce_rounds(int rounds, const char *each, const char *list)
 {
@@ -262,6 +277,7 @@ static void announce_rounds(int rounds, const char *each, const char *list)
                         "samples each time, priced by the median of the passes' medians\n", rounds, each, list, rounds);
 }
 
+/* --only comm under mpirun: every rank measures, rank 0 stores. */
 static int calibrate_comm(Cli *cli, const CalOpts *co)
 {
     if (comm_env_size() < 2)
@@ -327,6 +343,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         cJSON_AddNumberToObject(o, "ranks", comm_size());
         cJSON_AddStringToObject(o, "mpi_library", cal.sw.mpi_library);
         cJSON_AddNumberToObject(o, "elapsed_s", elapsed);
+        db_comm_memory_foreach(db, cal.id, print_comm_memory, cJSON_AddArrayToObject(o, "allreduce_memory"));
         json_print(o);
     } else {
         printf("calibration %lld complete: communication between %d ranks in %.1f s (%s)\n", (long long)cal.id,
@@ -336,6 +353,9 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         static const char *const kinds[] = {"pingpong", "bcast", "allreduce"};
         for (int k = 0; k < 3; k++)
             db_measurement_foreach(db, cal.id, print_comm_row, (void *)kinds[k]);
+        printf("\n  %-10s %12s %12s   (each rank's resident memory grown by one in-place allreduce: the MPI "
+               "library's scratch, the largest rank's)\n", "memory", "buffer", "scratch");
+        db_comm_memory_foreach(db, cal.id, print_comm_memory, NULL);
     }
     db_close(db);
     return EXIT_OK;

@@ -52,6 +52,9 @@ typedef struct {
     const char *what; /* "--device-memory" or "this machine's available memory" */
     double allocated; /* the plan's arenas as a run allocates them: whole pages, one input batch */
     double runtime;   /* the process's own: libraries and BLAS buffers (measured) */
+    double comm;      /* data-parallel: the MPI library's allreduce scratch (probed) */
+    int comm_probed_at; /* the rank count whose probes gave it; 0: none probed */
+    int ranks;
     bool fits;
     long largest_batch; /* 0: not even batch 1 */
 } MemoryFit;
@@ -69,7 +72,18 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
            fmt_bytes(f->allocated, b, 32));
     printf("  %-16s %12s  (libraries and BLAS buffers, measured in this process)\n", "runtime",
            fmt_bytes(f->runtime, b, 32));
-    printf("  %-16s %12s  %s %s (%s)\n", "process total", fmt_bytes(f->allocated + f->runtime, b, 32),
+    if (f->ranks > 1) {
+        char how[96];
+        if (f->comm_probed_at == f->ranks)
+            snprintf(how, sizeof how, "probed at %d ranks", f->ranks);
+        else if (f->comm_probed_at > 0)
+            snprintf(how, sizeof how, "probed at %d ranks; %d not probed", f->comm_probed_at, f->ranks);
+        else
+            snprintf(how, sizeof how, "NOT INCLUDED: the communication calibration did not probe it");
+        printf("  %-16s %12s  (the MPI library's scratch for the gradients' allreduce, %s)\n", "allreduce",
+               fmt_bytes(f->comm, b, 32), how);
+    }
+    printf("  %-16s %12s  %s %s (%s)\n", "process total", fmt_bytes(f->allocated + f->runtime + f->comm, b, 32),
            f->fits ? "fits in" : "DOES NOT FIT in", fmt_bytes(f->capacity, c, 32), f->what);
     if (f->largest_batch > 0)
         printf("  largest batch that fits: %ld\n", f->largest_batch);
@@ -107,7 +121,11 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "total", p->mem_total);
     cJSON_AddNumberToObject(mem, "allocated", f->allocated);
     cJSON_AddNumberToObject(mem, "runtime", f->runtime);
-    cJSON_AddNumberToObject(mem, "process_total", f->allocated + f->runtime);
+    if (f->ranks > 1) {
+        cJSON_AddNumberToObject(mem, "allreduce", f->comm);
+        cJSON_AddNumberToObject(mem, "allreduce_probed_ranks", f->comm_probed_at);
+    }
+    cJSON_AddNumberToObject(mem, "process_total", f->allocated + f->runtime + f->comm);
     cJSON_AddNumberToObject(mem, "capacity", f->capacity);
     cJSON_AddStringToObject(mem, "capacity_from", f->what);
     cJSON_AddBoolToObject(mem, "fits", f->fits);
@@ -218,6 +236,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         free(descs);
     }
     CommModel *comm = NULL;
+    int comm_probed_at = 0;
     if (po.ranks > 1) { /* --batch is each rank's share; ranks on this node time-share its cores */
         char err[512];
         if (!(comm = comm_model_load(db, machine.id, err, sizeof err))) {
@@ -225,6 +244,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
             goto done;
         }
         rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, over, &pred, &ops);
+        comm_model_allreduce_scratch(comm, (double)plan.arena_bytes[ARENA_GRAD], po.ranks, &comm_probed_at);
         comm_model_free(comm);
         if (rc)
             goto done;
@@ -234,16 +254,19 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     }
     pred.holdout = po.holdout;
     MemoryFit fit = {.capacity = po.device_memory, .what = "--device-memory"};
-    if (fit.capacity <= 0) {
-        fit.capacity = mem_available_bytes();
-        fit.what = "available on this machine now";
+    char share[64];
+    if (fit.capacity <= 0) { /* ranks on this machine share it */
+        fit.capacity = mem_available_bytes() / (po.ranks > 1 ? po.ranks : 1);
+        snprintf(share, sizeof share, "available on this machine now%s", po.ranks > 1 ? ", a rank's share" : "");
+        fit.what = share;
     }
     fit.allocated = trainer_bytes_needed(&plan, 1);
     fit.runtime = session_runtime_bytes();
-    fit.fits = fit.allocated + fit.runtime <= fit.capacity;
+    fit.ranks = po.ranks, fit.comm = pred.mem_comm, fit.comm_probed_at = comm_probed_at;
+    fit.fits = fit.allocated + fit.runtime + fit.comm <= fit.capacity;
     {
-        char err[512];
-        fit.largest_batch = pred_largest_batch(m, fit.capacity - fit.runtime, err, sizeof err);
+        char err[512]; /* the allreduce's scratch follows the gradients, which no batch changes */
+        fit.largest_batch = pred_largest_batch(m, fit.capacity - fit.runtime - fit.comm, err, sizeof err);
         if (fit.largest_batch < 0) {
             cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;

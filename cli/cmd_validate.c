@@ -217,6 +217,9 @@ typedef struct {
     double iter_s, min_s, max_s, compute_s, allreduce_s; /* the slowest rank's medians */
     int64_t run_id;
     Drift drift; /* the model's reference ops just before the run, against the calibration */
+    /* rank 0's process: predicted (its RSS when the run began, the plan's arenas as
+     * allocated, the allreduce's scratch) and its peak RSS */
+    double memory_bytes, peak_rss_bytes;
 } DpRound;
 
 typedef struct {
@@ -226,6 +229,7 @@ typedef struct {
     DpRound round[MB_MAX_ROUNDS];
     int nrounds;
     double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s; /* the representative round's */
+    double memory_bytes, peak_rss_bytes;                                      /* the representative round's */
     Drift drift;                     /* the representative round's */
     double adjusted_error_pct;       /* the iteration's error with the compute scaled by drift */
     OpDesc refs[2];                  /* drift references: the model's costliest exact compute and memory op */
@@ -353,6 +357,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                     rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
                 k->run_id = run.row.id;
                 k->drift = drift;
+                k->memory_bytes = run.row.baseline_rss_bytes + run.row.planned_bytes + r->pred.mem_comm;
+                k->peak_rss_bytes = run.row.peak_rss_bytes;
             }
             run_result_free(&run);
             if (rc == 0)
@@ -373,6 +379,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         const int rep = representative_round(med, r->nrounds, &r->meas_s);
         r->meas_compute_s = r->round[rep].compute_s;
         r->meas_allreduce_s = r->round[rep].allreduce_s;
+        r->memory_bytes = r->round[rep].memory_bytes;
+        r->peak_rss_bytes = r->round[rep].peak_rss_bytes;
         r->drift = r->round[rep].drift;
         ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
                            .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
@@ -415,6 +423,11 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 cJSON_AddNumberToObject(o, "drift_compute", r->drift.compute);
                 cJSON_AddNumberToObject(o, "drift_memory", r->drift.memory);
                 cJSON_AddNumberToObject(o, "adjusted_error_pct", r->adjusted_error_pct);
+                cJSON_AddNumberToObject(o, "predicted_memory_bytes", r->memory_bytes);
+                cJSON_AddNumberToObject(o, "predicted_allreduce_memory_bytes", r->pred.mem_comm);
+                cJSON_AddNumberToObject(o, "peak_rss_bytes", r->peak_rss_bytes);
+                cJSON_AddNumberToObject(o, "memory_error_pct",
+                                        100 * (r->memory_bytes - r->peak_rss_bytes) / r->peak_rss_bytes);
                 cJSON_AddItemToArray(arr, o);
             }
             json_print(arr);
@@ -451,11 +464,20 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                        r->adjusted_error_pct,
                        strcmp(r->pred.allreduce_source, "fitted") == 0 ? " (AR fitted)" : "");
             }
+            printf("\n%-16s %10s %14s %10s %7s\n", "memory", "predicted", "of it allreduce", "peak RSS", "diff");
+            for (int i = 0; i < done; i++) {
+                const DpResult *r = &res[i];
+                printf("%-16s %10s %14s %10s %+6.1f%%\n", r->m->name, fmt_bytes(r->memory_bytes, b[0], 32),
+                       fmt_bytes(r->pred.mem_comm, b[1], 32), fmt_bytes(r->peak_rss_bytes, b[2], 32),
+                       100 * (r->memory_bytes - r->peak_rss_bytes) / r->peak_rss_bytes);
+            }
             printf("\niter: the slowest rank's step (median); comp: forward+backward+update, the slowest rank's "
                    "median; AR: the gradients' allreduce, the slowest rank's median\n"
                    "drift c / m: the time of the model's costliest exactly calibrated GEMM or convolution / other op,\n"
                    "timed by every rank at once just before the run, against the calibration (times the\n"
-                   "oversubscription); adjusted: the iteration's error with the compute scaled by them\n");
+                   "oversubscription); adjusted: the iteration's error with the compute scaled by them\n"
+                   "memory: rank 0's process, predicted (its RSS when the run began, the plan's arenas as allocated,\n"
+                   "and the MPI library's allreduce scratch probed by the communication calibration) against its peak RSS\n");
         }
     }
     for (int i = 0; i < nm; i++)

@@ -134,6 +134,8 @@ int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow
     pred->iter_s += pred->allreduce_s;
     pred->iter_lo_s += pred->allreduce_s;
     pred->iter_hi_s += pred->allreduce_s;
+    int probed_at;
+    pred->mem_comm = comm_model_allreduce_scratch(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &probed_at);
     return 0;
 }
 

@@ -558,6 +558,31 @@ int db_sample_foreach(Db *db, int64_t calibration_id,
     return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "sample read");
 }
 
+int db_comm_memory_insert(Db *db, int64_t calibration_id, double bytes, double scratch_bytes)
+{
+    return run_stmt(db, NULL, "INSERT INTO comm_memory (calibration_id, bytes, scratch_bytes) VALUES (?,?,?)", "Idd",
+                    calibration_id, bytes, scratch_bytes);
+}
+
+int db_comm_memory_foreach(Db *db, int64_t calibration_id, int (*fn)(double bytes, double scratch_bytes, void *ctx),
+                           void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT bytes, scratch_bytes FROM comm_memory WHERE calibration_id = ? ORDER BY bytes",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, calibration_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(sqlite3_column_double(st, 0), sqlite3_column_double(st, 1), ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "comm_memory read");
+}
+
 /* ---- runs, predictions, validations ---- */
 
 static int insert_op_rows(Db *db, const char *table, int64_t owner, const OpTimeRow *ops, int nops)
@@ -656,13 +681,13 @@ int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nop
                  "INSERT INTO prediction (calibration_id, model, batch, threads, created_at, iter_s,"
                  " iter_lo_s, iter_hi_s, fwd_s, bwd_s, update_s, mem_params, mem_grads, mem_opt, mem_act,"
                  " mem_ws, mem_input, mem_total, n_exact, n_scaled, n_fitted, holdout, ranks, allreduce_s,"
-                 " allreduce_source)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Isiis" "dddddd" "ddddddd" "iiii" "ids", p->calibration_id, p->model, p->batch, p->threads,
+                 " allreduce_source, mem_comm)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiis" "dddddd" "ddddddd" "iiii" "idsd", p->calibration_id, p->model, p->batch, p->threads,
                  p->created_at, p->iter_s, p->iter_lo_s, p->iter_hi_s, p->fwd_s, p->bwd_s, p->update_s,
                  p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input,
                  p->mem_total, p->n_exact, p->n_scaled, p->n_fitted, (int)p->holdout, p->ranks > 1 ? p->ranks : 1,
-                 p->allreduce_s, p->allreduce_source) != 0)
+                 p->allreduce_s, p->allreduce_source, p->mem_comm) != 0)
         goto fail;
     if (ops && insert_op_rows(db, "prediction_op", p->id, ops, nops) != 0)
         goto fail;

@@ -158,6 +158,7 @@ typedef struct {
     int ranks;
     double allreduce_s;
     char allreduce_source[16]; /* "measured" (interpolated at this rank count) | "fitted" */
+    double mem_comm;           /* bytes each rank holds for the allreduce (the MPI library's scratch) */
 } PredictionRow;
 
 typedef struct {
@@ -225,6 +226,12 @@ int db_measurement_insert(Db *db, MeasurementRow *m);
  * nonzero to stop. */
 int db_measurement_foreach(Db *db, int64_t calibration_id,
                            int (*fn)(const MeasurementRow *m, void *ctx), void *ctx);
+/* A communication calibration's allreduce memory: the resident bytes one in-place
+ * allreduce of `bytes` added to a rank (the MPI library's temporaries). The foreach calls
+ * fn in ascending size; fn returns nonzero to stop. */
+int db_comm_memory_insert(Db *db, int64_t calibration_id, double bytes, double scratch_bytes);
+int db_comm_memory_foreach(Db *db, int64_t calibration_id, int (*fn)(double bytes, double scratch_bytes, void *ctx),
+                           void *ctx);
 /* Calls fn for every raw sample of the calibration's measurements (per-execution seconds
  * and the pass over the lists it came from), by measurement id, then in time order; fn
  * returns nonzero to stop. */

@@ -172,6 +172,15 @@ static const char *const migrations[] = {
      * taken in, so that calibrate --show can tell a slow stretch of a shared machine that
      * one pass fell into (0 for older rows) */
     "ALTER TABLE sample ADD COLUMN round INTEGER NOT NULL DEFAULT 0;",
+    /* v9: what an allreduce costs in memory. A communication calibration probes, per
+     * buffer size, the resident memory one in-place allreduce adds to a rank (the MPI
+     * library's temporaries: 116 MiB of alexnet-owt's 233 MiB gradients at 2 ranks on Open
+     * MPI 4.1), which data-parallel predictions add to each rank's memory (mem_comm) */
+    "CREATE TABLE comm_memory ("
+    "  calibration_id INTEGER NOT NULL REFERENCES calibration(id) ON DELETE CASCADE,"
+    "  bytes REAL NOT NULL, scratch_bytes REAL NOT NULL,"
+    "  PRIMARY KEY (calibration_id, bytes)) WITHOUT ROWID;"
+    "ALTER TABLE prediction ADD COLUMN mem_comm REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -11,6 +11,7 @@
  * results are validated (every rank contributes rank+1: the sum is P(P+1)/2 everywhere).
  * Rank 0 stores the rows.
  */
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,54 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
     return 0;
 }
 
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* What an allreduce costs in memory beside its buffer: the MPI library's temporaries
+ * (Open MPI 4.1's ring holds a block of bytes/P, two for P > 2), which stay resident in a
+ * training process because comm_reuse_collective_buffers keeps freed blocks in the heap.
+ * Each size starts from a trimmed heap (malloc_trim returns every free page, so nothing an
+ * earlier size left resident is reused), its buffer allocated and touched; the growth of
+ * the RSS through one in-place allreduce is the scratch; the largest rank's is taken (a
+ * rooted algorithm's root holds more). Measured after the timed list, so it cannot change
+ * the heap the timings saw. */
+int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *scratch, char *err, size_t errlen)
+{
+    memcpy(sorted, bytes, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_size);
+    int m = 0;
+    for (int i = 0; i < n; i++) /* unique, whole floats */
+        if (sorted[i] >= sizeof(float) && (m == 0 || sorted[i] / sizeof(float) * sizeof(float) != sorted[m - 1]))
+            sorted[m++] = sorted[i] / sizeof(float) * sizeof(float);
+    for (int i = 0; i < m; i++) {
+        const size_t nf = sorted[i] / sizeof(float);
+        malloc_trim(0);
+        float *buf = ops_buffer_alloc(sorted[i]);
+        double failed = buf ? 0 : 1;
+        comm_allreduce_max_f64(&failed, 1);
+        if (failed) {
+            free(buf);
+            snprintf(err, errlen, "allreduce memory probe: cannot allocate %zu bytes on %s", sorted[i],
+                     buf ? "another rank" : "this rank");
+            return -1;
+        }
+        for (size_t k = 0; k < nf; k++)
+            buf[k] = 1.0f;
+        comm_barrier();
+        const double before = current_rss_bytes();
+        comm_allreduce_sum_f32(buf, nf);
+        double grown = fmax(current_rss_bytes() - before, 0);
+        free(buf);
+        comm_allreduce_max_f64(&grown, 1);
+        scratch[i] = grown;
+    }
+    malloc_trim(0);
+    return m;
+}
+
 int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, int threads,
                       const size_t *model_bytes, int nmodel, MbProgress progress, void *progress_ctx,
                       volatile sig_atomic_t *stop, char *err, size_t errlen)
@@ -257,6 +306,29 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
                 rc = -1;
                 break;
             }
+        }
+    /* the allreduce's memory at the models' gradient sizes and from 1 MiB to the list's
+     * largest by powers of 4 */
+    enum { MAX_PROBES = 64 };
+    size_t probe_bytes[MAX_PROBES], probe_sorted[MAX_PROBES];
+    double probe_scratch[MAX_PROBES];
+    int nprobe = 0;
+    for (int i = 0; i < nmodel && nprobe < MAX_PROBES; i++)
+        if (model_bytes[i] > 0)
+            probe_bytes[nprobe++] = model_bytes[i];
+    for (int e = 20; e <= (mode == MB_QUICK ? 24 : 28) && nprobe < MAX_PROBES; e += 2)
+        probe_bytes[nprobe++] = (size_t)1 << e;
+    if (rc == 0) {
+        if (progress && comm_rank() == 0)
+            progress(rounds * total, rounds * total, "comm", "allreduce memory", mb_now_s() - t0, progress_ctx);
+        nprobe = mb_comm_scratch_probe(probe_bytes, nprobe, probe_sorted, probe_scratch, err, errlen);
+        if (nprobe < 0)
+            rc = -1;
+    }
+    for (int i = 0; i < nprobe && rc == 0 && comm_rank() == 0; i++)
+        if (db_comm_memory_insert(db, calibration_id, (double)probe_sorted[i], probe_scratch[i]) != 0) {
+            snprintf(err, errlen, "storing the allreduce memory of %zu bytes: %s", probe_sorted[i], db_errmsg(db));
+            rc = -1;
         }
     /* every pass done: each kernel's row from all its samples, priced by the passes' medians */
     for (int i = 0; i < total && rc == 0 && comm_rank() == 0; i++) {

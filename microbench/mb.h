@@ -203,6 +203,12 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
                       const size_t *model_bytes, int nmodel, MbProgress progress, void *progress_ctx,
                       volatile sig_atomic_t *stop, char *err, size_t errlen);
 
+/* The resident memory an in-place allreduce of each size adds to a rank (the MPI library's
+ * temporaries; the largest rank's), every rank calling: sizes (n of them) are sorted,
+ * made whole floats and unique into sorted[], their scratch bytes into scratch[]. Returns
+ * the count, or -1 with err set (on every rank). */
+int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *scratch, char *err, size_t errlen);
+
 /* ---- fingerprints ---- */
 /* CPU model and flags (/proc/cpuinfo), online cores, MemTotal, hostname, uname; the
  * fingerprint hashes what identifies the hardware (not the hostname). */

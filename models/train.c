@@ -29,36 +29,6 @@ double trainer_bytes_needed(const Plan *p, int nbatches)
     return total + (double)ops_buffer_footprint(buffer_bytes(round_up(p->arena_bytes[ARENA_INPUT]) * (size_t)nbatches));
 }
 
-static double read_proc_kb(const char *file, const char *field)
-{
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return -1;
-    char line[256];
-    size_t n = strlen(field);
-    double v = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, n) == 0 && line[n] == ':') {
-            v = strtod(line + n + 1, NULL) * 1024.0;
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-double mem_available_bytes(void) { return read_proc_kb("/proc/meminfo", "MemAvailable"); }
-double peak_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmHWM"); }
-double current_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmRSS"); }
-
-void peak_rss_reset(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) {
-        fputs("5", f);
-        fclose(f);
-    }
-}
-
 static void *alloc_zeroed(size_t bytes)
 {
     size_t n = buffer_bytes(bytes);

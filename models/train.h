@@ -130,14 +130,4 @@ void data_generate_each(const Plan *p, int nbatches, uint64_t seed, char *batch,
 int data_synthetic(const ModelSpec *m, int classes, int n, int first_class, uint64_t seed, Dataset *ds,
                    char *err, size_t errlen);
 
-/* MemAvailable from /proc/meminfo (bytes), or -1 if unknown. */
-double mem_available_bytes(void);
-/* Peak resident set size of this process (VmHWM, bytes), or -1. */
-double peak_rss_bytes(void);
-/* VmRSS of this process now (bytes), 0 if unknown. */
-double current_rss_bytes(void);
-/* Resets this process's peak RSS (VmHWM) to its current RSS (Linux clear_refs 5), so that
- * the peak of one run is not that of an earlier one in the same process. */
-void peak_rss_reset(void);
-
 #endif

@@ -2138,6 +2138,36 @@ size_t ops_buffer_footprint(size_t bytes)
     return (bytes + page - 1) / page * page;
 }
 
+static double read_proc_kb(const char *file, const char *field)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    size_t n = strlen(field);
+    double v = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            v = strtod(line + n + 1, NULL) * 1024.0;
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+double mem_available_bytes(void) { return read_proc_kb("/proc/meminfo", "MemAvailable"); }
+double peak_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmHWM"); }
+double current_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmRSS"); }
+
+void peak_rss_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
 /* Contract: from now on OpenBLAS GEMMs and the kernels' OpenMP regions (started from the
  * calling thread) use `threads` threads. */
 static int ops_threads = 0; /* 0: not set yet, OpenBLAS's own default applies */

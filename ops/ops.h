@@ -539,6 +539,18 @@ void *ops_buffer_alloc(size_t bytes);
  * their arenas' bytes (validate, FISTA: 2.6 MiB over its 8.1 MiB of arenas). */
 size_t ops_buffer_footprint(size_t bytes);
 
+/* ---- this process's memory, as the kernel counts it ---- */
+
+/* MemAvailable from /proc/meminfo (bytes), or -1 if unknown. */
+double mem_available_bytes(void);
+/* Peak resident set size of this process (VmHWM, bytes), or -1. */
+double peak_rss_bytes(void);
+/* VmRSS of this process now (bytes), 0 if unknown. */
+double current_rss_bytes(void);
+/* Resets this process's peak RSS (VmHWM) to its current RSS (Linux clear_refs 5), so that
+ * the peak of one run is not that of an earlier one in the same process. */
+void peak_rss_reset(void);
+
 /* Denormal floats are flushed to zero, as results (FTZ) and as inputs (DAZ), on this
  * thread, the OpenMP pool's threads, and every compute thread started from it afterwards
  * (the pthread build's OpenBLAS workers are restarted so they inherit it), as

@@ -99,6 +99,8 @@ typedef struct {
     int p;
     int n; /* allreduce points, sorted by bytes */
     double bytes[MAX_POINTS], s[MAX_POINTS];
+    int nmem; /* allreduce memory probes, ascending bytes (db_comm_memory_foreach's order) */
+    double mem_bytes[MAX_POINTS], mem_scratch[MAX_POINTS];
 } RankCurve;
 
 struct CommModel {
@@ -125,6 +127,16 @@ static int load_row(const MeasurementRow *m, void *ctx)
     } else if (strcmp(m->kind, "pingpong") == 0 && c->cm->npp < MAX_POINTS * 2 && m->bytes > 0) {
         c->cm->pp_bytes[c->cm->npp] = m->bytes;
         c->cm->pp_s[c->cm->npp++] = m->median_s;
+    }
+    return 0;
+}
+
+static int load_memory(double bytes, double scratch_bytes, void *ctx)
+{
+    RankCurve *c = ctx;
+    if (c->nmem < MAX_POINTS && bytes > 0) {
+        c->mem_bytes[c->nmem] = bytes;
+        c->mem_scratch[c->nmem++] = scratch_bytes;
     }
     return 0;
 }
@@ -247,7 +259,8 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
         RankCurve *c = &cm->curves[cm->ncurves];
         c->p = p;
         LoadCtx lc = {cm, c};
-        if (db_measurement_foreach(db, cal.id, load_row, &lc) != 0) {
+        if (db_measurement_foreach(db, cal.id, load_row, &lc) != 0 ||
+            db_comm_memory_foreach(db, cal.id, load_memory, c) != 0) {
             snprintf(err, errlen, "%s", db_errmsg(db));
             free(cm);
             return NULL;
@@ -330,4 +343,35 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
     gsl_interp_accel_free(acc);
     gsl_interp_free(in);
     return t;
+}
+
+double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, int *probed_at)
+{
+    *probed_at = 0;
+    if (p <= 1 || bytes <= 0)
+        return 0;
+    const RankCurve *c = NULL; /* p's probes, else the nearest rank count below, else above */
+    for (int i = 0; i < cm->ncurves; i++) {
+        const RankCurve *k = &cm->curves[i];
+        if (k->nmem == 0)
+            continue;
+        const bool below = k->p <= p, c_below = c && c->p <= p;
+        if (!c || (below && (!c_below || k->p > c->p)) || (!below && !c_below && k->p < c->p))
+            c = k;
+    }
+    if (!c)
+        return 0;
+    *probed_at = c->p;
+    const int n = c->nmem;
+    if (n == 1 || bytes <= c->mem_bytes[0])
+        return c->mem_scratch[0] * bytes / c->mem_bytes[0];
+    if (bytes >= c->mem_bytes[n - 1])
+        return c->mem_scratch[n - 1] * bytes / c->mem_bytes[n - 1];
+    gsl_interp *in = gsl_interp_alloc(gsl_interp_linear, (size_t)n);
+    gsl_interp_accel *acc = gsl_interp_accel_alloc();
+    gsl_interp_init(in, c->mem_bytes, c->mem_scratch, (size_t)n);
+    const double s = gsl_interp_eval(in, c->mem_bytes, c->mem_scratch, bytes, acc);
+    gsl_interp_accel_free(acc);
+    gsl_interp_free(in);
+    return s;
 }

@@ -61,6 +61,14 @@ typedef enum { COMM_MEASURED, COMM_FITTED } CommSource;
  * else the best-fitting algorithm's model. */
 double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSource *source);
 
+/* The resident bytes one allreduce of `bytes` over p ranks adds to each rank (the MPI
+ * library's temporaries), from the communication calibrations' memory probes: linear
+ * between the probed sizes, in proportion beyond them. At a rank count not probed, the
+ * nearest probed one below (a ring's scratch, 2 blocks of bytes/p, shrinks as p grows: an
+ * upper bound), else above. *probed_at: the rank count it came from; 0 (and 0 returned)
+ * when no calibration probed memory (those before dlperf measured it). */
+double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, int *probed_at);
+
 typedef struct {
     AllreduceAlgo algo;
     double alpha_s, gamma_sPB;

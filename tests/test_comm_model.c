@@ -3,7 +3,7 @@
  * iteration with and without overlap, and the fit: communication calibrations made from
  * a known ring (alpha, beta, gamma) in a real SQLite file give those parameters back,
  * rank the ring first, reproduce measured points and extrapolate to unmeasured rank
- * counts by the formula. */
+ * counts by the formula; the allreduce's memory from the calibrations' probes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,7 +92,7 @@ static void test_algo_names(void **state)
 
 /* ---- the fit, from a real database ---- */
 
-static void add_comm_calibration(Db *db, int64_t machine_id, int ranks, const LinkParams *truth)
+static int64_t add_comm_calibration(Db *db, int64_t machine_id, int ranks, const LinkParams *truth)
 {
     CalibrationRow cal = {.machine_id = machine_id};
     snprintf(cal.mode, sizeof cal.mode, "comm");
@@ -119,6 +119,7 @@ static void add_comm_calibration(Db *db, int64_t machine_id, int ranks, const Li
         assert_int_equal(db_measurement_insert(db, &m), 0);
     }
     assert_int_equal(db_calibration_finish(db, cal.id, "complete"), 0);
+    return cal.id;
 }
 
 static void test_fit_recovers_the_ring(void **state)
@@ -173,6 +174,65 @@ static void test_fit_recovers_the_ring(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The allreduce's memory: what the probes measured at their sizes, linear between them, in
+ * proportion beyond; a rank count not probed takes the nearest probed one below, else
+ * above; calibrations without probes (older ones) give 0 and say so. */
+static void test_allreduce_scratch_from_probes(void **state)
+{
+    char dir[] = "/tmp/dlperf-test-comm-XXXXXX", path[128], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/comm.db", dir);
+    Db *db;
+    assert_int_equal(db_open(path, &db, err, sizeof err), 0);
+    MachineRow m = {.cores = 2, .mem_bytes = 1};
+    snprintf(m.fingerprint, sizeof m.fingerprint, "test");
+    assert_int_equal(db_machine_upsert(db, &m), 0);
+    const LinkParams truth = {.alpha_s = 2e-6, .beta_Bps = 5e9, .gamma_sPB = 2e-10};
+    const double MiB = 1 << 20;
+    const int64_t four = add_comm_calibration(db, m.id, 4, &truth);
+    CommModel *cm = comm_model_load(db, m.id, err, sizeof err);
+    assert_non_null(cm);
+    int at = -1;
+    assert_true(comm_model_allreduce_scratch(cm, 64 * MiB, 4, &at) == 0);
+    assert_int_equal(at, 0); /* not probed */
+    comm_model_free(cm);
+
+    /* 4 ranks: a block of bytes/4 and 1 MiB of the library's own; stored out of order */
+    const double sizes[] = {16 * MiB, 1 * MiB, 4 * MiB};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(db_comm_memory_insert(db, four, sizes[i], sizes[i] / 4 + MiB), 0);
+    cm = comm_model_load(db, m.id, err, sizeof err);
+    assert_non_null(cm);
+    assert_float_equal(comm_model_allreduce_scratch(cm, 4 * MiB, 4, &at), 2 * MiB, 1);
+    assert_int_equal(at, 4);
+    assert_float_equal(comm_model_allreduce_scratch(cm, 10 * MiB, 4, &at), 3.5 * MiB, 1); /* linear: 2 .. 5 MiB */
+    assert_float_equal(comm_model_allreduce_scratch(cm, 64 * MiB, 4, &at), 20 * MiB, 1); /* 5/16 of the buffer */
+    assert_float_equal(comm_model_allreduce_scratch(cm, 0.5 * MiB, 4, &at), 0.625 * MiB, 1);
+    /* 2 ranks, not probed: from 4 ranks, the only probes (above) */
+    assert_float_equal(comm_model_allreduce_scratch(cm, 4 * MiB, 2, &at), 2 * MiB, 1);
+    assert_int_equal(at, 4);
+    assert_true(comm_model_allreduce_scratch(cm, 4 * MiB, 1, &at) == 0);
+    comm_model_free(cm);
+
+    /* 2 ranks probed too (half the buffer): 3 ranks take 2's (below), 8 take 4's */
+    const int64_t two = add_comm_calibration(db, m.id, 2, &truth);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(db_comm_memory_insert(db, two, sizes[i], sizes[i] / 2), 0);
+    cm = comm_model_load(db, m.id, err, sizeof err);
+    assert_non_null(cm);
+    assert_float_equal(comm_model_allreduce_scratch(cm, 16 * MiB, 2, &at), 8 * MiB, 1);
+    assert_int_equal(at, 2);
+    assert_float_equal(comm_model_allreduce_scratch(cm, 16 * MiB, 3, &at), 8 * MiB, 1);
+    assert_int_equal(at, 2);
+    assert_float_equal(comm_model_allreduce_scratch(cm, 16 * MiB, 8, &at), 5 * MiB, 1);
+    assert_int_equal(at, 4);
+    comm_model_free(cm);
+    db_close(db);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_dp_iteration),
         cmocka_unit_test(test_algo_names),
         cmocka_unit_test(test_fit_recovers_the_ring),
+        cmocka_unit_test(test_allreduce_scratch_from_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

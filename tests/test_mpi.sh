@@ -159,6 +159,13 @@ if run comm-np2 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1; the
        sql "SELECT mpi_library FROM calibration WHERE mode = 'comm-quick'" | grep -q "Open MPI"; then
         ok comm-np2-stored
     else fail comm-np2-stored "$(sql "SELECT id, mode, ranks, status FROM calibration; SELECT kind, count(*) FROM measurement GROUP BY kind")"; fi
+    # the allreduce's memory, probed at 1, 4 and 16 MiB: Open MPI's temporaries, at most
+    # twice the buffer (and some pages)
+    expect comm-np2-memory-table "$T/out" "each rank's resident memory grown by one in-place allreduce"
+    cid=$(sql "SELECT max(id) FROM calibration WHERE mode = 'comm-quick'")
+    [ "$(sql "SELECT count(*) || ' ' || sum(scratch_bytes >= 0 AND scratch_bytes <= 2 * bytes + 4194304) || ' ' ||
+              (max(scratch_bytes) > 0) FROM comm_memory WHERE calibration_id = $cid")" = "3 3 1" ] &&
+        ok comm-np2-memory || fail comm-np2-memory "$(sql "SELECT * FROM comm_memory")"
 fi
 
 # ---- validate under mpirun: predicted vs measured iteration and allreduce, stored ----
@@ -173,6 +180,9 @@ if run comm-models 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1 -
     [ "$(sql "SELECT count(*) FROM measurement WHERE family = 'comm' AND kind = 'allreduce'
               AND bytes = (SELECT allreduce_bytes FROM run WHERE model = 'p3b1' AND ranks = 4 LIMIT 1)")" -ge 1 ] &&
         ok comm-models-size || fail comm-models-size "no allreduce at p3b1's gradient size"
+    [ "$(sql "SELECT count(*) FROM comm_memory WHERE calibration_id = (SELECT max(id) FROM calibration)
+              AND bytes = (SELECT allreduce_bytes FROM run WHERE model = 'p3b1' AND ranks = 4 LIMIT 1)")" = 1 ] &&
+        ok comm-models-memory || fail comm-models-memory "no allreduce memory probe at p3b1's gradient size"
 fi
 # every rank measuring together: a calibration of 2 ranks, which the np=2 validation uses
 if run cal-together 0 mpi 2 "$DLPERF" calibrate --quick --threads 1 --only peak,memory,model-op,eltwise --models p3b1 --batch 5; then
@@ -218,6 +228,10 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
        [ "$(json "json_extract(j, '\$[0].allreduce_source')")" = measured ]; then
         ok validate-np2-json
     else fail validate-np2-json "$(head -c 400 "$T/out")"; fi
+    # rank 0's memory: its RSS when the run began, the plan's arenas, the allreduce's scratch
+    [ "$(json "json_extract(j, '\$[0].predicted_allreduce_memory_bytes') > 0 AND abs(json_extract(j, '\$[0].memory_error_pct')) < 10")" = 1 ] &&
+        [ "$(sql "SELECT count(*) FROM prediction WHERE ranks = 2 AND mem_comm > 0")" = 1 ] &&
+        ok validate-np2-memory || fail validate-np2-memory "$(head -c 1500 "$T/out")"
     if [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND predicted_allreduce_s > 0 AND measured_allreduce_s > 0")" = 1 ] &&
        [ "$(sql "SELECT ranks || ' ' || allreduce_source FROM prediction WHERE ranks = 2")" = "2 measured" ]; then
         ok validate-np2-stored
@@ -230,6 +244,17 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
         ok validate-np2-drift
     else fail validate-np2-drift "$(head -c 600 "$T/out")"; fi
 fi
+# a rank's memory holds the allreduce's scratch, probed at 2 ranks; the machine's memory is
+# shared out among the ranks
+if run predict-ranks-memory 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2 --json; then
+    [ "$(json "json_extract(j, '\$.memory_bytes.allreduce') > 0 AND json_extract(j, '\$.memory_bytes.allreduce_probed_ranks') = 2
+               AND abs(json_extract(j, '\$.memory_bytes.process_total') - json_extract(j, '\$.memory_bytes.allocated')
+                   - json_extract(j, '\$.memory_bytes.runtime') - json_extract(j, '\$.memory_bytes.allreduce')) < 1
+               AND json_extract(j, '\$.memory_bytes.capacity_from') LIKE '%a rank''s share'")" = 1 ] &&
+        ok predict-ranks-memory-json || fail predict-ranks-memory-json "$(head -c 1500 "$T/out")"
+fi
+run predict-ranks-memory-text 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2 &&
+    expect predict-ranks-memory-text "$T/out" "allreduce .*scratch for the gradients' allreduce, probed at 2 ranks"
 # np=4 once the 2-rank calibration exists: on a 2-core node (oversubscribed) it prices the
 # per-rank speed from the ranks that fill the cores, shared out 4/2; with 4 or more cores
 # nothing is oversubscribed and no 4-rank calibration exists: one process's
