@@ -92,6 +92,33 @@ static void test_algo_names(void **state)
 
 /* ---- the fit, from a real database ---- */
 
+/* A fresh SQLite file in its own temporary folder, holding one machine. */
+typedef struct {
+    char dir[64];
+    Db *db;
+    MachineRow machine;
+} TestDb;
+
+static TestDb test_db_open(void)
+{
+    TestDb d = {.dir = "/tmp/dlperf-test-comm-XXXXXX", .machine = {.cores = 2, .mem_bytes = 1}};
+    char path[128], err[256];
+    assert_non_null(mkdtemp(d.dir));
+    snprintf(path, sizeof path, "%s/comm.db", d.dir);
+    assert_int_equal(db_open(path, &d.db, err, sizeof err), 0);
+    snprintf(d.machine.fingerprint, sizeof d.machine.fingerprint, "test");
+    assert_int_equal(db_machine_upsert(d.db, &d.machine), 0);
+    return d;
+}
+
+static void test_db_close(TestDb *d)
+{
+    db_close(d->db);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static int64_t add_comm_calibration(Db *db, int64_t machine_id, int ranks, const LinkParams *truth)
 {
     CalibrationRow cal = {.machine_id = machine_id};
@@ -124,14 +151,10 @@ static int64_t add_comm_calibration(Db *db, int64_t machine_id, int ranks, const
 
 static void test_fit_recovers_the_ring(void **state)
 {
-    char dir[] = "/tmp/dlperf-test-comm-XXXXXX", path[128], err[256];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/comm.db", dir);
-    Db *db;
-    assert_int_equal(db_open(path, &db, err, sizeof err), 0);
-    MachineRow m = {.cores = 2, .mem_bytes = 1};
-    snprintf(m.fingerprint, sizeof m.fingerprint, "test");
-    assert_int_equal(db_machine_upsert(db, &m), 0);
+    TestDb d = test_db_open();
+    Db *db = d.db;
+    const MachineRow m = d.machine;
+    char err[256];
     /* without a communication calibration: a clear error naming what to run */
     assert_null(comm_model_load(db, m.id, err, sizeof err));
     assert_non_null(strstr(err, "calibrate --only comm"));
@@ -168,10 +191,7 @@ static void test_fit_recovers_the_ring(void **state)
     assert_true(fabs(far - allreduce_model_s(AR_RING, 1e8, 64, &c)) < 0.05 * far);
     assert_true(comm_model_allreduce_s(cm, 1e8, 1, NULL) == 0);
     comm_model_free(cm);
-    db_close(db);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    test_db_close(&d);
 }
 
 /* The allreduce's memory: what the probes measured at their sizes, linear between them, in
@@ -179,14 +199,10 @@ static void test_fit_recovers_the_ring(void **state)
  * above; calibrations without probes (older ones) give 0 and say so. */
 static void test_allreduce_scratch_from_probes(void **state)
 {
-    char dir[] = "/tmp/dlperf-test-comm-XXXXXX", path[128], err[256];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/comm.db", dir);
-    Db *db;
-    assert_int_equal(db_open(path, &db, err, sizeof err), 0);
-    MachineRow m = {.cores = 2, .mem_bytes = 1};
-    snprintf(m.fingerprint, sizeof m.fingerprint, "test");
-    assert_int_equal(db_machine_upsert(db, &m), 0);
+    TestDb d = test_db_open();
+    Db *db = d.db;
+    const MachineRow m = d.machine;
+    char err[256];
     const LinkParams truth = {.alpha_s = 2e-6, .beta_Bps = 5e9, .gamma_sPB = 2e-10};
     const double MiB = 1 << 20;
     const int64_t four = add_comm_calibration(db, m.id, 4, &truth);
@@ -227,10 +243,7 @@ static void test_allreduce_scratch_from_probes(void **state)
     assert_float_equal(comm_model_allreduce_scratch(cm, 16 * MiB, 8, &at), 5 * MiB, 1);
     assert_int_equal(at, 4);
     comm_model_free(cm);
-    db_close(db);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    test_db_close(&d);
 }
 
 int main(void)
