@@ -122,9 +122,10 @@ typedef struct {
 static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* processes: how many processes of this size the node's memory holds at once (the ranks
- * of a data-parallel run on it) */
-static int arenas_alloc(Arenas *a, Plan *plans, int nplans, double data_bytes, int processes, const char *model,
-                        char *err, size_t n)
+ * of a data-parallel run on it); allreduce: the job sums gradients, and each process also
+ * holds the MPI library's temporaries, up to the gradient buffer (trainer_check_memory_shared) */
+static int arenas_alloc(Arenas *a, Plan *plans, int nplans, double data_bytes, int processes, bool allreduce,
+                        const char *model, char *err, size_t n)
 {
     memset(a, 0, sizeof *a);
     double total = data_bytes;
@@ -134,10 +135,16 @@ static int arenas_alloc(Arenas *a, Plan *plans, int nplans, double data_bytes, i
                 a->bytes[k] = plans[i].arena_bytes[k];
         total += (double)ops_buffer_footprint(round_up(a->bytes[k] ? a->bytes[k] : ALIGN));
     }
+    const double scratch = allreduce ? (double)a->bytes[ARENA_GRAD] : 0;
+    total += scratch;
     double avail = mem_available_bytes() / processes;
     if (avail > 0 && total > 0.9 * avail) {
-        snprintf(err, n, "%s: training needs %.2f GiB (model, activations and data set) but only %.2f GiB of "
+        char comm[48] = "";
+        if (allreduce)
+            snprintf(comm, sizeof comm, ", allreduce up to %.2f GiB", scratch / 1073741824.0);
+        snprintf(err, n, "%s: training needs %.2f GiB (model, activations, data set%s) but only %.2f GiB of "
                          "memory is available%s; use a smaller --batch", model, total / 1073741824.0,
+                 comm,
                  avail / 1073741824.0, processes > 1 ? " per rank (the node's ranks share it)" : "");
         return -1;
     }
@@ -299,8 +306,8 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         r->test_n += tasks[h].test.n;
     }
     snprintf(r->data_source, sizeof r->data_source, "%s", tasks[0].train.source);
-    if (arenas_alloc(&ar, all, 2 * nheads, data_bytes, nranks > 1 ? comm_env_local_size() : 1, m->name, err,
-                     errlen) != 0)
+    if (arenas_alloc(&ar, all, 2 * nheads, data_bytes, nranks > 1 ? comm_env_local_size() : 1, nranks > 1, m->name,
+                     err, errlen) != 0)
         goto done;
     if (o->load_path) {
         if (weights_load(o->load_path, &train[0], ar.base[ARENA_PARAM], ar.base[ARENA_STATE], err, errlen) != 0)

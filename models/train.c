@@ -44,24 +44,32 @@ int trainer_data_batches(int steps) { return steps < 8 ? steps : 8; }
 
 int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
 {
-    return trainer_check_memory_shared(p, nbatches, 1, err, errlen);
+    return trainer_check_memory_shared(p, nbatches, 1, false, err, errlen);
 }
 
-int trainer_check_memory_shared(const Plan *p, int nbatches, int processes, char *err, size_t errlen)
+int trainer_check_memory_shared(const Plan *p, int nbatches, int processes, bool allreduce, char *err,
+                                size_t errlen)
 {
-    double need = trainer_bytes_needed(p, nbatches) * (processes > 1 ? processes : 1);
+    /* the MPI library's allreduce temporaries: up to the gradient buffer for Open MPI's
+     * algorithms (recursive doubling and Rabenseifner copy it whole; the ring's blocks are
+     * 1/P of it, two of them beyond 2 ranks); the communication calibration measures it */
+    const double scratch = allreduce ? (double)p->arena_bytes[ARENA_GRAD] : 0;
+    double need = (trainer_bytes_needed(p, nbatches) + scratch) * (processes > 1 ? processes : 1);
     double avail = mem_available_bytes();
     /* 10% headroom for the program, libraries and the kernel's own use */
     if (avail <= 0 || need <= 0.9 * avail)
         return 0;
     const size_t *ab = p->arena_bytes;
     const double gib = 1073741824.0;
+    char comm[48] = "";
+    if (allreduce)
+        snprintf(comm, sizeof comm, ", allreduce up to %.2f", scratch / gib);
     snprintf(err, errlen,
              "%s at batch %d needs %.2f GiB (parameters+gradients+optimizer+state %.2f, activations %.2f, "
-             "workspace %.2f, data %.2f)%s but only %.2f GiB of memory is available; use a smaller --batch",
+             "workspace %.2f, data %.2f%s)%s but only %.2f GiB of memory is available; use a smaller --batch",
              p->model->name, p->batch, need / gib, (double)(ab[ARENA_PARAM] + ab[ARENA_GRAD] + ab[ARENA_OPT] + ab[ARENA_STATE]) / gib,
              (double)(ab[ARENA_ACT] + ab[ARENA_ACTGRAD]) / gib, (double)ab[ARENA_WS] / gib,
-             (double)nbatches * (double)ab[ARENA_INPUT] / gib,
+             (double)nbatches * (double)ab[ARENA_INPUT] / gib, comm,
              processes > 1 ? " for the ranks on this node together" : "", avail / gib);
     return -1;
 }
@@ -232,7 +240,8 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
     }
     if (plan_build_mode(m, batch, mode, &t->plan, err, errlen) != 0)
         return -1;
-    if (trainer_check_memory_shared(&t->plan, nbatches, dp->local_ranks, err, errlen) != 0) {
+    if (trainer_check_memory_shared(&t->plan, nbatches, dp->local_ranks, dp->nranks > 1 && mode != PLAN_INFERENCE,
+                                    err, errlen) != 0) {
         plan_free(&t->plan);
         return -1;
     }

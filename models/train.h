@@ -66,8 +66,11 @@ int trainer_data_batches(int steps);
 /* 0 if a run of the plan with nbatches fits in the memory available now, else -1 with a
  * message naming what it needs (by category) and what is available. */
 int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen);
-/* The same when `processes` processes of this size share the node's memory. */
-int trainer_check_memory_shared(const Plan *p, int nbatches, int processes, char *err, size_t errlen);
+/* The same when `processes` processes of this size share the node's memory; with
+ * `allreduce` (a data-parallel training job) each also holds the MPI library's temporaries
+ * for the gradients' sum, counted as the gradient buffer once more (their upper bound). */
+int trainer_check_memory_shared(const Plan *p, int nbatches, int processes, bool allreduce, char *err,
+                                size_t errlen);
 
 /* Builds the plan, refuses (before allocating anything) if the run would not fit in the
  * memory available, allocates and zeroes the arenas, initialises parameters and

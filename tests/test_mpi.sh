@@ -141,6 +141,11 @@ if [ "$(sql "SELECT count(*) FROM run WHERE batch_per_rank = 4 AND steps = 50")"
     ok failing-rank-no-run-stored
 else fail failing-rank-no-run-stored "a run of the failed job was stored"; fi
 
+# a job that cannot fit is refused before it allocates, counting each rank's allreduce
+# temporaries (up to its gradient buffer) and the ranks on the node together
+run dp-memory-refused 1 mpi 2 "$DLPERF" run vgg16 --batch 4096 --scaling weak --steps 1 --threads 1 &&
+    expect dp-memory-refused "$T/err" "allreduce up to 0.52) for the ranks on this node together"
+
 run predict-under-mpirun 2 mpi 2 "$DLPERF" predict p3b1 &&
     expect predict-under-mpirun "$T/err" "'predict' runs on one process"
 
