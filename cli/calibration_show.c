@@ -604,6 +604,16 @@ static void comm_text(const CommFitInfo *in)
     for (int a = 0; a < AR_COUNT - 1; a++)
         printf("             %-13s %7.2f us %9.3f ns/B %11.1f%%\n", allreduce_algo_name(in->algos[a].algo),
                in->algos[a].alpha_s * 1e6, in->algos[a].gamma_sPB * 1e9, 100 * in->algos[a].median_rel_err);
+    printf("  allreduce memory (each rank's, beside its buffer: the MPI library's scratch)\n");
+    for (int i = 0; i < in->nranks; i++) {
+        char b1[32], b2[32];
+        if (in->mem_probes[i] == 0)
+            printf("             %d ranks: not probed (a calibration from before the probe)\n", in->ranks[i]);
+        else
+            printf("             %d ranks: %s at %s (%.2f of the buffer), %d sizes probed\n", in->ranks[i],
+                   fmt_bytes(in->mem_largest_scratch[i], b1, 32), fmt_bytes(in->mem_largest_bytes[i], b2, 32),
+                   in->mem_largest_scratch[i] / in->mem_largest_bytes[i], in->mem_probes[i]);
+    }
 }
 
 static cJSON *comm_json(const CommFitInfo *in)
@@ -624,6 +634,15 @@ static cJSON *comm_json(const CommFitInfo *in)
         cJSON_AddNumberToObject(x, "gamma_s_per_byte", in->algos[a].gamma_sPB);
         cJSON_AddNumberToObject(x, "median_rel_err", in->algos[a].median_rel_err);
         cJSON_AddItemToArray(al, x);
+    }
+    cJSON *mem = cJSON_AddArrayToObject(o, "allreduce_memory");
+    for (int i = 0; i < in->nranks; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "ranks", in->ranks[i]);
+        cJSON_AddNumberToObject(x, "probes", in->mem_probes[i]);
+        cJSON_AddNumberToObject(x, "largest_bytes", in->mem_largest_bytes[i]);
+        cJSON_AddNumberToObject(x, "largest_scratch_bytes", in->mem_largest_scratch[i]);
+        cJSON_AddItemToArray(mem, x);
     }
     return o;
 }

@@ -269,6 +269,11 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
             continue;
         sort_curve(c);
         cm->info.ranks[cm->ncurves] = p;
+        cm->info.mem_probes[cm->ncurves] = c->nmem;
+        if (c->nmem > 0) {
+            cm->info.mem_largest_bytes[cm->ncurves] = c->mem_bytes[c->nmem - 1];
+            cm->info.mem_largest_scratch[cm->ncurves] = c->mem_scratch[c->nmem - 1];
+        }
         cm->info.points += c->n;
         cm->ncurves++;
     }

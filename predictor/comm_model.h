@@ -80,6 +80,10 @@ typedef struct {
     int points;          /* allreduce measurements */
     double p2p_alpha_s, p2p_beta_Bps, p2p_median_rel_err;
     CommAlgoFit algos[AR_COUNT - 1]; /* flat algorithms (not hierarchical), best first */
+    /* the allreduce memory probes of each rank count (ranks[i]): how many sizes, and the
+     * largest size's buffer and scratch bytes (0 probes: a calibration from before them) */
+    int mem_probes[8];
+    double mem_largest_bytes[8], mem_largest_scratch[8];
     char mpi_library[128];
 } CommFitInfo;
 void comm_model_info(const CommModel *cm, CommFitInfo *out);

@@ -200,7 +200,15 @@ together=$(sql "SELECT max(id) FROM calibration WHERE ranks = 2 AND mode NOT LIK
 if run show-ranks 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 --json; then
     [ "$(json "json_extract(j, '\$.calibration_id')")" = "$together" ] && ok show-ranks-picked ||
         fail show-ranks-picked "$(head -c 300 "$T/out")"
+    # the communication section: the 2-rank allreduce memory probes (the quick list's three
+    # sizes and p3b1's gradients)
+    [ "$(json "json_extract(j, '\$.communication.allreduce_memory[0].ranks') || ' ' ||
+               (json_extract(j, '\$.communication.allreduce_memory[0].probes') >= 3) || ' ' ||
+               (json_extract(j, '\$.communication.allreduce_memory[0].largest_scratch_bytes') > 0)")" = "2 1 1" ] &&
+        ok show-comm-memory || fail show-comm-memory "$(json "json_extract(j, '\$.communication')")"
 fi
+run show-comm-memory-text 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 &&
+    expect show-comm-memory-text "$T/out" "2 ranks: .* of the buffer), [0-9]* sizes probed"
 run show-ranks-none 1 "$DLPERF" calibrate --show --ranks 3 --threads 1 &&
     expect show-ranks-none "$T/err" "no complete calibration of this machine measured by 3 ranks" && one_line show-ranks-none
 run show-ranks-alone 2 "$DLPERF" calibrate --ranks 2 --quick &&
