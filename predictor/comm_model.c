@@ -350,20 +350,27 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
     return t;
 }
 
-double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, int *probed_at)
+/* The rank count whose memory probes price p ranks: p's own, else the nearest below, else
+ * the nearest above; NULL if none was probed. */
+static const RankCurve *probed_curve(const CommModel *cm, int p)
 {
-    *probed_at = 0;
-    if (p <= 1 || bytes <= 0)
-        return 0;
-    const RankCurve *c = NULL; /* p's probes, else the nearest rank count below, else above */
+    const RankCurve *below = NULL, *above = NULL;
     for (int i = 0; i < cm->ncurves; i++) {
         const RankCurve *k = &cm->curves[i];
         if (k->nmem == 0)
             continue;
-        const bool below = k->p <= p, c_below = c && c->p <= p;
-        if (!c || (below && (!c_below || k->p > c->p)) || (!below && !c_below && k->p < c->p))
-            c = k;
+        if (k->p <= p && (!below || k->p > below->p))
+            below = k;
+        if (k->p > p && (!above || k->p < above->p))
+            above = k;
     }
+    return below ? below : above;
+}
+
+double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, int *probed_at)
+{
+    *probed_at = 0;
+    const RankCurve *c = p > 1 && bytes > 0 ? probed_curve(cm, p) : NULL;
     if (!c)
         return 0;
     *probed_at = c->p;
