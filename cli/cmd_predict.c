@@ -243,8 +243,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
             cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;
         }
-        rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, over, &pred, &ops);
-        comm_model_allreduce_scratch(comm, (double)plan.arena_bytes[ARENA_GRAD], po.ranks, &comm_probed_at);
+        rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, over, &pred, &ops, &comm_probed_at);
         comm_model_free(comm);
         if (rc)
             goto done;

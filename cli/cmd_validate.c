@@ -321,7 +321,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 }
                 int idx[2] = {-1, -1};
                 if (root) {
-                    rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &r->pops);
+                    rc = session_predict_dp(cli, cm, &cal, comm, &plan, ranks, over, &r->pred, &r->pops, NULL);
                     r->nops = plan.nops;
                     if (rc == 0 && db_prediction_insert(db, &r->pred, r->pops, plan.nops) != 0)
                         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));

@@ -112,7 +112,7 @@ double session_oversubscription(int local_ranks, int threads)
 }
 
 int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,
-                       const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops)
+                       const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops, int *probed_at)
 {
     if (session_predict(cli, cm, cal, p, pred, ops))
         return EXIT_FAIL;
@@ -134,8 +134,10 @@ int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow
     pred->iter_s += pred->allreduce_s;
     pred->iter_lo_s += pred->allreduce_s;
     pred->iter_hi_s += pred->allreduce_s;
-    int probed_at;
-    pred->mem_comm = comm_model_allreduce_scratch(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &probed_at);
+    int probed;
+    pred->mem_comm = comm_model_allreduce_scratch(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &probed);
+    if (probed_at)
+        *probed_at = probed;
     return 0;
 }
 

@@ -30,9 +30,11 @@ int session_calibration_dp(const Cli *cli, Db *db, const MachineRow *m, int loca
  * plan_average_ranks), times `over` (session_calibration_dp), plus the gradients' allreduce from the
  * communication model (pred->allreduce_s, included in iter_s; no overlap: dlperf's trainer
  * sums after backward by default), and the memory that allreduce holds on each rank
- * (pred->mem_comm, from the calibration's probes; 0 where none probed it). */
+ * (pred->mem_comm, from the calibration's probes; 0 where none probed it; *probed_at, if
+ * not NULL: the rank count whose probes gave it, comm_model_allreduce_scratch's). */
 int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow *cal, const CommModel *comm,
-                       const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops);
+                       const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops,
+                       int *probed_at);
 /* local_ranks x threads / online cores, at least 1. */
 double session_oversubscription(int local_ranks, int threads);
 
