@@ -50,7 +50,7 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 typedef struct {
     double capacity;
     const char *what; /* "--device-memory" or "this machine's available memory" */
-    double allocated; /* the plan's arenas as a run allocates them: whole pages, one input batch */
+    double allocated; /* the plan's arenas as a run allocates them: whole pages, its input batches */
     double runtime;   /* the process's own: libraries and BLAS buffers (measured) */
     double comm;      /* data-parallel: the MPI library's allreduce scratch (probed) */
     int comm_probed_at; /* the rank count whose probes gave it; 0: none probed */
@@ -65,8 +65,10 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
     printf("\nmemory per process:\n");
     const char *names[] = {"parameters", "gradients", "optimizer state", "activations", "workspace", "input batch"};
     const double v[] = {p->mem_params, p->mem_grads, p->mem_opt, p->mem_act, p->mem_ws, p->mem_input};
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 5; i++)
         printf("  %-16s %12s\n", names[i], fmt_bytes(v[i], b, 32));
+    printf("  %-16s %12s  (a run holds %d: the one in use and the next)\n", names[5], fmt_bytes(v[5], b, 32),
+           TRAINER_DATA_BATCHES);
     printf("  %-16s %12s\n", "plan total", fmt_bytes(p->mem_total, b, 32));
     printf("  %-16s %12s  (each arena in whole pages, as a run allocates it)\n", "allocated",
            fmt_bytes(f->allocated, b, 32));
@@ -118,6 +120,7 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "activations", p->mem_act);
     cJSON_AddNumberToObject(mem, "workspace", p->mem_ws);
     cJSON_AddNumberToObject(mem, "input", p->mem_input);
+    cJSON_AddNumberToObject(mem, "input_batches", TRAINER_DATA_BATCHES); /* in "allocated" */
     cJSON_AddNumberToObject(mem, "total", p->mem_total);
     cJSON_AddNumberToObject(mem, "allocated", f->allocated);
     cJSON_AddNumberToObject(mem, "runtime", f->runtime);
@@ -259,7 +262,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         snprintf(share, sizeof share, "available on this machine now%s", po.ranks > 1 ? ", a rank's share" : "");
         fit.what = share;
     }
-    fit.allocated = trainer_bytes_needed(&plan, 1);
+    fit.allocated = trainer_bytes_needed(&plan, TRAINER_DATA_BATCHES);
     fit.runtime = session_runtime_bytes();
     fit.ranks = po.ranks, fit.comm = pred.mem_comm, fit.comm_probed_at = comm_probed_at;
     fit.fits = fit.allocated + fit.runtime + fit.comm <= fit.capacity;

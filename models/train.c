@@ -38,9 +38,12 @@ static void *alloc_zeroed(size_t bytes)
     return p;
 }
 
-/* Enough batches that a short run does not train on one batch only, few enough that the
- * data set stays small next to the model. */
-int trainer_data_batches(int steps) { return steps < 8 ? steps : 8; }
+/* Two batches, the one a step trains on and the next, as a training job's loader
+ * double-buffers them: the memory a run holds for its data is then what a job of the
+ * model holds, which predict counts (it held 8 until 2026-11-25, 67 MB more than the
+ * model needs for alexnet-owt at 16 per rank). Steps alternate between them, so a run
+ * never trains on one batch only. */
+int trainer_data_batches(int steps) { return steps < TRAINER_DATA_BATCHES ? steps : TRAINER_DATA_BATCHES; }
 
 int trainer_check_memory(const Plan *p, int nbatches, char *err, size_t errlen)
 {

@@ -61,7 +61,9 @@ void plan_average_ranks(Plan *p, int nranks);
 /* Bytes a run allocates: every arena plus the data set of nbatches batches, each buffer
  * in whole pages as it occupies memory (huge pages round a 2.1 MiB arena to 4 MiB). */
 double trainer_bytes_needed(const Plan *p, int nbatches);
-/* Batches in the synthetic data set a run of `steps` steps cycles through. */
+/* Batches in the synthetic data set a run of `steps` steps cycles through: at most
+ * TRAINER_DATA_BATCHES, the batch in use and the next. */
+enum { TRAINER_DATA_BATCHES = 2 };
 int trainer_data_batches(int steps);
 /* 0 if a run of the plan with nbatches fits in the memory available now, else -1 with a
  * message naming what it needs (by category) and what is available. */

@@ -185,7 +185,7 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
     return 0;
 }
 
-/* What a run at `batch` allocates (trainer_bytes_needed, one input batch), or INFINITY
+/* What a run at `batch` allocates (trainer_bytes_needed, its input batches), or INFINITY
  * where the plan cannot be built (a batch so large that a tensor's size overflows the
  * plan's arithmetic does not fit anywhere). */
 static double plan_bytes_at(const ModelSpec *m, long batch)
@@ -194,7 +194,7 @@ static double plan_bytes_at(const ModelSpec *m, long batch)
     char err[256];
     if (plan_build(m, (int)batch, &p, err, sizeof err) != 0)
         return INFINITY;
-    const double b = trainer_bytes_needed(&p, 1);
+    const double b = trainer_bytes_needed(&p, TRAINER_DATA_BATCHES);
     plan_free(&p);
     return b;
 }

@@ -1,6 +1,8 @@
 /* predictor/whatif.c — pricing on spec-sheet devices and data-parallel scaling (whatif.h). */
 #include "predictor/whatif.h"
 
+#include "models/train.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,12 +85,15 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
     }
     free(cached);
     /* memory: what the plan allocates, values at the precision's width (the optimizer's
-     * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept) */
+     * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept),
+     * with the input batches a run holds (the one in use and the next, double-buffered) */
     double mem = 0;
     for (int a = 0; a < ARENA_COUNT; a++) {
         double b = (double)p->arena_bytes[a];
         if (a == ARENA_ACT || a == ARENA_ACTGRAD || a == ARENA_WS || a == ARENA_INPUT || a == ARENA_GRAD)
             b *= byte_scale;
+        if (a == ARENA_INPUT)
+            b *= TRAINER_DATA_BATCHES;
         mem += b;
     }
     out->mem_bytes = mem;

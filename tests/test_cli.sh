@@ -251,6 +251,14 @@ if run predict-device 0 "$DLPERF" predict basic-lstm --batch 4 --device-memory 1
     [ "$(json "json_extract(j, '\$.memory_bytes.fits') AND json_extract(j, '\$.memory_bytes.largest_batch') > 4")" = 1 ] \
         && ok predict-device-fits || fail predict-device-fits "$(json "json_extract(j, '\$.memory_bytes')")"
 fi
+# predict's memory is what run allocates: the same arenas and the same input batches
+if run predict-allocated 0 "$DLPERF" predict alexnet-owt --batch 8 --json; then
+    predicted=$(json "json_extract(j, '\$.memory_bytes.allocated')")
+    if run run-planned 0 "$DLPERF" run alexnet-owt --batch 8 --warmup 1 --steps 2 --json; then
+        [ "$(json "json_extract(j, '\$.planned_bytes')")" = "$predicted" ] && ok predict-allocated-is-run \
+            || fail predict-allocated-is-run "predict $predicted, run $(json "json_extract(j, '\$.planned_bytes')")"
+    fi
+fi
 run predict-device-small 0 "$DLPERF" predict basic-lstm --batch 4096 --device-memory 100MB && expect predict-device-small "$T/out" "DOES NOT FIT" \
     && expect predict-device-largest "$T/out" "largest batch that fits"
 run device-memory-bad 2 "$DLPERF" predict basic-lstm --device-memory 12XB && expect device-memory-bad "$T/err" "expected a positive size" && one_line device-memory-bad
