@@ -614,6 +614,15 @@ static void comm_text(const CommFitInfo *in)
                    fmt_bytes(in->mem_largest_scratch[i], b1, 32), fmt_bytes(in->mem_largest_bytes[i], b2, 32),
                    in->mem_largest_scratch[i] / in->mem_largest_bytes[i], in->mem_probes[i]);
     }
+    printf("  a rank's own memory (libraries, MPI and BLAS buffers, before any buffer of its job)\n");
+    for (int i = 0; i < in->nranks; i++) {
+        char b[32];
+        if (in->rank_runtime_bytes[i] > 0)
+            printf("             %d ranks: %s\n", in->ranks[i], fmt_bytes(in->rank_runtime_bytes[i], b, 32));
+        else
+            printf("             %d ranks: not recorded (a calibration from before dlperf recorded it)\n",
+                   in->ranks[i]);
+    }
 }
 
 static cJSON *comm_json(const CommFitInfo *in)
@@ -642,6 +651,7 @@ static cJSON *comm_json(const CommFitInfo *in)
         cJSON_AddNumberToObject(x, "probes", in->mem_probes[i]);
         cJSON_AddNumberToObject(x, "largest_bytes", in->mem_largest_bytes[i]);
         cJSON_AddNumberToObject(x, "largest_scratch_bytes", in->mem_largest_scratch[i]);
+        cJSON_AddNumberToObject(x, "rank_runtime_bytes", in->rank_runtime_bytes[i]); /* 0: not recorded */
         cJSON_AddItemToArray(mem, x);
     }
     return o;

@@ -52,6 +52,8 @@ typedef struct {
     const char *what; /* "--device-memory" or "this machine's available memory" */
     double allocated; /* the plan's arenas as a run allocates them: whole pages, its input batches */
     double runtime;   /* the process's own: libraries and BLAS buffers (measured) */
+    int runtime_ranks; /* the rank count whose communication calibration measured it, with
+                          MPI; 0: measured in this process, without MPI */
     double comm;      /* data-parallel: the MPI library's allreduce scratch (probed) */
     int comm_probed_at; /* the rank count whose probes gave it; 0: none probed */
     int ranks;
@@ -72,8 +74,13 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
     printf("  %-16s %12s\n", "plan total", fmt_bytes(p->mem_total, b, 32));
     printf("  %-16s %12s  (each arena in whole pages, as a run allocates it)\n", "allocated",
            fmt_bytes(f->allocated, b, 32));
-    printf("  %-16s %12s  (libraries and BLAS buffers, measured in this process)\n", "runtime",
-           fmt_bytes(f->runtime, b, 32));
+    if (f->runtime_ranks > 0)
+        printf("  %-16s %12s  (libraries, MPI and BLAS buffers: a rank's, measured by the %d-rank communication "
+               "calibration)\n", "runtime", fmt_bytes(f->runtime, b, 32), f->runtime_ranks);
+    else
+        printf("  %-16s %12s  (libraries and BLAS buffers, measured in this process%s)\n", "runtime",
+               fmt_bytes(f->runtime, b, 32),
+               f->ranks > 1 ? "; WITHOUT MPI: the communication calibration did not record a rank's" : "");
     if (f->ranks > 1) {
         char how[96];
         if (f->comm_probed_at == f->ranks)
@@ -124,6 +131,7 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "total", p->mem_total);
     cJSON_AddNumberToObject(mem, "allocated", f->allocated);
     cJSON_AddNumberToObject(mem, "runtime", f->runtime);
+    cJSON_AddNumberToObject(mem, "runtime_measured_ranks", f->runtime_ranks); /* 0: this process, no MPI */
     if (f->ranks > 1) {
         cJSON_AddNumberToObject(mem, "allreduce", f->comm);
         cJSON_AddNumberToObject(mem, "allreduce_probed_ranks", f->comm_probed_at);
@@ -239,7 +247,8 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         free(descs);
     }
     CommModel *comm = NULL;
-    int comm_probed_at = 0;
+    int comm_probed_at = 0, runtime_ranks = 0;
+    double rank_runtime = 0;
     if (po.ranks > 1) { /* --batch is each rank's share; ranks on this node time-share its cores */
         char err[512];
         if (!(comm = comm_model_load(db, machine.id, err, sizeof err))) {
@@ -247,6 +256,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
             goto done;
         }
         rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, over, &pred, &ops, &comm_probed_at);
+        rank_runtime = comm_model_rank_runtime(comm, po.ranks, &runtime_ranks);
         comm_model_free(comm);
         if (rc)
             goto done;
@@ -263,7 +273,8 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         fit.what = share;
     }
     fit.allocated = trainer_bytes_needed(&plan, TRAINER_DATA_BATCHES);
-    fit.runtime = session_runtime_bytes();
+    fit.runtime = runtime_ranks > 0 ? rank_runtime : session_runtime_bytes();
+    fit.runtime_ranks = runtime_ranks;
     fit.ranks = po.ranks, fit.comm = pred.mem_comm, fit.comm_probed_at = comm_probed_at;
     fit.fits = fit.allocated + fit.runtime + fit.comm <= fit.capacity;
     {

@@ -349,10 +349,12 @@ int db_calibration_begin(Db *db, CalibrationRow *c)
     return run_stmt(db, &c->id,
                     "INSERT INTO calibration (machine_id, mode, status, started_at, pid, hostname,"
                     " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-                    " mpi_library, rounds, llc_bytes, threading) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IsssIsiisssss" "siIs", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
+                    " mpi_library, rounds, llc_bytes, threading, runtime_rss_bytes)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsssIsiisssss" "siIsd", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
                     s->threads, s->ranks, s->blas_core, s->blas_config, s->blas_choice, s->compiler,
-                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1, c->llc_bytes, s->threading);
+                    s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1, c->llc_bytes, s->threading,
+                    c->runtime_rss_bytes);
 }
 
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
@@ -411,7 +413,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library, threading, rounds, llc_bytes FROM calibration %s",
+             " mpi_library, threading, rounds, llc_bytes, runtime_rss_bytes FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -431,6 +433,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         read_sw(st, 7, &out->sw);
         out->rounds = sqlite3_column_int(st, 16);
         out->llc_bytes = sqlite3_column_int64(st, 17);
+        out->runtime_rss_bytes = sqlite3_column_double(st, 18);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)

@@ -58,6 +58,9 @@ typedef struct {
     int rounds;       /* passes over the kernel list, each kernel's samples pooled (>= 1) */
     int64_t llc_bytes; /* last-level cache one process can rely on (what the cold protocol
                           flushes, and what the predictor's cache model holds); 0: unknown */
+    double runtime_rss_bytes; /* communication calibrations: the largest rank's resident
+                                 memory before any buffer (libraries, MPI, BLAS); 0: not
+                                 recorded (other calibrations, and those from before it) */
     SoftwareInfo sw;
 } CalibrationRow;
 

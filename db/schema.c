@@ -181,6 +181,11 @@ static const char *const migrations[] = {
     "  bytes REAL NOT NULL, scratch_bytes REAL NOT NULL,"
     "  PRIMARY KEY (calibration_id, bytes)) WITHOUT ROWID;"
     "ALTER TABLE prediction ADD COLUMN mem_comm REAL NOT NULL DEFAULT 0;",
+    /* v10: a communication calibration's rank's own resident memory before any buffer
+     * (libraries, the MPI library and its shared-memory segments, BLAS buffers), the
+     * largest rank's: what a data-parallel prediction of that many ranks counts as each
+     * rank's runtime (0: not recorded: other calibrations, and those from before it) */
+    "ALTER TABLE calibration ADD COLUMN runtime_rss_bytes REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

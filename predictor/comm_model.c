@@ -101,6 +101,7 @@ typedef struct {
     double bytes[MAX_POINTS], s[MAX_POINTS];
     int nmem; /* allreduce memory probes, ascending bytes (db_comm_memory_foreach's order) */
     double mem_bytes[MAX_POINTS], mem_scratch[MAX_POINTS];
+    double runtime_bytes; /* a rank's own resident memory before any buffer; 0: not recorded */
 } RankCurve;
 
 struct CommModel {
@@ -258,6 +259,7 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
             continue;
         RankCurve *c = &cm->curves[cm->ncurves];
         c->p = p;
+        c->runtime_bytes = cal.runtime_rss_bytes;
         LoadCtx lc = {cm, c};
         if (db_measurement_foreach(db, cal.id, load_row, &lc) != 0 ||
             db_comm_memory_foreach(db, cal.id, load_memory, c) != 0) {
@@ -274,6 +276,7 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
             cm->info.mem_largest_bytes[cm->ncurves] = c->mem_bytes[c->nmem - 1];
             cm->info.mem_largest_scratch[cm->ncurves] = c->mem_scratch[c->nmem - 1];
         }
+        cm->info.rank_runtime_bytes[cm->ncurves] = c->runtime_bytes;
         cm->info.points += c->n;
         cm->ncurves++;
     }
@@ -350,14 +353,17 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
     return t;
 }
 
-/* The rank count whose memory probes price p ranks: p's own, else the nearest below, else
- * the nearest above; NULL if none was probed. */
-static const RankCurve *probed_curve(const CommModel *cm, int p)
+static bool has_memory_probes(const RankCurve *k) { return k->nmem > 0; }
+static bool has_runtime(const RankCurve *k) { return k->runtime_bytes > 0; }
+
+/* The rank count whose calibration prices p ranks' memory: among those that measured it
+ * (has), p's own, else the nearest below, else the nearest above; NULL if none did. */
+static const RankCurve *nearest_curve(const CommModel *cm, int p, bool (*has)(const RankCurve *))
 {
     const RankCurve *below = NULL, *above = NULL;
     for (int i = 0; i < cm->ncurves; i++) {
         const RankCurve *k = &cm->curves[i];
-        if (k->nmem == 0)
+        if (!has(k))
             continue;
         if (k->p <= p && (!below || k->p > below->p))
             below = k;
@@ -370,7 +376,7 @@ static const RankCurve *probed_curve(const CommModel *cm, int p)
 double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, int *probed_at)
 {
     *probed_at = 0;
-    const RankCurve *c = p > 1 && bytes > 0 ? probed_curve(cm, p) : NULL;
+    const RankCurve *c = p > 1 && bytes > 0 ? nearest_curve(cm, p, has_memory_probes) : NULL;
     if (!c)
         return 0;
     *probed_at = c->p;
@@ -386,4 +392,11 @@ double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, in
     gsl_interp_accel_free(acc);
     gsl_interp_free(in);
     return s;
+}
+
+double comm_model_rank_runtime(const CommModel *cm, int p, int *measured_at)
+{
+    const RankCurve *c = p > 1 ? nearest_curve(cm, p, has_runtime) : NULL;
+    *measured_at = c ? c->p : 0;
+    return c ? c->runtime_bytes : 0;
 }

@@ -69,6 +69,13 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
  * when no calibration probed memory (those before dlperf measured it). */
 double comm_model_allreduce_scratch(const CommModel *cm, double bytes, int p, int *probed_at);
 
+/* A rank's own resident memory in a job of p ranks on this node (libraries, the MPI
+ * library and its shared-memory segments, BLAS buffers), as the communication calibration
+ * of p ranks measured it, else of the nearest rank count below (the segments grow with
+ * the ranks: a lower bound), else above. *measured_at: the rank count it came from; 0
+ * (and 0 returned) when no calibration recorded it (those from before dlperf did). */
+double comm_model_rank_runtime(const CommModel *cm, int p, int *measured_at);
+
 typedef struct {
     AllreduceAlgo algo;
     double alpha_s, gamma_sPB;
@@ -84,6 +91,7 @@ typedef struct {
      * largest size's buffer and scratch bytes (0 probes: a calibration from before them) */
     int mem_probes[8];
     double mem_largest_bytes[8], mem_largest_scratch[8];
+    double rank_runtime_bytes[8]; /* a rank's own memory before any buffer; 0: not recorded */
     char mpi_library[128];
 } CommFitInfo;
 void comm_model_info(const CommModel *cm, CommFitInfo *out);

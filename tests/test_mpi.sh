@@ -171,6 +171,10 @@ if run comm-np2 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1; the
     [ "$(sql "SELECT count(*) || ' ' || sum(scratch_bytes >= 0 AND scratch_bytes <= 2 * bytes + 4194304) || ' ' ||
               (max(scratch_bytes) > 0) FROM comm_memory WHERE calibration_id = $cid")" = "3 3 1" ] &&
         ok comm-np2-memory || fail comm-np2-memory "$(sql "SELECT * FROM comm_memory")"
+    # a rank's own memory with MPI started, before any buffer: libraries, MPI's shared-memory
+    # segments, BLAS buffers (megabytes, not kilobytes, and far below a gigabyte)
+    [ "$(sql "SELECT runtime_rss_bytes > 4194304 AND runtime_rss_bytes < 1073741824 FROM calibration WHERE id = $cid")" = 1 ] &&
+        ok comm-np2-runtime || fail comm-np2-runtime "$(sql "SELECT id, mode, runtime_rss_bytes FROM calibration")"
 fi
 
 # ---- validate under mpirun: predicted vs measured iteration and allreduce, stored ----
@@ -263,11 +267,15 @@ if run predict-ranks-memory 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ran
     [ "$(json "json_extract(j, '\$.memory_bytes.allreduce') > 0 AND json_extract(j, '\$.memory_bytes.allreduce_probed_ranks') = 2
                AND abs(json_extract(j, '\$.memory_bytes.process_total') - json_extract(j, '\$.memory_bytes.allocated')
                    - json_extract(j, '\$.memory_bytes.runtime') - json_extract(j, '\$.memory_bytes.allreduce')) < 1
-               AND json_extract(j, '\$.memory_bytes.capacity_from') LIKE '%a rank''s share'")" = 1 ] &&
+               AND json_extract(j, '\$.memory_bytes.capacity_from') LIKE '%a rank''s share'
+               AND json_extract(j, '\$.memory_bytes.runtime_measured_ranks') = 2")" = 1 ] &&
         ok predict-ranks-memory-json || fail predict-ranks-memory-json "$(head -c 1500 "$T/out")"
 fi
-run predict-ranks-memory-text 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2 &&
+# its runtime is a rank's with MPI started, as the 2-rank communication calibration measured it
+if run predict-ranks-memory-text 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2; then
     expect predict-ranks-memory-text "$T/out" "allreduce .*scratch for the gradients' allreduce, probed at 2 ranks"
+    expect predict-ranks-runtime-text "$T/out" "runtime .*a rank's, measured by the 2-rank communication calibration"
+fi
 # np=4 once the 2-rank calibration exists: on a 2-core node (oversubscribed) it prices the
 # per-rank speed from the ranks that fill the cores, shared out 4/2; with 4 or more cores
 # nothing is oversubscribed and no 4-rank calibration exists: one process's
