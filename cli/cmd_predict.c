@@ -269,7 +269,9 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     char share[64];
     if (fit.capacity <= 0) { /* ranks on this machine share it */
         fit.capacity = mem_available_bytes() / (po.ranks > 1 ? po.ranks : 1);
-        snprintf(share, sizeof share, "available on this machine now%s", po.ranks > 1 ? ", a rank's share" : "");
+        snprintf(share, sizeof share, "%s%s",
+                 getenv("DLPERF_MEM_AVAILABLE") ? "DLPERF_MEM_AVAILABLE" : "available on this machine now",
+                 po.ranks > 1 ? ", a rank's share" : "");
         fit.what = share;
     }
     fit.allocated = trainer_bytes_needed(&plan, TRAINER_DATA_BATCHES);

@@ -1,5 +1,6 @@
 /* cli/main.c — `dlperf <command> [options]`: the command table and dispatch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -217,6 +218,14 @@ static void usage(FILE *out)
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\ncommon options:\n" CLI_COMMON_HELP);
+    fprintf(out, "\nenvironment:\n"
+                 "  DLPERF_DB              the database (as --db)\n"
+                 "  DLPERF_MEM_AVAILABLE   memory available to the node's processes (e.g. 16GiB), instead of\n"
+                 "                         /proc/meminfo's: every fit check sizes against it\n"
+                 "  DLPERF_FASHION_MNIST   Fashion-MNIST's directory (as --data-dir)\n"
+                 "  OPENBLAS_CORETYPE      the OpenBLAS kernels (default: the fastest, probed once)\n"
+                 "  OMP_WAIT_POLICY        how idle OpenMP threads wait (default: libgomp's; PASSIVE for\n"
+                 "                         ranks that share a node)\n");
 }
 
 int main(int argc, char **argv)
@@ -239,6 +248,15 @@ int main(int argc, char **argv)
     db_default_path(cli.db_path, sizeof cli.db_path);
     if (strcmp(name, "__blas-probe") == 0)
         return cmd_blas_probe(argc - 1, argv + 1, &cli);
+    /* the memory a node has available, for every fit check: rehearse a calibration or a job
+     * for a smaller node (and test the checks) on this one */
+    const char *avail = getenv("DLPERF_MEM_AVAILABLE");
+    if (avail) {
+        double bytes;
+        if (cli_parse_bytes(&cli, "DLPERF_MEM_AVAILABLE", avail, &bytes) != 0)
+            return EXIT_USAGE;
+        mem_available_override(bytes);
+    }
     for (int i = 0; i < NCOMMANDS; i++) {
         if (strcmp(commands[i].name, name) != 0)
             continue;

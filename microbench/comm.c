@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -62,6 +63,32 @@ void mb_comm_key(const MbCommKernel *k, int ranks, char *out, size_t n)
     snprintf(out, n, "%s bytes=%zu ranks=%d", mb_comm_kind_name(k->kind), k->bytes, ranks);
 }
 
+/* A collective's own buffers come straight from the kernel (mmap), not from the heap, and
+ * go back to it when the collective is measured. Under mpirun the heap keeps every freed
+ * block (comm_reuse_collective_buffers raises glibc's mmap and trim thresholds to 1 GiB, so
+ * the MPI library's temporaries are reused as in training), and there the buffers of a
+ * list of sizes, pass after pass, fragmented it: at np=4 on a 24 GiB node, alexnet-owt's,
+ * basic-lstm's and P1B1's gradient sizes in 3 passes grew each rank past 4.7 GiB in the
+ * second pass (2.9 GiB after the first) until the OOM killer ended the job. Outside the
+ * heap, only the MPI library's temporaries stay in it, as in a training process whose
+ * arenas are allocated once. */
+static float *collective_buffer(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* as ops_buffer_alloc advises a kernel's buffers */
+#endif
+    return p;
+}
+
+static void collective_buffer_free(float *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
 /* One execution of the kernel; returns seconds spent (the ping-pong's half round trip,
  * which is how OSU reports latency). */
 static void run_once(const MbCommKernel *k, float *src, float *dst, int iters)
@@ -101,15 +128,41 @@ static double sample(const MbCommKernel *k, float *src, float *dst, int iters)
     return t;
 }
 
+/* Whether every rank can hold `need` bytes more: each checks its share of the memory
+ * available (the node's ranks allocate at the same moment), and all learn the verdict,
+ * so none allocates what the OOM killer would take back from another (pages count only
+ * once touched: allocation itself never fails). 0 or MB_DOES_NOT_FIT with err. */
+static int collective_fits(double need, char *err, size_t errlen)
+{
+    const int local = comm_env_local_size() > 0 ? comm_env_local_size() : 1;
+    const double avail = mem_available_bytes();
+    const double share = avail > 0 ? avail / local : INFINITY;
+    double short_of = need > 0.9 * share ? 1 : 0;
+    comm_allreduce_max_f64(&short_of, 1);
+    if (short_of == 0)
+        return 0;
+    if (need > 0.9 * share)
+        snprintf(err, errlen, "needs %.2f GiB; %.2f GiB available%s", need / 1073741824.0, share / 1073741824.0,
+                 local > 1 ? " per rank (the node's ranks hold it at once)" : "");
+    else
+        snprintf(err, errlen, "needs %.2f GiB per rank, more than another rank has available", need / 1073741824.0);
+    return MB_DOES_NOT_FIT;
+}
+
 int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
                  char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     const int ranks = comm_size();
     size_t nf = k->bytes / sizeof(float) ? k->bytes / sizeof(float) : 1;
-    float *src = ops_buffer_alloc(nf * sizeof(float)), *dst = ops_buffer_alloc(nf * sizeof(float));
+    const size_t buf_bytes = nf * sizeof(float);
+    /* a source and a destination; an allreduce's temporaries up to its buffer once more
+     * (the most Open MPI's algorithms take: recursive doubling copies it whole) */
+    if (collective_fits((k->kind == MB_COMM_ALLREDUCE ? 3.0 : 2.0) * (double)buf_bytes, err, errlen))
+        return MB_DOES_NOT_FIT;
+    float *src = collective_buffer(buf_bytes), *dst = collective_buffer(buf_bytes);
     if (!src || !dst) {
-        free(src), free(dst);
+        collective_buffer_free(src, buf_bytes), collective_buffer_free(dst, buf_bytes);
         snprintf(err, errlen, "cannot allocate 2 x %zu bytes", k->bytes);
         return -1;
     }
@@ -154,8 +207,8 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
         comm_allreduce_max_f64(&bad, 1);
         ok = bad == 0;
     }
-    free(src);
-    free(dst);
+    collective_buffer_free(src, buf_bytes);
+    collective_buffer_free(dst, buf_bytes);
     mb_comm_key(k, ranks, m->key, sizeof m->key);
     snprintf(m->kind, sizeof m->kind, "%s", mb_comm_kind_name(k->kind));
     snprintf(m->phase, sizeof m->phase, "comm");
@@ -196,8 +249,15 @@ int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *sc
     for (int i = 0; i < n; i++) /* unique, whole floats */
         if (sorted[i] >= sizeof(float) && (m == 0 || sorted[i] / sizeof(float) * sizeof(float) != sorted[m - 1]))
             sorted[m++] = sorted[i] / sizeof(float) * sizeof(float);
+    int probed = 0;
     for (int i = 0; i < m; i++) {
         const size_t nf = sorted[i] / sizeof(float);
+        char why[160];
+        if (collective_fits(2.0 * (double)sorted[i], why, sizeof why)) { /* the buffer and its scratch */
+            if (comm_rank() == 0)
+                fprintf(stderr, "calibrate: allreduce memory probe of %zu bytes left out: %s\n", sorted[i], why);
+            continue;
+        }
         malloc_trim(0);
         float *buf = ops_buffer_alloc(sorted[i]);
         double failed = buf ? 0 : 1;
@@ -216,10 +276,11 @@ int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *sc
         double grown = fmax(current_rss_bytes() - before, 0);
         free(buf);
         comm_allreduce_max_f64(&grown, 1);
-        scratch[i] = grown;
+        sorted[probed] = sorted[i];
+        scratch[probed++] = grown;
     }
     malloc_trim(0);
-    return m;
+    return probed;
 }
 
 int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, int threads,
@@ -245,10 +306,12 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
     double *taken = calloc((size_t)(nlist + nmodel) * per_kernel, sizeof *taken);
     int *taken_round = calloc((size_t)(nlist + nmodel) * per_kernel, sizeof *taken_round);
     int *ntaken = calloc((size_t)(nlist + nmodel), sizeof *ntaken);
+    bool *skipped = calloc((size_t)(nlist + nmodel), sizeof *skipped);
     MeasurementRow *rows = calloc((size_t)(nlist + nmodel), sizeof *rows);
     double *scratch = calloc((size_t)per_kernel, sizeof *scratch);
-    if (!list || !samples || !taken || !taken_round || !ntaken || !rows || !scratch) {
-        free(list), free(samples), free(taken), free(taken_round), free(ntaken), free(rows), free(scratch);
+    if (!list || !samples || !taken || !taken_round || !ntaken || !skipped || !rows || !scratch) {
+        free(list), free(samples), free(taken), free(taken_round), free(ntaken), free(skipped), free(rows),
+            free(scratch);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -292,6 +355,12 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
                 progress(r * total + i, rounds * total, "comm", key, mb_now_s() - t0, progress_ctx);
             char terr[256];
             int trc = mb_time_comm(&list[i], &pass, threads, &rows[i], samples, terr, sizeof terr);
+            if (trc == MB_DOES_NOT_FIT) { /* every rank got the verdict: left out, never stored */
+                if (r == 0 && comm_rank() == 0)
+                    fprintf(stderr, "calibrate: left out %s: %s\n", key, terr);
+                skipped[i] = true;
+                continue;
+            }
             for (int k = 0; trc == 0 && k < rows[i].reps && ntaken[i] < per_kernel; k++, ntaken[i]++) {
                 taken[(size_t)i * per_kernel + ntaken[i]] = samples[k];
                 taken_round[(size_t)i * per_kernel + ntaken[i]] = r;
@@ -332,6 +401,8 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
         }
     /* every pass done: each kernel's row from all its samples, priced by the passes' medians */
     for (int i = 0; i < total && rc == 0 && comm_rank() == 0; i++) {
+        if (skipped[i])
+            continue;
         MeasurementRow *m = &rows[i];
         double *mine = taken + (size_t)i * per_kernel;
         const int *mine_round = taken_round + (size_t)i * per_kernel;
@@ -347,6 +418,7 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
     }
     if (progress && comm_rank() == 0 && rc == 0)
         progress(rounds * total, rounds * total, "comm", "", mb_now_s() - t0, progress_ctx);
-    free(list), free(samples), free(taken), free(taken_round), free(ntaken), free(rows), free(scratch);
+    free(list), free(samples), free(taken), free(taken_round), free(ntaken), free(skipped), free(rows),
+        free(scratch);
     return rc;
 }

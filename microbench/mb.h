@@ -191,7 +191,10 @@ int mb_comm_list(MbMode mode, MbCommKernel *out, int max);
 /* "allreduce bytes=4194304 ranks=2": the measurement key */
 void mb_comm_key(const MbCommKernel *k, int ranks, char *out, size_t n);
 /* Times one kernel on all ranks (collective); samples hold p->max_reps doubles. The
- * row's median_s is seconds per collective (ping-pong: one way), bytes the message size. */
+ * row's median_s is seconds per collective (ping-pong: one way), bytes the message size.
+ * Returns 0, MB_DOES_NOT_FIT on every rank (nothing allocated) when a rank's share of the
+ * node's available memory cannot hold its buffers (and an allreduce's temporaries), or
+ * -1 with err. */
 int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
                  char *err, size_t errlen);
 /* Measures the mode's list and an allreduce of each of model_bytes[0..nmodel) (the models'
@@ -205,8 +208,9 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
 
 /* The resident memory an in-place allreduce of each size adds to a rank (the MPI library's
  * temporaries; the largest rank's), every rank calling: sizes (n of them) are sorted,
- * made whole floats and unique into sorted[], their scratch bytes into scratch[]. Returns
- * the count, or -1 with err set (on every rank). */
+ * made whole floats and unique into sorted[], their scratch bytes into scratch[]; a size
+ * whose buffer and scratch the ranks' memory cannot hold is left out (warned on stderr).
+ * Returns the count probed, or -1 with err set (on every rank). */
 int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *scratch, char *err, size_t errlen);
 
 /* ---- fingerprints ---- */

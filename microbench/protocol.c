@@ -212,15 +212,8 @@ static void pool_drop(int i)
 
 static double mem_available(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[128];
-    double avail_kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lf", &avail_kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return avail_kb * 1024.0;
+    const double a = mem_available_bytes();
+    return a > 0 ? a : 0; /* unknown: nothing is taken to fit */
 }
 
 /* A block of at least `bytes` (*cap: its real size), from the pool if one fits without

@@ -2155,7 +2155,12 @@ static double read_proc_kb(const char *file, const char *field)
     return v;
 }
 
-double mem_available_bytes(void) { return read_proc_kb("/proc/meminfo", "MemAvailable"); }
+static double mem_available_set = 0; /* > 0: mem_available_override's */
+void mem_available_override(double bytes) { mem_available_set = bytes; }
+double mem_available_bytes(void)
+{
+    return mem_available_set > 0 ? mem_available_set : read_proc_kb("/proc/meminfo", "MemAvailable");
+}
 double peak_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmHWM"); }
 double current_rss_bytes(void) { return read_proc_kb("/proc/self/status", "VmRSS"); }
 

@@ -541,8 +541,13 @@ size_t ops_buffer_footprint(size_t bytes);
 
 /* ---- this process's memory, as the kernel counts it ---- */
 
-/* MemAvailable from /proc/meminfo (bytes), or -1 if unknown. */
+/* MemAvailable from /proc/meminfo (bytes), or -1 if unknown; the override instead, once
+ * set. */
 double mem_available_bytes(void);
+/* Take `bytes` (> 0) as the memory available from now on: every fit check (calibration
+ * kernels, collectives, runs, predictions) then sizes against a smaller node, as
+ * DLPERF_MEM_AVAILABLE asks (cli/main.c). */
+void mem_available_override(double bytes);
 /* Peak resident set size of this process (VmHWM, bytes), or -1. */
 double peak_rss_bytes(void);
 /* VmRSS of this process now (bytes), 0 if unknown. */

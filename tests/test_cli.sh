@@ -262,6 +262,13 @@ fi
 run predict-device-small 0 "$DLPERF" predict basic-lstm --batch 4096 --device-memory 100MB && expect predict-device-small "$T/out" "DOES NOT FIT" \
     && expect predict-device-largest "$T/out" "largest batch that fits"
 run device-memory-bad 2 "$DLPERF" predict basic-lstm --device-memory 12XB && expect device-memory-bad "$T/err" "expected a positive size" && one_line device-memory-bad
+# the memory available, as DLPERF_MEM_AVAILABLE gives it: this machine's fit checks size against it
+run mem-available-predict 0 env DLPERF_MEM_AVAILABLE=100MB "$DLPERF" predict basic-lstm --batch 4096 &&
+    expect mem-available-predict "$T/out" "DOES NOT FIT in .*95.37 MiB (DLPERF_MEM_AVAILABLE)"
+run mem-available-run 1 env DLPERF_MEM_AVAILABLE=100MB "$DLPERF" run basic-lstm --batch 4096 --steps 1 &&
+    expect mem-available-run "$T/err" "only 0.09 GiB of memory is available" && one_line mem-available-run
+run mem-available-bad 2 env DLPERF_MEM_AVAILABLE=lots "$DLPERF" models &&
+    expect mem-available-bad "$T/err" "DLPERF_MEM_AVAILABLE 'lots': expected a positive size" && one_line mem-available-bad
 if run validate-holdout 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --holdout; then
     expect validate-holdout-summary "$T/out" "holdout calibration (fitted model only): median"
     expect validate-by-kind "$T/out" "by op kind"

@@ -177,6 +177,20 @@ if run comm-np2 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1; the
         ok comm-np2-runtime || fail comm-np2-runtime "$(sql "SELECT id, mode, runtime_rss_bytes FROM calibration")"
 fi
 
+# a collective whose buffers (and an allreduce's temporaries) a rank's share of the node's
+# memory cannot hold is left out on every rank, with a warning, instead of meeting the OOM
+# killer: 64 MiB for 2 ranks holds the 4 MiB sizes, not the 16 MiB ones
+if run comm-too-big 0 mpi 2 env DLPERF_MEM_AVAILABLE=64MiB "$DLPERF" calibrate --only comm --quick --threads 1 \
+       --db "$T/small.db"; then
+    expect comm-too-big-warned "$T/err" "left out allreduce bytes=16777216 ranks=2: needs 0.05 GiB; 0.03 GiB available per rank"
+    expect comm-too-big-probe "$T/err" "allreduce memory probe of 16777216 bytes left out"
+    [ "$(sqlite3 "$T/small.db" "SELECT status || ' ' || (SELECT count(*) FROM measurement WHERE bytes >= 16777216) || ' ' ||
+          (SELECT count(*) FROM measurement WHERE kind = 'allreduce' AND bytes = 4194304) || ' ' ||
+          (SELECT max(bytes) FROM comm_memory) FROM calibration")" = "complete 0 1 4194304.0" ] &&
+        ok comm-too-big-stored || fail comm-too-big-stored "$(sqlite3 "$T/small.db" "SELECT status FROM calibration;
+          SELECT key FROM measurement WHERE bytes >= 4194304; SELECT * FROM comm_memory")"
+fi
+
 # ---- validate under mpirun: predicted vs measured iteration and allreduce, stored ----
 run cal-1thread 0 "$DLPERF" calibrate --quick --threads 1 --only peak,memory,model-op,eltwise --models p3b1 --batch 5
 one=$(sql "SELECT max(id) FROM calibration WHERE mode NOT LIKE 'comm%'")
