@@ -97,6 +97,7 @@ typedef struct {
     const OpTimeRow *meas;  /* the representative round's per-op times (owned by its run) */
     double memory_bytes;    /* predicted process memory: the process before the run, and the plan */
     double peak_rss_bytes;  /* the representative run's */
+    double cross_before, cross_after; /* its cross-core drift before and after (0: not measured) */
 } ModelResult;
 
 static void model_result_free(ModelResult *r)
@@ -137,11 +138,15 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
                           const ValidateOpts *vo, ModelResult *res)
 {
     RoundRun *r = &res->round[res->nrounds];
-    r->drift = (Drift){1, 1, 0, 0};
+    r->drift = (Drift){.compute = 1, .memory = 1};
     int rc = session_drift(cli, cm, &r->drift);
     if (rc == 0)
         rc = session_run_for(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, true, machine,
                              "strong", 0, &r->run);
+    /* the cores' distance again after the run: a host that moves the vCPUs does so every
+     * few seconds, and a run that spent part of its time far is reported far */
+    if (rc == 0 && r->drift.cross > 0)
+        r->drift.cross_after = session_cross_core_drift(cli, cm);
     if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
                                  NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -199,6 +204,7 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
         v->error_pct = 100 * (v->predicted_s - measured) / measured;
         v->drift_compute = r->drift.compute;
         v->drift_memory = r->drift.memory;
+        v->drift_cross = fmax(r->drift.cross, r->drift.cross_after);
         v->adjusted_error_pct = 100 * (drift_adjusted_s(&r->drift, res->pred[h], res->nops) - measured) / measured;
         if (db_validation_insert(db, v) != 0)
             return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -208,6 +214,7 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
      * left resident) and what the run's plan allocates */
     res->memory_bytes = r->run.row.baseline_rss_bytes + r->run.row.planned_bytes;
     res->peak_rss_bytes = r->run.row.peak_rss_bytes;
+    res->cross_before = r->drift.cross, res->cross_after = r->drift.cross_after;
     return 0;
 }
 
@@ -567,6 +574,10 @@ static void kind_rows_free(KindRow *k, int n)
     free(k);
 }
 
+/* A cross-core read this much slower than calibrated: the host has put the cores in
+ * different cache domains (the EPYC VMs: x3.5-4.1 then, x0.9-1.1 otherwise). */
+static const double FAR_CORES = 1.5;
+
 static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelResult *res, int nm,
                        const ValidateOpts *vo)
 {
@@ -580,7 +591,7 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     printf(" %13s %9s", "drift c / m", "adjusted");
     if (H)
         printf(" %9s", "adj. hold");
-    printf(" %10s %10s %7s\n", "memory", "peak RSS", "diff");
+    printf(" %9s %10s %10s %7s\n", "cores", "memory", "peak RSS", "diff");
     double err[2][MAX_MODELS], adj[2][MAX_MODELS];
     for (int i = 0; i < nm; i++) {
         const ValidationRow *v = &res[i].v[0];
@@ -601,14 +612,21 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
             printf(" %+8.1f%%", res[i].v[1].adjusted_error_pct);
             adj[1][i] = res[i].v[1].adjusted_error_pct;
         }
-        printf(" %10s %10s %+6.1f%%\n", fmt_bytes(res[i].memory_bytes, b1, 32), fmt_bytes(res[i].peak_rss_bytes, b2, 32),
+        char cores[24] = "-";
+        if (res[i].cross_before > 0)
+            snprintf(cores, sizeof cores, "x%.1f/%.1f", res[i].cross_before, res[i].cross_after);
+        printf(" %9s %10s %10s %+6.1f%%\n", cores, fmt_bytes(res[i].memory_bytes, b1, 32),
+               fmt_bytes(res[i].peak_rss_bytes, b2, 32),
                100 * (res[i].memory_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
     }
     printf("# times per training iteration; error = (predicted - measured median) / measured median;\n"
            "# memory: predicted for the process (its RSS when the run began, and the profile's arenas and\n"
            "# data batches, which the run allocates) against the run's peak RSS\n");
     printf("# drift c / m: time of the reference kernels just before the run against the calibration,\n"
-           "# compute-bound (GEMM, convolution) / memory-bound; adjusted: the error of the prediction scaled by them\n");
+           "# compute-bound (GEMM, convolution) / memory-bound; adjusted: the error of the prediction scaled by them\n"
+           "# cores: a cross-core read (each thread reading the slice its neighbour just wrote) before / after\n"
+           "# the run against the calibration; well above x1 the host had put the cores farther apart than\n"
+           "# when calibrated, and every op that passes data between them ran slower (not adjusted for)\n");
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0, mxa = 0;
         for (int i = 0; i < nm; i++) {
@@ -618,6 +636,28 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
         printf("%s: median |error| %.1f%%, max |error| %.1f%% over %d models; drift-adjusted: median %.1f%%, "
                "max %.1f%%\n", h ? "holdout calibration (fitted model only)" : "full calibration",
                median_abs(err[h], nm), mx, nm, median_abs(adj[h], nm), mxa);
+    }
+    /* the runs that found the cores farther apart than the calibration did, named, and
+     * the full calibration's errors without them: which misses the placement explains */
+    double near[MAX_MODELS];
+    int nnear = 0, nfar = 0;
+    for (int i = 0; i < nm; i++) {
+        if (res[i].v[0].drift_cross >= FAR_CORES)
+            nfar++;
+        else
+            near[nnear++] = err[0][i];
+    }
+    if (nfar > 0) {
+        printf("cores farther apart than at calibration (x%.1f or more, before or after) at %d of %d runs:", FAR_CORES, nfar, nm);
+        for (int i = 0; i < nm; i++)
+            if (res[i].v[0].drift_cross >= FAR_CORES)
+                printf(" %s (x%.1f, %+.1f%%)", res[i].v[0].model, res[i].v[0].drift_cross, err[0][i]);
+        double mx = 0;
+        for (int i = 0; i < nnear; i++)
+            mx = fmax(mx, fabs(near[i]));
+        if (nnear > 0)
+            printf("; the others: median |error| %.1f%%, max %.1f%%", median_abs(near, nnear), mx);
+        printf("\n");
     }
     KindRow *k;
     const int nk = kind_rows(res, nm, H, &k);
@@ -679,6 +719,13 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(p, "drift_compute", v->drift_compute);
             cJSON_AddNumberToObject(p, "drift_memory", v->drift_memory);
             cJSON_AddNumberToObject(p, "adjusted_error_pct", v->adjusted_error_pct);
+            if (v->drift_cross > 0) { /* the larger of before and after the run */
+                cJSON_AddNumberToObject(p, "drift_cross", v->drift_cross);
+                cJSON_AddNumberToObject(p, "drift_cross_before", res[i].cross_before);
+                cJSON_AddNumberToObject(p, "drift_cross_after", res[i].cross_after);
+            } else {
+                cJSON_AddNullToObject(p, "drift_cross"); /* not measured */
+            }
             err[h][i] = v->error_pct;
             adj[h][i] = v->adjusted_error_pct;
             OpGroup *g;

@@ -459,6 +459,36 @@ int session_drift_ops(const Cli *cli, const CostModel *cm, const OpDesc *refs, i
     return 0;
 }
 
+/* The cross-core read the drift times: the calibration's curve point of the largest
+ * working set per thread up to a quarter of the last-level cache over the threads (64 KiB
+ * times a power of 4: a point of the default and of the quick list alike), so that it
+ * stays in the cache and measures the cores' distance, not DRAM. */
+static OpDesc cross_core_reference(int threads)
+{
+    const size_t share = mb_llc_bytes() / (4 * (size_t)threads);
+    size_t ws = (size_t)64 << 10;
+    while (ws * 4 <= share)
+        ws *= 4;
+    return op_membw(MEMBW_CROSS, threads, ws, 1);
+}
+
+double session_cross_core_drift(const Cli *cli, const CostModel *cm)
+{
+    if (cli->threads < 2 || !cm || (comm_active() && comm_size() > 1))
+        return 0;
+    const OpDesc d = cross_core_reference(cli->threads);
+    const double calibrated = cm_measured_s(cm, &d);
+    if (calibrated <= 0)
+        return 0; /* a calibration without the memory family's cross-core curve */
+    MbProtocol p = mb_protocol(MB_QUICK);
+    double samples[64];
+    MeasurementRow m;
+    char err[256];
+    const int rc = mb_time_op(&d, &p, cli->threads, &m, samples, err, sizeof err);
+    mb_release();
+    return rc == 0 ? m.median_s / calibrated : 0;
+}
+
 int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
 {
     /* shapes every calibration mode measures: gemm-sweep's 1024 square, cnn-sweep's 56x56x64
@@ -468,7 +498,10 @@ int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
         op_gemm(PHASE_FWD, 1024, 1024, 1024, false, false, 0.0f), conv,
         op_act(PHASE_FWD, ACT_RELU, (size_t)1 << 22), op_copy(PHASE_FWD, (size_t)1 << 22),
         op_batchnorm(PHASE_FWD, 32, 64, 56 * 56, 1e-3f, 0.99f, true)};
-    return session_drift_ops(cli, cm, refs, (int)(sizeof refs / sizeof refs[0]), 1.0, out);
+    const int rc = session_drift_ops(cli, cm, refs, (int)(sizeof refs / sizeof refs[0]), 1.0, out);
+    if (rc == 0)
+        out->cross = session_cross_core_drift(cli, cm);
+    return rc;
 }
 
 bool drift_compute_kind(const char *kind)

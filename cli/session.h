@@ -78,8 +78,18 @@ void run_result_free(RunResult *r);
 typedef struct {
     double compute, memory; /* time now / time calibrated */
     int ncompute, nmemory;  /* references that went into each */
+    /* session_drift, on more than one thread: a cross-core read (each thread reading the
+     * L3-sized slice its neighbour has just written) now / calibrated. On a VM whose host
+     * moves the vCPUs between cores that share a cache and cores that do not it swings by
+     * 4x (the EPYC VMs), and with it every op that passes data between the cores: a 2-thread
+     * P3B1 step took 7.4 ms with the cores far, 3.5 ms near, 4.8 ms on one thread. Not
+     * folded into the adjusted error (which ops it slows, and by how much, is not known);
+     * 0: not measured. cross_after: the same after the run (validate sets it) */
+    double cross, cross_after;
 } Drift;
 int session_drift(const Cli *cli, const CostModel *cm, Drift *out);
+/* Drift.cross alone, timed now (0: one thread, under mpirun, or not calibrated). */
+double session_cross_core_drift(const Cli *cli, const CostModel *cm);
 /* The same over the given references (at most 8), each calibrated time multiplied by
  * slowdown (the cores' oversubscription a data-parallel prediction applies). Under mpirun
  * every rank calls it at once; rank 0 passes the calibration (the others NULL) and alone

@@ -179,6 +179,10 @@ typedef struct {
      * before it: time now / calibrated, compute-bound and memory-bound), and the error of
      * the prediction scaled by them */
     double drift_compute, drift_memory, adjusted_error_pct;
+    /* a cross-core read's time over the calibration's, the slower of just before and just
+     * after the run (> 1: the cores were farther apart, as a VM's host may place its
+     * vCPUs); 0: not measured */
+    double drift_cross;
     /* data-parallel validations (ranks > 1; batch is the global batch) */
     int ranks;
     double predicted_allreduce_s, measured_allreduce_s;

@@ -186,6 +186,12 @@ static const char *const migrations[] = {
      * largest rank's: what a data-parallel prediction of that many ranks counts as each
      * rank's runtime (0: not recorded: other calibrations, and those from before it) */
     "ALTER TABLE calibration ADD COLUMN runtime_rss_bytes REAL NOT NULL DEFAULT 0;",
+    /* v11: how far apart the cores were at the run against the calibration: a cross-core
+     * read (each thread reading what its neighbour just wrote) timed just before and just
+     * after the run, the slower, over the calibration's time of the same read (0: not
+     * measured: one thread, a data-parallel validation, a calibration without the
+     * cross-core curve, or before dlperf measured it) */
+    "ALTER TABLE validation ADD COLUMN drift_cross REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -103,6 +103,11 @@ struct CostModel {
     int ncurve;
     double handoff_ws[MAX_CURVE], handoff_bw[MAX_CURVE]; /* the same for data just written */
     int nhandoff;
+    /* the cross-core reads (each thread reading what its neighbour wrote): no op is priced
+     * from them; cm_measured_s gives their times to the drift check, which tells from them
+     * how far apart the cores are now */
+    double cross_ws[MAX_CURVE], cross_s[MAX_CURVE];
+    int ncross;
     double llc_bytes;     /* the last-level cache the calibration flushed (0: unknown) */
     /* the read and handoff curves as time per byte by log(working set per thread), never
      * above a larger working set's (cm_fit): what cm_warmth interpolates; NULL without one */
@@ -310,6 +315,10 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
         if (d.u.membw.kind == MEMBW_HANDOFF && d.u.membw.threads == m->threads && cm->nhandoff < MAX_CURVE) {
             cm->handoff_ws[cm->nhandoff] = (double)d.u.membw.bytes_per_thread;
             cm->handoff_bw[cm->nhandoff++] = c.bytes / m->median_s;
+        }
+        if (d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == m->threads && cm->ncross < MAX_CURVE) {
+            cm->cross_ws[cm->ncross] = (double)d.u.membw.bytes_per_thread;
+            cm->cross_s[cm->ncross++] = m->median_s;
         }
         return;
     }
@@ -753,6 +762,12 @@ static const Entry *find_exact(const CostModel *cm, const char *key)
 double cm_measured_s(const CostModel *cm, const OpDesc *d)
 {
     assert(cm->sorted);
+    if (d->kind == OP_MEMBW && d->u.membw.kind == MEMBW_CROSS) {
+        for (int i = 0; i < cm->ncross; i++)
+            if (cm->cross_ws[i] == (double)d->u.membw.bytes_per_thread && d->u.membw.threads == cm->threads)
+                return cm->cross_s[i];
+        return 0;
+    }
     char key[OP_KEY_MAX];
     op_key(d, key);
     const Entry *e = find_exact(cm, key);

@@ -49,7 +49,8 @@ void cm_fit(CostModel *cm);
 void cm_free(CostModel *cm);
 int cm_count(const CostModel *cm);
 /* The calibration's median time of exactly this op (seconds), 0 if it was not measured
- * (or was left out by cm_holdout). Requires cm_fit. */
+ * (or was left out by cm_holdout); also of the cross-core reads (membw cross) at the
+ * calibration's threads, which price nothing. Requires cm_fit. */
 double cm_measured_s(const CostModel *cm, const OpDesc *d);
 /* Holdout: removes every measurement that shares a shape with one of ops[0..nops) (its key,
  * or its key at another batch) and prices by the fitted paths only from then on. Call

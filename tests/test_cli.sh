@@ -182,6 +182,13 @@ if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; 
     # the default --min-time (2 s): more timed steps than the 3 asked for until they add up to 2 s
     [ "$(sql "SELECT steps > 3 OR median_s > 0.6 FROM run ORDER BY id DESC LIMIT 1")" = 1 ] \
         && ok validate-min-time || fail validate-min-time "$(sql "SELECT steps, median_s FROM run ORDER BY id DESC LIMIT 1")"
+    # how far apart the cores were: the calibration's cross-core read timed again before the
+    # run (a ratio near 1, or a few times slower on a VM whose host moved the vCPUs apart);
+    # on one core there is no cross-core read: not measured
+    expect validate-cores-column "$T/out" "cores: a cross-core read"
+    if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then want=1; else want=0; fi
+    [ "$(sql "SELECT (drift_cross > 0.2 AND drift_cross < 20) FROM validation ORDER BY id DESC LIMIT 1")" = $want ] \
+        && ok validate-cores-measured || fail validate-cores-measured "$(sql "SELECT threads, drift_cross FROM validation")"
 fi
 run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 &&
     [ "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")" = 2 ] && ok validate-min-time-exact ||
