@@ -224,6 +224,9 @@ typedef struct {
     double iter_s, min_s, max_s, compute_s, allreduce_s; /* the slowest rank's medians */
     int64_t run_id;
     Drift drift; /* the model's reference ops just before the run, against the calibration */
+    /* the gradients' allreduce timed alone just before and just after the run (seconds, the
+     * slowest rank's median; 0: not measured) */
+    double ar_before_s, ar_after_s;
     /* rank 0's process: predicted (its RSS when the run began, the plan's arenas as
      * allocated, the allreduce's scratch) and its peak RSS */
     double memory_bytes, peak_rss_bytes;
@@ -239,6 +242,9 @@ typedef struct {
     double memory_bytes, peak_rss_bytes;                                      /* the representative round's */
     Drift drift;                     /* the representative round's */
     double adjusted_error_pct;       /* the iteration's error with the compute scaled by drift */
+    double ar_before, ar_after;      /* the representative round's allreduce references over the
+                                      * prediction's allreduce (0: not measured) */
+    size_t grad_bytes;               /* the gradient buffer the step sums */
     OpDesc refs[2];                  /* drift references: the model's costliest exact compute and memory op */
     int nrefs;
     OpTimeRow *pops;                 /* rank 0: the prediction's ops (oversubscription applied) */
@@ -267,6 +273,30 @@ static void dp_drift_refs(const OpTimeRow *ops, int nops, int idx[2])
 static double dp_adjusted_s(const DpResult *r)
 {
     return r->pops ? drift_adjusted_s(&r->drift, r->pops, r->nops) + r->pred.allreduce_s : r->pred.iter_s;
+}
+
+/* The gradients' allreduce timed alone by every rank, in place and from cold caches as the
+ * communication calibration times it: seconds, the slowest rank's median, or 0 where the
+ * ranks' memory cannot hold it (said on stderr). Timed just before and just after each
+ * run, it tells whether the ranks' communication ran at its calibrated speed then: at
+ * np=2 on the 2-vCPU Zen 4 VM, P1B1's 932 MiB allreduce took 158-163 ms in steps within a
+ * minute of calibrating at 158-160, and full validations that came later missed it by
+ * 20-38% (stop 25): the host had moved the vCPUs in between. Every rank calls it. */
+static double dp_allreduce_reference(const Cli *cli, size_t bytes)
+{
+    const MbCommKernel k = {MB_COMM_ALLREDUCE, bytes};
+    const MbProtocol p = mb_protocol(MB_QUICK);
+    double samples[64];
+    MeasurementRow m;
+    char err[256];
+    const int rc = mb_time_comm(&k, &p, cli->threads, &m, samples, err, sizeof err);
+    mb_release(); /* the flush buffer: the run checks the node's memory next */
+    if (rc != 0) {
+        if (comm_rank() == 0)
+            fprintf(stderr, "validate: the allreduce reference (%zu bytes) not timed: %s\n", bytes, err);
+        return 0;
+    }
+    return m.median_s;
 }
 
 /* Every rank trains; rank 0 predicts first and compares, stores and prints. */
@@ -335,6 +365,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                     if (rc == 0)
                         dp_drift_refs(r->pops, r->nops, idx);
                 }
+                r->grad_bytes = plan.arena_bytes[ARENA_GRAD];
                 comm_bcast(idx, sizeof idx, 0); /* every rank times the same references */
                 for (int c = 0; c < 2; c++)
                     if (idx[c] >= 0)
@@ -347,10 +378,12 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             Drift drift;
             if ((rc = session_drift_ops(cli, cm, r->refs, r->nrefs, over, &drift)))
                 break;
+            const double ar_before = dp_allreduce_reference(cli, r->grad_bytes);
             RunResult run;
             if ((rc = session_run_for(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
                                       &machine, scaling, 0, &run)))
                 break;
+            const double ar_after = dp_allreduce_reference(cli, r->grad_bytes);
             if (root) {
                 DpRound *k = &r->round[r->nrounds];
                 k->iter_s = run.row.median_s, k->min_s = run.row.min_s, k->max_s = run.row.max_s;
@@ -364,6 +397,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                     rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
                 k->run_id = run.row.id;
                 k->drift = drift;
+                k->ar_before_s = ar_before, k->ar_after_s = ar_after;
                 k->memory_bytes = run.row.baseline_rss_bytes + run.row.planned_bytes + r->pred.mem_comm;
                 k->peak_rss_bytes = run.row.peak_rss_bytes;
             }
@@ -389,13 +423,18 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
         r->memory_bytes = r->round[rep].memory_bytes;
         r->peak_rss_bytes = r->round[rep].peak_rss_bytes;
         r->drift = r->round[rep].drift;
+        if (r->pred.allreduce_s > 0) {
+            r->ar_before = r->round[rep].ar_before_s / r->pred.allreduce_s;
+            r->ar_after = r->round[rep].ar_after_s / r->pred.allreduce_s;
+        }
         ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
                            .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
                            .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
                            .error_pct = 100 * (r->pred.iter_s - r->meas_s) / r->meas_s,
                            .drift_compute = r->drift.compute, .drift_memory = r->drift.memory, .ranks = ranks,
                            .predicted_allreduce_s = r->pred.allreduce_s,
-                           .measured_allreduce_s = r->meas_allreduce_s};
+                           .measured_allreduce_s = r->meas_allreduce_s,
+                           .drift_allreduce = r->ar_before > 0 && r->ar_after > 0 ? fmax(r->ar_before, r->ar_after) : 0};
         r->adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
         v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
@@ -430,6 +469,13 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 cJSON_AddNumberToObject(o, "drift_compute", r->drift.compute);
                 cJSON_AddNumberToObject(o, "drift_memory", r->drift.memory);
                 cJSON_AddNumberToObject(o, "adjusted_error_pct", r->adjusted_error_pct);
+                if (r->ar_before > 0 && r->ar_after > 0) { /* the slower, and each */
+                    cJSON_AddNumberToObject(o, "drift_allreduce", fmax(r->ar_before, r->ar_after));
+                    cJSON_AddNumberToObject(o, "drift_allreduce_before", r->ar_before);
+                    cJSON_AddNumberToObject(o, "drift_allreduce_after", r->ar_after);
+                } else {
+                    cJSON_AddNullToObject(o, "drift_allreduce"); /* not measured */
+                }
                 cJSON_AddNumberToObject(o, "predicted_memory_bytes", r->memory_bytes);
                 cJSON_AddNumberToObject(o, "predicted_allreduce_memory_bytes", r->pred.mem_comm);
                 cJSON_AddNumberToObject(o, "peak_rss_bytes", r->peak_rss_bytes);
@@ -454,19 +500,22 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             if (over > 1)
                 printf("  oversubscription: %d ranks x %d threads on %ld cores = %.2f\n", local, cli->threads,
                        sysconf(_SC_NPROCESSORS_ONLN), over);
-            printf("\n%-16s %6s %10s %10s %7s %10s %10s %7s %10s %10s %7s  %14s %8s\n", "model", "batch", "pred iter",
-                   "meas iter", "err", "pred comp", "meas comp", "err", "pred AR", "meas AR", "err", "drift c / m",
-                   "adjusted");
+            printf("\n%-16s %6s %10s %10s %7s %10s %10s %7s %10s %10s %7s %11s  %14s %8s\n", "model", "batch",
+                   "pred iter", "meas iter", "err", "pred comp", "meas comp", "err", "pred AR", "meas AR", "err",
+                   "AR ref", "drift c / m", "adjusted");
             for (int i = 0; i < done; i++) {
                 const DpResult *r = &res[i];
                 double pc = r->pred.iter_s - r->pred.allreduce_s;
-                printf("%-16s %6d %10s %10s %+6.1f%% %10s %10s %+6.1f%% %10s %10s %+6.1f%%  %+5.0f%% / %+4.0f%% "
+                char ref[32] = "-";
+                if (r->ar_before > 0 && r->ar_after > 0)
+                    snprintf(ref, sizeof ref, "x%.2f/%.2f", r->ar_before, r->ar_after);
+                printf("%-16s %6d %10s %10s %+6.1f%% %10s %10s %+6.1f%% %10s %10s %+6.1f%% %11s  %+5.0f%% / %+4.0f%% "
                        "%+7.1f%%%s\n", r->m->name,
                        r->batch * ranks, fmt_time(r->pred.iter_s, b[0], 32), fmt_time(r->meas_s, b[1], 32),
                        100 * (r->pred.iter_s - r->meas_s) / r->meas_s, fmt_time(pc, b[2], 32),
                        fmt_time(r->meas_compute_s, b[3], 32), 100 * (pc - r->meas_compute_s) / r->meas_compute_s,
                        fmt_time(r->pred.allreduce_s, b[4], 32), fmt_time(r->meas_allreduce_s, b[5], 32),
-                       100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s,
+                       100 * (r->pred.allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s, ref,
                        100 * (r->drift.compute - 1), 100 * (r->drift.memory - 1),
                        r->adjusted_error_pct,
                        strcmp(r->pred.allreduce_source, "fitted") == 0 ? " (AR fitted)" : "");
@@ -480,6 +529,9 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             }
             printf("\niter: the slowest rank's step (median); comp: forward+backward+update, the slowest rank's "
                    "median; AR: the gradients' allreduce, the slowest rank's median\n"
+                   "AR ref: the same allreduce timed alone by every rank just before / just after the run, against\n"
+                   "the prediction: near x1 the ranks communicated at their calibrated speed, and an AR error\n"
+                   "beyond it is the model's; well away from x1 the host had changed under the run\n"
                    "drift c / m: the time of the model's costliest exactly calibrated GEMM or convolution / other op,\n"
                    "timed by every rank at once just before the run, against the calibration (times the\n"
                    "oversubscription); adjusted: the iteration's error with the compute scaled by them\n"

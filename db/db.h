@@ -186,6 +186,10 @@ typedef struct {
     /* data-parallel validations (ranks > 1; batch is the global batch) */
     int ranks;
     double predicted_allreduce_s, measured_allreduce_s;
+    /* the gradients' allreduce timed alone by every rank, the slower of just before and
+     * just after the run, over the prediction's (> 1: the ranks' communication was slower
+     * than calibrated when the run ran); 0: not measured */
+    double drift_allreduce;
 } ValidationRow;
 
 /* ---- opening ---- */

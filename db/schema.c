@@ -192,6 +192,11 @@ static const char *const migrations[] = {
      * measured: one thread, a data-parallel validation, a calibration without the
      * cross-core curve, or before dlperf measured it) */
     "ALTER TABLE validation ADD COLUMN drift_cross REAL NOT NULL DEFAULT 0;",
+    /* v12: a data-parallel validation's gradients' allreduce timed alone by every rank
+     * just before and just after the run, the slower, over the prediction's allreduce (0:
+     * not measured: one process, a buffer the ranks' memory could not hold twice over, or
+     * before dlperf measured it) */
+    "ALTER TABLE validation ADD COLUMN drift_allreduce REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -274,6 +274,20 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
        [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND drift_compute <> 1 AND drift_memory <> 1")" = 1 ]; then
         ok validate-np2-drift
     else fail validate-np2-drift "$(head -c 600 "$T/out")"; fi
+    # the gradients' allreduce timed alone before and after each run, against the prediction:
+    # the slower of the two stored and reported, each reported
+    if [ "$(json "json_extract(j, '\$[0].drift_allreduce') > 0 AND
+                  json_extract(j, '\$[0].drift_allreduce') = max(json_extract(j, '\$[0].drift_allreduce_before'),
+                                                                  json_extract(j, '\$[0].drift_allreduce_after')) AND
+                  json_extract(j, '\$[0].drift_allreduce_before') > 0.05 AND json_extract(j, '\$[0].drift_allreduce_before') < 50")" = 1 ] &&
+       [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND drift_allreduce > 0")" = 1 ]; then
+        ok validate-np2-allreduce-ref
+    else fail validate-np2-allreduce-ref "$(head -c 1200 "$T/out")"; fi
+fi
+# the text table shows it as before / after
+if run validate-np2-text 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 3 --threads 1; then
+    expect validate-np2-text "$T/out" "AR ref"
+    expect validate-np2-text-ref "$T/out" "^p3b1 .* x[0-9.]*/[0-9.]* "
 fi
 # a rank's memory holds the allreduce's scratch, probed at 2 ranks; the machine's memory is
 # shared out among the ranks
