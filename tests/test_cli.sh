@@ -231,6 +231,25 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                   AND json_extract(j, '\$.limits.cross_core_l3_quartile_ratio') >= 1")" = 1 ] &&
             ok calibrate-show-cross-core || fail calibrate-show-cross-core "$(head -c 300 "$T/out")"
     fi
+    # DRAM's figures come from working sets of 4x the last-level cache or more: a read of
+    # twice it (partly cached, as fast as a cache where the host splits the threads over
+    # two dies), however fast, is in no level (a copy of the database, the row added)
+    th=$(json "json_extract(j, '\$.threads')")
+    llc=$(json "CAST(json_extract(j, '\$.limits.memory[2].cache_bytes') AS INTEGER)")
+    cid=$(json "json_extract(j, '\$.calibration_id')")
+    if [ "${llc:-0}" -gt 0 ]; then
+        cp "$DLPERF_DB" "$T/transition.db"
+        ws=$(( (2 * llc / th + 191) / 192 * 192 ))  # op_membw's multiple of 192 bytes
+        sqlite3 "$T/transition.db" "INSERT INTO measurement (calibration_id, family, key, kind, phase, threads, warmups,
+            reps, inner, median_s, min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops, bytes, validated, max_err)
+            VALUES ($cid, 'memory', 'membw read threads=$th bytes=$ws passes=1', 'membw', 'fwd', $th, 1, 5, 1,
+                    1e-6, 1e-6, 1e-6, 1e-6, 0, 1e-6, 1e-6, 0, $((ws * th)), 1, 0)"
+        if run calibrate-show-dram 0 "$DLPERF" calibrate --show --json --db "$T/transition.db"; then
+            [ "$(json "json_extract(j, '\$.limits.memory[3].working_set_bytes_per_thread') * $th >= 4 * $llc
+                      AND json_extract(j, '\$.limits.memory[3].read_gbs') < 1000")" = 1 ] && ok calibrate-show-dram-working-set ||
+                fail calibrate-show-dram-working-set "$(json "json_extract(j, '\$.limits.memory')")"
+        fi
+    fi
 fi
 # a calibration in rounds: each sample keeps its pass, and --show gives the machine's
 # relative time in each pass (a slow stretch of a shared machine shows there)
