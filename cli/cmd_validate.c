@@ -69,6 +69,10 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     return EXIT_USAGE;
 }
 
+/* A cross-core read this much slower than calibrated: the host has put the cores in
+ * different cache domains (the EPYC VMs: x3.5-4.4 then, x0.9-1.2 otherwise). */
+static const double FAR_CORES = 1.5;
+
 /* ", round R/N" for the progress line when there are rounds, else "". */
 static const char *round_label(char *buf, size_t len, int round, int rounds)
 {
@@ -98,6 +102,11 @@ typedef struct {
     double memory_bytes;    /* predicted process memory: the process before the run, and the plan */
     double peak_rss_bytes;  /* the representative run's */
     double cross_before, cross_after; /* its cross-core drift before and after (0: not measured) */
+    /* the rounds by where the cores were: far (the cross-core read x FAR_CORES or more
+     * before or after the run), near (both below), else not measured; the median of the
+     * near rounds' medians (0: none) */
+    int far_rounds, near_rounds;
+    double near_measured_s;
 } ModelResult;
 
 static void model_result_free(ModelResult *r)
@@ -186,6 +195,24 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
     }
     double measured;
     const RoundRun *r = &res->round[representative_round(med, n, &measured)];
+    /* The rounds at the calibration's placement of the cores, apart: a host that moves the
+     * vCPUs between cache domains every few minutes gives a small model two speeds, and
+     * the median of four rounds two and two apart is neither (sparse-ae on the Zen 4 VM:
+     * 2.77, 1.28, 1.28, 2.56 ms, median 1.92, predicted 1.27). */
+    double near_med[MB_MAX_ROUNDS];
+    res->far_rounds = res->near_rounds = 0;
+    res->near_measured_s = 0;
+    for (int k = 0; k < n; k++) {
+        const Drift *d = &res->round[k].drift;
+        if (d->cross <= 0 || d->cross_after <= 0)
+            continue; /* not measured */
+        if (d->cross >= FAR_CORES || d->cross_after >= FAR_CORES)
+            res->far_rounds++;
+        else
+            near_med[res->near_rounds++] = med[k];
+    }
+    if (res->near_rounds > 0)
+        representative_round(near_med, res->near_rounds, &res->near_measured_s);
     for (int h = 0; h < 2; h++) {
         if (!res->pred[h])
             continue;
@@ -206,6 +233,10 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
         v->drift_memory = r->drift.memory;
         v->drift_cross = fmax(r->drift.cross, r->drift.cross_after);
         v->adjusted_error_pct = 100 * (drift_adjusted_s(&r->drift, res->pred[h], res->nops) - measured) / measured;
+        v->rounds = n;
+        v->far_rounds = res->far_rounds;
+        v->near_rounds = res->near_rounds;
+        v->measured_near_s = res->near_measured_s;
         if (db_validation_insert(db, v) != 0)
             return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
@@ -626,9 +657,38 @@ static void kind_rows_free(KindRow *k, int n)
     free(k);
 }
 
-/* A cross-core read this much slower than calibrated: the host has put the cores in
- * different cache domains (the EPYC VMs: x3.5-4.1 then, x0.9-1.1 otherwise). */
-static const double FAR_CORES = 1.5;
+/* The full calibration's errors against each model's runs at the calibration's placement
+ * of the cores (ModelResult.near_measured_s), over the models that had such a run. */
+typedef struct {
+    int runs, far_runs;   /* runs whose cores were measured; of them far */
+    int models;           /* models with a near run */
+    double median_abs_pct, max_abs_pct;
+    const char *max_model;
+} NearSummary;
+
+static double near_error_pct(const ModelResult *r, int h)
+{
+    return 100 * (r->v[h].predicted_s - r->near_measured_s) / r->near_measured_s;
+}
+
+static NearSummary near_summary(const ModelResult *res, int nm)
+{
+    NearSummary ns = {.max_model = ""};
+    double e[MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        ns.runs += res[i].far_rounds + res[i].near_rounds;
+        ns.far_runs += res[i].far_rounds;
+        if (res[i].near_rounds == 0)
+            continue;
+        e[ns.models++] = near_error_pct(&res[i], 0);
+        if (fabs(e[ns.models - 1]) >= ns.max_abs_pct) {
+            ns.max_abs_pct = fabs(e[ns.models - 1]);
+            ns.max_model = res[i].v[0].model;
+        }
+    }
+    ns.median_abs_pct = ns.models ? median_abs(e, ns.models) : 0;
+    return ns;
+}
 
 static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelResult *res, int nm,
                        const ValidateOpts *vo)
@@ -643,7 +703,7 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     printf(" %13s %9s", "drift c / m", "adjusted");
     if (H)
         printf(" %9s", "adj. hold");
-    printf(" %9s %10s %10s %7s\n", "cores", "memory", "peak RSS", "diff");
+    printf(" %9s %5s %10s %10s %7s\n", "cores", "far", "memory", "peak RSS", "diff");
     double err[2][MAX_MODELS], adj[2][MAX_MODELS];
     for (int i = 0; i < nm; i++) {
         const ValidationRow *v = &res[i].v[0];
@@ -664,10 +724,12 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
             printf(" %+8.1f%%", res[i].v[1].adjusted_error_pct);
             adj[1][i] = res[i].v[1].adjusted_error_pct;
         }
-        char cores[24] = "-";
+        char cores[24] = "-", far[16] = "-";
         if (res[i].cross_before > 0)
             snprintf(cores, sizeof cores, "x%.1f/%.1f", res[i].cross_before, res[i].cross_after);
-        printf(" %9s %10s %10s %+6.1f%%\n", cores, fmt_bytes(res[i].memory_bytes, b1, 32),
+        if (res[i].far_rounds + res[i].near_rounds > 0)
+            snprintf(far, sizeof far, "%d/%d", res[i].far_rounds, res[i].nrounds);
+        printf(" %9s %5s %10s %10s %+6.1f%%\n", cores, far, fmt_bytes(res[i].memory_bytes, b1, 32),
                fmt_bytes(res[i].peak_rss_bytes, b2, 32),
                100 * (res[i].memory_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
     }
@@ -677,8 +739,9 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     printf("# drift c / m: time of the reference kernels just before the run against the calibration,\n"
            "# compute-bound (GEMM, convolution) / memory-bound; adjusted: the error of the prediction scaled by them\n"
            "# cores: a cross-core read (each thread reading the slice its neighbour just wrote) before / after\n"
-           "# the run against the calibration; well above x1 the host had put the cores farther apart than\n"
-           "# when calibrated, and every op that passes data between them ran slower (not adjusted for)\n");
+           "# the run against the calibration (the representative run's); well above x1 the host had put the\n"
+           "# cores farther apart than when calibrated, and every op that passes data between them ran slower\n"
+           "# (not adjusted for); far: the model's runs whose cores read x%.1f or more before or after\n", FAR_CORES);
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0, mxa = 0;
         for (int i = 0; i < nm; i++) {
@@ -689,26 +752,23 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
                "max %.1f%%\n", h ? "holdout calibration (fitted model only)" : "full calibration",
                median_abs(err[h], nm), mx, nm, median_abs(adj[h], nm), mxa);
     }
-    /* the runs that found the cores farther apart than the calibration did, named, and
-     * the full calibration's errors without them: which misses the placement explains */
-    double near[MAX_MODELS];
-    int nnear = 0, nfar = 0;
-    for (int i = 0; i < nm; i++) {
-        if (res[i].v[0].drift_cross >= FAR_CORES)
-            nfar++;
-        else
-            near[nnear++] = err[0][i];
-    }
-    if (nfar > 0) {
-        printf("cores farther apart than at calibration (x%.1f or more, before or after) at %d of %d runs:", FAR_CORES, nfar, nm);
-        for (int i = 0; i < nm; i++)
-            if (res[i].v[0].drift_cross >= FAR_CORES)
-                printf(" %s (x%.1f, %+.1f%%)", res[i].v[0].model, res[i].v[0].drift_cross, err[0][i]);
-        double mx = 0;
-        for (int i = 0; i < nnear; i++)
-            mx = fmax(mx, fabs(near[i]));
-        if (nnear > 0)
-            printf("; the others: median |error| %.1f%%, max %.1f%%", median_abs(near, nnear), mx);
+    /* the full calibration's errors at the calibration's placement of the cores: each
+     * model's median over its runs whose cores were not farther apart (which misses the
+     * placement explains), and the models that had no such run */
+    NearSummary ns = near_summary(res, nm);
+    if (ns.far_runs > 0) {
+        printf("cores x%.1f or more farther apart than at calibration (before or after the run) in %d of %d runs",
+               FAR_CORES, ns.far_runs, ns.runs);
+        if (ns.models > 0)
+            printf("; over the others (each model's median of its runs at the calibration's placement, %d of %d "
+                   "models): median |error| %.1f%%, max %.1f%% (%s)", ns.models, nm, ns.median_abs_pct, ns.max_abs_pct,
+                   ns.max_model);
+        if (ns.models < nm) {
+            printf("; every run far:");
+            for (int i = 0; i < nm; i++)
+                if (res[i].near_rounds == 0 && res[i].far_rounds > 0)
+                    printf(" %s", res[i].v[0].model);
+        }
         printf("\n");
     }
     KindRow *k;
@@ -762,6 +822,18 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
         cJSON_AddNumberToObject(o, "measured_max_s", res[i].v[0].measured_max_s);
         cJSON_AddNumberToObject(o, "predicted_memory_bytes", res[i].memory_bytes);
         cJSON_AddNumberToObject(o, "peak_rss_bytes", res[i].peak_rss_bytes);
+        cJSON_AddNumberToObject(o, "rounds", res[i].nrounds);
+        if (res[i].far_rounds + res[i].near_rounds > 0) {
+            cJSON_AddNumberToObject(o, "rounds_far", res[i].far_rounds);
+            cJSON_AddNumberToObject(o, "rounds_near", res[i].near_rounds);
+        } else {
+            cJSON_AddNullToObject(o, "rounds_far"); /* the cores' distance not measured */
+            cJSON_AddNullToObject(o, "rounds_near");
+        }
+        if (res[i].near_rounds > 0)
+            cJSON_AddNumberToObject(o, "measured_near_s", res[i].near_measured_s);
+        else
+            cJSON_AddNullToObject(o, "measured_near_s");
         for (int h = 0; h <= (int)H; h++) {
             const ValidationRow *v = &res[i].v[h];
             cJSON *p = cJSON_AddObjectToObject(o, h ? "holdout" : "full");
@@ -778,6 +850,10 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             } else {
                 cJSON_AddNullToObject(p, "drift_cross"); /* not measured */
             }
+            if (res[i].near_rounds > 0)
+                cJSON_AddNumberToObject(p, "error_near_pct", near_error_pct(&res[i], h));
+            else
+                cJSON_AddNullToObject(p, "error_near_pct");
             err[h][i] = v->error_pct;
             adj[h][i] = v->adjusted_error_pct;
             OpGroup *g;
@@ -811,6 +887,18 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             mxa = fmax(mxa, fabs(adj[h][i]));
         cJSON_AddNumberToObject(s, "median_abs_adjusted_error_pct", median_abs(adj[h], nm));
         cJSON_AddNumberToObject(s, "max_abs_adjusted_error_pct", mxa);
+        if (h == 0) {
+            const NearSummary ns = near_summary(res, nm);
+            cJSON *n = cJSON_AddObjectToObject(s, "near_placement");
+            cJSON_AddNumberToObject(n, "runs", ns.runs);
+            cJSON_AddNumberToObject(n, "runs_far", ns.far_runs);
+            cJSON_AddNumberToObject(n, "models", ns.models);
+            if (ns.models > 0) {
+                cJSON_AddNumberToObject(n, "median_abs_error_pct", ns.median_abs_pct);
+                cJSON_AddNumberToObject(n, "max_abs_error_pct", ns.max_abs_pct);
+                cJSON_AddStringToObject(n, "max_model", ns.max_model);
+            }
+        }
     }
     KindRow *k;
     const int nk = kind_rows(res, nm, H, &k);

@@ -183,6 +183,11 @@ typedef struct {
      * after the run (> 1: the cores were farther apart, as a VM's host may place its
      * vCPUs); 0: not measured */
     double drift_cross;
+    /* the model's runs (rounds), those whose cores were x1.5 or more farther apart than
+     * at calibration before or after the run (far) and those whose cores were not (near;
+     * neither where not measured), and the median of the near runs' medians (0: none) */
+    int rounds, far_rounds, near_rounds;
+    double measured_near_s;
     /* data-parallel validations (ranks > 1; batch is the global batch) */
     int ranks;
     double predicted_allreduce_s, measured_allreduce_s;

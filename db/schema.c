@@ -197,6 +197,15 @@ static const char *const migrations[] = {
      * not measured: one process, a buffer the ranks' memory could not hold twice over, or
      * before dlperf measured it) */
     "ALTER TABLE validation ADD COLUMN drift_allreduce REAL NOT NULL DEFAULT 0;",
+    /* v13: a validation's runs (rounds) by where the cores were: x1.5 or more farther apart
+     * than at calibration before or after the run (far_rounds), or not (near_rounds; neither
+     * where not measured), and the median of the near runs' medians (measured_near_s, 0:
+     * none). A host that moves a VM's vCPUs between cache domains every few minutes gives
+     * a small model two speeds; this is its time at the calibration's placement */
+    "ALTER TABLE validation ADD COLUMN rounds INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE validation ADD COLUMN far_rounds INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN near_rounds INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN measured_near_s REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

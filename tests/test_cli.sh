@@ -190,6 +190,25 @@ if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; 
     [ "$(sql "SELECT (drift_cross > 0.2 AND drift_cross < 20) FROM validation ORDER BY id DESC LIMIT 1")" = $want ] \
         && ok validate-cores-measured || fail validate-cores-measured "$(sql "SELECT threads, drift_cross FROM validation")"
 fi
+# every round classed by the cores' distance: far (x1.5 or more before or after the run) or
+# near; the error at the calibration's placement is against the near rounds' median
+if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 --rounds 2 --json; then
+    if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
+        [ "$(json "json_extract(j, '\$.models[0].rounds') = 2 AND json_extract(j, '\$.models[0].rounds_far')
+                   + json_extract(j, '\$.models[0].rounds_near') = 2
+                   AND json_extract(j, '\$.summary_full.near_placement.runs') = 2
+                   AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].measured_near_s') IS NULL)
+                   AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].full.error_near_pct') IS NULL)
+                   AND (json_extract(j, '\$.models[0].rounds_near') < 2
+                        OR json_extract(j, '\$.models[0].measured_near_s') = json_extract(j, '\$.models[0].measured_median_s'))")" = 1 ] &&
+            [ "$(sql "SELECT rounds = 2 AND far_rounds + near_rounds = 2 AND (near_rounds > 0) = (measured_near_s > 0)
+                      FROM validation ORDER BY id DESC LIMIT 1")" = 1 ] &&
+            ok validate-near-rounds || fail validate-near-rounds "$(head -c 600 "$T/out"); $(sql "SELECT rounds, far_rounds, near_rounds, measured_near_s FROM validation ORDER BY id DESC LIMIT 1")"
+    else
+        [ "$(json "json_extract(j, '\$.models[0].rounds_far') IS NULL AND json_extract(j, '\$.models[0].measured_near_s') IS NULL")" = 1 ] &&
+            ok validate-near-rounds || fail validate-near-rounds "$(head -c 600 "$T/out")"
+    fi
+fi
 run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 &&
     [ "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")" = 2 ] && ok validate-min-time-exact ||
     fail validate-min-time-exact "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")"
