@@ -161,9 +161,14 @@ int mb_time_comm(const MbCommKernel *k, const MbProtocol *p, int threads, Measur
     if (collective_fits((k->kind == MB_COMM_ALLREDUCE ? 3.0 : 2.0) * (double)buf_bytes, err, errlen))
         return MB_DOES_NOT_FIT;
     float *src = collective_buffer(buf_bytes), *dst = collective_buffer(buf_bytes);
-    if (!src || !dst) {
+    /* every rank learns whether any failed: one that returned alone would leave the others
+     * waiting in the collective */
+    double failed = !src || !dst ? 1 : 0;
+    comm_allreduce_max_f64(&failed, 1);
+    if (failed > 0) {
         collective_buffer_free(src, buf_bytes), collective_buffer_free(dst, buf_bytes);
-        snprintf(err, errlen, "cannot allocate 2 x %zu bytes", k->bytes);
+        snprintf(err, errlen, "cannot allocate 2 x %zu bytes%s", k->bytes,
+                 src && dst ? " on another rank" : "");
         return -1;
     }
     for (size_t i = 0; i < nf; i++) /* repeated in-place sums grow (to inf: no slower on x86) */
