@@ -145,6 +145,8 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(o, "ranks", p->ranks > 1 ? p->ranks : 1);
     if (p->ranks > 1) {
         cJSON_AddNumberToObject(o, "allreduce_s", p->allreduce_s);
+        cJSON_AddNumberToObject(o, "allreduce_lo_s", p->allreduce_lo_s);
+        cJSON_AddNumberToObject(o, "allreduce_hi_s", p->allreduce_hi_s);
         cJSON_AddStringToObject(o, "allreduce_source", p->allreduce_source);
     }
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
@@ -313,10 +315,17 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         if (over > 1)
             printf("  compute slowed %.2fx: %d ranks x %d threads share %ld cores\n", over, po.ranks, cli->threads,
                    sysconf(_SC_NPROCESSORS_ONLN));
-        printf("  allreduce %s of gradients: %s (%s)\n", fmt_bytes((double)plan.arena_bytes[ARENA_GRAD], b1, 32),
+        char band[96] = "";
+        if (pred.allreduce_hi_s > pred.allreduce_lo_s) {
+            char lo[32], hi[32];
+            snprintf(band, sizeof band, ", band %s .. %s", fmt_time(pred.allreduce_lo_s, lo, 32),
+                     fmt_time(pred.allreduce_hi_s, hi, 32));
+        }
+        printf("  allreduce %s of gradients: %s (%s%s)\n", fmt_bytes((double)plan.arena_bytes[ARENA_GRAD], b1, 32),
                fmt_time(pred.allreduce_s, b2, 32),
                strcmp(pred.allreduce_source, "measured") == 0 ? "interpolated in the communication calibration"
-                                                               : "the fitted algorithm model: this rank count was not calibrated");
+                                                               : "the fitted algorithm model: this rank count was not calibrated",
+               band);
     }
     printf("  forward   %s\n  backward  %s\n  update    %s\n", fmt_time(pred.fwd_s, b1, 32),
            fmt_time(pred.bwd_s, b2, 32), fmt_time(pred.update_s, b3, 32));

@@ -131,9 +131,11 @@ int session_predict_dp(const Cli *cli, const CostModel *cm, const CalibrationRow
     pred->allreduce_s = comm_model_allreduce_s(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &src);
     snprintf(pred->allreduce_source, sizeof pred->allreduce_source, "%s",
              src == COMM_MEASURED ? "measured" : "fitted");
+    comm_model_allreduce_band(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &pred->allreduce_lo_s,
+                              &pred->allreduce_hi_s);
     pred->iter_s += pred->allreduce_s;
-    pred->iter_lo_s += pred->allreduce_s;
-    pred->iter_hi_s += pred->allreduce_s;
+    pred->iter_lo_s += pred->allreduce_lo_s;
+    pred->iter_hi_s += pred->allreduce_hi_s;
     int probed;
     pred->mem_comm = comm_model_allreduce_scratch(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &probed);
     if (probed_at)

@@ -160,6 +160,7 @@ typedef struct {
     /* data-parallel (ranks > 1): iter_s includes the gradients' allreduce; batch is per rank */
     int ranks;
     double allreduce_s;
+    double allreduce_lo_s, allreduce_hi_s; /* its band (not stored: iter_lo_s and iter_hi_s hold it) */
     char allreduce_source[16]; /* "measured" (interpolated at this rank count) | "fitted" */
     double mem_comm;           /* bytes each rank holds for the allreduce (the MPI library's scratch) */
 } PredictionRow;

@@ -99,6 +99,10 @@ typedef struct {
     int p;
     int n; /* allreduce points, sorted by bytes */
     double bytes[MAX_POINTS], s[MAX_POINTS];
+    /* each point's band: its samples' 95% confidence interval moved onto the median, as the
+     * cost model's exact prices take it (a calibration whose passes caught the node's
+     * collectives at different speeds gives a wide one) */
+    double lo[MAX_POINTS], hi[MAX_POINTS];
     int nmem; /* allreduce memory probes, ascending bytes (db_comm_memory_foreach's order) */
     double mem_bytes[MAX_POINTS], mem_scratch[MAX_POINTS];
     double runtime_bytes; /* a rank's own resident memory before any buffer; 0: not recorded */
@@ -123,8 +127,12 @@ static int load_row(const MeasurementRow *m, void *ctx)
     if (!m->validated || m->median_s <= 0 || strcmp(m->family, "comm") != 0)
         return 0;
     if (strcmp(m->kind, "allreduce") == 0 && c->curve->n < MAX_POINTS) {
-        c->curve->bytes[c->curve->n] = m->bytes;
-        c->curve->s[c->curve->n++] = m->median_s;
+        RankCurve *k = c->curve;
+        k->bytes[k->n] = m->bytes;
+        k->s[k->n] = m->median_s;
+        k->lo[k->n] = fmin(m->median_s, fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s)));
+        k->hi[k->n] = fmax(m->median_s, m->median_s + (m->ci95_hi_s - m->mean_s));
+        k->n++;
     } else if (strcmp(m->kind, "pingpong") == 0 && c->cm->npp < MAX_POINTS * 2 && m->bytes > 0) {
         c->cm->pp_bytes[c->cm->npp] = m->bytes;
         c->cm->pp_s[c->cm->npp++] = m->median_s;
@@ -146,9 +154,9 @@ static void sort_curve(RankCurve *c)
 {
     for (int i = 1; i < c->n; i++)
         for (int j = i; j > 0 && c->bytes[j] < c->bytes[j - 1]; j--) {
-            double b = c->bytes[j], s = c->s[j];
-            c->bytes[j] = c->bytes[j - 1], c->s[j] = c->s[j - 1];
-            c->bytes[j - 1] = b, c->s[j - 1] = s;
+            double b = c->bytes[j], s = c->s[j], lo = c->lo[j], hi = c->hi[j];
+            c->bytes[j] = c->bytes[j - 1], c->s[j] = c->s[j - 1], c->lo[j] = c->lo[j - 1], c->hi[j] = c->hi[j - 1];
+            c->bytes[j - 1] = b, c->s[j - 1] = s, c->lo[j - 1] = lo, c->hi[j - 1] = hi;
         }
 }
 
@@ -318,32 +326,19 @@ static double best_model_s(const CommModel *cm, double bytes, int p)
     return allreduce_model_s(a, bytes, p, &c);
 }
 
-double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSource *source)
+/* One of a measured curve's series (its medians, or their band's ends) at `bytes`:
+ * log-log Steffen interpolation inside the measured sizes; outside them the nearest end's
+ * value scaled by the best-fitting model. */
+static double curve_eval(const CommModel *cm, const RankCurve *c, const double *y, double bytes)
 {
-    if (p <= 1 || bytes <= 0) {
-        if (source)
-            *source = COMM_MEASURED;
-        return 0;
-    }
-    const RankCurve *c = NULL;
-    for (int i = 0; i < cm->ncurves; i++)
-        if (cm->curves[i].p == p)
-            c = &cm->curves[i];
-    if (!c || c->n < 2) {
-        if (source)
-            *source = COMM_FITTED;
-        return best_model_s(cm, bytes, p);
-    }
-    if (source)
-        *source = COMM_MEASURED;
-    /* outside the measured sizes: the nearest end's measurement, scaled by the model */
+    const int p = c->p;
     if (bytes <= c->bytes[0])
-        return c->s[0] * best_model_s(cm, bytes, p) / best_model_s(cm, c->bytes[0], p);
+        return y[0] * best_model_s(cm, bytes, p) / best_model_s(cm, c->bytes[0], p);
     if (bytes >= c->bytes[c->n - 1])
-        return c->s[c->n - 1] * best_model_s(cm, bytes, p) / best_model_s(cm, c->bytes[c->n - 1], p);
+        return y[c->n - 1] * best_model_s(cm, bytes, p) / best_model_s(cm, c->bytes[c->n - 1], p);
     double lx[MAX_POINTS], ly[MAX_POINTS];
     for (int i = 0; i < c->n; i++)
-        lx[i] = log(c->bytes[i]), ly[i] = log(c->s[i]);
+        lx[i] = log(c->bytes[i]), ly[i] = log(y[i]);
     gsl_interp *in = gsl_interp_alloc(c->n >= 3 ? gsl_interp_steffen : gsl_interp_linear, (size_t)c->n);
     gsl_interp_accel *acc = gsl_interp_accel_alloc();
     gsl_interp_init(in, lx, ly, (size_t)c->n);
@@ -351,6 +346,36 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
     gsl_interp_accel_free(acc);
     gsl_interp_free(in);
     return t;
+}
+
+static const RankCurve *measured_curve(const CommModel *cm, int p)
+{
+    const RankCurve *c = NULL;
+    for (int i = 0; i < cm->ncurves; i++)
+        if (cm->curves[i].p == p)
+            c = &cm->curves[i];
+    return c && c->n >= 2 ? c : NULL;
+}
+
+double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSource *source)
+{
+    if (p <= 1 || bytes <= 0) {
+        if (source)
+            *source = COMM_MEASURED;
+        return 0;
+    }
+    const RankCurve *c = measured_curve(cm, p);
+    if (source)
+        *source = c ? COMM_MEASURED : COMM_FITTED;
+    return c ? curve_eval(cm, c, c->s, bytes) : best_model_s(cm, bytes, p);
+}
+
+void comm_model_allreduce_band(const CommModel *cm, double bytes, int p, double *lo, double *hi)
+{
+    const double t = comm_model_allreduce_s(cm, bytes, p, NULL);
+    const RankCurve *c = p > 1 && bytes > 0 ? measured_curve(cm, p) : NULL;
+    *lo = c ? fmin(t, curve_eval(cm, c, c->lo, bytes)) : t;
+    *hi = c ? fmax(t, curve_eval(cm, c, c->hi, bytes)) : t;
 }
 
 static bool has_memory_probes(const RankCurve *k) { return k->nmem > 0; }

@@ -60,6 +60,10 @@ typedef enum { COMM_MEASURED, COMM_FITTED } CommSource;
  * in the measurements at p ranks when the calibration has p and the size lies in its range,
  * else the best-fitting algorithm's model. */
 double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSource *source);
+/* Its band: where measured, the measurements' own bands (each the samples' 95% confidence
+ * interval moved onto the median) interpolated the same way; fitted, none (lo = hi = the
+ * time). */
+void comm_model_allreduce_band(const CommModel *cm, double bytes, int p, double *lo, double *hi);
 
 /* The resident bytes one allreduce of `bytes` over p ranks adds to each rank (the MPI
  * library's temporaries), from the communication calibrations' memory probes: linear

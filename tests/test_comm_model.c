@@ -194,6 +194,59 @@ static void test_fit_recovers_the_ring(void **state)
     test_db_close(&d);
 }
 
+/* The allreduce's band: each measurement's 95% confidence interval moved onto its median
+ * (as the cost model's exact prices), interpolated like the medians; a rank count priced by
+ * the fitted algorithm has none. */
+static void test_allreduce_band(void **state)
+{
+    TestDb d = test_db_open();
+    CalibrationRow cal = {.machine_id = d.machine.id};
+    snprintf(cal.mode, sizeof cal.mode, "comm");
+    cal.sw.ranks = 2;
+    cal.sw.threads = 1;
+    assert_int_equal(db_calibration_begin(d.db, &cal), 0);
+    for (int e = 10; e <= 24; e += 2) {
+        const double bytes = (double)(1 << e), t = 1e-6 + bytes / 5e9;
+        /* median t; mean 1.1 t with its interval 0.9 t .. 1.3 t (a skewed spread); min 0.85 t */
+        MeasurementRow m = {.calibration_id = cal.id, .validated = true, .reps = 9, .inner = 1, .threads = 1,
+                            .bytes = bytes, .median_s = t, .mean_s = 1.1 * t, .ci95_lo_s = 0.9 * t,
+                            .ci95_hi_s = 1.3 * t, .min_s = 0.85 * t, .max_s = 1.5 * t};
+        snprintf(m.family, sizeof m.family, "comm");
+        snprintf(m.phase, sizeof m.phase, "comm");
+        snprintf(m.kind, sizeof m.kind, "allreduce");
+        snprintf(m.key, sizeof m.key, "allreduce bytes=%d ranks=2", 1 << e);
+        assert_int_equal(db_measurement_insert(d.db, &m), 0);
+        m.id = 0;
+        m.median_s = m.mean_s = m.ci95_lo_s = m.ci95_hi_s = m.min_s = m.max_s = t / 2;
+        snprintf(m.kind, sizeof m.kind, "pingpong");
+        snprintf(m.key, sizeof m.key, "pingpong bytes=%d ranks=2", 1 << e);
+        assert_int_equal(db_measurement_insert(d.db, &m), 0);
+    }
+    assert_int_equal(db_calibration_finish(d.db, cal.id, "complete"), 0);
+    char err[256];
+    CommModel *cm = comm_model_load(d.db, d.machine.id, err, sizeof err);
+    assert_non_null(cm);
+    double lo, hi;
+    /* at a measured size: median - (mean - ci_lo) = 0.8 t, but not below the fastest sample
+     * (0.85 t); median + (ci_hi - mean) = 1.2 t */
+    const double t = comm_model_allreduce_s(cm, 1 << 20, 2, NULL);
+    comm_model_allreduce_band(cm, 1 << 20, 2, &lo, &hi);
+    assert_float_equal(lo / t, 0.85, 1e-9);
+    assert_float_equal(hi / t, 1.2, 1e-9);
+    /* between sizes: interpolated, around the interpolated median */
+    const double mid = comm_model_allreduce_s(cm, 3 << 19, 2, NULL);
+    comm_model_allreduce_band(cm, 3 << 19, 2, &lo, &hi);
+    assert_true(lo < mid && mid < hi);
+    assert_float_equal(lo / mid, 0.85, 0.01);
+    assert_float_equal(hi / mid, 1.2, 0.01);
+    /* a rank count not calibrated: the fitted model, no band */
+    const double far = comm_model_allreduce_s(cm, 1e8, 8, NULL);
+    comm_model_allreduce_band(cm, 1e8, 8, &lo, &hi);
+    assert_true(lo == far && hi == far);
+    comm_model_free(cm);
+    test_db_close(&d);
+}
+
 /* The allreduce's memory: what the probes measured at their sizes, linear between them, in
  * proportion beyond; a rank count not probed takes the nearest probed one below, else
  * above; calibrations without probes (older ones) give 0 and say so. */
@@ -254,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_dp_iteration),
         cmocka_unit_test(test_algo_names),
         cmocka_unit_test(test_fit_recovers_the_ring),
+        cmocka_unit_test(test_allreduce_band),
         cmocka_unit_test(test_allreduce_scratch_from_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -298,6 +298,14 @@ if run predict-ranks-memory 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ran
                AND json_extract(j, '\$.memory_bytes.capacity_from') LIKE '%a rank''s share'
                AND json_extract(j, '\$.memory_bytes.runtime_measured_ranks') = 2")" = 1 ] &&
         ok predict-ranks-memory-json || fail predict-ranks-memory-json "$(head -c 1500 "$T/out")"
+    # the allreduce's band (the communication calibration's spread) is in the iteration's
+    [ "$(json "json_extract(j, '\$.allreduce_lo_s') <= json_extract(j, '\$.allreduce_s')
+               AND json_extract(j, '\$.allreduce_s') <= json_extract(j, '\$.allreduce_hi_s')
+               AND json_extract(j, '\$.allreduce_lo_s') > 0
+               AND json_extract(j, '\$.iteration_lo_s') <= json_extract(j, '\$.iteration_s')
+               AND json_extract(j, '\$.iteration_hi_s') - json_extract(j, '\$.iteration_s')
+                   >= json_extract(j, '\$.allreduce_hi_s') - json_extract(j, '\$.allreduce_s') - 1e-12")" = 1 ] &&
+        ok predict-ranks-allreduce-band || fail predict-ranks-allreduce-band "$(head -c 1500 "$T/out")"
 fi
 # its runtime is a rank's with MPI started, as the 2-rank communication calibration measured it
 if run predict-ranks-memory-text 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2; then
