@@ -275,6 +275,7 @@ typedef struct {
     double adjusted_error_pct;       /* the iteration's error with the compute scaled by drift */
     double ar_before, ar_after;      /* the representative round's allreduce references over the
                                       * prediction's allreduce (0: not measured) */
+    double ar_drift;                 /* the slower of the two; 0 unless both were measured */
     size_t grad_bytes;               /* the gradient buffer the step sums */
     OpDesc refs[2];                  /* drift references: the model's costliest exact compute and memory op */
     int nrefs;
@@ -458,6 +459,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             r->ar_before = r->round[rep].ar_before_s / r->pred.allreduce_s;
             r->ar_after = r->round[rep].ar_after_s / r->pred.allreduce_s;
         }
+        r->ar_drift = r->ar_before > 0 && r->ar_after > 0 ? fmax(r->ar_before, r->ar_after) : 0;
         ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
                            .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
                            .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
@@ -465,7 +467,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                            .drift_compute = r->drift.compute, .drift_memory = r->drift.memory, .ranks = ranks,
                            .predicted_allreduce_s = r->pred.allreduce_s,
                            .measured_allreduce_s = r->meas_allreduce_s,
-                           .drift_allreduce = r->ar_before > 0 && r->ar_after > 0 ? fmax(r->ar_before, r->ar_after) : 0};
+                           .drift_allreduce = r->ar_drift};
         r->adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
         v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
@@ -500,8 +502,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 cJSON_AddNumberToObject(o, "drift_compute", r->drift.compute);
                 cJSON_AddNumberToObject(o, "drift_memory", r->drift.memory);
                 cJSON_AddNumberToObject(o, "adjusted_error_pct", r->adjusted_error_pct);
-                if (r->ar_before > 0 && r->ar_after > 0) { /* the slower, and each */
-                    cJSON_AddNumberToObject(o, "drift_allreduce", fmax(r->ar_before, r->ar_after));
+                if (r->ar_drift > 0) { /* the slower, and each */
+                    cJSON_AddNumberToObject(o, "drift_allreduce", r->ar_drift);
                     cJSON_AddNumberToObject(o, "drift_allreduce_before", r->ar_before);
                     cJSON_AddNumberToObject(o, "drift_allreduce_after", r->ar_after);
                 } else {
@@ -538,7 +540,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 const DpResult *r = &res[i];
                 double pc = r->pred.iter_s - r->pred.allreduce_s;
                 char ref[32] = "-";
-                if (r->ar_before > 0 && r->ar_after > 0)
+                if (r->ar_drift > 0)
                     snprintf(ref, sizeof ref, "x%.2f/%.2f", r->ar_before, r->ar_after);
                 printf("%-16s %6d %10s %10s %+6.1f%% %10s %10s %+6.1f%% %10s %10s %+6.1f%% %11s  %+5.0f%% / %+4.0f%% "
                        "%+7.1f%%%s\n", r->m->name,
