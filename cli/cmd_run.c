@@ -222,8 +222,9 @@ static void print_kind_shares(const OpTimeRow *ops, int nops)
 }
 
 /* Data-parallel runs: where each rank's step went, and the allreduce's rate. */
-static void print_ranks(const RunRow *row)
+static void print_ranks(const RunResult *r)
 {
+    const RunRow *row = &r->row;
     char b1[32], b2[32], b3[32], b4[32];
     printf("  ranks      %d, %s scaling: %d samples per rank; %s\n", row->sw.ranks, row->scaling, row->batch_per_rank,
            row->sw.mpi_library);
@@ -245,6 +246,9 @@ static void print_ranks(const RunRow *row)
         printf("  %4d %12s %12s %12s %12s\n", k->rank, fmt_time(k->step_s, b1, 32), fmt_time(k->compute_s, b2, 32),
                fmt_time(k->wait_s, b3, 32), fmt_time(k->allreduce_s, b4, 32));
     }
+    /* what a step waits for: its slowest rank, which can change from step to step */
+    printf("  %4s %12s %12s %12s %12s   (each step's slowest rank; median over the steps)\n", "max", "",
+           fmt_time(r->slowest.compute_s, b2, 32), "", fmt_time(r->slowest.comm_s, b4, 32));
 }
 
 static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,
@@ -314,6 +318,9 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
                 cJSON_AddNumberToObject(x, "allreduce_s", k->allreduce_s);
                 cJSON_AddItemToArray(rk, x);
             }
+            cJSON *sl = cJSON_AddObjectToObject(o, "slowest_rank"); /* step by step, median over steps */
+            cJSON_AddNumberToObject(sl, "compute_s", r.slowest.compute_s);
+            cJSON_AddNumberToObject(sl, "allreduce_s", r.slowest.comm_s);
         }
         cJSON *st = cJSON_AddArrayToObject(o, "step_s");
         cJSON *ls = cJSON_AddArrayToObject(o, m->algorithm == ALGO_FISTA ? "objective" : "loss");
@@ -347,7 +354,7 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
                ranks > 1 ? " (rank 0's process; it also holds the MPI library's allreduce scratch, which\n"
                            "             the plan leaves out: 'mpirun ... dlperf validate' predicts it)" : "");
         if (ranks > 1)
-            print_ranks(row);
+            print_ranks(&r);
         if (r.ops) {
             OpGroup *g;
             int ng = op_groups(NULL, r.ops, r.nops, &g);

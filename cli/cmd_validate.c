@@ -252,7 +252,8 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
 /* ---- data-parallel validation (under mpirun) ---- */
 
 typedef struct {
-    double iter_s, min_s, max_s, compute_s, allreduce_s; /* the slowest rank's medians */
+    double iter_s, min_s, max_s; /* the slowest rank's medians */
+    double compute_s, allreduce_s; /* each step's slowest rank, median over the steps */
     int64_t run_id;
     Drift drift; /* the model's reference ops just before the run, against the calibration */
     /* the gradients' allreduce timed alone just before and just after the run (seconds, the
@@ -419,12 +420,12 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             if (root) {
                 DpRound *k = &r->round[r->nrounds];
                 k->iter_s = run.row.median_s, k->min_s = run.row.min_s, k->max_s = run.row.max_s;
-                /* the allreduce's share of the step is its slowest rank's: the one that left
-                 * the barrier first waits for the last (the benchmark takes the same maximum) */
-                for (int q = 0; q < ranks; q++) {
-                    k->allreduce_s = fmax(k->allreduce_s, run.rank_times[q].allreduce_s);
-                    k->compute_s = fmax(k->compute_s, run.rank_times[q].compute_s);
-                }
+                /* the allreduce's share of a step is its slowest rank's: the one that left
+                 * the barrier first waits for the last. The benchmark takes each sample's
+                 * slowest rank and the median of those; so do these, step by step (not the
+                 * slowest of the ranks' medians, which is lower where the ranks take turns) */
+                k->allreduce_s = run.slowest.comm_s;
+                k->compute_s = run.slowest.compute_s;
                 if (db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, NULL, 0, NULL, 0) != 0)
                     rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
                 k->run_id = run.row.id;
@@ -560,8 +561,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                        fmt_bytes(r->pred.mem_comm, b[1], 32), fmt_bytes(r->peak_rss_bytes, b[2], 32),
                        100 * (r->memory_bytes - r->peak_rss_bytes) / r->peak_rss_bytes);
             }
-            printf("\niter: the slowest rank's step (median); comp: forward+backward+update, the slowest rank's "
-                   "median; AR: the gradients' allreduce, the slowest rank's median\n"
+            printf("\niter: the slowest rank's step (median); comp: forward+backward+update, and AR: the gradients'\n"
+                   "allreduce, each step's slowest rank (median over the steps, as the calibration's samples)\n"
                    "AR ref: the same allreduce timed alone by every rank just before / just after the run, against\n"
                    "the prediction: near x1 the ranks communicated at their calibrated speed, and an AR error\n"
                    "beyond it is the model's; well away from x1 the host had changed under the run\n"

@@ -45,6 +45,10 @@ typedef struct {
     OpTimeRow *ops;        /* traced runs: per-op median over the timed steps (rank 0's) */
     int nops;
     RankTimeRow *rank_times; /* data-parallel, on rank 0: one row per rank */
+    /* data-parallel, on rank 0: the median over the timed steps of each step's slowest
+     * rank's compute_s and comm_s (wait_s unused), the critical path's shares of a step
+     * and the statistic the communication calibration takes (a sample's slowest rank) */
+    StepTimes slowest;
 } RunResult;
 
 /* Trains m at batch for warmup + steps steps (threads from cli), with a per-op trace if

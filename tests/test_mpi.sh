@@ -49,6 +49,13 @@ if run run-np2 0 mpi 2 "$DLPERF" run fmnist-convpool --batch 8 --steps 2 --warmu
         ok run-np2-allreduce-timed
     else fail run-np2-allreduce-timed "$(head -c 400 "$T/out")"; fi
     grep -q 'mpi_library.*Open MPI' "$T/out" && ok run-np2-mpi-library || fail run-np2-mpi-library "$(head -c 300 "$T/out")"
+    # each step's slowest rank, median over the steps: never below any rank's own median
+    if [ "$(json "json_extract(j, '\$.slowest_rank.allreduce_s') >= (SELECT max(json_extract(value, '\$.allreduce_s'))
+                  FROM json_each(j, '\$.rank_times')) AND json_extract(j, '\$.slowest_rank.compute_s') >=
+                  (SELECT max(json_extract(value, '\$.compute_s')) FROM json_each(j, '\$.rank_times')) AND
+                  json_extract(j, '\$.slowest_rank.compute_s') > 0")" = 1 ]; then
+        ok run-np2-slowest-rank
+    else fail run-np2-slowest-rank "$(head -c 600 "$T/out")"; fi
 fi
 # rank 0 alone wrote the database: one run with two rank rows
 if [ "$(sql "SELECT count(*) FROM run")" = 1 ] &&
