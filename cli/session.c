@@ -160,73 +160,65 @@ DataParallel session_dp(size_t bucket_bytes)
     return (DataParallel){comm_rank(), comm_size(), comm_size() > 1 ? comm_env_local_size() : 1, bucket_bytes};
 }
 
-/* Data-parallel: rank 0 gets every rank's medians of step, compute, wait and allreduce time,
- * and, step by step, the slowest rank's compute and allreduce (their medians over the steps:
- * RunResult.slowest). The two differ where the ranks' times vary from step to step (an
- * oversubscribed node's time slices): the maximum of the ranks' medians is below the median
- * of the steps' maxima, and the communication calibration prices each sample by its slowest
- * rank, so only the second compares with it. */
+/* Data-parallel: rank 0 gets every rank's step, compute, wait and allreduce time of every
+ * timed step, and derives each rank's medians (rank_times) and, step by step, the slowest
+ * rank's compute and allreduce (their medians over the steps: RunResult.slowest). The two
+ * differ where the ranks' times vary from step to step (an oversubscribed node's time
+ * slices): the maximum of the ranks' medians is below the median of the steps' maxima, and
+ * the communication calibration prices each sample by its slowest rank, so only the second
+ * compares with it. */
+enum { STEP_SERIES = 4 }; /* per rank, each `steps` long: step, compute, wait, allreduce */
+
 static int gather_rank_times(const double *step, const StepTimes *st, int steps, RunResult *out)
 {
     const int n = comm_size();
     const bool root = comm_rank() == 0;
-    /* per rank: 4 medians, then compute and allreduce step by step */
-    const size_t per = 4 + 2 * (size_t)steps;
-    double *v = malloc((size_t)steps * sizeof *v), *mine = malloc(per * sizeof *mine);
+    const size_t per = STEP_SERIES * (size_t)steps;
+    double *mine = malloc(per * sizeof *mine), *v = malloc((size_t)steps * sizeof *v);
     double *all = root ? malloc((size_t)n * per * sizeof *all) : NULL;
-    double fail = !v || !mine || (root && !all);
+    RankTimeRow *rows = root ? calloc((size_t)n, sizeof *rows) : NULL;
+    double fail = !mine || !v || (root && (!all || !rows));
     comm_allreduce_max_f64(&fail, 1); /* every rank takes part in the gather, or none */
     if (fail > 0) {
-        free(v), free(mine), free(all);
+        free(mine), free(v), free(all), free(rows);
         return -1;
     }
-    const size_t field[] = {offsetof(StepTimes, compute_s), offsetof(StepTimes, wait_s), offsetof(StepTimes, comm_s)};
-    memcpy(v, step, (size_t)steps * sizeof *v);
-    mine[0] = median_of(v, steps);
-    for (int f = 0; f < 3; f++) {
-        for (int s = 0; s < steps; s++)
-            memcpy(&v[s], (const char *)&st[s] + field[f], sizeof(double));
-        mine[1 + f] = median_of(v, steps);
-    }
     for (int s = 0; s < steps; s++) {
-        mine[4 + s] = st[s].compute_s;
-        mine[4 + steps + s] = st[s].comm_s;
+        mine[s] = step[s];
+        mine[steps + s] = st[s].compute_s;
+        mine[2 * steps + s] = st[s].wait_s;
+        mine[3 * steps + s] = st[s].comm_s;
     }
     comm_gather_f64(mine, (int)per, all);
     free(mine);
-    int rc = 0;
-    /* hostnames: fixed-size records gathered as bytes would need another call; ranks on
-     * one node share this one, and multi-node runs record rank 0's host in the run row */
     if (root) {
-        out->rank_times = calloc((size_t)n, sizeof *out->rank_times);
-        if (!out->rank_times) {
-            rc = -1;
-            goto done;
-        }
+        /* hostnames: fixed-size records gathered as bytes would need another call; ranks on
+         * one node share this one, and multi-node runs record rank 0's host in the run row */
         MachineRow self;
         mb_machine_detect(&self);
+        double med[STEP_SERIES];
         for (int r = 0; r < n; r++) {
-            const double *a = all + (size_t)r * per;
-            RankTimeRow *k = &out->rank_times[r];
-            k->rank = r;
-            snprintf(k->hostname, sizeof k->hostname, "%.63s", self.hostname);
-            k->step_s = a[0];
-            k->compute_s = a[1];
-            k->wait_s = a[2];
-            k->allreduce_s = a[3];
+            for (int f = 0; f < STEP_SERIES; f++) {
+                memcpy(v, all + (size_t)r * per + (size_t)f * steps, (size_t)steps * sizeof *v);
+                med[f] = median_of(v, steps);
+            }
+            rows[r] = (RankTimeRow){.rank = r, .step_s = med[0], .compute_s = med[1], .wait_s = med[2],
+                                    .allreduce_s = med[3]};
+            snprintf(rows[r].hostname, sizeof rows[r].hostname, "%.63s", self.hostname);
         }
-        for (int f = 0; f < 2; f++) { /* compute, allreduce */
+        for (int f = 1; f < STEP_SERIES; f++) { /* each step's slowest rank, median over the steps */
             for (int s = 0; s < steps; s++) {
                 v[s] = 0;
                 for (int r = 0; r < n; r++)
-                    v[s] = fmax(v[s], all[(size_t)r * per + 4 + (size_t)f * steps + s]);
+                    v[s] = fmax(v[s], all[(size_t)r * per + (size_t)f * steps + s]);
             }
-            *(f == 0 ? &out->slowest.compute_s : &out->slowest.comm_s) = median_of(v, steps);
+            med[f] = median_of(v, steps);
         }
+        out->slowest = (StepTimes){.compute_s = med[1], .wait_s = med[2], .comm_s = med[3]};
+        out->rank_times = rows;
     }
-done:
     free(v), free(all);
-    return rc;
+    return 0;
 }
 
 int session_run(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int warmup, int steps, bool trace,

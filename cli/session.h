@@ -46,8 +46,8 @@ typedef struct {
     int nops;
     RankTimeRow *rank_times; /* data-parallel, on rank 0: one row per rank */
     /* data-parallel, on rank 0: the median over the timed steps of each step's slowest
-     * rank's compute_s and comm_s (wait_s unused), the critical path's shares of a step
-     * and the statistic the communication calibration takes (a sample's slowest rank) */
+     * rank's compute_s, wait_s and comm_s: the critical path's shares of a step, and the
+     * statistic the communication calibration takes (a sample's slowest rank) */
     StepTimes slowest;
 } RunResult;
 
