@@ -373,6 +373,41 @@ static const char *const cell_names[] = {"vanilla", "lstm", "gru"};
 
 enum { MAX_FITS = 128 };
 
+/* Kernels with passes timed while the host had the threads' cores apart (calibrate.c). */
+typedef struct {
+    int kernels, passes; /* kernels with a far pass; far passes in all */
+    int all_far;         /* kernels whose every pass was far (priced so) */
+} FarPasses;
+
+static FarPasses far_passes(const CalibrationRow *cal, const Rows *r)
+{
+    FarPasses f = {0};
+    const int rounds = cal->rounds > 1 ? cal->rounds : 1;
+    for (int i = 0; i < r->n; i++) {
+        f.kernels += r->m[i].far_passes > 0;
+        f.passes += r->m[i].far_passes;
+        f.all_far += r->m[i].far_passes >= rounds;
+    }
+    return f;
+}
+
+static void print_placement(const CalibrationRow *cal, const Rows *r)
+{
+    if (cal->sw.threads < 2)
+        return;
+    const FarPasses f = far_passes(cal, r);
+    if (f.kernels == 0) {
+        printf("cores: every kernel's passes ran with the threads' cores as near as the fastest round trip seen\n");
+        return;
+    }
+    printf("cores: %d of %d kernels had passes (%d in all) with the threads' cores apart (a cache line's round\n"
+           "  trip x%.1f or more the fastest seen: the host moved the vCPUs); priced from their other passes",
+           f.kernels, r->n, f.passes, MB_FAR_RTT);
+    if (f.all_far > 0)
+        printf(", but %d kernels with every pass apart are priced so", f.all_far);
+    printf("\n");
+}
+
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
                        const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits)
 {
@@ -395,6 +430,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
                    "the prices pool them; a\n  run in a slow or fast stretch can fall outside the predicted "
                    "bands. Recalibrate when the machine is quiet for tighter prices\n", 100 * (spread - 1));
     }
+    print_placement(cal, r);
     printf("\nlimits\n");
     if (L->peak1 > 0)
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
@@ -510,6 +546,14 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(pa, "kernels", ps->kernels);
         cJSON_AddItemToObject(pa, "relative_time", cJSON_CreateDoubleArray(ps->rel, ps->passes));
         cJSON_AddNumberToObject(pa, "slowest_over_fastest", pass_spread(ps));
+    }
+    if (cal->sw.threads > 1) { /* passes with the threads' cores apart, left out of the prices */
+        const FarPasses f = far_passes(cal, r);
+        cJSON *fp = cJSON_AddObjectToObject(o, "cores_apart");
+        cJSON_AddNumberToObject(fp, "round_trip_ratio", MB_FAR_RTT);
+        cJSON_AddNumberToObject(fp, "kernels", f.kernels);
+        cJSON_AddNumberToObject(fp, "passes", f.passes);
+        cJSON_AddNumberToObject(fp, "kernels_every_pass", f.all_far);
     }
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);

@@ -84,6 +84,9 @@ typedef struct {
     double flops, bytes;    /* per execution, from op_cost */
     bool validated;         /* spot check passed outside the timed region */
     double max_err;         /* largest scaled error of the spot check */
+    int far_passes;         /* passes timed with the threads' cores apart (microbench/placement.c),
+                               which the median leaves out unless every pass was; 0: none, or
+                               one thread */
     const double *samples;  /* reps per-execution times (seconds); written, not read back */
     const int *sample_rounds; /* the pass over the lists each sample came from (0-based);
                                  NULL: all from pass 0 */

@@ -206,6 +206,11 @@ static const char *const migrations[] = {
     "ALTER TABLE validation ADD COLUMN far_rounds INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN near_rounds INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN measured_near_s REAL NOT NULL DEFAULT 0;",
+    /* v14: a kernel's passes timed with its threads' cores apart (a cache line's round trip
+     * x2.5 or more the fastest the calibration saw, before or after the pass), which its
+     * median leaves out unless every pass was (microbench/placement.c; 0: none, one thread,
+     * or before dlperf probed) */
+    "ALTER TABLE measurement ADD COLUMN far_passes INTEGER NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

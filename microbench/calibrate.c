@@ -13,13 +13,33 @@
  * other two, and the pooled median, 653 us, priced fista's step 16% high. Each sample
  * keeps its pass, so calibrate --show can tell a stretch of minutes that slowed a whole
  * pass (which no median passes by).
+ *
+ * Placement: with two threads or more, a cache line's round trip between the threads is
+ * probed before and after each kernel's pass (microbench/placement.c). A pass either of
+ * whose probes took MB_FAR_RTT times the fastest round trip the calibration has seen ran
+ * with the cores apart, and the kernel's price leaves it out unless every pass did
+ * (measurement.far_passes counts them). Classed at the kernel's last pass, when the
+ * fastest round trip has been seen over rounds - 1 whole passes at least.
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Marks far[r] for each pass r of one kernel whose probe (rtt[r], ns) took MB_FAR_RTT
+ * times the fastest round trip or more; returns how many. */
+static int classify_passes(const double *rtt, int rounds, double fastest, bool *far)
+{
+    int n = 0;
+    for (int r = 0; r < rounds; r++) {
+        far[r] = isfinite(fastest) && fastest > 0 && rtt[r] >= MB_FAR_RTT * fastest;
+        n += far[r];
+    }
+    return n;
+}
 
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
                  const MbFamily *fams, int nfams, MbProgress progress, void *progress_ctx,
@@ -35,6 +55,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     int *npooled = NULL;
     double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
+    double *pass_rtt = NULL; /* threads > 1: each kernel's slower probe per pass (rounds each), ns */
+    double rtt_fastest = INFINITY; /* the fastest round trip probed so far, ns */
     MbProtocol pass = *p; /* one pass's share of the sampling budget */
     if (rounds > 1) {
         pass.target_s = p->target_s / rounds;
@@ -58,6 +80,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         pooled_round = calloc((size_t)total_in, sizeof *pooled_round);
         npooled = calloc((size_t)total_in, sizeof *npooled);
         warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
+    }
+    if (threads > 1 && total_in > 0 && !(pass_rtt = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_rtt))) {
+        snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
+        goto cleanup;
     }
     if ((total_in > 0 && (!keys || !measure || !skipped)) || !samples || !scratch ||
         (rounds > 1 && total_in > 0 && (!pooled || !pooled_round || !npooled || !warm_pooled))) {
@@ -96,7 +122,14 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 comm_barrier(); /* ranks measuring together start each kernel together */
                 MeasurementRow m;
                 char terr[256] = "";
+                const double rtt_before = mb_core_rtt_ns(threads);
                 int trc = mb_time_op(&fams[f].ops[j], &pass, threads, &m, samples, terr, sizeof terr);
+                const double rtt_after = mb_core_rtt_ns(threads);
+                if (pass_rtt) {
+                    pass_rtt[(size_t)i * (size_t)rounds + (size_t)round] = fmax(rtt_before, rtt_after);
+                    if (rtt_before > 0)
+                        rtt_fastest = fmin(rtt_fastest, fmin(rtt_before, rtt_after));
+                }
                 /* a kernel too large for the memory (per rank) is left out on every rank,
                  * with a warning: predictions price its key from the fitted model */
                 double too_big = trc == MB_DOES_NOT_FIT ? 1 : 0;
@@ -112,6 +145,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
+                bool pass_far[MB_MAX_ROUNDS] = {false};
+                if (pass_rtt && last)
+                    m.far_passes = classify_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_far);
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
@@ -131,11 +167,16 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
-                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, scratch);
-                            /* the passes' warm medians, pooled by their median */
+                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_far,
+                                                        scratch);
+                            /* the passes' warm medians, pooled by their median (the near ones'
+                             * where there are any) */
+                            int nwarm = 0;
+                            for (int r = 0; r < rounds; r++)
+                                if (!pass_far[r] || m.far_passes == rounds)
+                                    scratch[nwarm++] = warm[r];
                             MbStats st;
-                            memcpy(scratch, warm, (size_t)rounds * sizeof *scratch);
-                            mb_stats(scratch, rounds, &st);
+                            mb_stats(scratch, nwarm, &st);
                             m.warm_s = st.median;
                         }
                     }
@@ -188,6 +229,7 @@ cleanup:
     free(pooled_round);
     free(npooled);
     free(warm_pooled);
+    free(pass_rtt);
     free(keys);
     free(measure);
     free(skipped);

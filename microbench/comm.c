@@ -412,7 +412,7 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
         double *mine = taken + (size_t)i * per_kernel;
         const int *mine_round = taken_round + (size_t)i * per_kernel;
         mb_row_stats(m, mine, ntaken[i], m->inner, scratch);
-        m->median_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, scratch);
+        m->median_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, NULL, scratch);
         m->sample_rounds = mine_round;
         m->calibration_id = calibration_id;
         snprintf(m->family, sizeof m->family, "comm");

@@ -55,8 +55,18 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
 /* The median of the per-pass medians of samples[0..n), sample i from pass round[i] in
  * [0, rounds) (passes without samples skipped; scratch holds n doubles): a calibration in
  * rounds prices a kernel by it, so that each pass has one vote however many samples it
- * took. 0 if n is 0. */
-double mb_pass_median(const double *samples, const int *round, int n, int rounds, double *scratch);
+ * took. With pass_far (NULL: none), the passes it marks (the cores apart) are left out
+ * unless every pass with samples is marked. 0 if n is 0. */
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_far,
+                      double *scratch);
+
+/* ---- where the kernel threads' cores are (placement.c) ---- */
+/* The round trip of a cache line between OpenMP threads 0 and 1 now, in ns (the fastest of
+ * three bursts of 64); 0 with fewer than 2 threads. */
+double mb_core_rtt_ns(int threads);
+/* A round trip this many times the fastest one a calibration saw: the host has put the
+ * cores apart (the EPYC VMs: x4-10 apart, x1-1.5 near). */
+#define MB_FAR_RTT 2.5
 
 /* Smallest observable difference of CLOCK_MONOTONIC, measured (seconds). */
 double mb_timer_resolution_s(void);

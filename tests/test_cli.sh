@@ -193,17 +193,22 @@ if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; 
         && ok validate-cores-measured || fail validate-cores-measured "$(sql "SELECT threads, drift_cross FROM validation")"
 fi
 # every round classed by the cores' distance: far (x1.5 or more before or after the run) or
-# near; the error at the calibration's placement is against the near rounds' median
+# near; the error at the calibration's placement is against the near rounds' median. A model
+# whose two rounds were both far gets up to two more, until one is near: 3 rounds means the
+# third was near, 4 that the third was far
 if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 --rounds 2 --json; then
     if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
-        [ "$(json "json_extract(j, '\$.models[0].rounds') = 2 AND json_extract(j, '\$.models[0].rounds_far')
-                   + json_extract(j, '\$.models[0].rounds_near') = 2
-                   AND json_extract(j, '\$.summary_full.near_placement.runs') = 2
+        [ "$(json "json_extract(j, '\$.models[0].rounds') BETWEEN 2 AND 4 AND json_extract(j, '\$.models[0].rounds_far')
+                   + json_extract(j, '\$.models[0].rounds_near') = json_extract(j, '\$.models[0].rounds')
+                   AND (json_extract(j, '\$.models[0].rounds') = 2 OR json_extract(j, '\$.models[0].rounds_far') >= 2)
+                   AND (json_extract(j, '\$.models[0].rounds') <> 3 OR json_extract(j, '\$.models[0].rounds_near') = 1)
+                   AND json_extract(j, '\$.summary_full.near_placement.runs') = json_extract(j, '\$.models[0].rounds')
+                   AND json_extract(j, '\$.summary_full.near_placement.every_model_max_abs_error_pct') IS NOT NULL
                    AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].measured_near_s') IS NULL)
                    AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].full.error_near_pct') IS NULL)
                    AND (json_extract(j, '\$.models[0].rounds_near') < 2
                         OR json_extract(j, '\$.models[0].measured_near_s') = json_extract(j, '\$.models[0].measured_median_s'))")" = 1 ] &&
-            [ "$(sql "SELECT rounds = 2 AND far_rounds + near_rounds = 2 AND (near_rounds > 0) = (measured_near_s > 0)
+            [ "$(sql "SELECT rounds BETWEEN 2 AND 4 AND far_rounds + near_rounds = rounds AND (near_rounds > 0) = (measured_near_s > 0)
                       FROM validation ORDER BY id DESC LIMIT 1")" = 1 ] &&
             ok validate-near-rounds || fail validate-near-rounds "$(head -c 600 "$T/out"); $(sql "SELECT rounds, far_rounds, near_rounds, measured_near_s FROM validation ORDER BY id DESC LIMIT 1")"
     else

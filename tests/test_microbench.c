@@ -704,14 +704,39 @@ static void test_pass_median(void **state)
     const double t[] = {637, 690, 669, 726, 746, 676, 737, 699, 423, 414, 422, 422, 425, 421};
     const int round[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
     double scratch[14];
-    assert_float_equal(mb_pass_median(t, round, 14, 3, scratch), 422.0, 1e-12); /* passes 694.5, 422, 422 */
+    assert_float_equal(mb_pass_median(t, round, 14, 3, NULL, scratch), 422.0, 1e-12); /* passes 694.5, 422, 422 */
     MbStats st; /* the pooled median followed the slow pass */
     memcpy(scratch, t, sizeof t);
     mb_stats(scratch, 14, &st);
     assert_true(st.median > 600);
-    assert_float_equal(mb_pass_median(t, round, 8, 3, scratch), 694.5, 1e-12); /* one pass only */
-    assert_float_equal(mb_pass_median(t, round, 11, 2, scratch), 0.5 * (694.5 + 422.0), 1e-12);
-    assert_float_equal(mb_pass_median(t, round, 0, 3, scratch), 0.0, 0.0);
+    assert_float_equal(mb_pass_median(t, round, 8, 3, NULL, scratch), 694.5, 1e-12); /* one pass only */
+    assert_float_equal(mb_pass_median(t, round, 11, 2, NULL, scratch), 0.5 * (694.5 + 422.0), 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 0, 3, NULL, scratch), 0.0, 0.0);
+}
+
+/* Passes timed with the cores apart are left out of the price, unless every pass was. */
+static void test_pass_median_far(void **state)
+{
+    (void)state;
+    const double t[] = {637, 690, 669, 726, 746, 676, 737, 699, 423, 414, 422, 422, 425, 421};
+    const int round[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
+    double scratch[14];
+    const bool far1[3] = {false, true, false}, far0[3] = {true, false, false}, all[3] = {true, true, true};
+    assert_float_equal(mb_pass_median(t, round, 14, 3, far1, scratch), 0.5 * (694.5 + 422.0), 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 14, 3, far0, scratch), 422.0, 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 14, 3, all, scratch), 422.0, 1e-12); /* as with none */
+    /* the only pass with samples is far: it stands */
+    assert_float_equal(mb_pass_median(t, round, 8, 3, far0, scratch), 694.5, 1e-12);
+}
+
+/* The placement probe: nothing to measure on one thread; on two, a round trip that took
+ * some time and came back (no timing bound: a shared machine's is anything). */
+static void test_core_rtt(void **state)
+{
+    (void)state;
+    assert_float_equal(mb_core_rtt_ns(1), 0.0, 0.0);
+    const double ns = mb_core_rtt_ns(2);
+    assert_true(ns > 0 && isfinite(ns));
 }
 
 static void test_calibrate_rounds(void **state)
@@ -877,6 +902,8 @@ int main(void)
         cmocka_unit_test(test_list_eltwise),
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_pass_median),
+        cmocka_unit_test(test_pass_median_far),
+        cmocka_unit_test(test_core_rtt),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),

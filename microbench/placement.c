@@ -1,0 +1,79 @@
+/* microbench/placement.c — how far apart the kernel threads' cores are, now: the round trip
+ * of a cache line passed back and forth between OpenMP threads 0 and 1.
+ *
+ * Why: the 2-vCPU EPYC VMs this was written on have a host that moves the vCPUs between
+ * cores sharing an L3 and cores that do not, every few seconds to minutes. A pinned probe
+ * measured the round trip at 62-104 ns or 394-540 ns, in two modes (docs/accuracy.md), and
+ * every op that passes data between the threads (a parallel op's barriers and halves) runs
+ * at the speed of the mode of the moment: a small model's 2-thread step takes 2-3x longer
+ * apart. A calibration that priced a kernel from passes taken in both modes priced it at a
+ * mixture that no step ever runs at (P3B1's step, calibrated twice, 3.63 and 4.61 ms; its
+ * steps took 3.5-3.8 ms near and 6.8-7.6 ms apart). The calibration therefore probes before
+ * and after each kernel's pass and prices the kernel from its passes with the cores near
+ * (microbench/calibrate.c).
+ *
+ * The probe: three bursts of 64 round trips, the fastest burst's mean: some 20 us near,
+ * 100 us apart. A partner thread that is not running (the machine oversubscribed) would
+ * make a spin-wait last a scheduler slice; a burst past PROBE_DEADLINE_S is abandoned and
+ * the probe reports at least the deadline's share per trip: not near, whatever the cores.
+ */
+#include "microbench/mb.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdatomic.h>
+
+enum { PROBE_BURSTS = 3, PROBE_TRIPS = 64 };
+static const double PROBE_DEADLINE_S = 2e-3;
+
+/* One cache line each, so that the turn's line is the only one passed between the cores. */
+static _Alignas(64) atomic_long probe_turn;
+static _Alignas(64) atomic_int probe_abandoned;
+
+/* Seconds per round trip of one burst, or 0 if it was abandoned (or the team had one
+ * thread). Thread 0 takes turns 0, 2, 4, ...; thread 1 turns 1, 3, 5, ... */
+static double probe_burst(void)
+{
+    atomic_store(&probe_turn, 0);
+    atomic_store(&probe_abandoned, 0);
+    double per_trip = 0;
+#pragma omp parallel num_threads(2)
+    if (omp_get_num_threads() == 2) {
+        const long me = omp_get_thread_num();
+#pragma omp barrier
+        const double t0 = mb_now_s();
+        /* thread 0 also waits for the last turn's return (turn 2 * PROBE_TRIPS) */
+        for (long turn = me; turn <= 2L * PROBE_TRIPS; turn += 2) {
+            long spins = 0;
+            while (atomic_load_explicit(&probe_turn, memory_order_acquire) != turn) {
+                if (atomic_load_explicit(&probe_abandoned, memory_order_relaxed))
+                    goto done;
+                if (me == 0 && ++spins % 1024 == 0 && mb_now_s() - t0 > PROBE_DEADLINE_S)
+                    atomic_store(&probe_abandoned, 1);
+            }
+            if (turn < 2L * PROBE_TRIPS)
+                atomic_store_explicit(&probe_turn, turn + 1, memory_order_release);
+        }
+        if (me == 0)
+            per_trip = (mb_now_s() - t0) / PROBE_TRIPS;
+    done:;
+    }
+    return per_trip;
+}
+
+double mb_core_rtt_ns(int threads)
+{
+    if (threads < 2)
+        return 0;
+    double best = INFINITY;
+    bool ran = false;
+    for (int b = 0; b < PROBE_BURSTS; b++) {
+        const double t = probe_burst();
+        if (t > 0 && t < best)
+            best = t;
+        ran = ran || t > 0 || atomic_load(&probe_abandoned);
+    }
+    if (!ran)
+        return 0; /* a team of one thread (OMP_THREAD_LIMIT): nothing to measure */
+    return isfinite(best) ? 1e9 * best : 1e9 * PROBE_DEADLINE_S / PROBE_TRIPS;
+}
