@@ -376,13 +376,15 @@ enum { MAX_FITS = 128 };
 /* Kernels with passes timed while the host had the threads' cores apart (calibrate.c). */
 typedef struct {
     int kernels, passes; /* kernels with a far pass; far passes in all */
-    int all_far;         /* kernels whose every pass was far (priced so) */
+    int all_far;         /* kernels whose every pass was far */
+    int all;             /* passes in all */
 } FarPasses;
 
 static FarPasses far_passes(const CalibrationRow *cal, const Rows *r)
 {
     FarPasses f = {0};
     const int rounds = cal->rounds > 1 ? cal->rounds : 1;
+    f.all = r->n * rounds;
     for (int i = 0; i < r->n; i++) {
         f.kernels += r->m[i].far_passes > 0;
         f.passes += r->m[i].far_passes;
@@ -400,12 +402,11 @@ static void print_placement(const CalibrationRow *cal, const Rows *r)
         printf("cores: every kernel's passes ran with the threads' cores as near as the fastest round trip seen\n");
         return;
     }
-    printf("cores: %d of %d kernels had passes (%d in all) with the threads' cores apart (a cache line's round\n"
-           "  trip x%.1f or more the fastest seen: the host moved the vCPUs); priced from their other passes",
-           f.kernels, r->n, f.passes, MB_FAR_RTT);
-    if (f.all_far > 0)
-        printf(", but %d kernels with every pass apart are priced so", f.all_far);
-    printf("\n");
+    const bool apart = 2 * f.passes > f.all;
+    printf("cores: %d of %d passes (%d of %d kernels) ran with the threads' cores apart (a cache line's round\n"
+           "  trip x%.1f or more the fastest seen: the host moved the vCPUs); the calibration's placement is %s,\n"
+           "  and each kernel is priced from its passes there where it has any\n",
+           f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, apart ? "apart" : "near");
 }
 
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
@@ -554,6 +555,8 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(fp, "kernels", f.kernels);
         cJSON_AddNumberToObject(fp, "passes", f.passes);
         cJSON_AddNumberToObject(fp, "kernels_every_pass", f.all_far);
+        cJSON_AddNumberToObject(fp, "passes_in_all", f.all);
+        cJSON_AddStringToObject(fp, "placement", 2 * f.passes > f.all ? "apart" : "near");
     }
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);

@@ -69,8 +69,9 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     return EXIT_USAGE;
 }
 
-/* A cross-core read this much slower than calibrated: the host has put the cores in
- * different cache domains (the EPYC VMs: x3.5-4.4 then, x0.9-1.2 otherwise). */
+/* A cross-core read this much slower than calibrated (or faster: a calibration whose
+ * placement was apart, calibrate.c): the host has put the cores at another distance than
+ * when calibrated (the EPYC VMs: x3.5-4.4 then, x0.9-1.2 otherwise). */
 static const double FAR_CORES = 1.5;
 
 /* Runs of one model at most: its rounds, and as many again for a model whose every round
@@ -170,12 +171,14 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
     return rc;
 }
 
-/* Whether round k of a model found the cores apart before or after its run (false where
- * not measured). */
+/* Whether round k of a model found the cores at another distance than calibrated (in
+ * practice apart) before or after its run (false where not measured). */
 static bool round_far(const RoundRun *k)
 {
+    const double lo = 1 / FAR_CORES;
     return k->drift.cross > 0 && k->drift.cross_after > 0 &&
-           (k->drift.cross >= FAR_CORES || k->drift.cross_after >= FAR_CORES);
+           (k->drift.cross >= FAR_CORES || k->drift.cross_after >= FAR_CORES || k->drift.cross <= lo ||
+            k->drift.cross_after <= lo);
 }
 
 /* A model whose every round found the cores apart (the host moved the vCPUs between cache
@@ -797,7 +800,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
            "# cores: a cross-core read (each thread reading the slice its neighbour just wrote) before / after\n"
            "# the run against the calibration (the representative run's); well above x1 the host had put the\n"
            "# cores farther apart than when calibrated, and every op that passes data between them ran slower\n"
-           "# (not adjusted for); far: the model's runs whose cores read x%.1f or more before or after\n", FAR_CORES);
+           "# (not adjusted for); far: the model's runs whose cores read x%.1f or more (or x%.2f or less)\n"
+           "# before or after\n", FAR_CORES, 1 / FAR_CORES);
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0, mxa = 0;
         for (int i = 0; i < nm; i++) {
@@ -816,8 +820,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
         if (ns.far_runs == 0)
             break;
         if (h == 0)
-            printf("cores x%.1f or more farther apart than at calibration (before or after the run) in %d of %d runs\n",
-                   FAR_CORES, ns.far_runs, ns.runs);
+            printf("cores x%.1f or more farther apart (or nearer) than at calibration (before or after the run) in %d "
+                   "of %d runs\n", FAR_CORES, ns.far_runs, ns.runs);
         printf("%s at the calibration's placement (each model's runs with the cores as near as calibrated",
                h ? "holdout calibration" : "full calibration");
         if (ns.models < nm)

@@ -17,9 +17,12 @@
  * Placement: with two threads or more, a cache line's round trip between the threads is
  * probed before and after each kernel's pass (microbench/placement.c). A pass either of
  * whose probes took MB_FAR_RTT times the fastest round trip the calibration has seen ran
- * with the cores apart, and the kernel's price leaves it out unless every pass did
- * (measurement.far_passes counts them). Classed at the kernel's last pass, when the
- * fastest round trip has been seen over rounds - 1 whole passes at least.
+ * with the cores apart (measurement.far_passes counts them). The calibration's placement is
+ * the one most of its passes so far ran at, near or apart, and each kernel is priced from
+ * its passes at it, unless it has none: a price from one placement, not a mixture that no
+ * step runs at. Classed at the kernel's last pass, when the fastest round trip and the
+ * prevailing placement have been seen over rounds - 1 whole passes at least. (In stop 28's
+ * zoo calibration, 75% of the passes ran apart.)
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -31,14 +34,29 @@
 
 /* Marks far[r] for each pass r of one kernel whose probe (rtt[r], ns) took MB_FAR_RTT
  * times the fastest round trip or more; returns how many. */
+static bool rtt_far(double rtt, double fastest)
+{
+    return isfinite(fastest) && fastest > 0 && rtt >= MB_FAR_RTT * fastest;
+}
+
 static int classify_passes(const double *rtt, int rounds, double fastest, bool *far)
 {
     int n = 0;
     for (int r = 0; r < rounds; r++) {
-        far[r] = isfinite(fastest) && fastest > 0 && rtt[r] >= MB_FAR_RTT * fastest;
+        far[r] = rtt_far(rtt[r], fastest);
         n += far[r];
     }
     return n;
+}
+
+/* Whether most of the passes probed so far (rtt[0..n), 0: not yet) ran with the cores apart. */
+static bool mostly_far(const double *rtt, size_t n, double fastest)
+{
+    long far = 0, near = 0;
+    for (size_t k = 0; k < n; k++)
+        if (rtt[k] > 0)
+            rtt_far(rtt[k], fastest) ? far++ : near++;
+    return far > near;
 }
 
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
@@ -145,9 +163,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
-                bool pass_far[MB_MAX_ROUNDS] = {false};
-                if (pass_rtt && last)
+                bool pass_far[MB_MAX_ROUNDS] = {false}, pass_other[MB_MAX_ROUNDS] = {false};
+                if (pass_rtt && last) {
                     m.far_passes = classify_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_far);
+                    const bool apart = mostly_far(pass_rtt, (size_t)total_in * (size_t)rounds, rtt_fastest);
+                    for (int r = 0; r < rounds; r++)
+                        pass_other[r] = pass_far[r] != apart;
+                }
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
@@ -167,13 +189,15 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
-                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_far,
+                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_other,
                                                         scratch);
-                            /* the passes' warm medians, pooled by their median (the near ones'
-                             * where there are any) */
-                            int nwarm = 0;
+                            /* the passes' warm medians, pooled by their median (those at the
+                             * calibration's placement where there are any) */
+                            int nwarm = 0, nother = 0;
                             for (int r = 0; r < rounds; r++)
-                                if (!pass_far[r] || m.far_passes == rounds)
+                                nother += pass_other[r];
+                            for (int r = 0; r < rounds; r++)
+                                if (!pass_other[r] || nother == rounds)
                                     scratch[nwarm++] = warm[r];
                             MbStats st;
                             mb_stats(scratch, nwarm, &st);
