@@ -402,11 +402,10 @@ static void print_placement(const CalibrationRow *cal, const Rows *r)
         printf("cores: every kernel's passes ran with the threads' cores as near as the fastest round trip seen\n");
         return;
     }
-    const bool apart = 2 * f.passes > f.all;
     printf("cores: %d of %d passes (%d of %d kernels) ran with the threads' cores apart (a cache line's round\n"
-           "  trip x%.1f or more the fastest seen: the host moved the vCPUs); the calibration's placement is %s,\n"
-           "  and each kernel is priced from its passes there where it has any\n",
-           f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, apart ? "apart" : "near");
+           "  trip x%.1f or more the fastest seen: the host moved the vCPUs); each kernel is priced from its\n"
+           "  near passes, but %d kernels that had none are priced apart\n",
+           f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.all_far);
 }
 
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
@@ -556,7 +555,6 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(fp, "passes", f.passes);
         cJSON_AddNumberToObject(fp, "kernels_every_pass", f.all_far);
         cJSON_AddNumberToObject(fp, "passes_in_all", f.all);
-        cJSON_AddStringToObject(fp, "placement", 2 * f.passes > f.all ? "apart" : "near");
     }
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);

@@ -17,12 +17,15 @@
  * Placement: with two threads or more, a cache line's round trip between the threads is
  * probed before and after each kernel's pass (microbench/placement.c). A pass either of
  * whose probes took MB_FAR_RTT times the fastest round trip the calibration has seen ran
- * with the cores apart (measurement.far_passes counts them). The calibration's placement is
- * the one most of its passes so far ran at, near or apart, and each kernel is priced from
- * its passes at it, unless it has none: a price from one placement, not a mixture that no
- * step runs at. Classed at the kernel's last pass, when the fastest round trip and the
- * prevailing placement have been seen over rounds - 1 whole passes at least. (In stop 28's
- * zoo calibration, 75% of the passes ran apart.)
+ * with the cores apart (measurement.far_passes counts them), and each kernel is priced
+ * from its near passes, unless it has none: a price from one placement, not a mixture that
+ * no step runs at. Near, not whichever placement prevailed: the prices of kernels timed
+ * apart do not add up to a step run apart, whose ops pass their data between the cores
+ * where a kernel repeated on the same split does not. Stop 28, a calibration priced from
+ * its apart passes (65% of them): P3B1's step priced at 4.25 ms, its steps apart 7.4 ms;
+ * one priced near: within 2.5% of the near steps of 21 of 24 models (stop 27). Classed at
+ * the kernel's last pass, when the fastest round trip has been seen over rounds - 1 whole
+ * passes at least.
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -47,16 +50,6 @@ static int classify_passes(const double *rtt, int rounds, double fastest, bool *
         n += far[r];
     }
     return n;
-}
-
-/* Whether most of the passes probed so far (rtt[0..n), 0: not yet) ran with the cores apart. */
-static bool mostly_far(const double *rtt, size_t n, double fastest)
-{
-    long far = 0, near = 0;
-    for (size_t k = 0; k < n; k++)
-        if (rtt[k] > 0)
-            rtt_far(rtt[k], fastest) ? far++ : near++;
-    return far > near;
 }
 
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
@@ -163,13 +156,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
-                bool pass_far[MB_MAX_ROUNDS] = {false}, pass_other[MB_MAX_ROUNDS] = {false};
-                if (pass_rtt && last) {
+                bool pass_far[MB_MAX_ROUNDS] = {false};
+                if (pass_rtt && last)
                     m.far_passes = classify_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_far);
-                    const bool apart = mostly_far(pass_rtt, (size_t)total_in * (size_t)rounds, rtt_fastest);
-                    for (int r = 0; r < rounds; r++)
-                        pass_other[r] = pass_far[r] != apart;
-                }
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
@@ -189,15 +178,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
-                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_other,
+                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_far,
                                                         scratch);
-                            /* the passes' warm medians, pooled by their median (those at the
-                             * calibration's placement where there are any) */
-                            int nwarm = 0, nother = 0;
+                            /* the passes' warm medians, pooled by their median (the near
+                             * ones' where there are any) */
+                            int nwarm = 0;
                             for (int r = 0; r < rounds; r++)
-                                nother += pass_other[r];
-                            for (int r = 0; r < rounds; r++)
-                                if (!pass_other[r] || nother == rounds)
+                                if (!pass_far[r] || m.far_passes == rounds)
                                     scratch[nwarm++] = warm[r];
                             MbStats st;
                             mb_stats(scratch, nwarm, &st);
