@@ -69,9 +69,10 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     return EXIT_USAGE;
 }
 
-/* A cross-core read this much slower than calibrated (or faster: a calibration whose
- * placement was apart, calibrate.c): the host has put the cores at another distance than
- * when calibrated (the EPYC VMs: x3.5-4.4 then, x0.9-1.2 otherwise). */
+/* A cross-core read this much slower than calibrated (or faster: a read whose every
+ * calibration pass ran with the cores apart is priced apart, calibrate.c): the host has put
+ * the cores at another distance than when calibrated (the EPYC VMs: x3.5-4.4 then, x0.9-1.2
+ * otherwise). */
 static const double FAR_CORES = 1.5;
 
 /* Runs of one model at most: its rounds, and as many again for a model whose every round

@@ -37,16 +37,11 @@
 
 /* Marks far[r] for each pass r of one kernel whose probe (rtt[r], ns) took MB_FAR_RTT
  * times the fastest round trip or more; returns how many. */
-static bool rtt_far(double rtt, double fastest)
-{
-    return isfinite(fastest) && fastest > 0 && rtt >= MB_FAR_RTT * fastest;
-}
-
 static int classify_passes(const double *rtt, int rounds, double fastest, bool *far)
 {
     int n = 0;
     for (int r = 0; r < rounds; r++) {
-        far[r] = rtt_far(rtt[r], fastest);
+        far[r] = isfinite(fastest) && fastest > 0 && rtt[r] >= MB_FAR_RTT * fastest;
         n += far[r];
     }
     return n;

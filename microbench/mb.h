@@ -55,10 +55,9 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
 /* The median of the per-pass medians of samples[0..n), sample i from pass round[i] in
  * [0, rounds) (passes without samples skipped; scratch holds n doubles): a calibration in
  * rounds prices a kernel by it, so that each pass has one vote however many samples it
- * took. With pass_other (NULL: none), the passes it marks (run with the threads' cores at
- * another distance than the calibration's placement) are left out unless every pass with
- * samples is marked. 0 if n is 0. */
-double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_other,
+ * took. With pass_far (NULL: none), the passes it marks (run with the threads' cores
+ * apart) are left out unless every pass with samples is marked. 0 if n is 0. */
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_far,
                       double *scratch);
 
 /* ---- where the kernel threads' cores are (placement.c) ---- */

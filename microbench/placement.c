@@ -12,8 +12,8 @@
  * and after each kernel's pass and prices the kernel from its passes with the cores near
  * (microbench/calibrate.c).
  *
- * The probe: three bursts of 64 round trips, the fastest burst's mean: some 20 us near,
- * 100 us apart. A partner thread that is not running (the machine oversubscribed) would
+ * The probe: three bursts of 64 round trips, the fastest burst's mean: about 10 us near,
+ * 60 us apart. A partner thread that is not running (the machine oversubscribed) would
  * make a spin-wait last a scheduler slice; a burst past PROBE_DEADLINE_S is abandoned and
  * the probe reports at least the deadline's share per trip: not near, whatever the cores.
  */
