@@ -220,17 +220,28 @@ run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 -
     [ "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")" = 2 ] && ok validate-min-time-exact ||
     fail validate-min-time-exact "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")"
 # rounds: every model run once per round, measured by the median of the rounds' medians;
-# the validation row points at the round nearest it, every round's run is stored
+# the validation row points at the round nearest it, every round's run is stored. A model
+# whose every round found the cores at another distance than calibrated gets up to as many
+# rounds again (3-6 runs each; on a VM whose host moves the vCPUs, either happens)
 runs_before=$(sql "SELECT count(*) FROM run")
 if run validate-rounds 0 "$DLPERF" validate basic-lstm p3b1 --batch 4 --steps 2 --warmup 0 --min-time 0 --rounds 3; then
-    [ $(( $(sql "SELECT count(*) FROM run") - runs_before )) = 6 ] && ok validate-rounds-runs ||
-        fail validate-rounds-runs "$(( $(sql "SELECT count(*) FROM run") - runs_before )) runs, expected 6"
+    taken=$(sql "SELECT sum(rounds) FROM (SELECT rounds FROM validation ORDER BY id DESC LIMIT 2)")
+    n=$(sql "SELECT rounds FROM validation ORDER BY id DESC LIMIT 1") # p3b1's
+    [ $(( $(sql "SELECT count(*) FROM run") - runs_before )) = "$taken" ] &&
+        [ "$(sql "SELECT min(rounds) >= 3 AND max(rounds) <= 6 FROM (SELECT rounds FROM validation ORDER BY id DESC LIMIT 2)")" = 1 ] &&
+        ok validate-rounds-runs ||
+        fail validate-rounds-runs "$(( $(sql "SELECT count(*) FROM run") - runs_before )) runs, rounds recorded $taken"
     expect validate-rounds-progress "$T/err" "basic-lstm at batch 4 (1/2, round 3/3): training"
-    # measured = the median of the model's three run medians (runs are stored in round order)
+    # measured = the median of the model's run medians (the middle one, or the mean of the
+    # middle two for an even count)
     m=$(sql "SELECT printf('%.9f', measured_s) FROM validation ORDER BY id DESC LIMIT 1")
-    want=$(sql "SELECT printf('%.9f', median_s) FROM (SELECT median_s FROM run WHERE model='p3b1' ORDER BY id DESC LIMIT 3) ORDER BY median_s LIMIT 1 OFFSET 1")
+    want=$(sql "SELECT printf('%.9f', avg(median_s)) FROM (SELECT median_s FROM (SELECT median_s FROM run
+                WHERE model='p3b1' ORDER BY id DESC LIMIT $n) ORDER BY median_s LIMIT 2 - $n % 2 OFFSET ($n - 1) / 2)")
     [ "$m" = "$want" ] && ok validate-rounds-median || fail validate-rounds-median "measured $m, median of rounds $want"
-    [ "$(sql "SELECT r.median_s = v.measured_s FROM validation v JOIN run r ON r.id = v.run_id ORDER BY v.id DESC LIMIT 1")" = 1 ] &&
+    # the representative run: the one whose median is nearest the measurement
+    [ "$(sql "SELECT abs(r.median_s - v.measured_s) <= (SELECT min(abs(median_s - v.measured_s)) FROM (SELECT median_s
+              FROM run WHERE model='p3b1' ORDER BY id DESC LIMIT $n)) FROM validation v JOIN run r ON r.id = v.run_id
+              ORDER BY v.id DESC LIMIT 1")" = 1 ] &&
         ok validate-rounds-representative || fail validate-rounds-representative "$(sql "SELECT run_id FROM validation ORDER BY id DESC LIMIT 1")"
 fi
 run validate-bad-rounds 2 "$DLPERF" validate basic-lstm --rounds 11 &&
