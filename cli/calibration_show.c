@@ -373,22 +373,27 @@ static const char *const cell_names[] = {"vanilla", "lstm", "gru"};
 
 enum { MAX_FITS = 128 };
 
-/* Kernels with passes timed while the host had the threads' cores apart (calibrate.c). */
+/* Kernels with passes timed while the host had the threads' cores at another placement
+ * than the calibration's (calibrate.c): apart, or both threads on one core. */
 typedef struct {
     int kernels, passes; /* kernels with a far pass; far passes in all */
-    int all_far;         /* kernels whose every pass was far */
+    int shared_kernels, shared; /* the same for passes on one core */
+    int all_off;         /* kernels whose every pass was at another placement */
     int all;             /* passes in all */
-} FarPasses;
+} OffPasses;
 
-static FarPasses far_passes(const CalibrationRow *cal, const Rows *r)
+static OffPasses off_passes(const CalibrationRow *cal, const Rows *r)
 {
-    FarPasses f = {0};
+    OffPasses f = {0};
     const int rounds = cal->rounds > 1 ? cal->rounds : 1;
     f.all = r->n * rounds;
     for (int i = 0; i < r->n; i++) {
-        f.kernels += r->m[i].far_passes > 0;
-        f.passes += r->m[i].far_passes;
-        f.all_far += r->m[i].far_passes >= rounds;
+        const MeasurementRow *m = &r->m[i];
+        f.kernels += m->far_passes > 0;
+        f.passes += m->far_passes;
+        f.shared_kernels += m->shared_passes > 0;
+        f.shared += m->shared_passes;
+        f.all_off += m->far_passes + m->shared_passes >= rounds;
     }
     return f;
 }
@@ -397,15 +402,17 @@ static void print_placement(const CalibrationRow *cal, const Rows *r)
 {
     if (cal->sw.threads < 2)
         return;
-    const FarPasses f = far_passes(cal, r);
-    if (f.kernels == 0) {
-        printf("cores: every kernel's passes ran with the threads' cores as near as the fastest round trip seen\n");
+    const OffPasses f = off_passes(cal, r);
+    if (f.kernels == 0 && f.shared_kernels == 0) {
+        printf("cores: every kernel's passes ran with the threads' cores as near as the fastest round trip seen,\n"
+               "  a core each\n");
         return;
     }
     printf("cores: %d of %d passes (%d of %d kernels) ran with the threads' cores apart (a cache line's round\n"
-           "  trip x%.1f or more the fastest seen: the host moved the vCPUs); each kernel is priced from its\n"
-           "  near passes, but %d kernels that had none are priced apart\n",
-           f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.all_far);
+           "  trip x%.1f or more the fastest seen: the host moved the vCPUs), %d (%d kernels) with both threads\n"
+           "  on one core (FMA on two threads x%.1f or more its time on one); each kernel is priced from its\n"
+           "  passes near and a core each, but %d kernels that had none are priced from all their passes\n",
+           f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.shared, f.shared_kernels, MB_SHARED_CORE, f.all_off);
 }
 
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
@@ -547,14 +554,19 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddItemToObject(pa, "relative_time", cJSON_CreateDoubleArray(ps->rel, ps->passes));
         cJSON_AddNumberToObject(pa, "slowest_over_fastest", pass_spread(ps));
     }
-    if (cal->sw.threads > 1) { /* passes with the threads' cores apart, left out of the prices */
-        const FarPasses f = far_passes(cal, r);
+    if (cal->sw.threads > 1) { /* passes at another placement, left out of the prices */
+        const OffPasses f = off_passes(cal, r);
         cJSON *fp = cJSON_AddObjectToObject(o, "cores_apart");
         cJSON_AddNumberToObject(fp, "round_trip_ratio", MB_FAR_RTT);
         cJSON_AddNumberToObject(fp, "kernels", f.kernels);
         cJSON_AddNumberToObject(fp, "passes", f.passes);
-        cJSON_AddNumberToObject(fp, "kernels_every_pass", f.all_far);
         cJSON_AddNumberToObject(fp, "passes_in_all", f.all);
+        cJSON *sc = cJSON_AddObjectToObject(o, "cores_shared");
+        cJSON_AddNumberToObject(sc, "fma_ratio", MB_SHARED_CORE);
+        cJSON_AddNumberToObject(sc, "kernels", f.shared_kernels);
+        cJSON_AddNumberToObject(sc, "passes", f.shared);
+        /* kernels with no pass near and a core each, priced from all their passes */
+        cJSON_AddNumberToObject(o, "kernels_every_pass_off", f.all_off);
     }
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);

@@ -162,6 +162,8 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
      * few seconds, and a run that spent part of its time far is reported far */
     if (rc == 0 && r->drift.cross > 0)
         r->drift.cross_after = session_cross_core_drift(cli, cm);
+    if (rc == 0 && r->drift.share > 0)
+        r->drift.share_after = session_core_share(cli);
     if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
                                  NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
@@ -172,14 +174,24 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
     return rc;
 }
 
-/* Whether round k of a model found the cores at another distance than calibrated (in
- * practice apart) before or after its run (false where not measured). */
+/* Whether round k of a model found the cores at another placement than the calibration's
+ * before or after its run: at another distance (in practice apart), or both threads on one
+ * core (false where not measured). */
 static bool round_far(const RoundRun *k)
 {
+    const Drift *d = &k->drift;
     const double lo = 1 / FAR_CORES;
-    return k->drift.cross > 0 && k->drift.cross_after > 0 &&
-           (k->drift.cross >= FAR_CORES || k->drift.cross_after >= FAR_CORES || k->drift.cross <= lo ||
-            k->drift.cross_after <= lo);
+    const bool apart = d->cross > 0 && d->cross_after > 0 &&
+                       (d->cross >= FAR_CORES || d->cross_after >= FAR_CORES || d->cross <= lo || d->cross_after <= lo);
+    const bool one_core = d->share >= MB_SHARED_CORE || d->share_after >= MB_SHARED_CORE;
+    return apart || one_core;
+}
+
+/* Whether round k's placement was measured at all. */
+static bool round_placed(const RoundRun *k)
+{
+    const Drift *d = &k->drift;
+    return (d->cross > 0 && d->cross_after > 0) || (d->share > 0 && d->share_after > 0);
 }
 
 /* A model whose every round found the cores apart (the host moved the vCPUs between cache
@@ -202,7 +214,7 @@ static int extra_rounds(const Cli *cli, Db *db, const MachineRow *machine, const
                 continue;
             wanted++;
             if (!cli->json)
-                fprintf(stderr, "validate: %s: every run so far with the cores apart; extra round %d of at most %d...\n",
+                fprintf(stderr, "validate: %s: every run so far with the cores at another placement; extra round %d of at most %d...\n",
                         r->m->name, extra + 1, vo->rounds);
             const int rc = validate_round(cli, db, machine, cm, vo, r);
             if (rc != 0)
@@ -251,9 +263,8 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
     res->far_rounds = res->near_rounds = 0;
     res->near_measured_s = 0;
     for (int k = 0; k < n; k++) {
-        const Drift *d = &res->round[k].drift;
-        if (d->cross <= 0 || d->cross_after <= 0)
-            continue; /* not measured */
+        if (!round_placed(&res->round[k]))
+            continue;
         if (round_far(&res->round[k]))
             res->far_rounds++;
         else
@@ -802,7 +813,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
            "# the run against the calibration (the representative run's); well above x1 the host had put the\n"
            "# cores farther apart than when calibrated, and every op that passes data between them ran slower\n"
            "# (not adjusted for); far: the model's runs whose cores read x%.1f or more (or x%.2f or less)\n"
-           "# before or after\n", FAR_CORES, 1 / FAR_CORES);
+           "# before or after, or whose two threads shared one core (an FMA burst on both x%.1f or more its\n"
+           "# time on one)\n", FAR_CORES, 1 / FAR_CORES, MB_SHARED_CORE);
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0, mxa = 0;
         for (int i = 0; i < nm; i++) {
@@ -821,8 +833,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
         if (ns.far_runs == 0)
             break;
         if (h == 0)
-            printf("cores x%.1f or more farther apart (or nearer) than at calibration (before or after the run) in %d "
-                   "of %d runs\n", FAR_CORES, ns.far_runs, ns.runs);
+            printf("cores x%.1f or more farther apart (or nearer) than at calibration, or on one core (before or after "
+                   "the run), in %d of %d runs\n", FAR_CORES, ns.far_runs, ns.runs);
         printf("%s at the calibration's placement (each model's runs with the cores as near as calibrated",
                h ? "holdout calibration" : "full calibration");
         if (ns.models < nm)

@@ -507,6 +507,13 @@ double session_cross_core_drift(const Cli *cli, const CostModel *cm)
     return rc == 0 ? m.median_s / calibrated : 0;
 }
 
+double session_core_share(const Cli *cli)
+{
+    if (cli->threads < 2 || (comm_active() && comm_size() > 1))
+        return 0;
+    return mb_core_share(cli->threads);
+}
+
 int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
 {
     /* shapes every calibration mode measures: gemm-sweep's 1024 square, cnn-sweep's 56x56x64
@@ -517,8 +524,10 @@ int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
         op_act(PHASE_FWD, ACT_RELU, (size_t)1 << 22), op_copy(PHASE_FWD, (size_t)1 << 22),
         op_batchnorm(PHASE_FWD, 32, 64, 56 * 56, 1e-3f, 0.99f, true)};
     const int rc = session_drift_ops(cli, cm, refs, (int)(sizeof refs / sizeof refs[0]), 1.0, out);
-    if (rc == 0)
+    if (rc == 0) {
         out->cross = session_cross_core_drift(cli, cm);
+        out->share = session_core_share(cli);
+    }
     return rc;
 }
 

@@ -90,10 +90,16 @@ typedef struct {
      * folded into the adjusted error (which ops it slows, and by how much, is not known);
      * 0: not measured. cross_after: the same after the run (validate sets it) */
     double cross, cross_after;
+    /* session_drift, on more than one thread: an FMA burst on two threads over one
+     * (mb_core_share): x2 where the host runs both vCPUs on one core, which the cross-core
+     * read cannot tell from near; share_after: after the run (validate); 0: not measured */
+    double share, share_after;
 } Drift;
 int session_drift(const Cli *cli, const CostModel *cm, Drift *out);
 /* Drift.cross alone, timed now (0: one thread, under mpirun, or not calibrated). */
 double session_cross_core_drift(const Cli *cli, const CostModel *cm);
+/* Drift.share alone, probed now (0: one thread, or under mpirun). */
+double session_core_share(const Cli *cli);
 /* The same over the given references (at most 8), each calibrated time multiplied by
  * slowdown (the cores' oversubscription a data-parallel prediction applies). Under mpirun
  * every rank calls it at once; rank 0 passes the calibration (the others NULL) and alone

@@ -481,12 +481,12 @@ int db_measurement_insert(Db *db, MeasurementRow *m)
     if (run_stmt(db, &m->id,
                  "INSERT INTO measurement (calibration_id, family, key, kind, phase, threads, warmups,"
                  " reps, inner, median_s, min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops,"
-                 " bytes, validated, max_err, warm_s, far_passes)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Issssiiiiddddddddd" "iddi", m->calibration_id, m->family, m->key, m->kind, m->phase,
+                 " bytes, validated, max_err, warm_s, far_passes, shared_passes)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Issssiiiiddddddddd" "iddii", m->calibration_id, m->family, m->key, m->kind, m->phase,
                  m->threads, m->warmups, m->reps, m->inner, m->median_s, m->min_s, m->max_s, m->mean_s,
                  m->stddev_s, m->ci95_lo_s, m->ci95_hi_s, m->flops, m->bytes, (int)m->validated,
-                 m->max_err, m->warm_s, m->far_passes) != 0)
+                 m->max_err, m->warm_s, m->far_passes, m->shared_passes) != 0)
         goto fail;
     for (int i = 0; m->samples && i < m->nsamples; i++)
         if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s, round) VALUES (?,?,?,?)", "Iidi",
@@ -507,7 +507,8 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
     if (sqlite3_prepare_v2(db->h,
                            "SELECT id, family, key, kind, phase, threads, warmups, reps, inner, median_s,"
                            " min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops, bytes,"
-                           " validated, max_err, coalesce(warm_s, 0), far_passes FROM measurement"
+                           " validated, max_err, coalesce(warm_s, 0), far_passes, shared_passes"
+                           " FROM measurement"
                            " WHERE calibration_id = ? ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, "prepare");
@@ -533,6 +534,7 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
         m.max_err = sqlite3_column_double(st, 19);
         m.warm_s = sqlite3_column_double(st, 20);
         m.far_passes = sqlite3_column_int(st, 21);
+        m.shared_passes = sqlite3_column_int(st, 22);
         if (fn(&m, ctx) != 0) {
             rc = SQLITE_DONE;
             break;

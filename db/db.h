@@ -87,6 +87,9 @@ typedef struct {
     int far_passes;         /* passes timed with the threads' cores apart (microbench/placement.c),
                                which the median leaves out unless every pass was; 0: none, or
                                one thread */
+    int shared_passes;      /* passes timed with both threads on one core (the round trip near,
+                               the FMA probe x1.5 or more slower together than alone), left
+                               out as far_passes are; counted where not far */
     const double *samples;  /* reps per-execution times (seconds); written, not read back */
     const int *sample_rounds; /* the pass over the lists each sample came from (0-based);
                                  NULL: all from pass 0 */

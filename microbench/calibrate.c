@@ -25,7 +25,10 @@
  * its apart passes (65% of them): P3B1's step priced at 4.25 ms, its steps apart 7.4 ms;
  * one priced near: within 2.5% of the near steps of 21 of 24 models (stop 27). Classed at
  * the kernel's last pass, when the fastest round trip has been seen over rounds - 1 whole
- * passes at least.
+ * passes at least. Near is not enough: the host at times runs both vCPUs on one core, where
+ * the round trip reads near and a 2-thread kernel runs at one core's speed, so each pass is
+ * also probed for that (mb_core_share) and such a pass (measurement.shared_passes) is left
+ * out too: the price is the cores' at the calibration's placement, near and one each.
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
@@ -35,16 +38,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Marks far[r] for each pass r of one kernel whose probe (rtt[r], ns) took MB_FAR_RTT
- * times the fastest round trip or more; returns how many. */
-static int classify_passes(const double *rtt, int rounds, double fastest, bool *far)
+/* Where the cores were in each pass of one kernel, by its slower probes (placement.c). */
+typedef struct {
+    double rtt_ns; /* the round trip */
+    double share;  /* FMA on two threads over one */
+} PassProbe;
+
+/* Classes each pass r of one kernel: apart (a round trip MB_FAR_RTT times the fastest the
+ * calibration saw, or more), else on one core (a share of MB_SHARED_CORE or more), else at
+ * the calibration's placement. Marks off[r] for the first two; counts each in *far and
+ * *shared. */
+static void classify_passes(const PassProbe *probe, int rounds, double fastest, bool *off, int *far, int *shared)
 {
-    int n = 0;
+    *far = *shared = 0;
     for (int r = 0; r < rounds; r++) {
-        far[r] = isfinite(fastest) && fastest > 0 && rtt[r] >= MB_FAR_RTT * fastest;
-        n += far[r];
+        const bool apart = isfinite(fastest) && fastest > 0 && probe[r].rtt_ns >= MB_FAR_RTT * fastest;
+        const bool one_core = !apart && probe[r].share >= MB_SHARED_CORE;
+        off[r] = apart || one_core;
+        *far += apart;
+        *shared += one_core;
     }
-    return n;
+}
+
+/* Both probes, now. */
+static PassProbe probe_now(int threads)
+{
+    return (PassProbe){mb_core_rtt_ns(threads), mb_core_share(threads)};
 }
 
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
@@ -61,7 +80,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     int *npooled = NULL;
     double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
-    double *pass_rtt = NULL; /* threads > 1: each kernel's slower probe per pass (rounds each), ns */
+    PassProbe *pass_probe = NULL; /* threads > 1: each kernel's slower probes per pass (rounds each) */
     double rtt_fastest = INFINITY; /* the fastest round trip probed so far, ns */
     MbProtocol pass = *p; /* one pass's share of the sampling budget */
     if (rounds > 1) {
@@ -87,7 +106,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         npooled = calloc((size_t)total_in, sizeof *npooled);
         warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
     }
-    if (threads > 1 && total_in > 0 && !(pass_rtt = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_rtt))) {
+    if (threads > 1 && total_in > 0 &&
+        !(pass_probe = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_probe))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -128,13 +148,14 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 comm_barrier(); /* ranks measuring together start each kernel together */
                 MeasurementRow m;
                 char terr[256] = "";
-                const double rtt_before = mb_core_rtt_ns(threads);
+                const PassProbe before = probe_now(threads);
                 int trc = mb_time_op(&fams[f].ops[j], &pass, threads, &m, samples, terr, sizeof terr);
-                const double rtt_after = mb_core_rtt_ns(threads);
-                if (pass_rtt) {
-                    pass_rtt[(size_t)i * (size_t)rounds + (size_t)round] = fmax(rtt_before, rtt_after);
-                    if (rtt_before > 0)
-                        rtt_fastest = fmin(rtt_fastest, fmin(rtt_before, rtt_after));
+                const PassProbe after = probe_now(threads);
+                if (pass_probe) {
+                    pass_probe[(size_t)i * (size_t)rounds + (size_t)round] =
+                        (PassProbe){fmax(before.rtt_ns, after.rtt_ns), fmax(before.share, after.share)};
+                    if (before.rtt_ns > 0)
+                        rtt_fastest = fmin(rtt_fastest, fmin(before.rtt_ns, after.rtt_ns));
                 }
                 /* a kernel too large for the memory (per rank) is left out on every rank,
                  * with a warning: predictions price its key from the fitted model */
@@ -151,9 +172,11 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
-                bool pass_far[MB_MAX_ROUNDS] = {false};
-                if (pass_rtt && last)
-                    m.far_passes = classify_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_far);
+                bool pass_off[MB_MAX_ROUNDS] = {false}; /* at another placement than near, a core each */
+                if (pass_probe && last)
+                    classify_passes(pass_probe + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_off,
+                                    &m.far_passes, &m.shared_passes);
+                const bool all_off = m.far_passes + m.shared_passes == rounds;
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
@@ -173,13 +196,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
-                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_far,
+                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_off,
                                                         scratch);
-                            /* the passes' warm medians, pooled by their median (the near
-                             * ones' where there are any) */
+                            /* the passes' warm medians, pooled by their median (those at
+                             * the calibration's placement where there are any) */
                             int nwarm = 0;
                             for (int r = 0; r < rounds; r++)
-                                if (!pass_far[r] || m.far_passes == rounds)
+                                if (!pass_off[r] || all_off)
                                     scratch[nwarm++] = warm[r];
                             MbStats st;
                             mb_stats(scratch, nwarm, &st);
@@ -235,7 +258,7 @@ cleanup:
     free(pooled_round);
     free(npooled);
     free(warm_pooled);
-    free(pass_rtt);
+    free(pass_probe);
     free(keys);
     free(measure);
     free(skipped);

@@ -55,9 +55,10 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
 /* The median of the per-pass medians of samples[0..n), sample i from pass round[i] in
  * [0, rounds) (passes without samples skipped; scratch holds n doubles): a calibration in
  * rounds prices a kernel by it, so that each pass has one vote however many samples it
- * took. With pass_far (NULL: none), the passes it marks (run with the threads' cores
- * apart) are left out unless every pass with samples is marked. 0 if n is 0. */
-double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_far,
+ * took. With pass_off (NULL: none), the passes it marks (run with the threads' cores at
+ * another placement than the calibration's: apart, or on one core) are left out unless
+ * every pass with samples is marked. 0 if n is 0. */
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
                       double *scratch);
 
 /* ---- where the kernel threads' cores are (placement.c) ---- */
@@ -67,6 +68,12 @@ double mb_core_rtt_ns(int threads);
 /* A round trip this many times the fastest one a calibration saw: the host has put the
  * cores apart (the EPYC VMs: x4-10 apart, x1-1.5 near). */
 #define MB_FAR_RTT 2.5
+/* How much slower an FMA burst runs on threads 0 and 1 together than on thread 0 alone:
+ * about 1 with a core each, about 2 where the host runs both on one core's two hardware
+ * threads (which the round trip cannot tell from near); 0 with fewer than 2 threads. */
+double mb_core_share(int threads);
+/* A share this high or more: the threads were on one core. */
+#define MB_SHARED_CORE 1.5
 
 /* Smallest observable difference of CLOCK_MONOTONIC, measured (seconds). */
 double mb_timer_resolution_s(void);

@@ -125,17 +125,17 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
     m->nsamples = n;
 }
 
-double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_far,
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
                       double *scratch)
 {
-    /* the far passes count only where there is no other */
+    /* the marked passes count only where there is no other */
     bool any_near = false;
     for (int i = 0; i < n && !any_near; i++)
-        any_near = !pass_far || !pass_far[round[i]];
+        any_near = !pass_off || !pass_off[round[i]];
     double medians[MB_MAX_ROUNDS];
     int npass = 0;
     for (int r = 0; r < rounds && npass < MB_MAX_ROUNDS; r++) {
-        if (any_near && pass_far && pass_far[r])
+        if (any_near && pass_off && pass_off[r])
             continue;
         int k = 0;
         for (int i = 0; i < n; i++)

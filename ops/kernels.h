@@ -124,6 +124,9 @@ void spmm_run(float *c, const float *values, const int32_t *col_idx, const int32
 /* ---- machine limits (limits.c), microbenchmarks only ---- */
 /* out (threads): each thread's FMA chains, averaged (1.0 when the kernel ran correctly) */
 void peak_fma_run(float *out, const PeakDesc *d);
+/* The same chains on the calling thread alone: fma (a multiple of PEAK_FMA_QUANTUM)
+ * multiply-adds; returns the accumulators' mean, 1.0 (the placement probe times it) */
+float peak_fma_here(long fma);
 /* The slice of x thread t reads: its own, or (CROSS) the next thread's */
 int membw_slice(const MembwDesc *d, int t);
 /* out (threads): thread t's sum over passes of slice membw_slice(d, t) of x (threads slices

@@ -61,26 +61,27 @@ static int peak_lanes(void)
     return 4;
 }
 
+float peak_fma_here(long fma)
+{
+    OPS_ASSERT(fma % PEAK_FMA_QUANTUM == 0);
+    const int lanes = peak_lanes();
+    const long iters = fma / (PEAK_CHAINS * lanes);
+#ifdef PEAK_X86
+    if (lanes == 16)
+        return peak_avx512(iters);
+    if (lanes == 8)
+        return peak_avx2(iters);
+#endif
+    return peak_generic(iters);
+}
+
 /* Contract: every thread runs fma_per_thread multiply-adds (as FMAs where the CPU has
  * them) and writes the mean of its accumulators, 1.0, to out[t]. */
 void peak_fma_run(float *out, const PeakDesc *d)
 {
     OPS_ASSERT(out && d && d->fma_per_thread % PEAK_FMA_QUANTUM == 0);
-    const int lanes = peak_lanes();
-    const long iters = d->fma_per_thread / (PEAK_CHAINS * lanes);
 #pragma omp parallel num_threads(d->threads)
-    {
-        float v;
-#ifdef PEAK_X86
-        if (lanes == 16)
-            v = peak_avx512(iters);
-        else if (lanes == 8)
-            v = peak_avx2(iters);
-        else
-#endif
-            v = peak_generic(iters);
-        out[omp_get_thread_num()] = v;
-    }
+    out[omp_get_thread_num()] = peak_fma_here(d->fma_per_thread);
 }
 
 /* ---- memory bandwidth by working set ---- */

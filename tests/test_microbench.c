@@ -739,6 +739,18 @@ static void test_core_rtt(void **state)
     assert_true(ns > 0 && isfinite(ns));
 }
 
+/* Two threads each running the lone thread's FMA chains cannot finish sooner than the lone
+ * thread (x1 with a core each, x2 sharing one core's units); one thread has nothing to
+ * compare. */
+static void test_core_share(void **state)
+{
+    (void)state;
+    assert_float_equal(mb_core_share(1), 0.0, 0.0);
+    const double share = mb_core_share(2);
+    assert_true(isfinite(share));
+    assert_true(share >= 0.8);
+}
+
 static void test_calibrate_rounds(void **state)
 {
     (void)state;
@@ -904,6 +916,7 @@ int main(void)
         cmocka_unit_test(test_pass_median),
         cmocka_unit_test(test_pass_median_far),
         cmocka_unit_test(test_core_rtt),
+        cmocka_unit_test(test_core_share),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),
