@@ -112,6 +112,7 @@ typedef struct {
      * before or after the run), near (both below), else not measured; the median of the
      * near rounds' medians (0: none) */
     int far_rounds, near_rounds;
+    int one_core_rounds; /* of the far ones, those with both threads on one core */
     double near_measured_s;
 } ModelResult;
 
@@ -177,14 +178,18 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
 /* Whether round k of a model found the cores at another placement than the calibration's
  * before or after its run: at another distance (in practice apart), or both threads on one
  * core (false where not measured). */
+static bool round_one_core(const RoundRun *k)
+{
+    return k->drift.share >= MB_SHARED_CORE || k->drift.share_after >= MB_SHARED_CORE;
+}
+
 static bool round_far(const RoundRun *k)
 {
     const Drift *d = &k->drift;
     const double lo = 1 / FAR_CORES;
     const bool apart = d->cross > 0 && d->cross_after > 0 &&
                        (d->cross >= FAR_CORES || d->cross_after >= FAR_CORES || d->cross <= lo || d->cross_after <= lo);
-    const bool one_core = d->share >= MB_SHARED_CORE || d->share_after >= MB_SHARED_CORE;
-    return apart || one_core;
+    return apart || round_one_core(k);
 }
 
 /* Whether round k's placement was measured at all. */
@@ -260,14 +265,15 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
      * the median of four rounds two and two apart is neither (sparse-ae on the Zen 4 VM:
      * 2.77, 1.28, 1.28, 2.56 ms, median 1.92, predicted 1.27). */
     double near_med[MAX_RUNS];
-    res->far_rounds = res->near_rounds = 0;
+    res->far_rounds = res->near_rounds = res->one_core_rounds = 0;
     res->near_measured_s = 0;
     for (int k = 0; k < n; k++) {
         if (!round_placed(&res->round[k]))
             continue;
-        if (round_far(&res->round[k]))
+        if (round_far(&res->round[k])) {
             res->far_rounds++;
-        else
+            res->one_core_rounds += round_one_core(&res->round[k]);
+        } else
             near_med[res->near_rounds++] = med[k];
     }
     if (res->near_rounds > 0)
@@ -724,6 +730,7 @@ static void kind_rows_free(KindRow *k, int n)
  * those without one by all their runs. */
 typedef struct {
     int runs, far_runs;   /* runs whose cores were measured; of them far */
+    int one_core_runs;    /* of the far runs, those with both threads on one core */
     int models;           /* models with a near run */
     double median_abs_pct, max_abs_pct; /* over those */
     const char *max_model;
@@ -743,6 +750,7 @@ static NearSummary near_summary(const ModelResult *res, int nm, int h)
     for (int i = 0; i < nm; i++) {
         ns.runs += res[i].far_rounds + res[i].near_rounds;
         ns.far_runs += res[i].far_rounds;
+        ns.one_core_runs += res[i].one_core_rounds;
         every[i] = res[i].near_rounds > 0 ? near_error_pct(&res[i], h) : res[i].v[h].error_pct;
         if (fabs(every[i]) >= ns.every_max_abs_pct) {
             ns.every_max_abs_pct = fabs(every[i]);
@@ -834,7 +842,7 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
             break;
         if (h == 0)
             printf("cores x%.1f or more farther apart (or nearer) than at calibration, or on one core (before or after "
-                   "the run), in %d of %d runs\n", FAR_CORES, ns.far_runs, ns.runs);
+                   "the run), in %d of %d runs (%d on one core)\n", FAR_CORES, ns.far_runs, ns.runs, ns.one_core_runs);
         printf("%s at the calibration's placement (each model's runs with the cores as near as calibrated",
                h ? "holdout calibration" : "full calibration");
         if (ns.models < nm)
@@ -904,9 +912,11 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
         if (res[i].far_rounds + res[i].near_rounds > 0) {
             cJSON_AddNumberToObject(o, "rounds_far", res[i].far_rounds);
             cJSON_AddNumberToObject(o, "rounds_near", res[i].near_rounds);
+            cJSON_AddNumberToObject(o, "rounds_one_core", res[i].one_core_rounds);
         } else {
             cJSON_AddNullToObject(o, "rounds_far"); /* the cores' distance not measured */
             cJSON_AddNullToObject(o, "rounds_near");
+            cJSON_AddNullToObject(o, "rounds_one_core");
         }
         if (res[i].near_rounds > 0)
             cJSON_AddNumberToObject(o, "measured_near_s", res[i].near_measured_s);
@@ -970,6 +980,7 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON *n = cJSON_AddObjectToObject(s, "near_placement");
             cJSON_AddNumberToObject(n, "runs", ns.runs);
             cJSON_AddNumberToObject(n, "runs_far", ns.far_runs);
+            cJSON_AddNumberToObject(n, "runs_one_core", ns.one_core_runs);
             cJSON_AddNumberToObject(n, "models", ns.models);
             if (ns.models > 0) {
                 cJSON_AddNumberToObject(n, "median_abs_error_pct", ns.median_abs_pct);

@@ -203,6 +203,8 @@ if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmu
                    AND (json_extract(j, '\$.models[0].rounds') = 2 OR json_extract(j, '\$.models[0].rounds_far') >= 2)
                    AND (json_extract(j, '\$.models[0].rounds') <> 3 OR json_extract(j, '\$.models[0].rounds_near') = 1)
                    AND json_extract(j, '\$.summary_full.near_placement.runs') = json_extract(j, '\$.models[0].rounds')
+                   AND json_extract(j, '\$.models[0].rounds_one_core') BETWEEN 0 AND json_extract(j, '\$.models[0].rounds_far')
+                   AND json_extract(j, '\$.summary_full.near_placement.runs_one_core') = json_extract(j, '\$.models[0].rounds_one_core')
                    AND json_extract(j, '\$.summary_full.near_placement.every_model_max_abs_error_pct') IS NOT NULL
                    AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].measured_near_s') IS NULL)
                    AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].full.error_near_pct') IS NULL)
@@ -267,6 +269,14 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                   AND json_extract(j, '\$.limits.cross_core_l3_quartile_lo_gbs') > 0
                   AND json_extract(j, '\$.limits.cross_core_l3_quartile_ratio') >= 1")" = 1 ] &&
             ok calibrate-show-cross-core || fail calibrate-show-cross-core "$(head -c 300 "$T/out")"
+        # passes at another placement (apart, or both threads on one core): --show counts
+        # what the calibration stored, and no pass is both
+        shared=$(sql "SELECT COALESCE(SUM(shared_passes), 0) FROM measurement WHERE calibration_id = $(json "json_extract(j, '\$.calibration_id')")")
+        [ "$(json "json_extract(j, '\$.cores_shared.passes') = $shared
+                  AND json_extract(j, '\$.cores_apart.passes') + json_extract(j, '\$.cores_shared.passes')
+                      <= json_extract(j, '\$.cores_apart.passes_in_all')
+                  AND json_extract(j, '\$.kernels_every_pass_off') <= json_extract(j, '\$.kernels')")" = 1 ] &&
+            ok calibrate-show-placement || fail calibrate-show-placement "$shared; $(json "json_extract(j, '\$.cores_shared')")"
     fi
     # DRAM's figures come from working sets of 4x the last-level cache or more: a read of
     # twice it (partly cached, as fast as a cache where the host splits the threads over
