@@ -100,8 +100,10 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
         printf("  not even batch 1 fits\n");
 }
 
+/* llc_bytes: the last-level cache the ops' warmth was counted in (a rank's share of the
+ * node's under --ranks; 0: no cache model) */
 static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int nops, const Plan *plan,
-                              const MemoryFit *f)
+                              const MemoryFit *f, double llc_bytes)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "prediction_id", (double)p->id);
@@ -143,6 +145,7 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(mem, "largest_batch", (double)f->largest_batch);
     cJSON_AddBoolToObject(o, "holdout", p->holdout);
     cJSON_AddNumberToObject(o, "ranks", p->ranks > 1 ? p->ranks : 1);
+    cJSON_AddNumberToObject(o, "cache_bytes", llc_bytes);
     if (p->ranks > 1) {
         cJSON_AddNumberToObject(o, "allreduce_s", p->allreduce_s);
         cJSON_AddNumberToObject(o, "allreduce_lo_s", p->allreduce_lo_s);
@@ -295,7 +298,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     }
     rc = EXIT_OK;
     if (cli->json) {
-        json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit));
+        json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm)));
         goto done;
     }
     char b1[32], b2[32], b3[32];
@@ -362,7 +365,8 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         printf("# cached: how warm the op's data is when it starts, 0 (from DRAM: the calibration's cold time) to "
                "100%% (as warm as when the calibration ran it again on its own data: its warm time); each byte "
                "weighted by how fast the calibration read data written that much traffic before (its handoff "
-               "curve), within the %s of last-level cache it flushed\n", fmt_bytes(cm_llc_bytes(cm), b1, 32));
+               "curve), within %s of last-level cache%s\n", fmt_bytes(cm_llc_bytes(cm), b1, 32),
+               po.ranks > 1 ? " (a rank's share of what the calibration flushed)" : " (what the calibration flushed)");
     else
         printf("# cached: none; the calibration predates the cache model (every op priced from cold caches)\n");
     if (show < ng)

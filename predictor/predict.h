@@ -85,7 +85,8 @@ int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size
 int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
                     size_t errlen);
 /* The last-level cache (bytes) the calibration flushed for its cold times; 0 if it did not
- * record one. For tests and in-memory models: cm_set_llc. */
+ * record one. cm_set_llc: for tests and in-memory models, and a rank's share of the cache
+ * where the node's ranks share it (session_calibration_dp). */
 double cm_llc_bytes(const CostModel *cm);
 void cm_set_llc(CostModel *cm, double llc_bytes);
 /* The share (0..1) of the calibration's cold-to-warm speed-up that an op whose buffers

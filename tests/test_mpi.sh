@@ -314,6 +314,14 @@ if run predict-ranks-memory 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ran
                    >= json_extract(j, '\$.allreduce_hi_s') - json_extract(j, '\$.allreduce_s') - 1e-12")" = 1 ] &&
         ok predict-ranks-allreduce-band || fail predict-ranks-allreduce-band "$(head -c 1500 "$T/out")"
 fi
+# the node's ranks share its last-level cache: each rank's ops are warm within its share
+if run predict-one-cache 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --json; then
+    whole=$(json "json_extract(j, '\$.cache_bytes')")
+    if run predict-ranks-cache 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2 --json; then
+        [ "$(json "$whole > 0 AND abs(json_extract(j, '\$.cache_bytes') - $whole / 2.0) < 1")" = 1 ] &&
+            ok predict-ranks-cache-share || fail predict-ranks-cache-share "$whole; $(json "json_extract(j, '\$.cache_bytes')")"
+    fi
+fi
 # its runtime is a rank's with MPI started, as the 2-rank communication calibration measured it
 if run predict-ranks-memory-text 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2; then
     expect predict-ranks-memory-text "$T/out" "allreduce .*scratch for the gradients' allreduce, probed at 2 ranks"
