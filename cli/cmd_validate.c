@@ -300,6 +300,7 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
         v->adjusted_error_pct = 100 * (drift_adjusted_s(&r->drift, res->pred[h], res->nops) - measured) / measured;
         v->rounds = n;
         v->far_rounds = res->far_rounds;
+        v->one_core_rounds = res->one_core_rounds;
         v->near_rounds = res->near_rounds;
         v->measured_near_s = res->near_measured_s;
         if (db_validation_insert(db, v) != 0)

@@ -713,14 +713,15 @@ int db_validation_insert(Db *db, ValidationRow *v)
                     "INSERT INTO validation (prediction_id, run_id, model, batch, threads, created_at,"
                     " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout,"
                     " drift_compute, drift_memory, adjusted_error_pct, ranks, predicted_allreduce_s,"
-                    " measured_allreduce_s, drift_cross, drift_allreduce, rounds, far_rounds, near_rounds, measured_near_s)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddiddd" "idddd" "iiid", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " measured_allreduce_s, drift_cross, drift_allreduce, rounds, far_rounds, near_rounds, measured_near_s,"
+                    " one_core_rounds)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddiddd" "idddd" "iiidi", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
                     v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
                     v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s,
                     v->drift_cross, v->drift_allreduce, v->rounds > 0 ? v->rounds : 1, v->far_rounds,
-                    v->near_rounds, v->measured_near_s);
+                    v->near_rounds, v->measured_near_s, v->one_core_rounds);
 }
 
 /* ---- spec sheets ---- */

@@ -191,9 +191,11 @@ typedef struct {
      * vCPUs); 0: not measured */
     double drift_cross;
     /* the model's runs (rounds), those whose cores were x1.5 or more farther apart than
-     * at calibration before or after the run (far) and those whose cores were not (near;
-     * neither where not measured), and the median of the near runs' medians (0: none) */
-    int rounds, far_rounds, near_rounds;
+     * at calibration before or after the run, or on one core (far), and those whose cores
+     * were not (near; neither where not measured), and the median of the near runs'
+     * medians (0: none). one_core_rounds (v16): of the far runs, those whose FMA probe
+     * found both threads on one core */
+    int rounds, far_rounds, near_rounds, one_core_rounds;
     double measured_near_s;
     /* data-parallel validations (ranks > 1; batch is the global batch) */
     int ranks;

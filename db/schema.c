@@ -215,6 +215,9 @@ static const char *const migrations[] = {
      * threads x1.5 or more its time on one, before or after the pass, with the round trip
      * near): left out of its median as the far passes are (microbench/placement.c) */
     "ALTER TABLE measurement ADD COLUMN shared_passes INTEGER NOT NULL DEFAULT 0;",
+    /* v16: of a validation's far runs, those whose FMA probe found both threads on one core
+     * before or after the run (0: none, not probed, or before dlperf probed) */
+    "ALTER TABLE validation ADD COLUMN one_core_rounds INTEGER NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

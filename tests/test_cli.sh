@@ -211,6 +211,7 @@ if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmu
                    AND (json_extract(j, '\$.models[0].rounds_near') < 2
                         OR json_extract(j, '\$.models[0].measured_near_s') = json_extract(j, '\$.models[0].measured_median_s'))")" = 1 ] &&
             [ "$(sql "SELECT rounds BETWEEN 2 AND 4 AND far_rounds + near_rounds = rounds AND (near_rounds > 0) = (measured_near_s > 0)
+                      AND one_core_rounds BETWEEN 0 AND far_rounds
                       FROM validation ORDER BY id DESC LIMIT 1")" = 1 ] &&
             ok validate-near-rounds || fail validate-near-rounds "$(head -c 600 "$T/out"); $(sql "SELECT rounds, far_rounds, near_rounds, measured_near_s FROM validation ORDER BY id DESC LIMIT 1")"
     else
