@@ -108,9 +108,10 @@ typedef struct {
     double memory_bytes;    /* predicted process memory: the process before the run, and the plan */
     double peak_rss_bytes;  /* the representative run's */
     double cross_before, cross_after; /* its cross-core drift before and after (0: not measured) */
-    /* the rounds by where the cores were: far (the cross-core read x FAR_CORES or more
-     * before or after the run), near (both below), else not measured; the median of the
-     * near rounds' medians (0: none) */
+    /* the rounds by where the cores were: far (round_far: the cross-core read x FAR_CORES
+     * or more, or x1/FAR_CORES or less, or both threads on one core, before or after the
+     * run), near (neither), else not measured; the median of the near rounds' medians (0:
+     * none) */
     int far_rounds, near_rounds;
     int one_core_rounds; /* of the far ones, those with both threads on one core */
     double near_measured_s;
@@ -175,14 +176,15 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
     return rc;
 }
 
-/* Whether round k of a model found the cores at another placement than the calibration's
- * before or after its run: at another distance (in practice apart), or both threads on one
- * core (false where not measured). */
+/* Whether round k's FMA probe found both threads on one core before or after its run. */
 static bool round_one_core(const RoundRun *k)
 {
     return k->drift.share >= MB_SHARED_CORE || k->drift.share_after >= MB_SHARED_CORE;
 }
 
+/* Whether round k of a model found the cores at another placement than the calibration's
+ * before or after its run: at another distance (in practice apart), or both threads on one
+ * core (false where not measured). */
 static bool round_far(const RoundRun *k)
 {
     const Drift *d = &k->drift;

@@ -176,7 +176,6 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 if (pass_probe && last)
                     classify_passes(pass_probe + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_off,
                                     &m.far_passes, &m.shared_passes);
-                const bool all_off = m.far_passes + m.shared_passes == rounds;
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
@@ -200,6 +199,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                                                         scratch);
                             /* the passes' warm medians, pooled by their median (those at
                              * the calibration's placement where there are any) */
+                            const bool all_off = m.far_passes + m.shared_passes == rounds;
                             int nwarm = 0;
                             for (int r = 0; r < rounds; r++)
                                 if (!pass_off[r] || all_off)
