@@ -126,6 +126,24 @@ static bool compute_kind(const char *kind)
     return strcmp(kind, "gemm") == 0 || strcmp(kind, "conv2d") == 0 || strcmp(kind, "spmm") == 0;
 }
 
+/* The cache model's retention (cm_retention), as --show reports it: the share of its
+ * warmth data written keeps after each of a few waits, per measured working set. */
+enum { RETAIN_SETS = 4, RETAIN_WAITS = 4 };
+static const double retain_wait_s[RETAIN_WAITS] = {0.5e-3, 1e-3, 4e-3, 16e-3};
+typedef struct {
+    int n;
+    double ws[RETAIN_SETS];                  /* bytes over all threads */
+    double kept[RETAIN_SETS][RETAIN_WAITS];  /* 0..1 */
+} RetentionInfo;
+
+static void retention_of(const CostModel *cm, RetentionInfo *ri)
+{
+    ri->n = cm_retention_sets(cm, ri->ws, RETAIN_SETS);
+    for (int i = 0; i < ri->n; i++)
+        for (int k = 0; k < RETAIN_WAITS; k++)
+            ri->kept[i][k] = cm_retention(cm, ri->ws[i], retain_wait_s[k]);
+}
+
 typedef struct {
     char family[24], kind[24], phase[16];
     int n;
@@ -416,7 +434,8 @@ static void print_placement(const CalibrationRow *cal, const Rows *r)
 }
 
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
-                       const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits)
+                       const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits,
+                       const RetentionInfo *ri)
 {
     char by_ranks[48] = "";
     if (cal->sw.ranks > 1)
@@ -470,6 +489,18 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
             printf("  the cores' distance changed during the calibration (on a VM: the host moving the vCPUs "
                    "between cache domains):\n  ops that pass data between cores and shared-memory MPI "
                    "collectives run faster or slower with it\n");
+    }
+    if (ri->n > 0) {
+        printf("  retention: the share of its warmth data just written keeps after a wait with the cores busy in\n"
+               "  registers (on a shared host, other tenants evict it; the cache model applies it to the time\n"
+               "  between an op's uses of its data)\n");
+        for (int i = 0; i < ri->n; i++) {
+            char b[32];
+            printf("    %10s:", fmt_bytes(ri->ws[i], b, sizeof b));
+            for (int k = 0; k < RETAIN_WAITS; k++)
+                printf("%s %3.0f%% after %g ms", k ? "," : "", 100 * ri->kept[i][k], 1e3 * retain_wait_s[k]);
+            printf("\n");
+        }
     }
     if (L->stream_triad > 0)
         printf("  STREAM triad (arrays 4x the last-level cache) %.1f GB/s\n", L->stream_triad);
@@ -533,7 +564,8 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
 }
 
 static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
-                       const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits)
+                       const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits,
+                       const RetentionInfo *ri)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "calibration_id", (double)cal->id);
@@ -604,6 +636,19 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
             cJSON_AddNumberToObject(e, "gbs", r->m[i].bytes / r->m[i].median_s / 1e9);
             cJSON_AddItemToArray(curve, e);
         }
+    }
+    cJSON *ret = cJSON_AddArrayToObject(lim, "retention");
+    for (int i = 0; i < ri->n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "working_set_bytes", ri->ws[i]);
+        cJSON *kept = cJSON_AddArrayToObject(e, "kept");
+        for (int k = 0; k < RETAIN_WAITS; k++) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddNumberToObject(w, "wait_s", retain_wait_s[k]);
+            cJSON_AddNumberToObject(w, "share", ri->kept[i][k]);
+            cJSON_AddItemToArray(kept, w);
+        }
+        cJSON_AddItemToArray(ret, e);
     }
     cJSON *fams = cJSON_AddArrayToObject(o, "families");
     for (int i = 0; i < ng; i++) {
@@ -757,9 +802,11 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
     }
     CmFitInfo fits[MAX_FITS];
     int nfits = 0;
+    RetentionInfo ri = {.n = 0};
     CostModel *cm = cm_load(db, cal->id, err, sizeof err);
     if (cm) {
         nfits = cm_fit_summary(cm, fits, MAX_FITS);
+        retention_of(cm, &ri);
         cm_free(cm);
     }
     CommFitInfo comm;
@@ -772,12 +819,12 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
         /* the JSON's min/max read the sorted rates: sort once here */
         for (int i = 0; i < ng; i++)
             qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
-        cJSON *doc = json_doc(cal, &r, &ps, &L, &c, g, ng, fits, nfits);
+        cJSON *doc = json_doc(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri);
         if (cmm)
             cJSON_AddItemToObject(doc, "communication", comm_json(&comm));
         json_print(doc);
     } else {
-        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits);
+        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri);
         if (cmm)
             comm_text(&comm);
     }

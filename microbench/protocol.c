@@ -343,8 +343,9 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
 {
     if (fresh_input(d) >= 0)
         return SAMPLE_FRESH;
-    if (d->kind == OP_MEMBW && (d->u.membw.kind == MEMBW_HANDOFF || d->u.membw.kind == MEMBW_CROSS))
-        return SAMPLE_HANDOFF; /* cross: the same production, read by the next thread */
+    if (d->kind == OP_MEMBW && (d->u.membw.kind == MEMBW_HANDOFF || d->u.membw.kind == MEMBW_CROSS ||
+                                d->u.membw.kind == MEMBW_RETAIN))
+        return SAMPLE_HANDOFF; /* cross: the same production, read by the next thread; retain: later */
     switch (d->kind) {
     case OP_GEMM:
         if (below_intensity(d, GEMM_COLD_INTENSITY))
@@ -737,6 +738,8 @@ static void prepare_sample(const OpDesc *d, SampleKind kind, MbBuffers *b, int f
     }
     if (kind == SAMPLE_HANDOFF) {
         membw_produce(b->bufs[1], &d->u.membw);
+        if (d->u.membw.idle_us > 0)
+            membw_idle(&d->u.membw);
         return;
     }
     mb_flush_caches();

@@ -134,6 +134,9 @@ int membw_slice(const MembwDesc *d, int t);
 void membw_read_run(float *out, const float *x, const MembwDesc *d);
 /* x = -x over each thread's slice (READ's layout): the producer before a handoff sample */
 void membw_produce(float *x, const MembwDesc *d);
+/* Every thread computes in registers (FMA chains, no memory traffic) for d->idle_us
+ * microseconds: the wait of a MEMBW_RETAIN sample, with the cores busy as in a step. */
+void membw_idle(const MembwDesc *d);
 /* a = b + 3 c over each thread's slice (threads slices of bytes_per_thread / 12), passes times */
 void membw_triad_run(float *a, const float *b, const float *c, const MembwDesc *d);
 

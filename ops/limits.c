@@ -152,6 +152,15 @@ void membw_produce(float *x, const MembwDesc *d)
     }
 }
 
+void membw_idle(const MembwDesc *d)
+{
+    OPS_ASSERT(d && d->idle_us >= 0);
+    const double until = omp_get_wtime() + 1e-6 * (double)d->idle_us;
+#pragma omp parallel num_threads(d->threads)
+    while (omp_get_wtime() < until)
+        (void)peak_fma_here(64 * PEAK_FMA_QUANTUM); /* ~1 us a chunk */
+}
+
 /* Contract: a = b + 3 c over each thread's slice of the three arrays, `passes` times. */
 void membw_triad_run(float *a, const float *b, const float *c, const MembwDesc *d)
 {

@@ -53,7 +53,7 @@ static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_wei
 static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
 static const char *const POOL_NAMES[2] = {"max", "avg"};
 static const char *const STREAM_NAMES[STREAM_COUNT] = {"copy", "scale", "add", "triad"};
-static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff", "cross"};
+static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff", "cross", "retain"};
 
 const char *op_kind_name(OpKind k)
 {
@@ -402,8 +402,10 @@ static const char *desc_check(const OpDesc *d)
             return "membw: threads must be in [1, 4096]";
         if (b->bytes_per_thread < 192 || b->bytes_per_thread % 192 != 0 || b->passes < 1)
             return "membw: bytes_per_thread must be a positive multiple of 192 and passes >= 1";
-        if ((b->kind == MEMBW_HANDOFF || b->kind == MEMBW_CROSS) && b->passes != 1)
-            return "membw: handoff and cross read once (passes = 1)";
+        if ((b->kind == MEMBW_HANDOFF || b->kind == MEMBW_CROSS || b->kind == MEMBW_RETAIN) && b->passes != 1)
+            return "membw: handoff, cross and retain read once (passes = 1)";
+        if (b->kind == MEMBW_RETAIN ? b->idle_us < 0 || b->idle_us > MEMBW_IDLE_MAX_US : b->idle_us != 0)
+            return "membw: idle_us must be in [0, 1000000] for retain, 0 for the others";
         if (b->kind == MEMBW_CROSS && b->threads < 2)
             return "membw: cross reads another thread's slice (threads >= 2)";
         if ((double)b->bytes_per_thread * b->threads / 4 > OPS_MAX_ELEMS)
@@ -750,6 +752,15 @@ OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passe
     size_t b = (bytes_per_thread + 191) / 192 * 192;
     d.u.membw = (MembwDesc){.kind = kind, .threads = threads, .bytes_per_thread = b < 192 ? 192 : b,
                             .passes = passes};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_membw_retain(int threads, size_t bytes_per_thread, long idle_us)
+{
+    OpDesc d = op_membw(MEMBW_HANDOFF, threads, bytes_per_thread, 1);
+    d.u.membw.kind = MEMBW_RETAIN;
+    d.u.membw.idle_us = idle_us;
     DESC_ASSERT_VALID(&d);
     return d;
 }
@@ -1709,6 +1720,8 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX])
         len = snprintf(out, OP_KEY_MAX, "%s %s threads=%d bytes=%zu passes=%ld", kn,
                        MEMBW_NAMES[d->u.membw.kind], d->u.membw.threads, d->u.membw.bytes_per_thread,
                        d->u.membw.passes);
+        if (d->u.membw.kind == MEMBW_RETAIN && len > 0 && len < OP_KEY_MAX)
+            len += snprintf(out + len, OP_KEY_MAX - (size_t)len, " idle_us=%ld", d->u.membw.idle_us);
         break;
     default:
         break;
@@ -2077,6 +2090,8 @@ bool op_key_parse(const char *key, OpDesc *d)
         r.u.membw.threads = kc_int(&kc, "threads");
         r.u.membw.bytes_per_thread = kc_size(&kc, "bytes");
         r.u.membw.passes = (long)kc_size(&kc, "passes");
+        if (r.u.membw.kind == MEMBW_RETAIN)
+            r.u.membw.idle_us = (long)kc_size(&kc, "idle_us");
         break;
     default:
         return false;

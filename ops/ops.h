@@ -76,7 +76,7 @@ typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
 typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
-typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_COUNT } MembwKind;
+typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_RETAIN, MEMBW_COUNT } MembwKind;
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
  * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
@@ -325,12 +325,17 @@ enum { PEAK_FMA_QUANTUM = 16 * 12 };
  * what the op before it wrote, by how much that was (the cache model's reuse curve).
  * CROSS: HANDOFF with the slices passed on: thread t reads thread (t+1) mod threads's
  * slice, just written by that thread (at least 2 threads): what an op finds that splits
- * its data differently from its producer, through the cores' coherence traffic. */
+ * its data differently from its producer, through the cores' coherence traffic.
+ * RETAIN: HANDOFF with idle_us microseconds between the write and the read, every thread
+ * computing in registers meanwhile (membw_idle, untimed): how much of the data is still in
+ * the caches once that much time has passed without this process's own traffic (on a
+ * shared host, the other tenants' traffic evicts it; the cache model's retention). */
 typedef struct {
     MembwKind kind;
     int threads;
     size_t bytes_per_thread; /* a multiple of 192 (64-byte lines, three arrays) */
     long passes;
+    long idle_us;            /* RETAIN: the wait before the read; 0 for the others */
 } MembwDesc;
 
 typedef struct {
@@ -427,6 +432,9 @@ OpDesc op_spmm(int m, int n, int k, double sparsity);
 OpDesc op_peak_fma(int threads, long fma_per_thread);
 /* bytes_per_thread rounded up to a multiple of 192; passes >= 1. */
 OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passes);
+/* MEMBW_RETAIN: one read of data written idle_us (0 .. MEMBW_IDLE_MAX_US) microseconds ago. */
+OpDesc op_membw_retain(int threads, size_t bytes_per_thread, long idle_us);
+enum { MEMBW_IDLE_MAX_US = 1000000 };
 /* A seeded CSR pattern for d (OP_SPMM): row_ptr (m + 1) and col_idx (m * nnz_per_row),
  * distinct sorted columns per row, spread uniformly. */
 void spmm_make_pattern(int32_t *row_ptr, int32_t *col_idx, const SpmmDesc *d, uint64_t seed);

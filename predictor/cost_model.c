@@ -91,6 +91,15 @@ static void curve_free(Curve *c)
     c->interp = NULL;
 }
 
+/* The retention of one working set (per thread): the share of its warmth (the cold-to-warm
+ * speed-up) data written keeps after each measured wait, non-increasing in the wait, 1 at 0. */
+enum { MAX_RETAIN_SETS = 8 };
+typedef struct {
+    double ws;
+    double wait_s[MAX_CURVE], kept[MAX_CURVE];
+    int n;
+} Retention;
+
 struct CostModel {
     Entry *e;
     int n, cap;
@@ -108,6 +117,13 @@ struct CostModel {
      * how far apart the cores are now */
     double cross_ws[MAX_CURVE], cross_s[MAX_CURVE];
     int ncross;
+    /* the retention samples (data written, read back idle_us later), as measured, and the
+     * table cm_fit builds from them: per working set, the share of warmth kept by wait */
+    double retain_ws[MAX_CURVE], retain_idle_s[MAX_CURVE], retain_s[MAX_CURVE];
+    int nretain;
+    Retention retention[MAX_RETAIN_SETS];
+    int nretention;
+    double handoff_startup_s; /* the handoff curve's region start-up (handoff_curve_build) */
     double llc_bytes;     /* the last-level cache the calibration flushed (0: unknown) */
     /* the read and handoff curves as time per byte by log(working set per thread), never
      * above a larger working set's (cm_fit): what cm_warmth interpolates; NULL without one */
@@ -315,6 +331,11 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
         if (d.u.membw.kind == MEMBW_HANDOFF && d.u.membw.threads == m->threads && cm->nhandoff < MAX_CURVE) {
             cm->handoff_ws[cm->nhandoff] = (double)d.u.membw.bytes_per_thread;
             cm->handoff_bw[cm->nhandoff++] = c.bytes / m->median_s;
+        }
+        if (d.u.membw.kind == MEMBW_RETAIN && d.u.membw.threads == m->threads && cm->nretain < MAX_CURVE) {
+            cm->retain_ws[cm->nretain] = (double)d.u.membw.bytes_per_thread;
+            cm->retain_idle_s[cm->nretain] = 1e-6 * (double)d.u.membw.idle_us;
+            cm->retain_s[cm->nretain++] = m->median_s;
         }
         if (d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == m->threads && cm->ncross < MAX_CURVE) {
             cm->cross_ws[cm->ncross] = (double)d.u.membw.bytes_per_thread;
@@ -665,6 +686,7 @@ static void handoff_curve_build(CostModel *cm)
             smallest = i;
     const int threads = cm->threads > 0 ? cm->threads : 1;
     const double startup_s = cm->nhandoff > 0 ? cm->handoff_ws[smallest] * threads / cm->handoff_bw[smallest] : 0;
+    cm->handoff_startup_s = startup_s;
     double ws[MAX_CURVE], bw[MAX_CURVE];
     int n = 0;
     for (int i = 0; i < cm->nhandoff; i++) {
@@ -675,6 +697,97 @@ static void handoff_curve_build(CostModel *cm)
         bw[n++] = bytes / (t - startup_s);
     }
     curve_build(&cm->handoff, ws, bw, n);
+}
+
+/* The retention table from the retention samples: per working set, each wait's read time
+ * (less the region start-up the handoff curve found) as time per byte a(t), and the share
+ * of the warmth kept (a(DRAM) - a(t)) / (a(DRAM) - a(0)), clamped to [0, 1] and made
+ * non-increasing in the wait (a longer wait cannot leave more in the cache; what looks so
+ * is noise). A working set without its wait-0 sample, or one DRAM-sized, is left out. */
+static void retention_build(CostModel *cm)
+{
+    cm->nretention = 0;
+    if (!cm->read.interp)
+        return;
+    const int threads = cm->threads > 0 ? cm->threads : 1;
+    const double dram = cm->read.s_per_byte[cm->read.interp->size - 1];
+    for (int i = 0; i < cm->nretain; i++) {
+        const double ws = cm->retain_ws[i];
+        bool seen = false;
+        for (int r = 0; r < cm->nretention && !seen; r++)
+            seen = cm->retention[r].ws == ws;
+        if (seen || cm->nretention == MAX_RETAIN_SETS)
+            continue;
+        Retention *R = &cm->retention[cm->nretention];
+        double at0 = -1;
+        R->n = 0;
+        R->ws = ws;
+        for (int j = 0; j < cm->nretain; j++) { /* this set's samples, by wait (insertion) */
+            if (cm->retain_ws[j] != ws)
+                continue;
+            const double a = fmax(cm->retain_s[j] - cm->handoff_startup_s, 0) / (ws * threads);
+            if (cm->retain_idle_s[j] == 0)
+                at0 = a;
+            int k = R->n++;
+            for (; k > 0 && R->wait_s[k - 1] > cm->retain_idle_s[j]; k--)
+                R->wait_s[k] = R->wait_s[k - 1], R->kept[k] = R->kept[k - 1];
+            R->wait_s[k] = cm->retain_idle_s[j], R->kept[k] = a; /* a(t) for now */
+        }
+        if (at0 < 0 || dram - at0 <= 1e-3 * dram)
+            continue;
+        double lowest = 1.0;
+        for (int k = 0; k < R->n; k++) {
+            const double kept = R->wait_s[k] == 0 ? 1.0 : fmin(fmax((dram - R->kept[k]) / (dram - at0), 0.0), 1.0);
+            lowest = fmin(lowest, kept);
+            R->kept[k] = lowest;
+        }
+        cm->nretention++;
+    }
+    for (int i = 1; i < cm->nretention; i++) /* by working set */
+        for (int j = i; j > 0 && cm->retention[j].ws < cm->retention[j - 1].ws; j--) {
+            Retention t = cm->retention[j];
+            cm->retention[j] = cm->retention[j - 1], cm->retention[j - 1] = t;
+        }
+}
+
+/* One working set's share kept after `wait_s`: linear between the measured waits, the
+ * longest one's beyond it. */
+static double retention_at(const Retention *R, double wait_s)
+{
+    if (wait_s <= R->wait_s[0])
+        return R->kept[0];
+    for (int k = 1; k < R->n; k++)
+        if (wait_s <= R->wait_s[k]) {
+            const double f = (wait_s - R->wait_s[k - 1]) / (R->wait_s[k] - R->wait_s[k - 1]);
+            return R->kept[k - 1] + f * (R->kept[k] - R->kept[k - 1]);
+        }
+    return R->kept[R->n - 1];
+}
+
+double cm_retention(const CostModel *cm, double distance, double wait_s)
+{
+    if (cm->nretention == 0 || wait_s <= 0)
+        return 1.0;
+    const double ws = distance / (cm->threads > 0 ? cm->threads : 1);
+    const Retention *R = cm->retention;
+    const int n = cm->nretention;
+    if (ws <= R[0].ws)
+        return retention_at(&R[0], wait_s);
+    if (ws >= R[n - 1].ws)
+        return retention_at(&R[n - 1], wait_s);
+    int k = 1;
+    while (ws > R[k].ws)
+        k++;
+    const double f = log(ws / R[k - 1].ws) / log(R[k].ws / R[k - 1].ws); /* the sets in log space */
+    return (1 - f) * retention_at(&R[k - 1], wait_s) + f * retention_at(&R[k], wait_s);
+}
+
+int cm_retention_sets(const CostModel *cm, double *ws, int max)
+{
+    int n = 0;
+    for (int r = 0; r < cm->nretention && n < max; r++)
+        ws[n++] = cm->retention[r].ws * (cm->threads > 0 ? cm->threads : 1);
+    return n;
 }
 
 double cm_warmth(const CostModel *cm, double own, double distance)
@@ -709,6 +822,7 @@ void cm_fit(CostModel *cm)
         }
     curve_build(&cm->read, cm->curve_ws, cm->curve_bw, cm->ncurve);
     handoff_curve_build(cm);
+    retention_build(cm);
     for (int i = 0; i < cm->n; i++) {
         bool seen = false;
         for (int j = 0; j < cm->nfits && !seen; j++)

@@ -106,25 +106,32 @@ static double spans_take(Spans *s, size_t lo, size_t hi)
  * the calibration's warm time, op i again right after itself, exactly own). The walk goes
  * back to op i itself in the previous step, for bytes no other op uses, and stops where
  * nothing found could be warm any more. */
-static double buffer_warm_bytes(const Plan *p, const CostModel *cm, int i, const BufRef *b, double own)
+static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double *op_s, int i, const BufRef *b,
+                                double own)
 {
     Spans left = {.lo = {b->offset}, .hi = {b->offset + b->bytes}, .n = 1};
-    double between = 0, hit = 0;
+    double between = 0, hit = 0, waited = op_s ? 0.5 * op_s[i] : 0;
     for (int back = 1; back <= p->nops && left.n > 0 && cm_warmth(cm, own, 0.5 * own + between) > 0; back++) {
         const int j = i - back;
         if (j < 0 && b->arena == ARENA_INPUT)
             break; /* last step's batch */
-        const PlanOp *q = &p->ops[j >= 0 ? j : j + p->nops];
-        const double warmth = cm_warmth(cm, own, 0.5 * own + between + 0.5 * op_traffic(q));
+        const int qi = j >= 0 ? j : j + p->nops;
+        const PlanOp *q = &p->ops[qi];
+        const double distance = 0.5 * own + between + 0.5 * op_traffic(q);
+        double warmth = cm_warmth(cm, own, distance);
+        if (op_s) /* and what the time since then, without this process's traffic, evicted */
+            warmth *= cm_retention(cm, distance, waited + 0.5 * op_s[qi]);
         for (int l = 0; l < q->nbuf; l++)
             if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0)
                 hit += warmth * spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
         between += op_traffic(q);
+        if (op_s)
+            waited += op_s[qi];
     }
     return hit;
 }
 
-void pred_cache_fractions(const Plan *p, const CostModel *cm, double *cached)
+void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached)
 {
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
@@ -134,10 +141,33 @@ void pred_cache_fractions(const Plan *p, const CostModel *cm, double *cached)
             const BufRef *b = &o->buf[k];
             total += (double)b->bytes;
             if (b->bytes > 0)
-                hit += buffer_warm_bytes(p, cm, i, b, own);
+                hit += buffer_warm_bytes(p, cm, op_s, i, b, own);
         }
         cached[i] = total > 0 ? hit / total : 0.0;
     }
+}
+
+int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, char *err, size_t errlen)
+{
+    double *op_s = malloc((size_t)(p->nops > 0 ? p->nops : 1) * sizeof *op_s);
+    if (!op_s) {
+        snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
+        return -1;
+    }
+    /* the times between uses from the prices by traffic alone: retention only lowers a
+     * price, and a second pass would move the waits by a small share of a small share */
+    pred_cache_fractions(p, cm, NULL, cached);
+    for (int i = 0; i < p->nops; i++) {
+        OpPrice pr;
+        if (cm_price_cached(cm, &p->ops[i].desc, cached[i], &pr, err, errlen) != 0) {
+            free(op_s);
+            return -1;
+        }
+        op_s[i] = pr.time_s;
+    }
+    pred_cache_fractions(p, cm, op_s, cached);
+    free(op_s);
+    return 0;
 }
 
 int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTimeRow *ops, char *err,
@@ -153,7 +183,10 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
         snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
         return -1;
     }
-    pred_cache_fractions(p, cm, cached);
+    if (pred_cache_model(p, cm, cached, err, errlen) != 0) {
+        free(cached);
+        return -1;
+    }
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
         OpPrice pr;

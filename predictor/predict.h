@@ -97,13 +97,27 @@ void cm_set_llc(CostModel *cm, double llc_bytes);
  * for L2 whose data comes back from L3 keeps only L3's part of its warm speed-up, not
  * all of it. Without a curve: 1 within the flushed cache, else 0. Never above 0 beyond it. */
 double cm_warmth(const CostModel *cm, double own, double distance);
+/* The share (0..1) of that warmth a byte at reuse distance `distance` still has after
+ * wait_s seconds: the calibration's retention samples (data written, read back after a
+ * wait with the cores computing in registers), interpolated between their working sets
+ * and waits. 1 on a machine where nothing else evicts this process's data, and for
+ * calibrations without the samples. */
+double cm_retention(const CostModel *cm, double distance, double wait_s);
+/* The working sets (bytes over all the calibration's threads) the retention was measured
+ * at, smallest first: fills ws[0..max) and returns how many (0: none). */
+int cm_retention_sets(const CostModel *cm, double *ws, int max);
 const char *price_source_name(PriceSource s);
 
 /* The cache model: for each op of the plan, how warm (0..1) its data is when it starts:
  * each byte weighted by cm_warmth at the traffic since its last use (predict.c says how
- * that is walked); the price goes from the cold time (0) to the warm one (1). cached has
- * p->nops entries. pred_iteration prices each op with it. */
-void pred_cache_fractions(const Plan *p, const CostModel *cm, double *cached);
+ * that is walked) and, given the ops' times op_s (else NULL), by cm_retention at the time
+ * since then; the price goes from the cold time (0) to the warm one (1). cached has
+ * p->nops entries. */
+void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached);
+/* Both: the ops priced by traffic alone give the times between uses, then the fractions
+ * with retention. pred_iteration and the calibrated what-if device price with it. Returns
+ * 0, or -1 with err set (an op nothing prices, out of memory). */
+int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, char *err, size_t errlen);
 
 /* Prediction of one training iteration of a plan. ops (if not NULL) receives one row per
  * plan entry (p->nops rows). Fills everything in *out except id, calibration_id,

@@ -52,7 +52,10 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
             snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
             return -1;
         }
-        pred_cache_fractions(p, cm, cached);
+        if (pred_cache_model(p, cm, cached, err, errlen) != 0) {
+            free(cached);
+            return -1;
+        }
     }
     for (int i = 0; i < p->nops; i++) {
         const OpDesc *od = &p->ops[i].desc;

@@ -262,6 +262,18 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
     [ "$(json "json_extract(j, '\$.limits.fma_peak_gflops') > 0 AND json_array_length(json_extract(j, '\$.limits.memory')) = 4
               AND json_array_length(json_extract(j, '\$.families')) > 3")" = 1 ] && ok calibrate-show-json-valid \
         || fail calibrate-show-json-valid "$(head -c 300 "$T/out")"
+    # the retention: the quick calibration's working sets (two; one left out where its data
+    # just written reads as slowly as DRAM's), each share in [0, 1] and never rising with
+    # the wait (4 waits each)
+    [ "$(json "json_array_length(json_extract(j, '\$.limits.retention')) BETWEEN 1 AND 2
+              AND (SELECT COUNT(*) FROM json_each(json_extract(j, '\$.limits.retention')) s,
+                   json_each(json_extract(s.value, '\$.kept')) k
+                   WHERE json_extract(k.value, '\$.share') BETWEEN 0 AND 1)
+                  = 4 * json_array_length(json_extract(j, '\$.limits.retention'))
+              AND (SELECT COUNT(*) FROM json_each(json_extract(j, '\$.limits.retention')) s,
+                   json_each(json_extract(s.value, '\$.kept')) a, json_each(json_extract(s.value, '\$.kept')) b
+                   WHERE a.key < b.key AND json_extract(b.value, '\$.share') > json_extract(a.value, '\$.share') + 1e-12) = 0")" = 1 ] &&
+        ok calibrate-show-retention || fail calibrate-show-retention "$(json "json_extract(j, '\$.limits.retention')")"
     # on more than one thread, the cross-core curve and its L3 samples' quartiles
     if [ "$(json "json_extract(j, '\$.threads')")" -gt 1 ]; then
         [ "$(json "json_array_length(json_extract(j, '\$.limits.cross_core_curve')) > 2

@@ -463,8 +463,24 @@ static void test_list_limits(void **state)
     const int nq = mb_list_memory(MB_QUICK, 2, &c, ds, LIST_MAX);
     /* per level: read, triad, one-core read; then the handoff curve, 64 KiB per thread to
      * twice the LLC over the threads (32 MiB each), by powers of four; then the cross-core
-     * curve at the same working sets */
-    assert_int_equal(nq, 4 * 3 + 5 + 5);
+     * curve at the same working sets; then the retention curve: in L2 and in the LLC, 5
+     * waits each (0 .. 16 ms) */
+    assert_int_equal(nq, 4 * 3 + 5 + 5 + 2 * 5);
+    for (int w = 0; w < 2; w++)
+        for (int k = 0; k < 5; k++) {
+            const MembwDesc *r = &ds[4 * 3 + 10 + 5 * w + k].u.membw;
+            assert_true(r->kind == MEMBW_RETAIN && r->threads == 2 && r->passes == 1);
+            assert_true(r->bytes_per_thread >= (w ? (size_t)4 << 20 : (size_t)256 << 10));
+            assert_true(k == 0 ? r->idle_us == 0 : r->idle_us > r[-1].idle_us);
+        }
+    assert_int_equal(ds[4 * 3 + 10 + 4].u.membw.idle_us, 16000);
+    /* the default list: three working sets (the third half the LLC's share), 8 waits each */
+    static OpDesc dd[LIST_MAX];
+    const int ndefault = mb_list_memory(MB_DEFAULT, 2, &c, dd, LIST_MAX);
+    int retain = 0;
+    for (int i = 0; i < ndefault; i++)
+        retain += dd[i].kind == OP_MEMBW && dd[i].u.membw.kind == MEMBW_RETAIN;
+    assert_int_equal(retain, 3 * 8);
     for (int i = 0; i < 5; i++) {
         const MembwDesc *h = &ds[4 * 3 + i].u.membw, *x = &ds[4 * 3 + 5 + i].u.membw;
         assert_true(h->kind == MEMBW_HANDOFF && h->threads == 2 && h->passes == 1);
@@ -486,7 +502,9 @@ static void test_list_limits(void **state)
         assert_int_equal(ds[3 * lv + 2].u.membw.threads, 1);
     }
     const int nd = mb_list_memory(MB_DEFAULT, 2, &c, ds, LIST_MAX);
-    assert_int_equal(nd, nq + 15 + 5 + 5); /* read 4 KiB .. 64 MiB per thread; handoff and cross by powers of two */
+    /* read 4 KiB .. 64 MiB per thread; handoff and cross by powers of two; retention at a
+     * third working set and at 3 more waits */
+    assert_int_equal(nd, nq + 15 + 5 + 5 + 8 + 2 * 3);
 }
 
 static void test_list_rnn_and_sparse(void **state)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2023,6 +2024,7 @@ static void test_keys(void **state)
         op_peak_fma(1, 1L << 28), op_peak_fma(64, 192),
         op_membw(MEMBW_READ, 2, 16384, 4096), op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
         op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1), op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
+        op_membw_retain(2, 1u << 20, 0), op_membw_retain(1, 192, MEMBW_IDLE_MAX_US),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -2049,6 +2051,16 @@ static void test_keys(void **state)
     assert_false(op_key_parse("membw cross threads=1 bytes=192 passes=1", &xd));
     assert_false(op_key_parse("membw cross threads=2 bytes=192 passes=2", &xd));
     assert_true(op_key_parse("membw cross threads=2 bytes=192 passes=1", &xd) && xd.u.membw.kind == MEMBW_CROSS);
+    /* retain: handoff's read after a wait, which only it carries, within a second */
+    nk = op_membw_retain(2, 4u << 20, 500);
+    op_key(&nk, key);
+    assert_string_equal(key, "membw retain threads=2 bytes=4194432 passes=1 idle_us=500");
+    assert_false(op_key_parse("membw retain threads=2 bytes=192 passes=1", &xd));
+    assert_false(op_key_parse("membw retain threads=2 bytes=192 passes=2 idle_us=5", &xd));
+    assert_false(op_key_parse("membw retain threads=2 bytes=192 passes=1 idle_us=1000001", &xd));
+    assert_false(op_key_parse("membw read threads=2 bytes=192 passes=1 idle_us=5", &xd));
+    assert_true(op_key_parse("membw retain threads=2 bytes=192 passes=1 idle_us=5", &xd) &&
+                xd.u.membw.kind == MEMBW_RETAIN && xd.u.membw.idle_us == 5);
 
     /* FWD ignores accumulate, so its key does not carry it */
     OpDesc cf = op_conv2d(PHASE_FWD, 1, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1);
@@ -2702,6 +2714,19 @@ static void test_peak_and_membw(void **state)
         sums[0] += 1.0f; /* a wrong sum fails the check */
         assert_false(op_spot_check(&h, rb, NULL, 1, 1, &err));
         assert_true(op_cost(&h).bytes == 192.0 * 37 * t);
+
+        /* retain: the same read after the wait, which leaves the data as it was */
+        OpDesc rt = op_membw_retain(t, 192 * 37, 200);
+        membw_produce(x, &rt.u.membw);
+        const float kept = x[n / 2];
+        const double w0 = omp_get_wtime();
+        membw_idle(&rt.u.membw);
+        assert_true(omp_get_wtime() - w0 >= 200e-6);
+        assert_true(x[n / 2] == kept);
+        run(&rt, rb);
+        expect_spot_ok(&rt, rb, NULL);
+        sums[0] += 1.0f;
+        assert_false(op_spot_check(&rt, rb, NULL, 1, 1, &err));
 
         /* cross: thread i sums the slice thread i+1 (mod t) wrote */
         if (t > 1) {

@@ -424,7 +424,7 @@ static void test_cache_fractions(void **state)
     double *out[4] = {none, small, mid, all};
     for (int c = 0; c < 4; c++) {
         CostModel *cm = cache_only(llc[c]);
-        pred_cache_fractions(&p, cm, out[c]);
+        pred_cache_fractions(&p, cm, NULL, out[c]);
         cm_free(cm);
     }
     for (int i = 0; i < p.nops; i++) {
@@ -480,11 +480,11 @@ static void test_cache_fractions_by_byte_range(void **state)
         distance += plan_op_bytes(&p.ops[i]);
     double *cached = calloc((size_t)p.nops, sizeof *cached);
     CostModel *cm = cache_only(distance);
-    pred_cache_fractions(&p, cm, cached);
+    pred_cache_fractions(&p, cm, NULL, cached);
     cm_free(cm);
     assert_true(cached[update] > 0.4 && cached[update] < 0.6);
     cm = cache_only(4.0 * (double)plan_total_bytes(&p));
-    pred_cache_fractions(&p, cm, cached);
+    pred_cache_fractions(&p, cm, NULL, cached);
     cm_free(cm);
     assert_float_equal(cached[update], 1.0, 1e-12);
     free(cached);
@@ -521,10 +521,10 @@ static void test_cache_distance_counts_workspace(void **state)
     double without[16], with[16];
     assert_true(p.nops <= 16);
     CostModel *cm = cache_only(buffers_only);
-    pred_cache_fractions(&p, cm, without);
+    pred_cache_fractions(&p, cm, NULL, without);
     cm_free(cm);
     cm = cache_only(buffers_only + 0.5 * ws);
-    pred_cache_fractions(&p, cm, with);
+    pred_cache_fractions(&p, cm, NULL, with);
     cm_free(cm);
     assert_true(with[bn] - without[bn] > y / bn_bytes - 1e-9);
     plan_free(&p);
@@ -597,6 +597,104 @@ static void test_warmth_from_curves(void **state)
     cm_free(cm);
 }
 
+/* cm_retention from the retention samples: per working set, the share of the warmth data
+ * keeps after a wait, (a(DRAM) - a(t)) / (a(DRAM) - a(0)) with a() the samples' time per
+ * byte less the handoff curve's start-up; linear between the waits, the longest one's
+ * beyond it, interpolated between working sets in log space, never rising with the wait;
+ * 1 without samples or without a wait. And the cache model with the ops' times: a step
+ * whose ops take long keeps less of its data warm. */
+static CostModel *retention_model(bool with_samples)
+{
+    CostModel *cm = cm_new();
+    const size_t ws[] = {16384, 262144, 4u << 20, 8u << 20, 16u << 20, 64u << 20};
+    const double bw[] = {400e9, 200e9, 80e9, 45e9, 22e9, 20e9};
+    for (int i = 0; i < 6; i++) {
+        OpDesc r = op_membw(MEMBW_READ, 2, ws[i], 10);
+        add_membw(cm, MEMBW_READ, ws[i], op_cost(&r).bytes / bw[i]);
+    }
+    const size_t hws[] = {65536, 262144, 4u << 20, 16u << 20, 64u << 20};
+    const double hbw[] = {400e9, 150e9, 40e9, 21e9, 20e9};
+    for (int i = 0; i < 5; i++) {
+        OpDesc h = op_membw(MEMBW_HANDOFF, 2, hws[i], 1);
+        add_membw(cm, MEMBW_HANDOFF, hws[i], op_cost(&h).bytes / hbw[i]);
+    }
+    if (with_samples) {
+        /* 256 KiB per thread: half the warmth after 1 ms, none after 4 (and a noisy 8 ms
+         * sample above it); 4 MiB: all of it after 1 ms, half after 4 */
+        const OpDesc h0 = op_membw(MEMBW_HANDOFF, 2, 65536, 1);
+        const double startup = op_cost(&h0).bytes / 400e9; /* the smallest handoff point's time */
+        const double spb0[2] = {1 / 150e9, 1 / 40e9}, dram = 1 / 20e9;
+        const size_t rws[2] = {262144, 4u << 20};
+        const long idle[] = {0, 1000, 4000, 8000};
+        const double kept[2][4] = {{1, 0.5, 0, 0.2}, {1, 1, 0.5, 0.25}};
+        for (int w = 0; w < 2; w++)
+            for (int k = 0; k < 4; k++) {
+                const double spb = dram - kept[w][k] * (dram - spb0[w]);
+                const OpDesc r = op_membw_retain(2, rws[w], idle[k]);
+                MeasurementRow m = row(r, startup + spb * op_cost(&r).bytes);
+                m.threads = 2;
+                cm_add(cm, &m);
+            }
+    }
+    add(cm, op_zero(PHASE_FWD, 100), 1e-6);
+    cm_set_llc(cm, 256u << 20);
+    cm_fit(cm);
+    return cm;
+}
+
+static void test_retention(void **state)
+{
+    (void)state;
+    CostModel *cm = retention_model(true);
+    const double small = 2.0 * (double)op_membw_retain(2, 262144, 0).u.membw.bytes_per_thread;
+    const double large = 2.0 * (double)op_membw_retain(2, 4u << 20, 0).u.membw.bytes_per_thread;
+    assert_float_equal(cm_retention(cm, small, 0), 1.0, 0.0);
+    assert_float_equal(cm_retention(cm, small, 1e-3), 0.5, 1e-6);
+    assert_float_equal(cm_retention(cm, small, 0.5e-3), 0.75, 1e-6);
+    assert_float_equal(cm_retention(cm, small, 4e-3), 0.0, 1e-6);
+    assert_float_equal(cm_retention(cm, small, 8e-3), 0.0, 1e-6);   /* never rising with the wait */
+    assert_float_equal(cm_retention(cm, small, 1.0), 0.0, 1e-6);    /* the longest wait's beyond it */
+    assert_float_equal(cm_retention(cm, small / 4, 1e-3), 0.5, 1e-6); /* the smallest set's below it */
+    assert_float_equal(cm_retention(cm, large, 1e-3), 1.0, 1e-6);
+    assert_float_equal(cm_retention(cm, large, 4e-3), 0.5, 1e-6);
+    assert_float_equal(cm_retention(cm, 4 * large, 8e-3), 0.25, 1e-6);
+    /* halfway between the sets in log space (1 MiB per thread): halfway between their shares */
+    assert_float_equal(cm_retention(cm, sqrt(small * large), 1e-3), 0.75, 1e-6);
+
+    /* the cache model: with times, never warmer than without, and colder when ops are slow */
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(&mlp, 4, &p, err, sizeof err), 0);
+    double *none = calloc((size_t)p.nops, sizeof *none), *fast = calloc((size_t)p.nops, sizeof *fast);
+    double *slow = calloc((size_t)p.nops, sizeof *slow), *op_s = calloc((size_t)p.nops, sizeof *op_s);
+    pred_cache_fractions(&p, cm, NULL, none);
+    for (int i = 0; i < p.nops; i++)
+        op_s[i] = 1e-9;
+    pred_cache_fractions(&p, cm, op_s, fast);
+    for (int i = 0; i < p.nops; i++)
+        op_s[i] = 5e-3;
+    pred_cache_fractions(&p, cm, op_s, slow);
+    double sum_none = 0, sum_slow = 0;
+    for (int i = 0; i < p.nops; i++) {
+        assert_float_equal(fast[i], none[i], 1e-4); /* ns waits: nothing lost */
+        assert_true(slow[i] <= none[i] + 1e-12);
+        sum_none += none[i], sum_slow += slow[i];
+    }
+    assert_true(sum_none > 1.0 && sum_slow < 0.5 * sum_none);
+    cm_free(cm);
+
+    /* without retention samples the times change nothing */
+    cm = retention_model(false);
+    assert_float_equal(cm_retention(cm, small, 1e-3), 1.0, 0.0);
+    pred_cache_fractions(&p, cm, NULL, none);
+    pred_cache_fractions(&p, cm, op_s, slow);
+    for (int i = 0; i < p.nops; i++)
+        assert_float_equal(slow[i], none[i], 0.0);
+    cm_free(cm);
+    free(none), free(fast), free(slow), free(op_s);
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_cache_fractions_by_byte_range),
         cmocka_unit_test(test_cache_distance_counts_workspace),
         cmocka_unit_test(test_warmth_from_curves),
+        cmocka_unit_test(test_retention),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
 }
