@@ -138,7 +138,8 @@ typedef struct {
 
 static void retention_of(const CostModel *cm, RetentionInfo *ri)
 {
-    ri->n = cm_retention_sets(cm, ri->ws, RETAIN_SETS);
+    const int sets = cm_retention_sets(cm, ri->ws, RETAIN_SETS);
+    ri->n = sets < RETAIN_SETS ? sets : RETAIN_SETS;
     for (int i = 0; i < ri->n; i++)
         for (int k = 0; k < RETAIN_WAITS; k++)
             ri->kept[i][k] = cm_retention(cm, ri->ws[i], retain_wait_s[k]);

@@ -96,14 +96,14 @@ int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int
      * both threads kept 60% after 1 ms and 10% after 5 ms, 12 MiB 93% and 35%: the host's
      * other tenants evict it, which the byte-distance reuse curve does not see. */
     static const long idle_us[] = {0, 250, 500, 1000, 2000, 4000, 8000, 16000};
+    static const long quick_idle_us[] = {0, 500, 2000, 8000, 16000};
     const size_t retain_ws[] = {l2 / 2, l3 / 4 / (size_t)threads, l3 / 2 / (size_t)threads};
-    for (int w = 0; w < 3; w++) {
-        if (mode == MB_QUICK && w == 2)
-            break;
-        for (size_t k = 0; k < sizeof idle_us / sizeof idle_us[0]; k++)
-            if (mode != MB_QUICK || k % 2 == 0 || k == 7)
-                list_push(out, max, &n, op_membw_retain(threads, retain_ws[w], idle_us[k]));
-    }
+    const bool quick = mode == MB_QUICK;
+    const int nsets = quick ? 2 : 3;
+    const int nwaits = quick ? 5 : 8;
+    for (int w = 0; w < nsets; w++)
+        for (int k = 0; k < nwaits; k++)
+            list_push(out, max, &n, op_membw_retain(threads, retain_ws[w], quick ? quick_idle_us[k] : idle_us[k]));
     return n;
 }
 

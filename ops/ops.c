@@ -758,8 +758,7 @@ OpDesc op_membw(MembwKind kind, int threads, size_t bytes_per_thread, long passe
 
 OpDesc op_membw_retain(int threads, size_t bytes_per_thread, long idle_us)
 {
-    OpDesc d = op_membw(MEMBW_HANDOFF, threads, bytes_per_thread, 1);
-    d.u.membw.kind = MEMBW_RETAIN;
+    OpDesc d = op_membw(MEMBW_RETAIN, threads, bytes_per_thread, 1);
     d.u.membw.idle_us = idle_us;
     DESC_ASSERT_VALID(&d);
     return d;

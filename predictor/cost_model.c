@@ -704,50 +704,47 @@ static void handoff_curve_build(CostModel *cm)
  * of the warmth kept (a(DRAM) - a(t)) / (a(DRAM) - a(0)), clamped to [0, 1] and made
  * non-increasing in the wait (a longer wait cannot leave more in the cache; what looks so
  * is noise). A working set without its wait-0 sample, or one DRAM-sized, is left out. */
+typedef struct {
+    double ws, wait_s, s;
+} RetainSample;
+
+static int retain_sample_cmp(const void *a, const void *b)
+{
+    const RetainSample *x = a, *y = b;
+    if (x->ws != y->ws)
+        return x->ws < y->ws ? -1 : 1;
+    return (x->wait_s > y->wait_s) - (x->wait_s < y->wait_s);
+}
+
 static void retention_build(CostModel *cm)
 {
     cm->nretention = 0;
     if (!cm->read.interp)
         return;
+    RetainSample smp[MAX_CURVE];
+    for (int i = 0; i < cm->nretain; i++)
+        smp[i] = (RetainSample){cm->retain_ws[i], cm->retain_idle_s[i], cm->retain_s[i]};
+    qsort(smp, (size_t)cm->nretain, sizeof *smp, retain_sample_cmp); /* by set, then by wait */
     const int threads = cm->threads > 0 ? cm->threads : 1;
     const double dram = cm->read.s_per_byte[cm->read.interp->size - 1];
-    for (int i = 0; i < cm->nretain; i++) {
-        const double ws = cm->retain_ws[i];
-        bool seen = false;
-        for (int r = 0; r < cm->nretention && !seen; r++)
-            seen = cm->retention[r].ws == ws;
-        if (seen || cm->nretention == MAX_RETAIN_SETS)
+    for (int i = 0, next; i < cm->nretain && cm->nretention < MAX_RETAIN_SETS; i = next) {
+        for (next = i + 1; next < cm->nretain && smp[next].ws == smp[i].ws; next++)
+            ;
+        const double bytes = smp[i].ws * threads;
+        const double at0 = fmax(smp[i].s - cm->handoff_startup_s, 0) / bytes;
+        if (smp[i].wait_s != 0 || dram - at0 <= 1e-3 * dram)
             continue;
-        Retention *R = &cm->retention[cm->nretention];
-        double at0 = -1;
+        Retention *R = &cm->retention[cm->nretention++];
+        R->ws = smp[i].ws;
         R->n = 0;
-        R->ws = ws;
-        for (int j = 0; j < cm->nretain; j++) { /* this set's samples, by wait (insertion) */
-            if (cm->retain_ws[j] != ws)
-                continue;
-            const double a = fmax(cm->retain_s[j] - cm->handoff_startup_s, 0) / (ws * threads);
-            if (cm->retain_idle_s[j] == 0)
-                at0 = a;
-            int k = R->n++;
-            for (; k > 0 && R->wait_s[k - 1] > cm->retain_idle_s[j]; k--)
-                R->wait_s[k] = R->wait_s[k - 1], R->kept[k] = R->kept[k - 1];
-            R->wait_s[k] = cm->retain_idle_s[j], R->kept[k] = a; /* a(t) for now */
-        }
-        if (at0 < 0 || dram - at0 <= 1e-3 * dram)
-            continue;
         double lowest = 1.0;
-        for (int k = 0; k < R->n; k++) {
-            const double kept = R->wait_s[k] == 0 ? 1.0 : fmin(fmax((dram - R->kept[k]) / (dram - at0), 0.0), 1.0);
-            lowest = fmin(lowest, kept);
-            R->kept[k] = lowest;
+        for (int j = i; j < next; j++) {
+            const double a = fmax(smp[j].s - cm->handoff_startup_s, 0) / bytes;
+            lowest = fmin(lowest, fmin(fmax((dram - a) / (dram - at0), 0.0), 1.0));
+            R->wait_s[R->n] = smp[j].wait_s;
+            R->kept[R->n++] = lowest;
         }
-        cm->nretention++;
     }
-    for (int i = 1; i < cm->nretention; i++) /* by working set */
-        for (int j = i; j > 0 && cm->retention[j].ws < cm->retention[j - 1].ws; j--) {
-            Retention t = cm->retention[j];
-            cm->retention[j] = cm->retention[j - 1], cm->retention[j - 1] = t;
-        }
 }
 
 /* One working set's share kept after `wait_s`: linear between the measured waits, the
@@ -784,10 +781,9 @@ double cm_retention(const CostModel *cm, double distance, double wait_s)
 
 int cm_retention_sets(const CostModel *cm, double *ws, int max)
 {
-    int n = 0;
-    for (int r = 0; r < cm->nretention && n < max; r++)
-        ws[n++] = cm->retention[r].ws * (cm->threads > 0 ? cm->threads : 1);
-    return n;
+    for (int r = 0; r < cm->nretention && r < max; r++)
+        ws[r] = cm->retention[r].ws * (cm->threads > 0 ? cm->threads : 1);
+    return cm->nretention;
 }
 
 double cm_warmth(const CostModel *cm, double own, double distance)

@@ -157,6 +157,10 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, char *e
     /* the times between uses from the prices by traffic alone: retention only lowers a
      * price, and a second pass would move the waits by a small share of a small share */
     pred_cache_fractions(p, cm, NULL, cached);
+    if (cm_retention_sets(cm, NULL, 0) == 0) { /* no retention measured: nothing more to do */
+        free(op_s);
+        return 0;
+    }
     for (int i = 0; i < p->nops; i++) {
         OpPrice pr;
         if (cm_price_cached(cm, &p->ops[i].desc, cached[i], &pr, err, errlen) != 0) {

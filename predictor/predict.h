@@ -104,7 +104,7 @@ double cm_warmth(const CostModel *cm, double own, double distance);
  * calibrations without the samples. */
 double cm_retention(const CostModel *cm, double distance, double wait_s);
 /* The working sets (bytes over all the calibration's threads) the retention was measured
- * at, smallest first: fills ws[0..max) and returns how many (0: none). */
+ * at, smallest first: fills at most ws[0..max) and returns how many there are (0: none). */
 int cm_retention_sets(const CostModel *cm, double *ws, int max);
 const char *price_source_name(PriceSource s);
 
