@@ -115,6 +115,14 @@ typedef struct {
     int far_rounds, near_rounds;
     int one_core_rounds; /* of the far ones, those with both threads on one core */
     double near_measured_s;
+    /* the apart placement: the prediction there ([h]; 0: not priced, one thread or a
+     * calibration that timed nothing apart), the far rounds apart (not on one core) and
+     * their medians' median (0: none), and per calibration the error with each round priced
+     * at its own placement (NaN: not priced) */
+    double apart_predicted_s[2];
+    int apart_rounds;
+    double apart_measured_s;
+    double placed_error_pct[2];
 } ModelResult;
 
 static void model_result_free(ModelResult *r)
@@ -141,6 +149,13 @@ static int validate_predict(const Cli *cli, Db *db, const CalibrationRow *cal, C
             continue;
         rc = session_predict(cli, cm[h], cal, &plan, &res->prow[h], &res->pred[h]);
         res->prow[h].holdout = h == 1;
+        if (rc == 0 && cli->threads > 1 && cm_has_apart(cm[h])) { /* the same plan, the cores apart */
+            PredictionRow apart;
+            cm_set_apart(cm[h], true);
+            if (pred_iteration(&plan, cm[h], &apart, NULL, err, sizeof err) == 0)
+                res->apart_predicted_s[h] = apart.iter_s;
+            cm_set_apart(cm[h], false);
+        }
         if (rc == 0 && db_prediction_insert(db, &res->prow[h], res->pred[h], plan.nops) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
@@ -192,6 +207,15 @@ static bool round_far(const RoundRun *k)
     const bool apart = d->cross > 0 && d->cross_after > 0 &&
                        (d->cross >= FAR_CORES || d->cross_after >= FAR_CORES || d->cross <= lo || d->cross_after <= lo);
     return apart || round_one_core(k);
+}
+
+/* Whether round k found the cores apart, on a core each: the cross-core read x FAR_CORES
+ * or more before or after the run, and not on one core. */
+static bool round_apart(const RoundRun *k)
+{
+    const Drift *d = &k->drift;
+    return d->cross > 0 && d->cross_after > 0 && (d->cross >= FAR_CORES || d->cross_after >= FAR_CORES) &&
+           !round_one_core(k);
 }
 
 /* Whether round k's placement was measured at all. */
@@ -254,7 +278,7 @@ static int representative_round(const double *medians, int n, double *measured)
 static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
 {
     const int n = res->nrounds;
-    double med[MAX_RUNS], lo = INFINITY, hi = 0;
+    double med[MAX_RUNS] = {0}, lo = INFINITY, hi = 0;
     for (int k = 0; k < n; k++) {
         med[k] = res->round[k].run.row.median_s;
         lo = fmin(lo, res->round[k].run.row.min_s);
@@ -280,6 +304,34 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
     }
     if (res->near_rounds > 0)
         representative_round(near_med, res->near_rounds, &res->near_measured_s);
+    /* each round priced at its own placement: apart where it was apart and the calibration
+     * prices that placement, else near; a round on one core is not priced (nothing prices
+     * two threads on one core) */
+    double apart_med[MAX_RUNS];
+    res->apart_rounds = 0;
+    res->apart_measured_s = 0;
+    for (int k = 0; k < n; k++)
+        if (round_placed(&res->round[k]) && round_apart(&res->round[k]))
+            apart_med[res->apart_rounds++] = med[k];
+    if (res->apart_rounds > 0)
+        representative_round(apart_med, res->apart_rounds, &res->apart_measured_s);
+    for (int h = 0; h < 2; h++) {
+        double e[MAX_RUNS];
+        int ne = 0;
+        for (int k = 0; k < n && res->pred[h]; k++) {
+            const RoundRun *rk = &res->round[k];
+            if (round_placed(rk) && round_one_core(rk))
+                continue;
+            const bool apart = round_placed(rk) && round_apart(rk) && res->apart_predicted_s[h] > 0;
+            const double pred = apart ? res->apart_predicted_s[h] : res->prow[h].iter_s;
+            e[ne++] = 100 * (pred - med[k]) / med[k];
+        }
+        res->placed_error_pct[h] = NAN;
+        if (ne > 0) {
+            gsl_sort(e, 1, (size_t)ne);
+            res->placed_error_pct[h] = gsl_stats_median_from_sorted_data(e, 1, (size_t)ne);
+        }
+    }
     for (int h = 0; h < 2; h++) {
         if (!res->pred[h])
             continue;
@@ -305,6 +357,10 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
         v->one_core_rounds = res->one_core_rounds;
         v->near_rounds = res->near_rounds;
         v->measured_near_s = res->near_measured_s;
+        v->apart_rounds = res->apart_rounds;
+        v->measured_apart_s = res->apart_measured_s;
+        v->predicted_apart_s = res->apart_predicted_s[h];
+        v->error_placed_pct = res->placed_error_pct[h];
         if (db_validation_insert(db, v) != 0)
             return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
@@ -536,7 +592,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                            .drift_compute = r->drift.compute, .drift_memory = r->drift.memory, .ranks = ranks,
                            .predicted_allreduce_s = r->pred.allreduce_s,
                            .measured_allreduce_s = r->meas_allreduce_s,
-                           .drift_allreduce = r->ar_drift};
+                           .drift_allreduce = r->ar_drift,
+                           .error_placed_pct = NAN}; /* the ranks' placement is not probed */
         r->adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
         v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
@@ -772,6 +829,36 @@ static NearSummary near_summary(const ModelResult *res, int nm, int h)
     return ns;
 }
 
+/* The errors with each round priced at its own placement (ModelResult.placed_error_pct):
+ * over the models with a priced round. */
+typedef struct {
+    int models;            /* with a priced round */
+    int apart_runs;        /* runs priced apart */
+    double median_abs_pct, max_abs_pct;
+    const char *max_model;
+    bool priced;           /* the calibration prices the apart placement */
+} PlacedSummary;
+
+static PlacedSummary placed_summary(const ModelResult *res, int nm, int h)
+{
+    PlacedSummary ps = {.max_model = ""};
+    double e[MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        ps.priced |= res[i].apart_predicted_s[h] > 0;
+        if (res[i].apart_predicted_s[h] > 0)
+            ps.apart_runs += res[i].apart_rounds;
+        if (isnan(res[i].placed_error_pct[h]))
+            continue;
+        e[ps.models++] = res[i].placed_error_pct[h];
+        if (fabs(res[i].placed_error_pct[h]) >= ps.max_abs_pct) {
+            ps.max_abs_pct = fabs(res[i].placed_error_pct[h]);
+            ps.max_model = res[i].v[0].model;
+        }
+    }
+    ps.median_abs_pct = ps.models ? median_abs(e, ps.models) : 0;
+    return ps;
+}
+
 static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelResult *res, int nm,
                        const ValidateOpts *vo)
 {
@@ -785,7 +872,7 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     printf(" %13s %9s", "drift c / m", "adjusted");
     if (H)
         printf(" %9s", "adj. hold");
-    printf(" %9s %5s %10s %10s %7s\n", "cores", "far", "memory", "peak RSS", "diff");
+    printf(" %9s %5s %7s %10s %10s %7s\n", "cores", "far", "placed", "memory", "peak RSS", "diff");
     double err[2][MAX_MODELS], adj[2][MAX_MODELS];
     for (int i = 0; i < nm; i++) {
         const ValidationRow *v = &res[i].v[0];
@@ -811,7 +898,10 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
             snprintf(cores, sizeof cores, "x%.1f/%.1f", res[i].cross_before, res[i].cross_after);
         if (res[i].far_rounds + res[i].near_rounds > 0)
             snprintf(far, sizeof far, "%d/%d", res[i].far_rounds, res[i].nrounds);
-        printf(" %9s %5s %10s %10s %+6.1f%%\n", cores, far, fmt_bytes(res[i].memory_bytes, b1, 32),
+        char placed[16] = "-";
+        if (!isnan(res[i].placed_error_pct[0]))
+            snprintf(placed, sizeof placed, "%+.1f%%", res[i].placed_error_pct[0]);
+        printf(" %9s %5s %7s %10s %10s %+6.1f%%\n", cores, far, placed, fmt_bytes(res[i].memory_bytes, b1, 32),
                fmt_bytes(res[i].peak_rss_bytes, b2, 32),
                100 * (res[i].memory_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
     }
@@ -825,7 +915,9 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
            "# cores farther apart than when calibrated, and every op that passes data between them ran slower\n"
            "# (not adjusted for); far: the model's runs whose cores read x%.1f or more (or x%.2f or less)\n"
            "# before or after, or whose two threads shared one core (an FMA burst on both x%.1f or more its\n"
-           "# time on one)\n", FAR_CORES, 1 / FAR_CORES, MB_SHARED_CORE);
+           "# time on one); placed: the median of the runs' errors, each run priced at its own placement\n"
+           "# (apart where its cores read x%.1f or more, by the kernels' passes timed apart; else near; a run\n"
+           "# on one core not priced)\n", FAR_CORES, 1 / FAR_CORES, MB_SHARED_CORE, FAR_CORES);
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0, mxa = 0;
         for (int i = 0; i < nm; i++) {
@@ -859,6 +951,14 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
                     printf(" %s", res[i].v[0].model);
         }
         printf("\n");
+    }
+    for (int h = 0; h <= (int)H; h++) {
+        const PlacedSummary ps = placed_summary(res, nm, h);
+        if (!ps.priced || ps.models == 0)
+            break;
+        printf("%s with each run priced at its own placement (%d runs apart): median |error| %.1f%%, max %.1f%% "
+               "(%s) over %d models\n", h ? "holdout calibration" : "full calibration", ps.apart_runs,
+               ps.median_abs_pct, ps.max_abs_pct, ps.max_model, ps.models);
     }
     KindRow *k;
     const int nk = kind_rows(res, nm, H, &k);
@@ -925,6 +1025,11 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(o, "measured_near_s", res[i].near_measured_s);
         else
             cJSON_AddNullToObject(o, "measured_near_s");
+        cJSON_AddNumberToObject(o, "rounds_apart", res[i].apart_rounds);
+        if (res[i].apart_rounds > 0)
+            cJSON_AddNumberToObject(o, "measured_apart_s", res[i].apart_measured_s);
+        else
+            cJSON_AddNullToObject(o, "measured_apart_s");
         for (int h = 0; h <= (int)H; h++) {
             const ValidationRow *v = &res[i].v[h];
             cJSON *p = cJSON_AddObjectToObject(o, h ? "holdout" : "full");
@@ -945,6 +1050,14 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
                 cJSON_AddNumberToObject(p, "error_near_pct", near_error_pct(&res[i], h));
             else
                 cJSON_AddNullToObject(p, "error_near_pct");
+            if (res[i].apart_predicted_s[h] > 0)
+                cJSON_AddNumberToObject(p, "predicted_apart_s", res[i].apart_predicted_s[h]);
+            else
+                cJSON_AddNullToObject(p, "predicted_apart_s"); /* one thread, or nothing timed apart */
+            if (!isnan(res[i].placed_error_pct[h]))
+                cJSON_AddNumberToObject(p, "error_placed_pct", res[i].placed_error_pct[h]);
+            else
+                cJSON_AddNullToObject(p, "error_placed_pct");
             err[h][i] = v->error_pct;
             adj[h][i] = v->adjusted_error_pct;
             OpGroup *g;
@@ -994,6 +1107,18 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(n, "every_model_median_abs_error_pct", ns.every_median_abs_pct);
             cJSON_AddNumberToObject(n, "every_model_max_abs_error_pct", ns.every_max_abs_pct);
             cJSON_AddStringToObject(n, "every_model_max_model", ns.every_max_model);
+        }
+        {
+            const PlacedSummary ps = placed_summary(res, nm, h);
+            cJSON *pl = cJSON_AddObjectToObject(s, "each_run_placed");
+            cJSON_AddBoolToObject(pl, "apart_priced", ps.priced);
+            cJSON_AddNumberToObject(pl, "runs_apart", ps.apart_runs);
+            cJSON_AddNumberToObject(pl, "models", ps.models);
+            if (ps.models > 0) {
+                cJSON_AddNumberToObject(pl, "median_abs_error_pct", ps.median_abs_pct);
+                cJSON_AddNumberToObject(pl, "max_abs_error_pct", ps.max_abs_pct);
+                cJSON_AddStringToObject(pl, "max_model", ps.max_model);
+            }
         }
     }
     KindRow *k;

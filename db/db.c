@@ -6,6 +6,7 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -273,6 +274,11 @@ static int prepare_bind(Db *db, sqlite3_stmt **st, const char *sql, const char *
         case 'i': rc = sqlite3_bind_int(*st, i + 1, va_arg(ap, int)); break;
         case 'I': rc = sqlite3_bind_int64(*st, i + 1, va_arg(ap, int64_t)); break;
         case 'd': rc = sqlite3_bind_double(*st, i + 1, va_arg(ap, double)); break;
+        case 'N': { /* a double that may be missing: NaN is stored as NULL */
+            const double v = va_arg(ap, double);
+            rc = isnan(v) ? sqlite3_bind_null(*st, i + 1) : sqlite3_bind_double(*st, i + 1, v);
+            break;
+        }
         case 's': rc = sqlite3_bind_text(*st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
         default: rc = SQLITE_MISUSE; break;
         }
@@ -481,12 +487,12 @@ int db_measurement_insert(Db *db, MeasurementRow *m)
     if (run_stmt(db, &m->id,
                  "INSERT INTO measurement (calibration_id, family, key, kind, phase, threads, warmups,"
                  " reps, inner, median_s, min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops,"
-                 " bytes, validated, max_err, warm_s, far_passes, shared_passes)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Issssiiiiddddddddd" "iddii", m->calibration_id, m->family, m->key, m->kind, m->phase,
+                 " bytes, validated, max_err, warm_s, far_passes, shared_passes, pass_placement, apart_s)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Issssiiiiddddddddd" "iddii" "sd", m->calibration_id, m->family, m->key, m->kind, m->phase,
                  m->threads, m->warmups, m->reps, m->inner, m->median_s, m->min_s, m->max_s, m->mean_s,
                  m->stddev_s, m->ci95_lo_s, m->ci95_hi_s, m->flops, m->bytes, (int)m->validated,
-                 m->max_err, m->warm_s, m->far_passes, m->shared_passes) != 0)
+                 m->max_err, m->warm_s, m->far_passes, m->shared_passes, m->pass_placement, m->apart_s) != 0)
         goto fail;
     for (int i = 0; m->samples && i < m->nsamples; i++)
         if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s, round) VALUES (?,?,?,?)", "Iidi",
@@ -507,7 +513,8 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
     if (sqlite3_prepare_v2(db->h,
                            "SELECT id, family, key, kind, phase, threads, warmups, reps, inner, median_s,"
                            " min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops, bytes,"
-                           " validated, max_err, coalesce(warm_s, 0), far_passes, shared_passes"
+                           " validated, max_err, coalesce(warm_s, 0), far_passes, shared_passes,"
+                           " pass_placement, apart_s"
                            " FROM measurement"
                            " WHERE calibration_id = ? ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
@@ -535,6 +542,8 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
         m.warm_s = sqlite3_column_double(st, 20);
         m.far_passes = sqlite3_column_int(st, 21);
         m.shared_passes = sqlite3_column_int(st, 22);
+        col_text(st, 23, m.pass_placement, sizeof m.pass_placement);
+        m.apart_s = sqlite3_column_double(st, 24);
         if (fn(&m, ctx) != 0) {
             rc = SQLITE_DONE;
             break;
@@ -714,14 +723,15 @@ int db_validation_insert(Db *db, ValidationRow *v)
                     " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout,"
                     " drift_compute, drift_memory, adjusted_error_pct, ranks, predicted_allreduce_s,"
                     " measured_allreduce_s, drift_cross, drift_allreduce, rounds, far_rounds, near_rounds, measured_near_s,"
-                    " one_core_rounds)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddiddd" "idddd" "iiidi", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " one_core_rounds, apart_rounds, measured_apart_s, predicted_apart_s, error_placed_pct)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddiddd" "idddd" "iiidi" "iddN", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
                     v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
                     v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s,
                     v->drift_cross, v->drift_allreduce, v->rounds > 0 ? v->rounds : 1, v->far_rounds,
-                    v->near_rounds, v->measured_near_s, v->one_core_rounds);
+                    v->near_rounds, v->measured_near_s, v->one_core_rounds, v->apart_rounds, v->measured_apart_s,
+                    v->predicted_apart_s, v->error_placed_pct);
 }
 
 /* ---- spec sheets ---- */

@@ -20,6 +20,7 @@
 typedef struct Db Db;
 
 enum { DB_NOT_FOUND = 1 }; /* returned by lookups that found nothing (not an error) */
+enum { MB_PASSES_MAX = 10 }; /* a calibration's passes over its lists at most (calibrate --rounds) */
 
 /* ---- rows ---- */
 
@@ -90,6 +91,9 @@ typedef struct {
     int shared_passes;      /* passes timed with both threads on one core (the round trip near,
                                the FMA probe x1.5 or more slower together than alone), left
                                out as far_passes are; counted where not far */
+    char pass_placement[MB_PASSES_MAX + 1]; /* a letter a pass, in pass order: n near, a apart,
+                                               s on one core, - not probed; "" before v17 */
+    double apart_s;         /* the median of the apart passes' medians; 0: no pass apart */
     const double *samples;  /* reps per-execution times (seconds); written, not read back */
     const int *sample_rounds; /* the pass over the lists each sample came from (0-based);
                                  NULL: all from pass 0 */
@@ -197,6 +201,11 @@ typedef struct {
      * found both threads on one core */
     int rounds, far_rounds, near_rounds, one_core_rounds;
     double measured_near_s;
+    /* v18: the far runs with the cores apart (not on one core), the median of their
+     * medians (0: none), the prediction at the apart placement (0: not priced), and the
+     * error with each run priced at its own placement (NaN: not priced; stored NULL) */
+    int apart_rounds;
+    double measured_apart_s, predicted_apart_s, error_placed_pct;
     /* data-parallel validations (ranks > 1; batch is the global batch) */
     int ranks;
     double predicted_allreduce_s, measured_allreduce_s;

@@ -218,6 +218,21 @@ static const char *const migrations[] = {
     /* v16: of a validation's far runs, those whose FMA probe found both threads on one core
      * before or after the run (0: none, not probed, or before dlperf probed) */
     "ALTER TABLE validation ADD COLUMN one_core_rounds INTEGER NOT NULL DEFAULT 0;",
+    /* v17: where the cores were in each of a kernel's passes, a letter a pass in pass
+     * order: n near (the calibration's placement), a apart, s both threads on one core, -
+     * not probed (one thread, or before dlperf stored it); and the median of its apart
+     * passes' medians (0: no pass apart): the price of the apart placement
+     * (predictor/cost_model.c, cm_set_apart) */
+    "ALTER TABLE measurement ADD COLUMN pass_placement TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE measurement ADD COLUMN apart_s REAL NOT NULL DEFAULT 0;",
+    /* v18: a validation's runs with the cores apart (far, not on one core), their medians'
+     * median (0: none), and the prediction at that placement (0: not priced: one thread,
+     * or a calibration with no pass apart): each run is compared with the prediction at
+     * its own placement as well as with the calibration's */
+    "ALTER TABLE validation ADD COLUMN apart_rounds INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN measured_apart_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN predicted_apart_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN error_placed_pct REAL;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

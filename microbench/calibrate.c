@@ -46,18 +46,26 @@ typedef struct {
 
 /* Classes each pass r of one kernel: apart (a round trip MB_FAR_RTT times the fastest the
  * calibration saw, or more), else on one core (a share of MB_SHARED_CORE or more), else at
- * the calibration's placement. Marks off[r] for the first two; counts each in *far and
- * *shared. */
-static void classify_passes(const PassProbe *probe, int rounds, double fastest, bool *off, int *far, int *shared)
+ * the calibration's placement, near. Writes a letter a pass to letters (n, a, s: the
+ * measurement's pass_placement) and counts the first two in *far and *shared. */
+static void classify_passes(const PassProbe *probe, int rounds, double fastest, char *letters, int *far, int *shared)
 {
     *far = *shared = 0;
     for (int r = 0; r < rounds; r++) {
         const bool apart = isfinite(fastest) && fastest > 0 && probe[r].rtt_ns >= MB_FAR_RTT * fastest;
         const bool one_core = !apart && probe[r].share >= MB_SHARED_CORE;
-        off[r] = apart || one_core;
+        letters[r] = apart ? 'a' : one_core ? 's' : 'n';
         *far += apart;
         *shared += one_core;
     }
+    letters[rounds] = '\0';
+}
+
+/* The passes whose letter is not `keep`, marked for mb_pass_median to leave out. */
+static void passes_other_than(const char *letters, int rounds, char keep, bool *off)
+{
+    for (int r = 0; r < rounds; r++)
+        off[r] = letters[r] != keep;
 }
 
 /* Both probes, now. */
@@ -173,9 +181,16 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 }
                 const bool last = round == rounds - 1;
                 bool pass_off[MB_MAX_ROUNDS] = {false}; /* at another placement than near, a core each */
-                if (pass_probe && last)
-                    classify_passes(pass_probe + (size_t)i * (size_t)rounds, rounds, rtt_fastest, pass_off,
+                bool not_apart[MB_MAX_ROUNDS] = {false};
+                if (pass_probe && last) {
+                    classify_passes(pass_probe + (size_t)i * (size_t)rounds, rounds, rtt_fastest, m.pass_placement,
                                     &m.far_passes, &m.shared_passes);
+                    passes_other_than(m.pass_placement, rounds, 'n', pass_off);
+                    passes_other_than(m.pass_placement, rounds, 'a', not_apart);
+                } else if (last) {
+                    memset(m.pass_placement, '-', (size_t)rounds); /* one thread: no placement */
+                    m.pass_placement[rounds] = '\0';
+                }
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
@@ -197,6 +212,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                             m.sample_rounds = pooled_round[i];
                             m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_off,
                                                         scratch);
+                            /* the apart placement's price, from the apart passes alone */
+                            if (m.far_passes > 0)
+                                m.apart_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, not_apart,
+                                                           scratch);
                             /* the passes' warm medians, pooled by their median (those at
                              * the calibration's placement where there are any) */
                             const bool all_off = m.far_passes + m.shared_passes == rounds;
@@ -210,6 +229,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         }
                     }
                 }
+                if (trc == 0 && rounds == 1 && m.far_passes == 1)
+                    m.apart_s = m.median_s; /* its one pass was apart */
                 /* A kernel that was timed but computed wrong results is stored as evidence
                  * (validated = 0) and still fails the calibration: a wrong kernel must never
                  * price a prediction. Any other failure (out of memory) stores nothing. */

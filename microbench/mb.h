@@ -35,7 +35,7 @@ typedef struct {
     int rounds;           /* mb_calibrate: passes over the kernel list (1: one) */
 } MbProtocol;
 
-enum { MB_MAX_ROUNDS = 10 }; /* calibrate --rounds at most */
+enum { MB_MAX_ROUNDS = MB_PASSES_MAX }; /* calibrate --rounds at most (db.h: each pass's placement is stored) */
 
 MbProtocol mb_protocol(MbMode mode);
 

@@ -52,6 +52,7 @@ typedef struct {
     OpDesc desc;
     double median_s, lo_s, hi_s; /* lo/hi: the 95% CI moved onto the median */
     double warm_s;                /* the warm median of a kernel timed cold, else 0 */
+    double apart_s;               /* the median of its passes with the cores apart, else 0 */
     double flops, bytes;
     double work;  /* FLOPs (compute-bound kinds) or bytes: what the efficiency is of */
     int group;
@@ -130,6 +131,12 @@ struct CostModel {
     Curve read, handoff;
     bool fitted_only;     /* holdout: neither exact nor scaled prices */
     bool sorted;
+    /* The apart placement (cm_set_apart): every price times its kernel's apart-over-near
+     * ratio, measured (the kernel's own passes apart), else the median ratio of its kind's
+     * kernels that had both, else of every such kernel (apart_kind[OP_KIND_COUNT]); 0
+     * where nothing was timed apart. Set by cm_fit. */
+    bool apart;
+    double apart_kind[OP_KIND_COUNT + 1];
 };
 
 const char *price_source_name(PriceSource s)
@@ -354,6 +361,9 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     e->desc = d;
     e->median_s = m->median_s;
     e->warm_s = m->warm_s > 0 ? m->warm_s : 0;
+    /* an apart price only where it differs from the near one: a kernel whose every pass
+     * was apart is priced apart already, and tells nothing of the ratio */
+    e->apart_s = m->apart_s > 0 && m->far_passes + m->shared_passes < (int)strlen(m->pass_placement) ? m->apart_s : 0;
     e->lo_s = fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s));
     e->hi_s = m->median_s + (m->ci95_hi_s - m->mean_s);
     e->flops = c.flops;
@@ -803,6 +813,50 @@ double cm_warmth(const CostModel *cm, double own, double distance)
     return fmin(fmax((dram - here) / (dram - warm), 0.0), 1.0);
 }
 
+/* The apart placement's ratios (CostModel.apart_kind): per op kind, the median of
+ * apart_s / median_s over the kind's kernels timed both near and apart; overall, over all
+ * of them. A kind needs APART_MIN_KERNELS such kernels, or it takes the overall ratio. */
+enum { APART_MIN_KERNELS = 3 };
+static void apart_build(CostModel *cm)
+{
+    double *r = malloc((size_t)(cm->n > 0 ? cm->n : 1) * sizeof *r);
+    assert(r);
+    for (int k = 0; k <= OP_KIND_COUNT; k++) {
+        int n = 0;
+        for (int i = 0; i < cm->n; i++)
+            if (cm->e[i].apart_s > 0 && (k == OP_KIND_COUNT || (int)cm->e[i].desc.kind == k))
+                r[n++] = cm->e[i].apart_s / cm->e[i].median_s;
+        cm->apart_kind[k] = 0;
+        if (n >= (k == OP_KIND_COUNT ? 1 : APART_MIN_KERNELS)) {
+            gsl_sort(r, 1, (size_t)n);
+            cm->apart_kind[k] = gsl_stats_median_from_sorted_data(r, 1, (size_t)n);
+        }
+    }
+    free(r);
+}
+
+void cm_set_apart(CostModel *cm, bool apart) { cm->apart = apart; }
+
+bool cm_has_apart(const CostModel *cm) { return cm->apart_kind[OP_KIND_COUNT] > 0; }
+
+double cm_apart_ratio(const CostModel *cm, int kind)
+{
+    if (kind >= 0 && kind < OP_KIND_COUNT && cm->apart_kind[kind] > 0)
+        return cm->apart_kind[kind];
+    return cm->apart_kind[OP_KIND_COUNT] > 0 ? cm->apart_kind[OP_KIND_COUNT] : 1.0;
+}
+
+/* The factor taking a near price of d to the apart one: 1 at the near placement. e: the
+ * kernel that priced it, when one did (its own ratio where it was timed apart). */
+static double apart_factor(const CostModel *cm, const OpDesc *d, const Entry *e)
+{
+    if (!cm->apart)
+        return 1.0;
+    if (e && e->apart_s > 0)
+        return e->apart_s / e->median_s;
+    return cm_apart_ratio(cm, (int)d->kind);
+}
+
 void cm_fit(CostModel *cm)
 {
     qsort(cm->e, (size_t)cm->n, sizeof *cm->e, entry_cmp);
@@ -819,6 +873,7 @@ void cm_fit(CostModel *cm)
     curve_build(&cm->read, cm->curve_ws, cm->curve_bw, cm->ncurve);
     handoff_curve_build(cm);
     retention_build(cm);
+    apart_build(cm);
     for (int i = 0; i < cm->n; i++) {
         bool seen = false;
         for (int j = 0; j < cm->nfits && !seen; j++)
@@ -1028,7 +1083,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
     if (!cm->fitted_only) {
         const Entry *e = find_exact(cm, key);
         if (e) {
-            const double k = cache_factor(cached, entry_warm_ratio(e));
+            const double k = cache_factor(cached, entry_warm_ratio(e)) * apart_factor(cm, d, e);
             *out = (OpPrice){.time_s = e->median_s * k, .lo_s = e->lo_s * k, .hi_s = e->hi_s * k,
                              .source = PRICE_EXACT};
             return 0;
@@ -1038,7 +1093,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
         if (e && d->kind == OP_GEMM)
             ratio = gemm_scale_ratio(cm, d, e, ratio);
         if (e) {
-            ratio *= cache_factor(cached, entry_warm_ratio(e));
+            ratio *= cache_factor(cached, entry_warm_ratio(e)) * apart_factor(cm, d, e);
             *out = (OpPrice){.time_s = e->median_s * ratio, .lo_s = e->lo_s * ratio, .hi_s = e->hi_s * ratio,
                              .source = PRICE_SCALED};
             return 0;
@@ -1052,7 +1107,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
     double x[MAX_FEAT], y;
     features(d, x);
     if (f && f->ok && loess_at(cm, f, x, -1, f->h, &y)) {
-        const double k = cached > 0 ? cache_factor(cached, warm_ratio_at(cm, f, x)) : 1.0;
+        const double k = (cached > 0 ? cache_factor(cached, warm_ratio_at(cm, f, x)) : 1.0) * apart_factor(cm, d, NULL);
         const double t = fmax(work_of(d->kind, &c) * exp(y) * k, roof);
         *out = (OpPrice){.time_s = t, .lo_s = fmax(t * exp(-f->rms), roof), .hi_s = t * exp(f->rms),
                          .source = PRICE_FITTED};
@@ -1066,7 +1121,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
         double ratio = median_roof_ratio(cm, (int)d->kind, d->kind);
         if (ratio <= 0)
             ratio = median_roof_ratio(cm, -1, d->kind);
-        const double t = roof * (ratio > 1 ? ratio : 1);
+        const double t = roof * (ratio > 1 ? ratio : 1) * apart_factor(cm, d, NULL);
         *out = (OpPrice){.time_s = t, .lo_s = roof, .hi_s = 2 * t, .source = PRICE_ROOFLINE};
         return 0;
     }

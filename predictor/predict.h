@@ -106,6 +106,21 @@ double cm_retention(const CostModel *cm, double distance, double wait_s);
 /* The working sets (bytes over all the calibration's threads) the retention was measured
  * at, smallest first: fills at most ws[0..max) and returns how many there are (0: none). */
 int cm_retention_sets(const CostModel *cm, double *ws, int max);
+/* The cores' placement a model prices at. A VM's host may run its vCPUs on cores that
+ * share a cache (near) or not (apart), and move them every few minutes; a calibration
+ * prices every kernel near (microbench/calibrate.c) and also stores the median of each
+ * kernel's passes timed apart. cm_set_apart(cm, true) prices every op apart from then on:
+ * its near price times its kernel's apart-over-near ratio where the kernel was timed both
+ * ways, else the median ratio of its kind's kernels (cm_apart_ratio), else of every
+ * kernel's. cm_has_apart: whether the calibration timed any kernel both ways (without,
+ * apart prices equal near ones). A kernel repeated alone passes less data between the
+ * cores than a step whose ops split their data differently, so the apart price is a
+ * floor of the apart step, not its measure (docs/accuracy.md). */
+void cm_set_apart(CostModel *cm, bool apart);
+bool cm_has_apart(const CostModel *cm);
+/* The apart-over-near ratio of a kind's kernels (an OpKind; -1: of every kernel); 1 where
+ * nothing was timed both ways. */
+double cm_apart_ratio(const CostModel *cm, int kind);
 const char *price_source_name(PriceSource s);
 
 /* The cache model: for each op of the plan, how warm (0..1) its data is when it starts:
