@@ -136,6 +136,22 @@ typedef struct {
     double kept[RETAIN_SETS][RETAIN_WAITS];  /* 0..1 */
 } RetentionInfo;
 
+/* The apart placement's prices (cm_set_apart): the kernels' apart-over-near ratio, over
+ * every kernel timed both ways and per kind where 3 or more were. */
+typedef struct {
+    double all;                      /* the compute-bound kernels'; 0: none timed both ways */
+    double kind[OP_KIND_COUNT];      /* 0: too few of the kind */
+    double remote;                   /* a byte from the other core's cache over one from DRAM */
+} ApartInfo;
+
+static void apart_of(const CostModel *cm, ApartInfo *ai)
+{
+    ai->all = cm_apart_ratio(cm, -1);
+    ai->remote = cm_remote_ratio(cm);
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        ai->kind[k] = cm_apart_ratio(cm, k);
+}
+
 static void retention_of(const CostModel *cm, RetentionInfo *ri)
 {
     const int sets = cm_retention_sets(cm, ri->ws, RETAIN_SETS);
@@ -417,7 +433,7 @@ static OffPasses off_passes(const CalibrationRow *cal, const Rows *r)
     return f;
 }
 
-static void print_placement(const CalibrationRow *cal, const Rows *r)
+static void print_placement(const CalibrationRow *cal, const Rows *r, const ApartInfo *ai)
 {
     if (cal->sw.threads < 2)
         return;
@@ -432,11 +448,25 @@ static void print_placement(const CalibrationRow *cal, const Rows *r)
            "  on one core (FMA on two threads x%.1f or more its time on one); each kernel is priced from its\n"
            "  passes near and a core each, but %d kernels that had none are priced from all their passes\n",
            f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.shared, f.shared_kernels, MB_SHARED_CORE, f.all_off);
+    if (ai->all > 0) {
+        printf("  apart, the kernels timed both ways took x%.2f their near time (compute-bound, median); by kind:",
+               ai->all);
+        const char *sep = "";
+        for (int k = 0; k < OP_KIND_COUNT; k++)
+            if (ai->kind[k] > 0) {
+                printf("%s %s x%.2f", sep, op_kind_name((OpKind)k), ai->kind[k]);
+                sep = ",";
+            }
+        printf("\n  apart, a byte read from the other core's cache cost x%.2f one from DRAM. The apart placement's\n"
+               "  price: compute-bound ops by their kernels' ratios; memory-bound ones by the cache model, half of\n"
+               "  the bytes another split of op left them read from the other core (their kernels alone, each\n"
+               "  thread on its own slice, are not that)\n", ai->remote);
+    }
 }
 
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
                        const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits,
-                       const RetentionInfo *ri)
+                       const RetentionInfo *ri, const ApartInfo *ai)
 {
     char by_ranks[48] = "";
     if (cal->sw.ranks > 1)
@@ -457,7 +487,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
                    "the prices pool them; a\n  run in a slow or fast stretch can fall outside the predicted "
                    "bands. Recalibrate when the machine is quiet for tighter prices\n", 100 * (spread - 1));
     }
-    print_placement(cal, r);
+    print_placement(cal, r, ai);
     printf("\nlimits\n");
     if (L->peak1 > 0)
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
@@ -566,7 +596,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
 
 static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
                        const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits,
-                       const RetentionInfo *ri)
+                       const RetentionInfo *ri, const ApartInfo *ai)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "calibration_id", (double)cal->id);
@@ -600,6 +630,17 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(sc, "passes", f.shared);
         /* kernels with no pass near and a core each, priced from all their passes */
         cJSON_AddNumberToObject(o, "kernels_every_pass_off", f.all_off);
+        /* the kernels timed both ways: apart over near, the median (null: none) */
+        if (ai->all > 0) {
+            cJSON_AddNumberToObject(fp, "apart_over_near", ai->all);
+            cJSON_AddNumberToObject(fp, "remote_over_dram", ai->remote);
+            cJSON *by = cJSON_AddObjectToObject(fp, "apart_over_near_by_kind");
+            for (int k = 0; k < OP_KIND_COUNT; k++)
+                if (ai->kind[k] > 0)
+                    cJSON_AddNumberToObject(by, op_kind_name((OpKind)k), ai->kind[k]);
+        } else {
+            cJSON_AddNullToObject(fp, "apart_over_near");
+        }
     }
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddNumberToObject(lim, "fma_peak_1core_gflops", L->peak1);
@@ -804,10 +845,12 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
     CmFitInfo fits[MAX_FITS];
     int nfits = 0;
     RetentionInfo ri = {.n = 0};
+    ApartInfo ai = {.all = 0};
     CostModel *cm = cm_load(db, cal->id, err, sizeof err);
     if (cm) {
         nfits = cm_fit_summary(cm, fits, MAX_FITS);
         retention_of(cm, &ri);
+        apart_of(cm, &ai);
         cm_free(cm);
     }
     CommFitInfo comm;
@@ -820,12 +863,12 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
         /* the JSON's min/max read the sorted rates: sort once here */
         for (int i = 0; i < ng; i++)
             qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
-        cJSON *doc = json_doc(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri);
+        cJSON *doc = json_doc(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri, &ai);
         if (cmm)
             cJSON_AddItemToObject(doc, "communication", comm_json(&comm));
         json_print(doc);
     } else {
-        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri);
+        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri, &ai);
         if (cmm)
             comm_text(&comm);
     }

@@ -103,7 +103,7 @@ static void print_memory(const PredictionRow *p, const MemoryFit *f)
 /* llc_bytes: the last-level cache the ops' warmth was counted in (a rank's share of the
  * node's under --ranks; 0: no cache model) */
 static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int nops, const Plan *plan,
-                              const MemoryFit *f, double llc_bytes)
+                              const MemoryFit *f, double llc_bytes, double apart_s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "prediction_id", (double)p->id);
@@ -118,6 +118,10 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddNumberToObject(o, "backward_s", p->bwd_s);
     cJSON_AddNumberToObject(o, "update_s", p->update_s);
     cJSON_AddNumberToObject(o, "samples_per_s", p->batch * (p->ranks > 1 ? p->ranks : 1) / p->iter_s);
+    if (apart_s > 0) /* the threads' cores apart (predict.h, cm_set_apart) */
+        cJSON_AddNumberToObject(o, "iteration_apart_s", apart_s);
+    else
+        cJSON_AddNullToObject(o, "iteration_apart_s"); /* one thread, ranks, or nothing timed apart */
     cJSON *src = cJSON_AddObjectToObject(o, "ops_priced");
     cJSON_AddNumberToObject(src, "exact", p->n_exact);
     cJSON_AddNumberToObject(src, "scaled", p->n_scaled);
@@ -296,9 +300,20 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         goto done;
     }
+    /* the same step with the threads' cores apart, where the calibration timed kernels so:
+     * a VM's host may move its vCPUs between cores that share a cache and cores that do not */
+    double apart_s = 0;
+    if (po.ranks <= 1 && cli->threads > 1 && cm_has_apart(cm)) {
+        PredictionRow apart;
+        char err[512];
+        cm_set_apart(cm, true);
+        if (pred_iteration(&plan, cm, &apart, NULL, err, sizeof err) == 0)
+            apart_s = apart.iter_s;
+        cm_set_apart(cm, false);
+    }
     rc = EXIT_OK;
     if (cli->json) {
-        json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm)));
+        json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm), apart_s));
         goto done;
     }
     char b1[32], b2[32], b3[32];
@@ -308,6 +323,11 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     printf("\niteration   %s  (band %s .. %s)   %.1f samples/s\n", fmt_time(pred.iter_s, b1, 32),
            fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32),
            batch * (po.ranks > 1 ? po.ranks : 1) / pred.iter_s);
+    if (apart_s > 0)
+        printf("  with the threads' cores apart (the host moved the vCPUs onto cores that share no cache, as it did\n"
+               "  in some calibration passes): %s (x%.2f), from the kernels' times apart; a step whose ops pass\n"
+               "  their data between the cores can run slower still\n",
+               fmt_time(apart_s, b1, 32), apart_s / pred.iter_s);
     if (po.ranks > 1) {
         char how[64] = "";
         if (cal.sw.ranks > 1)

@@ -165,6 +165,11 @@ static int validate_predict(const Cli *cli, Db *db, const CalibrationRow *cal, C
     return rc;
 }
 
+static bool round_one_core(const RoundRun *k);
+static bool round_apart(const RoundRun *k);
+static bool round_far(const RoundRun *k);
+static bool round_placed(const RoundRun *k);
+
 /* One round: the machine's speed against the calibration, then a traced run, stored. */
 static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, const CostModel *cm,
                           const ValidateOpts *vo, ModelResult *res)
@@ -181,6 +186,11 @@ static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, con
         r->drift.cross_after = session_cross_core_drift(cli, cm);
     if (rc == 0 && r->drift.share > 0)
         r->drift.share_after = session_core_share(cli);
+    if (rc == 0 && round_placed(r)) {
+        snprintf(r->run.row.placement, sizeof r->run.row.placement, "%s",
+                 round_one_core(r) ? "one core" : round_apart(r) ? "apart" : round_far(r) ? "nearer" : "near");
+        r->run.row.cores_cross = fmax(r->drift.cross, r->drift.cross_after);
+    }
     if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
                                  NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));

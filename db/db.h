@@ -124,6 +124,12 @@ typedef struct {
     double allreduce_bytes; /* summed per step */
     double bucket_bytes;    /* 0: one allreduce after backward; else overlapped buckets */
     const struct RankTimeRow *rank_times; /* sw.ranks rows, written with the run */
+    /* v19: where validate found the threads' cores before and after the run: "near",
+     * "apart", "nearer" (than calibrated) or "one core" ("": not probed: one thread,
+     * `run`, or before dlperf stored it), and the cross-core read over the calibration's,
+     * the larger of before and after (0: not measured) */
+    char placement[12];
+    double cores_cross;
 } RunRow;
 
 /* Where one rank's step time went (medians over a run's timed steps). */

@@ -233,6 +233,10 @@ static const char *const migrations[] = {
     "ALTER TABLE validation ADD COLUMN measured_apart_s REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN predicted_apart_s REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN error_placed_pct REAL;",
+    /* v19: a validation round's run, where its threads' cores were (near, apart, one core;
+     * '' not probed) and the cross-core read over the calibration's (0: not measured) */
+    "ALTER TABLE run ADD COLUMN placement TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE run ADD COLUMN cores_cross REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

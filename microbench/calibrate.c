@@ -29,6 +29,10 @@
  * the round trip reads near and a 2-thread kernel runs at one core's speed, so each pass is
  * also probed for that (mb_core_share) and such a pass (measurement.shared_passes) is left
  * out too: the price is the cores' at the calibration's placement, near and one each.
+ * Each pass's class is stored (measurement.pass_placement, a letter a pass), and so is the
+ * median of the apart passes' medians (apart_s): the apart placement's price, which the
+ * predictor applies as a ratio over the near one (predictor/cost_model.c, cm_set_apart)
+ * where validate finds a run's cores apart.
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"

@@ -117,6 +117,8 @@ struct CostModel {
      * from them; cm_measured_s gives their times to the drift check, which tells from them
      * how far apart the cores are now */
     double cross_ws[MAX_CURVE], cross_s[MAX_CURVE];
+    double cross_apart_s[MAX_CURVE]; /* the same reads' times with the cores apart (0: none) */
+    double cross_bytes[MAX_CURVE];   /* and the bytes each moves */
     int ncross;
     /* the retention samples (data written, read back idle_us later), as measured, and the
      * table cm_fit builds from them: per working set, the share of warmth kept by wait */
@@ -131,12 +133,17 @@ struct CostModel {
     Curve read, handoff;
     bool fitted_only;     /* holdout: neither exact nor scaled prices */
     bool sorted;
-    /* The apart placement (cm_set_apart): every price times its kernel's apart-over-near
-     * ratio, measured (the kernel's own passes apart), else the median ratio of its kind's
-     * kernels that had both, else of every such kernel (apart_kind[OP_KIND_COUNT]); 0
-     * where nothing was timed apart. Set by cm_fit. */
+    /* The apart placement (cm_set_apart). A compute-bound op costs its near price times its
+     * kernel's apart-over-near ratio, measured (the kernel's own passes apart), else the
+     * median ratio of its kind's kernels timed both ways, else of every compute-bound such
+     * kernel (apart_kind[OP_KIND_COUNT]; 0 where nothing was timed both ways). A
+     * memory-bound op is priced by the cache model instead: half of the warm bytes another
+     * kind of op (split between the threads differently) left in cache are in the other
+     * core's (pred_cache_fractions), read at remote_ratio times the cold time per byte (the
+     * cross-core reads apart over the DRAM read; 1 where not measured). Set by cm_fit. */
     bool apart;
     double apart_kind[OP_KIND_COUNT + 1];
+    double remote_ratio;
 };
 
 const char *price_source_name(PriceSource s)
@@ -346,6 +353,8 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
         }
         if (d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == m->threads && cm->ncross < MAX_CURVE) {
             cm->cross_ws[cm->ncross] = (double)d.u.membw.bytes_per_thread;
+            cm->cross_apart_s[cm->ncross] = m->apart_s;
+            cm->cross_bytes[cm->ncross] = c.bytes;
             cm->cross_s[cm->ncross++] = m->median_s;
         }
         return;
@@ -360,7 +369,10 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     snprintf(e->key, sizeof e->key, "%s", m->key);
     e->desc = d;
     e->median_s = m->median_s;
-    e->warm_s = m->warm_s > 0 ? m->warm_s : 0;
+    /* warm data is never slower to reach than cold: a warm median above the cold one is a
+     * slow stretch of the machine in the passes that timed it (P3B1's forward GEMM, 970 us
+     * warm against 642 us cold in one zoo calibration, 487-500 us in its steps, stop 31) */
+    e->warm_s = m->warm_s > 0 ? fmin(m->warm_s, m->median_s) : 0;
     /* an apart price only where it differs from the near one: a kernel whose every pass
      * was apart is priced apart already, and tells nothing of the ratio */
     e->apart_s = m->apart_s > 0 && m->far_passes + m->shared_passes < (int)strlen(m->pass_placement) ? m->apart_s : 0;
@@ -814,23 +826,45 @@ double cm_warmth(const CostModel *cm, double own, double distance)
 }
 
 /* The apart placement's ratios (CostModel.apart_kind): per op kind, the median of
- * apart_s / median_s over the kind's kernels timed both near and apart; overall, over all
- * of them. A kind needs APART_MIN_KERNELS such kernels, or it takes the overall ratio. */
+ * apart_s / median_s over the kind's kernels timed both near and apart; overall, over the
+ * compute-bound ones. A kind needs APART_MIN_KERNELS such kernels, or its ops take the
+ * overall ratio. And the remote read's cost (CostModel.remote_ratio). Memory-bound kinds'
+ * ratios are kept for calibrate --show, not priced: repeated alone, each thread on its own
+ * slice, they ran faster apart (x0.6-0.95 on the EPYC VM, two last-level caches for one),
+ * while in a step they read what other ops left in the other core's cache (stop 31). */
 enum { APART_MIN_KERNELS = 3 };
 static void apart_build(CostModel *cm)
 {
-    double *r = malloc((size_t)(cm->n > 0 ? cm->n : 1) * sizeof *r);
+    double *r = malloc((size_t)(cm->n > cm->ncross ? cm->n : cm->ncross + 1) * sizeof *r);
     assert(r);
     for (int k = 0; k <= OP_KIND_COUNT; k++) {
         int n = 0;
-        for (int i = 0; i < cm->n; i++)
-            if (cm->e[i].apart_s > 0 && (k == OP_KIND_COUNT || (int)cm->e[i].desc.kind == k))
-                r[n++] = cm->e[i].apart_s / cm->e[i].median_s;
+        for (int i = 0; i < cm->n; i++) {
+            const Entry *e = &cm->e[i];
+            if (e->apart_s > 0 && (k == OP_KIND_COUNT ? compute_bound(e->desc.kind) : (int)e->desc.kind == k))
+                r[n++] = e->apart_s / e->median_s;
+        }
         cm->apart_kind[k] = 0;
         if (n >= (k == OP_KIND_COUNT ? 1 : APART_MIN_KERNELS)) {
             gsl_sort(r, 1, (size_t)n);
             cm->apart_kind[k] = gsl_stats_median_from_sorted_data(r, 1, (size_t)n);
         }
+    }
+    /* a byte read from the other core's cache, apart, over one read from DRAM: the
+     * cross-core reads' time per byte apart over the DRAM read's (the read curve's largest
+     * working set) */
+    cm->remote_ratio = 1;
+    double dram_s_per_byte = 0, ws_max = 0;
+    for (int i = 0; i < cm->ncurve; i++)
+        if (cm->curve_ws[i] > ws_max)
+            ws_max = cm->curve_ws[i], dram_s_per_byte = 1 / cm->curve_bw[i];
+    int n = 0;
+    for (int i = 0; i < cm->ncross && dram_s_per_byte > 0; i++)
+        if (cm->cross_apart_s[i] > 0)
+            r[n++] = cm->cross_apart_s[i] / cm->cross_bytes[i] / dram_s_per_byte;
+    if (n > 0) {
+        gsl_sort(r, 1, (size_t)n);
+        cm->remote_ratio = gsl_stats_median_from_sorted_data(r, 1, (size_t)n);
     }
     free(r);
 }
@@ -839,22 +873,26 @@ void cm_set_apart(CostModel *cm, bool apart) { cm->apart = apart; }
 
 bool cm_has_apart(const CostModel *cm) { return cm->apart_kind[OP_KIND_COUNT] > 0; }
 
+bool cm_is_apart(const CostModel *cm) { return cm->apart; }
+
+double cm_remote_ratio(const CostModel *cm) { return cm->remote_ratio; }
+
 double cm_apart_ratio(const CostModel *cm, int kind)
 {
-    if (kind >= 0 && kind < OP_KIND_COUNT && cm->apart_kind[kind] > 0)
-        return cm->apart_kind[kind];
-    return cm->apart_kind[OP_KIND_COUNT] > 0 ? cm->apart_kind[OP_KIND_COUNT] : 1.0;
+    return kind >= 0 && kind < OP_KIND_COUNT ? cm->apart_kind[kind] : cm->apart_kind[OP_KIND_COUNT];
 }
 
 /* The factor taking a near price of d to the apart one: 1 at the near placement. e: the
  * kernel that priced it, when one did (its own ratio where it was timed apart). */
 static double apart_factor(const CostModel *cm, const OpDesc *d, const Entry *e)
 {
-    if (!cm->apart)
+    if (!cm->apart || !compute_bound(d->kind))
         return 1.0;
     if (e && e->apart_s > 0)
         return e->apart_s / e->median_s;
-    return cm_apart_ratio(cm, (int)d->kind);
+    if (cm->apart_kind[d->kind] > 0)
+        return cm->apart_kind[d->kind];
+    return cm_has_apart(cm) ? cm->apart_kind[OP_KIND_COUNT] : 1.0;
 }
 
 void cm_fit(CostModel *cm)
@@ -1063,11 +1101,14 @@ int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size
     return cm_price_cached(cm, d, 0.0, out, err, errlen);
 }
 
-/* The factor that takes a cold price to one with `cached` of the op's data in cache:
- * linear between the cold time (1) and the warm one (warm_over_cold). */
-static double cache_factor(double cached, double warm_over_cold)
+/* The factor that takes a cold price to one with `cached` of the op's data in cache and
+ * `remote` of it in the other core's (the apart placement; 0 otherwise): linear between
+ * the cold time (1) and the warm one (warm_over_cold), a remote byte at remote_ratio times
+ * a cold one. A kernel timed warm only (compute-bound) has no cold time to move from. */
+static double cache_factor(const CostModel *cm, double cached, double remote, double warm_over_cold)
 {
-    return 1.0 - cached + cached * warm_over_cold;
+    const double remote_extra = warm_over_cold < 1.0 ? remote * (cm->remote_ratio - 1.0) : 0.0;
+    return 1.0 - cached + cached * warm_over_cold + remote_extra;
 }
 
 /* A measurement's warm time over its cold one; 1 for kernels timed warm only. */
@@ -1076,14 +1117,21 @@ static double entry_warm_ratio(const Entry *e) { return e->warm_s > 0 ? e->warm_
 int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
                     size_t errlen)
 {
+    return cm_price_placed(cm, d, cached, 0.0, out, err, errlen);
+}
+
+int cm_price_placed(const CostModel *cm, const OpDesc *d, double cached, double remote, OpPrice *out, char *err,
+                    size_t errlen)
+{
     assert(cm->sorted);
     cached = fmin(fmax(cached, 0.0), 1.0);
+    remote = fmin(fmax(remote, 0.0), 1.0 - cached);
     char key[OP_KEY_MAX];
     op_key(d, key);
     if (!cm->fitted_only) {
         const Entry *e = find_exact(cm, key);
         if (e) {
-            const double k = cache_factor(cached, entry_warm_ratio(e)) * apart_factor(cm, d, e);
+            const double k = cache_factor(cm, cached, remote, entry_warm_ratio(e)) * apart_factor(cm, d, e);
             *out = (OpPrice){.time_s = e->median_s * k, .lo_s = e->lo_s * k, .hi_s = e->hi_s * k,
                              .source = PRICE_EXACT};
             return 0;
@@ -1093,7 +1141,7 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
         if (e && d->kind == OP_GEMM)
             ratio = gemm_scale_ratio(cm, d, e, ratio);
         if (e) {
-            ratio *= cache_factor(cached, entry_warm_ratio(e)) * apart_factor(cm, d, e);
+            ratio *= cache_factor(cm, cached, remote, entry_warm_ratio(e)) * apart_factor(cm, d, e);
             *out = (OpPrice){.time_s = e->median_s * ratio, .lo_s = e->lo_s * ratio, .hi_s = e->hi_s * ratio,
                              .source = PRICE_SCALED};
             return 0;
@@ -1107,9 +1155,10 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
     double x[MAX_FEAT], y;
     features(d, x);
     if (f && f->ok && loess_at(cm, f, x, -1, f->h, &y)) {
-        const double k = (cached > 0 ? cache_factor(cached, warm_ratio_at(cm, f, x)) : 1.0) * apart_factor(cm, d, NULL);
+        const double k = cached + remote > 0 ? cache_factor(cm, cached, remote, warm_ratio_at(cm, f, x)) : 1.0;
         const double t = fmax(work_of(d->kind, &c) * exp(y) * k, roof);
-        *out = (OpPrice){.time_s = t, .lo_s = fmax(t * exp(-f->rms), roof), .hi_s = t * exp(f->rms),
+        const double a = apart_factor(cm, d, NULL); /* the roofline is the near placement's floor */
+        *out = (OpPrice){.time_s = t * a, .lo_s = fmax(t * exp(-f->rms), roof) * a, .hi_s = t * exp(f->rms) * a,
                          .source = PRICE_FITTED};
         return 0;
     }
@@ -1121,8 +1170,9 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
         double ratio = median_roof_ratio(cm, (int)d->kind, d->kind);
         if (ratio <= 0)
             ratio = median_roof_ratio(cm, -1, d->kind);
-        const double t = roof * (ratio > 1 ? ratio : 1) * apart_factor(cm, d, NULL);
-        *out = (OpPrice){.time_s = t, .lo_s = roof, .hi_s = 2 * t, .source = PRICE_ROOFLINE};
+        const double a = apart_factor(cm, d, NULL);
+        const double t = roof * (ratio > 1 ? ratio : 1) * a;
+        *out = (OpPrice){.time_s = t, .lo_s = roof * a, .hi_s = 2 * t, .source = PRICE_ROOFLINE};
         return 0;
     }
     snprintf(err, errlen, "the calibration has nothing to price %s %s ops (no FMA peak, GEMM rate or bandwidth "

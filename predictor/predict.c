@@ -106,8 +106,18 @@ static double spans_take(Spans *s, size_t lo, size_t hi)
  * the calibration's warm time, op i again right after itself, exactly own). The walk goes
  * back to op i itself in the previous step, for bytes no other op uses, and stops where
  * nothing found could be warm any more. */
+static bool blas_split(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM; }
+
+/* The apart placement (cm_is_apart): the two threads' cores on two caches. An op finds its
+ * own bytes from the step before in its own core's cache (it splits them the same way each
+ * step), and so does an op of the same split (element-wise ops over the same buffer each
+ * take a contiguous share per thread), but of the bytes an op of the other split left (a
+ * BLAS GEMM or convolution, which blocks its matrices its own way, before or after an
+ * element-wise op) half are in the other core's cache. */
+#define APART_REMOTE_SHARE 0.5
+
 static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double *op_s, int i, const BufRef *b,
-                                double own)
+                                double own, double *remote)
 {
     Spans left = {.lo = {b->offset}, .hi = {b->offset + b->bytes}, .n = 1};
     double between = 0, hit = 0, waited = op_s ? 0.5 * op_s[i] : 0;
@@ -121,9 +131,15 @@ static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double
         double warmth = cm_warmth(cm, own, distance);
         if (op_s) /* and what the time since then, without this process's traffic, evicted */
             warmth *= cm_retention(cm, distance, waited + 0.5 * op_s[qi]);
+        const double away = cm_is_apart(cm) && qi != i && blas_split(q->desc.kind) != blas_split(p->ops[i].desc.kind)
+                                ? APART_REMOTE_SHARE
+                                : 0.0;
         for (int l = 0; l < q->nbuf; l++)
-            if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0)
-                hit += warmth * spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
+            if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0) {
+                const double found = warmth * spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
+                hit += (1 - away) * found;
+                *remote += away * found;
+            }
         between += op_traffic(q);
         if (op_s)
             waited += op_s[qi];
@@ -131,23 +147,25 @@ static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double
     return hit;
 }
 
-void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached)
+void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached, double *remote)
 {
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
         const double own = op_traffic(o);
-        double total = 0, hit = 0;
+        double total = 0, hit = 0, away = 0;
         for (int k = 0; k < o->nbuf; k++) {
             const BufRef *b = &o->buf[k];
             total += (double)b->bytes;
             if (b->bytes > 0)
-                hit += buffer_warm_bytes(p, cm, op_s, i, b, own);
+                hit += buffer_warm_bytes(p, cm, op_s, i, b, own, &away);
         }
         cached[i] = total > 0 ? hit / total : 0.0;
+        if (remote)
+            remote[i] = total > 0 ? away / total : 0.0;
     }
 }
 
-int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, char *err, size_t errlen)
+int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double *remote, char *err, size_t errlen)
 {
     double *op_s = malloc((size_t)(p->nops > 0 ? p->nops : 1) * sizeof *op_s);
     if (!op_s) {
@@ -156,20 +174,20 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, char *e
     }
     /* the times between uses from the prices by traffic alone: retention only lowers a
      * price, and a second pass would move the waits by a small share of a small share */
-    pred_cache_fractions(p, cm, NULL, cached);
+    pred_cache_fractions(p, cm, NULL, cached, remote);
     if (cm_retention_sets(cm, NULL, 0) == 0) { /* no retention measured: nothing more to do */
         free(op_s);
         return 0;
     }
     for (int i = 0; i < p->nops; i++) {
         OpPrice pr;
-        if (cm_price_cached(cm, &p->ops[i].desc, cached[i], &pr, err, errlen) != 0) {
+        if (cm_price_placed(cm, &p->ops[i].desc, cached[i], remote ? remote[i] : 0.0, &pr, err, errlen) != 0) {
             free(op_s);
             return -1;
         }
         op_s[i] = pr.time_s;
     }
-    pred_cache_fractions(p, cm, op_s, cached);
+    pred_cache_fractions(p, cm, op_s, cached, remote);
     free(op_s);
     return 0;
 }
@@ -182,19 +200,21 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
     out->iter_s = out->iter_lo_s = out->iter_hi_s = 0;
     out->fwd_s = out->bwd_s = out->update_s = 0;
     out->n_exact = out->n_scaled = out->n_fitted = 0;
-    double *cached = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached);
+    /* cached[0..nops), then remote[0..nops) (the apart placement's bytes in the other core) */
+    double *cached = calloc(2 * (size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached);
     if (!cached) {
         snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
         return -1;
     }
-    if (pred_cache_model(p, cm, cached, err, errlen) != 0) {
+    double *remote = cached + (p->nops > 0 ? p->nops : 1);
+    if (pred_cache_model(p, cm, cached, remote, err, errlen) != 0) {
         free(cached);
         return -1;
     }
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
         OpPrice pr;
-        if (cm_price_cached(cm, &o->desc, cached[i], &pr, err, errlen) != 0) {
+        if (cm_price_placed(cm, &o->desc, cached[i], remote[i], &pr, err, errlen) != 0) {
             free(cached);
             return -1;
         }

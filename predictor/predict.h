@@ -84,6 +84,11 @@ int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size
  * calibrations before the cache model price the same either way. */
 int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice *out, char *err,
                     size_t errlen);
+/* The same with the share `remote` (0..1 - cached) of its data in the other core's cache
+ * (the apart placement, pred_cache_fractions): each such byte at cm_remote_ratio times a
+ * cold one. Only kinds timed cold (memory-bound) move. */
+int cm_price_placed(const CostModel *cm, const OpDesc *d, double cached, double remote, OpPrice *out, char *err,
+                    size_t errlen);
 /* The last-level cache (bytes) the calibration flushed for its cold times; 0 if it did not
  * record one. cm_set_llc: for tests and in-memory models, and a rank's share of the cache
  * where the node's ranks share it (session_calibration_dp). */
@@ -114,12 +119,18 @@ int cm_retention_sets(const CostModel *cm, double *ws, int max);
  * ways, else the median ratio of its kind's kernels (cm_apart_ratio), else of every
  * kernel's. cm_has_apart: whether the calibration timed any kernel both ways (without,
  * apart prices equal near ones). A kernel repeated alone passes less data between the
- * cores than a step whose ops split their data differently, so the apart price is a
- * floor of the apart step, not its measure (docs/accuracy.md). */
+ * cores than a step whose ops split their data differently from their producers, so a
+ * step apart can run slower than its apart price (docs/accuracy.md). */
 void cm_set_apart(CostModel *cm, bool apart);
+bool cm_is_apart(const CostModel *cm);
 bool cm_has_apart(const CostModel *cm);
-/* The apart-over-near ratio of a kind's kernels (an OpKind; -1: of every kernel); 1 where
- * nothing was timed both ways. */
+/* A byte read from the other core's cache with the cores apart, over one read from DRAM:
+ * the calibration's cross-core reads (each thread reading what its neighbour wrote) timed
+ * apart, per byte, over the read curve's largest working set; 1 where not measured. */
+double cm_remote_ratio(const CostModel *cm);
+/* The apart-over-near ratio of a kind's kernels (an OpKind), the median over those timed
+ * both ways; 0 where fewer than 3 were (its ops then take every kernel's: kind -1, 0 where
+ * none was). */
 double cm_apart_ratio(const CostModel *cm, int kind);
 const char *price_source_name(PriceSource s);
 
@@ -128,11 +139,11 @@ const char *price_source_name(PriceSource s);
  * that is walked) and, given the ops' times op_s (else NULL), by cm_retention at the time
  * since then; the price goes from the cold time (0) to the warm one (1). cached has
  * p->nops entries. */
-void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached);
+void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached, double *remote);
 /* Both: the ops priced by traffic alone give the times between uses, then the fractions
  * with retention. pred_iteration and the calibrated what-if device price with it. Returns
  * 0, or -1 with err set (an op nothing prices, out of memory). */
-int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, char *err, size_t errlen);
+int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double *remote, char *err, size_t errlen);
 
 /* Prediction of one training iteration of a plan. ops (if not NULL) receives one row per
  * plan entry (p->nops rows). Fills everything in *out except id, calibration_id,

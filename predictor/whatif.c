@@ -52,7 +52,7 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
             snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
             return -1;
         }
-        if (pred_cache_model(p, cm, cached, err, errlen) != 0) {
+        if (pred_cache_model(p, cm, cached, NULL, err, errlen) != 0) {
             free(cached);
             return -1;
         }

@@ -245,7 +245,13 @@ if run validate-rounds 0 "$DLPERF" validate basic-lstm p3b1 --batch 4 --steps 2 
     [ "$(sql "SELECT abs(r.median_s - v.measured_s) <= (SELECT min(abs(median_s - v.measured_s)) FROM (SELECT median_s
               FROM run WHERE model='p3b1' ORDER BY id DESC LIMIT $n)) FROM validation v JOIN run r ON r.id = v.run_id
               ORDER BY v.id DESC LIMIT 1")" = 1 ] &&
-        ok validate-rounds-representative || fail validate-rounds-representative "$(sql "SELECT run_id FROM validation ORDER BY id DESC LIMIT 1")"
+        ok validate-rounds-representative || fail validate-rounds-representative "$(sql "SELECT run_id FROM validation ORDER BY id DESC LIMIT 1")"    # each run priced at its own placement: the apart runs are far ones on a core each, an
+    # apart price only on more than one thread, and an error unless every run was on one core
+    [ "$(sql "SELECT count(*) FROM (SELECT * FROM validation ORDER BY id DESC LIMIT 2)
+              WHERE apart_rounds <= far_rounds - one_core_rounds AND (predicted_apart_s = 0 OR threads > 1)
+                AND (error_placed_pct IS NOT NULL OR one_core_rounds = rounds)
+                AND (apart_rounds = 0) = (measured_apart_s = 0)")" = 2 ] &&
+        ok validate-rounds-placed || fail validate-rounds-placed "$(sql "SELECT * FROM validation ORDER BY id DESC LIMIT 2")"
 fi
 run validate-bad-rounds 2 "$DLPERF" validate basic-lstm --rounds 11 &&
     expect validate-bad-rounds "$T/err" "--rounds '11': expected an integer from 1 to 10" && one_line validate-bad-rounds
@@ -291,6 +297,16 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                   AND json_extract(j, '\$.kernels_every_pass_off') <= json_extract(j, '\$.kernels')")" = 1 ] &&
             ok calibrate-show-placement || fail calibrate-show-placement "$shared; $(json "json_extract(j, '\$.cores_shared')")"
     fi
+    # each kernel's passes, a letter each (n near, a apart, s on one core, - one thread),
+    # agree with the counts, and the apart price is there exactly where a pass was apart
+    bad=$(sql "SELECT count(*) FROM measurement m JOIN calibration c ON c.id = m.calibration_id
+               WHERE c.id = $(json "json_extract(j, '\$.calibration_id')")
+                 AND (length(m.pass_placement) != c.rounds OR m.pass_placement GLOB '*[^nas-]*'
+                      OR m.far_passes != length(m.pass_placement) - length(replace(m.pass_placement, 'a', ''))
+                      OR m.shared_passes != length(m.pass_placement) - length(replace(m.pass_placement, 's', ''))
+                      OR (m.apart_s > 0) != (m.far_passes > 0))")
+    [ "$bad" = 0 ] && ok calibrate-pass-placement ||
+        fail calibrate-pass-placement "$bad rows; $(sql "SELECT pass_placement, far_passes, shared_passes, apart_s FROM measurement LIMIT 3")"
     # DRAM's figures come from working sets of 4x the last-level cache or more: a read of
     # twice it (partly cached, as fast as a cache where the host splits the threads over
     # two dies), however fast, is in no level (a copy of the database, the row added)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,8 @@ static int count_cb(const MeasurementRow *m, void *ctx)
     assert_true(m->validated);
     assert_float_equal(m->median_s, 0.5 + *n, 1e-12);
     assert_float_equal(m->warm_s, *n == 1 ? 0.25 : 0.0, 1e-12); /* stored only where measured */
+    assert_string_equal(m->pass_placement, *n == 1 ? "nan" : ""); /* each pass's placement */
+    assert_float_equal(m->apart_s, *n == 1 ? 1.75 : 0.0, 1e-12);
     (*n)++;
     return 0;
 }
@@ -169,6 +172,11 @@ static void test_calibration_round_trip(void **state)
                             .samples = samples, .nsamples = 3};
         snprintf(r.family, sizeof r.family, "gemm");
         snprintf(r.key, sizeof r.key, "gemm m=%d n=1 k=1 ta=0 tb=0 beta=0", i + 1);
+        if (i == 1) { /* timed in three passes, the second with the cores apart */
+            snprintf(r.pass_placement, sizeof r.pass_placement, "nan");
+            r.far_passes = 1;
+            r.apart_s = 1.75;
+        }
         assert_int_equal(db_measurement_insert(db, &r), 0);
     }
     /* the same key twice in one calibration is refused (UNIQUE) and leaves no samples */
@@ -242,13 +250,19 @@ static void test_run_and_prediction_records(void **state)
     snprintf(p.model, sizeof p.model, "p1b1");
     snprintf(ops[0].source, sizeof ops[0].source, "exact");
     assert_int_equal(db_prediction_insert(db, &p, ops, 2), 0);
-    ValidationRow v = {.prediction_id = p.id, .run_id = r.id, .predicted_s = 1.5, .measured_s = 1.4};
+    ValidationRow v = {.prediction_id = p.id, .run_id = r.id, .predicted_s = 1.5, .measured_s = 1.4,
+                       .error_placed_pct = NAN}; /* no run priced at its placement: stored NULL */
+    assert_int_equal(db_validation_insert(db, &v), 0);
+    v.apart_rounds = 2, v.measured_apart_s = 2.8, v.predicted_apart_s = 1.8, v.error_placed_pct = -12.5;
     assert_int_equal(db_validation_insert(db, &v), 0);
     db_close(db);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM run_step WHERE warmup=1"), 1);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM run_op"), 2);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM prediction_op WHERE source='exact'"), 1);
-    assert_int_equal(count_rows(path, "SELECT count(*) FROM validation"), 1);
+    assert_int_equal(count_rows(path, "SELECT count(*) FROM validation"), 2);
+    assert_int_equal(count_rows(path, "SELECT count(*) FROM validation WHERE error_placed_pct IS NULL"), 1);
+    assert_int_equal(count_rows(path, "SELECT count(*) FROM validation WHERE error_placed_pct = -12.5"
+                                      " AND apart_rounds = 2 AND predicted_apart_s = 1.8 AND measured_apart_s = 2.8"), 1);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM run_metric WHERE name='test_accuracy' AND value > 0.9"), 1);
     assert_int_equal(count_rows(path, "SELECT count(*) FROM run WHERE mode='train'"), 1);
 }

@@ -424,7 +424,7 @@ static void test_cache_fractions(void **state)
     double *out[4] = {none, small, mid, all};
     for (int c = 0; c < 4; c++) {
         CostModel *cm = cache_only(llc[c]);
-        pred_cache_fractions(&p, cm, NULL, out[c]);
+        pred_cache_fractions(&p, cm, NULL, out[c], NULL);
         cm_free(cm);
     }
     for (int i = 0; i < p.nops; i++) {
@@ -480,11 +480,11 @@ static void test_cache_fractions_by_byte_range(void **state)
         distance += plan_op_bytes(&p.ops[i]);
     double *cached = calloc((size_t)p.nops, sizeof *cached);
     CostModel *cm = cache_only(distance);
-    pred_cache_fractions(&p, cm, NULL, cached);
+    pred_cache_fractions(&p, cm, NULL, cached, NULL);
     cm_free(cm);
     assert_true(cached[update] > 0.4 && cached[update] < 0.6);
     cm = cache_only(4.0 * (double)plan_total_bytes(&p));
-    pred_cache_fractions(&p, cm, NULL, cached);
+    pred_cache_fractions(&p, cm, NULL, cached, NULL);
     cm_free(cm);
     assert_float_equal(cached[update], 1.0, 1e-12);
     free(cached);
@@ -521,10 +521,10 @@ static void test_cache_distance_counts_workspace(void **state)
     double without[16], with[16];
     assert_true(p.nops <= 16);
     CostModel *cm = cache_only(buffers_only);
-    pred_cache_fractions(&p, cm, NULL, without);
+    pred_cache_fractions(&p, cm, NULL, without, NULL);
     cm_free(cm);
     cm = cache_only(buffers_only + 0.5 * ws);
-    pred_cache_fractions(&p, cm, NULL, with);
+    pred_cache_fractions(&p, cm, NULL, with, NULL);
     cm_free(cm);
     assert_true(with[bn] - without[bn] > y / bn_bytes - 1e-9);
     plan_free(&p);
@@ -668,13 +668,13 @@ static void test_retention(void **state)
     assert_int_equal(plan_build(&mlp, 4, &p, err, sizeof err), 0);
     double *none = calloc((size_t)p.nops, sizeof *none), *fast = calloc((size_t)p.nops, sizeof *fast);
     double *slow = calloc((size_t)p.nops, sizeof *slow), *op_s = calloc((size_t)p.nops, sizeof *op_s);
-    pred_cache_fractions(&p, cm, NULL, none);
+    pred_cache_fractions(&p, cm, NULL, none, NULL);
     for (int i = 0; i < p.nops; i++)
         op_s[i] = 1e-9;
-    pred_cache_fractions(&p, cm, op_s, fast);
+    pred_cache_fractions(&p, cm, op_s, fast, NULL);
     for (int i = 0; i < p.nops; i++)
         op_s[i] = 5e-3;
-    pred_cache_fractions(&p, cm, op_s, slow);
+    pred_cache_fractions(&p, cm, op_s, slow, NULL);
     double sum_none = 0, sum_slow = 0;
     for (int i = 0; i < p.nops; i++) {
         assert_float_equal(fast[i], none[i], 1e-4); /* ns waits: nothing lost */
@@ -687,13 +687,144 @@ static void test_retention(void **state)
     /* without retention samples the times change nothing */
     cm = retention_model(false);
     assert_float_equal(cm_retention(cm, small, 1e-3), 1.0, 0.0);
-    pred_cache_fractions(&p, cm, NULL, none);
-    pred_cache_fractions(&p, cm, op_s, slow);
+    pred_cache_fractions(&p, cm, NULL, none, NULL);
+    pred_cache_fractions(&p, cm, op_s, slow, NULL);
     for (int i = 0; i < p.nops; i++)
         assert_float_equal(slow[i], none[i], 0.0);
     cm_free(cm);
     free(none), free(fast), free(slow), free(op_s);
     plan_free(&p);
+}
+
+/* A kernel timed in three passes at the given placements (n near, a apart, s on one
+ * core), its median near and, where some pass was apart, apart_s. */
+static void add_placed(CostModel *cm, OpDesc d, double near_s, const char *passes, double apart_s)
+{
+    MeasurementRow m = row(d, near_s);
+    snprintf(m.pass_placement, sizeof m.pass_placement, "%s", passes);
+    for (const char *c = passes; *c; c++)
+        m.far_passes += *c == 'a', m.shared_passes += *c == 's';
+    m.apart_s = apart_s;
+    cm_add(cm, &m);
+}
+
+static void test_apart_placement(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    /* GEMMs timed both ways: x1.1, x1.2, x1.3 (the kind's median x1.2); one apart in every
+     * pass (priced apart already, no ratio); one near in every pass */
+    add_placed(cm, op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4, "nan", 1.1e-4);
+    add_placed(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0), 2e-4, "ann", 2.4e-4);
+    add_placed(cm, op_gemm(PHASE_FWD, 256, 64, 64, false, false, 0), 4e-4, "nna", 5.2e-4);
+    add_placed(cm, op_gemm(PHASE_FWD, 64, 128, 64, false, false, 0), 2e-4, "aaa", 2e-4);
+    add_placed(cm, op_gemm(PHASE_FWD, 64, 256, 64, false, false, 0), 4e-4, "nnn", 0);
+    /* activations timed both ways at x0.5, x0.6, x0.7: memory-bound, faster apart alone
+     * (two caches); shown, not priced */
+    for (int e = 16; e <= 18; e++)
+        add_placed(cm, op_act(PHASE_FWD, ACT_RELU, (size_t)1 << e), 1e-5 * (1 << (e - 16)), "nas",
+                   (0.5 + 0.1 * (e - 16)) * 1e-5 * (1 << (e - 16)));
+    cm_fit(cm);
+    assert_true(cm_has_apart(cm));
+    assert_false(cm_is_apart(cm));
+    assert_float_equal(cm_apart_ratio(cm, OP_GEMM), 1.2, 1e-9);
+    assert_float_equal(cm_apart_ratio(cm, -1), 1.2, 1e-9); /* the compute-bound kernels' */
+    assert_float_equal(cm_apart_ratio(cm, OP_ACT), 0.6, 1e-9);
+    assert_float_equal(cm_apart_ratio(cm, OP_CONV2D), 0.0, 0.0); /* none: its ops take every kernel's */
+    assert_float_equal(cm_remote_ratio(cm), 1.0, 0.0);        /* no cross-core read timed apart */
+
+    /* near: the calibration's prices, untouched */
+    assert_float_equal(price(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0)).time_s, 2e-4, 1e-12);
+    const OpPrice unseen_near = price(cm, op_gemm(PHASE_FWD, 100, 100, 100, false, false, 0));
+    const OpPrice act_near = price(cm, op_act(PHASE_FWD, ACT_RELU, (size_t)1 << 17));
+    cm_set_apart(cm, true);
+    assert_true(cm_is_apart(cm));
+    /* apart: a kernel timed both ways by its own passes */
+    OpPrice p = price(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0));
+    assert_int_equal(p.source, PRICE_EXACT);
+    assert_float_equal(p.time_s, 2.4e-4, 1e-12);
+    assert_true(p.lo_s < p.time_s && p.time_s < p.hi_s);
+    /* one near in every pass, or apart in every pass: its kind's ratio on its price */
+    assert_float_equal(price(cm, op_gemm(PHASE_FWD, 64, 256, 64, false, false, 0)).time_s, 4.8e-4, 1e-12);
+    assert_float_equal(price(cm, op_gemm(PHASE_FWD, 64, 128, 64, false, false, 0)).time_s, 2.4e-4, 1e-12);
+    /* a shape never measured */
+    assert_float_equal(price(cm, op_gemm(PHASE_FWD, 100, 100, 100, false, false, 0)).time_s, 1.2 * unseen_near.time_s,
+                       1e-9 * unseen_near.time_s);
+    /* a memory-bound op: its kernel's ratio is not applied (the cache model prices it) */
+    assert_float_equal(price(cm, op_act(PHASE_FWD, ACT_RELU, (size_t)1 << 17)).time_s, act_near.time_s, 0.0);
+    cm_set_apart(cm, false);
+    assert_float_equal(price(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0)).time_s, 2e-4, 1e-12);
+    cm_free(cm);
+
+    /* nothing timed apart (one thread, or a calibration from before): apart is near */
+    cm = cm_new();
+    add_placed(cm, op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4, "---", 0);
+    add_placed(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0), 2e-4, "", 0);
+    cm_fit(cm);
+    assert_false(cm_has_apart(cm));
+    assert_float_equal(cm_apart_ratio(cm, OP_GEMM), 0.0, 0.0);
+    assert_float_equal(cm_apart_ratio(cm, -1), 0.0, 0.0);
+    cm_set_apart(cm, true);
+    assert_float_equal(price(cm, op_gemm(PHASE_FWD, 128, 64, 64, false, false, 0)).time_s, 2e-4, 1e-12);
+    cm_free(cm);
+}
+
+/* The apart placement in the cache model: bytes a GEMM left for an element-wise op (or the
+ * reverse) are half in the other core's cache, read at the cross-core reads' cost. */
+static void test_apart_cache_model(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    add_read_curve(cm); /* DRAM: 20 GB/s */
+    /* cross-core reads timed near and apart: apart 10 GB/s, x2 DRAM's time per byte */
+    for (size_t ws = 1u << 20; ws <= 4u << 20; ws <<= 1) {
+        const OpDesc x = op_membw(MEMBW_CROSS, 2, ws, 1);
+        MeasurementRow m = row(x, op_cost(&x).bytes / 100e9);
+        m.threads = 2;
+        snprintf(m.pass_placement, sizeof m.pass_placement, "na");
+        m.far_passes = 1;
+        m.apart_s = op_cost(&x).bytes / 10e9;
+        cm_add(cm, &m);
+    }
+    add_placed(cm, op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4, "na", 1.5e-4);
+    MeasurementRow b = row(op_bias(PHASE_FWD, 64, 256, 1), 100e-6);
+    b.warm_s = 40e-6;
+    cm_add(cm, &b);
+    cm_set_llc(cm, 256u << 20);
+    cm_fit(cm);
+    assert_float_equal(cm_remote_ratio(cm), 2.0, 1e-9);
+    char err[256];
+    OpPrice p;
+    const OpDesc bias = op_bias(PHASE_FWD, 64, 256, 1);
+    /* 40% warm here, 20% in the other core: 100 - 0.4 * 60 + 0.2 * (2 - 1) * 100 us */
+    assert_int_equal(cm_price_placed(cm, &bias, 0.4, 0.2, &p, err, sizeof err), 0);
+    assert_float_equal(p.time_s, 96e-6, 1e-12);
+    assert_int_equal(cm_price_placed(cm, &bias, 0.4, 0.0, &p, err, sizeof err), 0);
+    assert_float_equal(p.time_s, 76e-6, 1e-12); /* = cm_price_cached */
+
+    /* the fractions: near, nothing remote; apart, the warm bytes an op of the other split
+     * left are half remote, and warm and remote together are the near warmth (a GEMM's
+     * remote bytes change nothing: timed warm only, it is priced by its kernels' ratio) */
+    Plan pl;
+    assert_int_equal(plan_build(&mlp, 4, &pl, err, sizeof err), 0);
+    double *near = calloc((size_t)pl.nops, sizeof *near), *nr = calloc((size_t)pl.nops, sizeof *nr);
+    double *apart = calloc((size_t)pl.nops, sizeof *apart), *ar = calloc((size_t)pl.nops, sizeof *ar);
+    pred_cache_fractions(&pl, cm, NULL, near, nr);
+    cm_set_apart(cm, true);
+    pred_cache_fractions(&pl, cm, NULL, apart, ar);
+    double remote_after_gemm = 0;
+    for (int i = 0; i < pl.nops; i++) {
+        assert_float_equal(nr[i], 0.0, 0.0);
+        assert_float_equal(apart[i] + ar[i], near[i], 1e-9);
+        assert_true(ar[i] <= 0.5 * near[i] + 1e-12);
+        const OpKind k = pl.ops[i].desc.kind;
+        if (i > 0 && pl.ops[i - 1].desc.kind == OP_GEMM && k != OP_GEMM)
+            remote_after_gemm += ar[i];
+    }
+    assert_true(remote_after_gemm > 0);
+    free(near), free(nr), free(apart), free(ar);
+    plan_free(&pl);
+    cm_free(cm);
 }
 
 int main(void)
@@ -716,6 +847,8 @@ int main(void)
         cmocka_unit_test(test_cache_distance_counts_workspace),
         cmocka_unit_test(test_warmth_from_curves),
         cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_apart_placement),
+        cmocka_unit_test(test_apart_cache_model),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
 }
