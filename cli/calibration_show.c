@@ -451,12 +451,14 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
     if (ai->all > 0) {
         printf("  apart, the kernels timed both ways took x%.2f their near time (compute-bound, median); by kind:",
                ai->all);
-        const char *sep = "";
-        for (int k = 0; k < OP_KIND_COUNT; k++)
-            if (ai->kind[k] > 0) {
-                printf("%s %s x%.2f", sep, op_kind_name((OpKind)k), ai->kind[k]);
-                sep = ",";
-            }
+        int shown = 0;
+        for (int k = 0; k < OP_KIND_COUNT; k++) {
+            if (ai->kind[k] <= 0)
+                continue;
+            const char *sep = shown == 0 ? "\n   " : shown % 6 ? ", " : ",\n   "; /* six to a line */
+            printf("%s%s x%.2f", sep, op_kind_name((OpKind)k), ai->kind[k]);
+            shown++;
+        }
         printf("\n  apart, a byte read from the other core's cache cost x%.2f one from DRAM. The apart placement's\n"
                "  price: compute-bound ops by their kernels' ratios; memory-bound ones by the cache model, half of\n"
                "  the bytes another split of op left them read from the other core (their kernels alone, each\n"

@@ -165,42 +165,6 @@ static int validate_predict(const Cli *cli, Db *db, const CalibrationRow *cal, C
     return rc;
 }
 
-static bool round_one_core(const RoundRun *k);
-static bool round_apart(const RoundRun *k);
-static bool round_far(const RoundRun *k);
-static bool round_placed(const RoundRun *k);
-
-/* One round: the machine's speed against the calibration, then a traced run, stored. */
-static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, const CostModel *cm,
-                          const ValidateOpts *vo, ModelResult *res)
-{
-    RoundRun *r = &res->round[res->nrounds];
-    r->drift = (Drift){.compute = 1, .memory = 1};
-    int rc = session_drift(cli, cm, &r->drift);
-    if (rc == 0)
-        rc = session_run_for(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, true, machine,
-                             "strong", 0, &r->run);
-    /* the cores' distance again after the run: a host that moves the vCPUs does so every
-     * few seconds, and a run that spent part of its time far is reported far */
-    if (rc == 0 && r->drift.cross > 0)
-        r->drift.cross_after = session_cross_core_drift(cli, cm);
-    if (rc == 0 && r->drift.share > 0)
-        r->drift.share_after = session_core_share(cli);
-    if (rc == 0 && round_placed(r)) {
-        snprintf(r->run.row.placement, sizeof r->run.row.placement, "%s",
-                 round_one_core(r) ? "one core" : round_apart(r) ? "apart" : round_far(r) ? "nearer" : "near");
-        r->run.row.cores_cross = fmax(r->drift.cross, r->drift.cross_after);
-    }
-    if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
-                                 NULL, 0) != 0)
-        rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-    if (rc == 0)
-        res->nrounds++;
-    else
-        run_result_free(&r->run);
-    return rc;
-}
-
 /* Whether round k's FMA probe found both threads on one core before or after its run. */
 static bool round_one_core(const RoundRun *k)
 {
@@ -233,6 +197,37 @@ static bool round_placed(const RoundRun *k)
 {
     const Drift *d = &k->drift;
     return (d->cross > 0 && d->cross_after > 0) || (d->share > 0 && d->share_after > 0);
+}
+
+/* One round: the machine's speed against the calibration, then a traced run, stored. */
+static int validate_round(const Cli *cli, Db *db, const MachineRow *machine, const CostModel *cm,
+                          const ValidateOpts *vo, ModelResult *res)
+{
+    RoundRun *r = &res->round[res->nrounds];
+    r->drift = (Drift){.compute = 1, .memory = 1};
+    int rc = session_drift(cli, cm, &r->drift);
+    if (rc == 0)
+        rc = session_run_for(cli, res->m, res->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, true, machine,
+                             "strong", 0, &r->run);
+    /* the cores' distance again after the run: a host that moves the vCPUs does so every
+     * few seconds, and a run that spent part of its time far is reported far */
+    if (rc == 0 && r->drift.cross > 0)
+        r->drift.cross_after = session_cross_core_drift(cli, cm);
+    if (rc == 0 && r->drift.share > 0)
+        r->drift.share_after = session_core_share(cli);
+    if (rc == 0 && round_placed(r)) {
+        snprintf(r->run.row.placement, sizeof r->run.row.placement, "%s",
+                 round_one_core(r) ? "one core" : round_apart(r) ? "apart" : round_far(r) ? "nearer" : "near");
+        r->run.row.cores_cross = fmax(r->drift.cross, r->drift.cross_after);
+    }
+    if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
+                                 NULL, 0) != 0)
+        rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (rc == 0)
+        res->nrounds++;
+    else
+        run_result_free(&r->run);
+    return rc;
 }
 
 /* A model whose every round found the cores apart (the host moved the vCPUs between cache
@@ -1006,6 +1001,15 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     }
 }
 
+/* A summary's error statistics over its models: the median and the largest |error|, and
+ * the model of the largest. */
+static void add_error_stats(cJSON *o, double median_abs_pct, double max_abs_pct, const char *max_model)
+{
+    cJSON_AddNumberToObject(o, "median_abs_error_pct", median_abs_pct);
+    cJSON_AddNumberToObject(o, "max_abs_error_pct", max_abs_pct);
+    cJSON_AddStringToObject(o, "max_model", max_model);
+}
+
 static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo)
 {
     const bool H = vo->holdout;
@@ -1108,11 +1112,8 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(n, "runs_far", ns.far_runs);
             cJSON_AddNumberToObject(n, "runs_one_core", ns.one_core_runs);
             cJSON_AddNumberToObject(n, "models", ns.models);
-            if (ns.models > 0) {
-                cJSON_AddNumberToObject(n, "median_abs_error_pct", ns.median_abs_pct);
-                cJSON_AddNumberToObject(n, "max_abs_error_pct", ns.max_abs_pct);
-                cJSON_AddStringToObject(n, "max_model", ns.max_model);
-            }
+            if (ns.models > 0)
+                add_error_stats(n, ns.median_abs_pct, ns.max_abs_pct, ns.max_model);
             /* every model: its near runs, or all of them where it had none */
             cJSON_AddNumberToObject(n, "every_model_median_abs_error_pct", ns.every_median_abs_pct);
             cJSON_AddNumberToObject(n, "every_model_max_abs_error_pct", ns.every_max_abs_pct);
@@ -1124,11 +1125,8 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddBoolToObject(pl, "apart_priced", ps.priced);
             cJSON_AddNumberToObject(pl, "runs_apart", ps.apart_runs);
             cJSON_AddNumberToObject(pl, "models", ps.models);
-            if (ps.models > 0) {
-                cJSON_AddNumberToObject(pl, "median_abs_error_pct", ps.median_abs_pct);
-                cJSON_AddNumberToObject(pl, "max_abs_error_pct", ps.max_abs_pct);
-                cJSON_AddStringToObject(pl, "max_model", ps.max_model);
-            }
+            if (ps.models > 0)
+                add_error_stats(pl, ps.median_abs_pct, ps.max_abs_pct, ps.max_model);
         }
     }
     KindRow *k;

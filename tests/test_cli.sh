@@ -153,6 +153,14 @@ if run predict-exact 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
     nops=$(json "json_array_length(json_extract(j, '\$.ops'))")
     [ "$(json "json_extract(j, '\$.ops_priced.exact')")" = "$nops" ] && ok predict-all-exact || fail predict-all-exact "$(json "json_extract(j, '\$.ops_priced')")"
     [ "$(sql "SELECT count(*) FROM prediction_op WHERE source='exact'")" = "$nops" ] && ok predict-stored || fail predict-stored "prediction ops not stored"
+    # the step with the cores apart: priced exactly where the calibration timed a
+    # compute-bound kernel both near and apart (on one thread, or where the host never
+    # moved the vCPUs, null)
+    both=$(sql "SELECT count(*) > 0 FROM measurement WHERE calibration_id = $(json "json_extract(j, '\$.calibration_id')")
+                AND kind IN ('gemm', 'conv2d', 'spmm') AND apart_s > 0 AND pass_placement LIKE '%n%'")
+    [ "$(json "CASE WHEN json_extract(j, '\$.iteration_apart_s') IS NULL THEN 0
+                    WHEN json_extract(j, '\$.iteration_apart_s') > 0 THEN 1 ELSE -1 END")" = "$both" ] &&
+        ok predict-apart || fail predict-apart "kernels both ways: $both; $(json "json_extract(j, '\$.iteration_apart_s')")"
 fi
 # A 4-sample sparse-ae step (under 5 MiB) fits the last-level cache: its ops are found there.
 # (A 4-sample LSTM step does not on every machine: its weights and gradients are 64 MiB.)
