@@ -302,15 +302,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     }
     /* the same step with the threads' cores apart, where the calibration timed kernels so:
      * a VM's host may move its vCPUs between cores that share a cache and cores that do not */
-    double apart_s = 0;
-    if (po.ranks <= 1 && cli->threads > 1 && cm_has_apart(cm)) {
-        PredictionRow apart;
-        char err[512];
-        cm_set_apart(cm, true);
-        if (pred_iteration(&plan, cm, &apart, NULL, err, sizeof err) == 0)
-            apart_s = apart.iter_s;
-        cm_set_apart(cm, false);
-    }
+    const double apart_s = po.ranks <= 1 ? pred_iteration_apart_s(&plan, cm, cli->threads) : 0;
     rc = EXIT_OK;
     if (cli->json) {
         json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm), apart_s));

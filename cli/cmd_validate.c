@@ -149,13 +149,8 @@ static int validate_predict(const Cli *cli, Db *db, const CalibrationRow *cal, C
             continue;
         rc = session_predict(cli, cm[h], cal, &plan, &res->prow[h], &res->pred[h]);
         res->prow[h].holdout = h == 1;
-        if (rc == 0 && cli->threads > 1 && cm_has_apart(cm[h])) { /* the same plan, the cores apart */
-            PredictionRow apart;
-            cm_set_apart(cm[h], true);
-            if (pred_iteration(&plan, cm[h], &apart, NULL, err, sizeof err) == 0)
-                res->apart_predicted_s[h] = apart.iter_s;
-            cm_set_apart(cm[h], false);
-        }
+        if (rc == 0) /* the same plan, the cores apart */
+            res->apart_predicted_s[h] = pred_iteration_apart_s(&plan, cm[h], cli->threads);
         if (rc == 0 && db_prediction_insert(db, &res->prow[h], res->pred[h], plan.nops) != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }

@@ -242,6 +242,18 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
     return 0;
 }
 
+double pred_iteration_apart_s(const Plan *p, CostModel *cm, int threads)
+{
+    if (threads < 2 || !cm_has_apart(cm))
+        return 0;
+    PredictionRow apart;
+    char err[512];
+    cm_set_apart(cm, true);
+    const int rc = pred_iteration(p, cm, &apart, NULL, err, sizeof err);
+    cm_set_apart(cm, false);
+    return rc == 0 ? apart.iter_s : 0;
+}
+
 /* What a run at `batch` allocates (trainer_bytes_needed, its input batches), or INFINITY
  * where the plan cannot be built (a batch so large that a tensor's size overflows the
  * plan's arithmetic does not fit anywhere). */

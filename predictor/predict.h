@@ -151,6 +151,11 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double 
 int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTimeRow *ops, char *err,
                    size_t errlen);
 
+/* The iteration time of a plan with the threads' cores apart (cm_set_apart, for the call
+ * only); 0 where it is not priced: fewer than 2 threads, or a calibration that timed no
+ * kernel both ways (cm_has_apart). */
+double pred_iteration_apart_s(const Plan *p, CostModel *cm, int threads);
+
 /* The row describing plan op i (layer, key, kind, phase, FLOPs) with time_s; the same
  * rows describe predictions and measured traces, so the two can be compared op by op. */
 void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r);
