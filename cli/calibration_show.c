@@ -770,6 +770,19 @@ static void comm_text(const CommFitInfo *in)
                    fmt_bytes(in->mem_largest_scratch[i], b1, 32), fmt_bytes(in->mem_largest_bytes[i], b2, 32),
                    in->mem_largest_scratch[i] / in->mem_largest_bytes[i], in->mem_probes[i]);
     }
+    printf("  placement (where the node's first two ranks ran: a cache line's round trip between them before\n"
+           "  and after each collective's pass; apart at x%.1f the fastest or more)\n", MB_FAR_RTT);
+    for (int i = 0; i < in->nranks; i++) {
+        if (in->rtt_fastest_ns[i] <= 0)
+            printf("             %d ranks: not probed\n", in->ranks[i]);
+        else if (in->apart_points[i] == 0)
+            printf("             %d ranks: fastest round trip %.0f ns; no allreduce pass apart\n", in->ranks[i],
+                   in->rtt_fastest_ns[i]);
+        else
+            printf("             %d ranks: fastest round trip %.0f ns; %d allreduce sizes with passes apart, "
+                   "apart/near median x%.2f\n", in->ranks[i], in->rtt_fastest_ns[i], in->apart_points[i],
+                   in->apart_over_near[i]);
+    }
     printf("  a rank's own memory (libraries, MPI and BLAS buffers, before any buffer of its job)\n");
     for (int i = 0; i < in->nranks; i++) {
         char b[32];
@@ -809,6 +822,18 @@ static cJSON *comm_json(const CommFitInfo *in)
         cJSON_AddNumberToObject(x, "largest_scratch_bytes", in->mem_largest_scratch[i]);
         cJSON_AddNumberToObject(x, "rank_runtime_bytes", in->rank_runtime_bytes[i]); /* 0: not recorded */
         cJSON_AddItemToArray(mem, x);
+    }
+    cJSON *pl = cJSON_AddArrayToObject(o, "placement");
+    for (int i = 0; i < in->nranks; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "ranks", in->ranks[i]);
+        cJSON_AddNumberToObject(x, "rtt_fastest_ns", in->rtt_fastest_ns[i]); /* 0: not probed */
+        cJSON_AddNumberToObject(x, "allreduce_sizes_apart", in->apart_points[i]);
+        if (in->apart_points[i] > 0)
+            cJSON_AddNumberToObject(x, "apart_over_near", in->apart_over_near[i]);
+        else
+            cJSON_AddNullToObject(x, "apart_over_near");
+        cJSON_AddItemToArray(pl, x);
     }
     return o;
 }

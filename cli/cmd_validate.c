@@ -383,6 +383,11 @@ typedef struct {
     /* the gradients' allreduce timed alone just before and just after the run (seconds, the
      * slowest rank's median; 0: not measured) */
     double ar_before_s, ar_after_s;
+    /* where the node's first two ranks ran: their round trip just before and just after
+     * the run (ns; 0: not probed), over the fastest seen (the slower; 0: not probed), and
+     * whether that made the run apart (MB_FAR_RTT or more) */
+    double rtt_before_ns, rtt_after_ns, cores_ratio;
+    bool apart;
     /* rank 0's process: predicted (its RSS when the run began, the plan's arenas as
      * allocated, the allreduce's scratch) and its peak RSS */
     double memory_bytes, peak_rss_bytes;
@@ -394,6 +399,7 @@ typedef struct {
     PredictionRow pred; /* per-rank compute (oversubscribed) + allreduce */
     DpRound round[MB_MAX_ROUNDS];
     int nrounds;
+    int rep; /* the representative round: its median nearest the median of the rounds' medians */
     double meas_s, meas_min_s, meas_max_s, meas_compute_s, meas_allreduce_s; /* the representative round's */
     double memory_bytes, peak_rss_bytes;                                      /* the representative round's */
     Drift drift;                     /* the representative round's */
@@ -401,6 +407,11 @@ typedef struct {
     double ar_before, ar_after;      /* the representative round's allreduce references over the
                                       * prediction's allreduce (0: not measured) */
     double ar_drift;                 /* the slower of the two; 0 unless both were measured */
+    double allreduce_apart_s;        /* the allreduce with the ranks apart (0: not priced) */
+    int apart_rounds;                /* rounds whose ranks were apart */
+    /* the representative round's allreduce priced at its placement (0: not probed), and
+     * its iteration's and allreduce's errors so priced (NaN: not probed) */
+    double placed_allreduce_s, placed_error_pct, placed_ar_error_pct;
     size_t grad_bytes;               /* the gradient buffer the step sums */
     OpDesc refs[2];                  /* drift references: the model's costliest exact compute and memory op */
     int nrefs;
@@ -456,6 +467,15 @@ static double dp_allreduce_reference(const Cli *cli, size_t bytes)
     return m.median_s;
 }
 
+/* The mark of near for the node's ranks: the fastest round trip the communication
+ * calibration of `ranks` saw, or any probe of this validation's that was faster (a
+ * calibration from before dlperf stored it has none). */
+static double dp_rtt_near_ns(const CommModel *comm, int ranks, double probed_fastest_ns)
+{
+    const double cal = comm ? comm_model_rtt_fastest_ns(comm, ranks) : 0;
+    return cal > 0 ? fmin(cal, probed_fastest_ns) : probed_fastest_ns;
+}
+
 /* Every rank trains; rank 0 predicts first and compares, stores and prints. */
 static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const *models, int nm)
 {
@@ -497,6 +517,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
     }
     const char *scaling = vo->weak_scaling ? "weak" : "strong";
     int rc = 0, predicted = 0;
+    double rtt_fastest_ns = INFINITY; /* of this validation's probes */
     for (int round = 0; round < vo->rounds && rc == 0; round++)
         for (int i = 0; i < nm && rc == 0; i++) {
             DpResult *r = &res[i];
@@ -521,6 +542,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
                     if (rc == 0)
                         dp_drift_refs(r->pops, r->nops, idx);
+                    r->allreduce_apart_s = comm_model_allreduce_apart_s(comm, (double)plan.arena_bytes[ARENA_GRAD],
+                                                                        ranks);
                 }
                 r->grad_bytes = plan.arena_bytes[ARENA_GRAD];
                 comm_bcast(idx, sizeof idx, 0); /* every rank times the same references */
@@ -536,13 +559,24 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             if ((rc = session_drift_ops(cli, cm, r->refs, r->nrefs, over, &drift)))
                 break;
             const double ar_before = dp_allreduce_reference(cli, r->grad_bytes);
+            const double rtt_before = comm_peer_rtt_ns();
             RunResult run;
             if ((rc = session_run_for(cli, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
                                       &machine, scaling, 0, &run)))
                 break;
+            const double rtt_after = comm_peer_rtt_ns();
             const double ar_after = dp_allreduce_reference(cli, r->grad_bytes);
             if (root) {
                 DpRound *k = &r->round[r->nrounds];
+                /* where the ranks ran, classed against the fastest round trip seen so far */
+                if (rtt_before > 0 && rtt_after > 0) {
+                    rtt_fastest_ns = fmin(rtt_fastest_ns, fmin(rtt_before, rtt_after));
+                    k->rtt_before_ns = rtt_before, k->rtt_after_ns = rtt_after;
+                    k->cores_ratio = fmax(rtt_before, rtt_after) / dp_rtt_near_ns(comm, ranks, rtt_fastest_ns);
+                    k->apart = k->cores_ratio >= MB_FAR_RTT;
+                    snprintf(run.row.placement, sizeof run.row.placement, "%s", k->apart ? "apart" : "near");
+                    run.row.cores_cross = k->cores_ratio;
+                }
                 k->iter_s = run.row.median_s, k->min_s = run.row.min_s, k->max_s = run.row.max_s;
                 /* the allreduce's share of a step is its slowest rank's: the one that left
                  * the barrier first waits for the last. The benchmark takes each sample's
@@ -574,7 +608,7 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             r->meas_min_s = fmin(r->meas_min_s, r->round[k].min_s);
             r->meas_max_s = fmax(r->meas_max_s, r->round[k].max_s);
         }
-        const int rep = representative_round(med, r->nrounds, &r->meas_s);
+        const int rep = r->rep = representative_round(med, r->nrounds, &r->meas_s);
         r->meas_compute_s = r->round[rep].compute_s;
         r->meas_allreduce_s = r->round[rep].allreduce_s;
         r->memory_bytes = r->round[rep].memory_bytes;
@@ -585,6 +619,18 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             r->ar_after = r->round[rep].ar_after_s / r->pred.allreduce_s;
         }
         r->ar_drift = r->ar_before > 0 && r->ar_after > 0 ? fmax(r->ar_before, r->ar_after) : 0;
+        for (int k = 0; k < r->nrounds; k++)
+            r->apart_rounds += r->round[k].apart;
+        /* the representative run priced at its placement: apart where it was apart and the
+         * communication calibration had passes apart, else near */
+        const DpRound *rr = &r->round[rep];
+        r->placed_error_pct = r->placed_ar_error_pct = NAN;
+        if (rr->cores_ratio > 0) {
+            r->placed_allreduce_s = rr->apart && r->allreduce_apart_s > 0 ? r->allreduce_apart_s : r->pred.allreduce_s;
+            const double placed_iter = r->pred.iter_s - r->pred.allreduce_s + r->placed_allreduce_s;
+            r->placed_error_pct = 100 * (placed_iter - r->meas_s) / r->meas_s;
+            r->placed_ar_error_pct = 100 * (r->placed_allreduce_s - r->meas_allreduce_s) / r->meas_allreduce_s;
+        }
         ValidationRow v = {.prediction_id = r->pred.id, .run_id = r->round[rep].run_id, .batch = r->batch * ranks,
                            .threads = cli->threads, .predicted_s = r->pred.iter_s, .measured_s = r->meas_s,
                            .measured_min_s = r->meas_min_s, .measured_max_s = r->meas_max_s,
@@ -592,8 +638,13 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                            .drift_compute = r->drift.compute, .drift_memory = r->drift.memory, .ranks = ranks,
                            .predicted_allreduce_s = r->pred.allreduce_s,
                            .measured_allreduce_s = r->meas_allreduce_s,
-                           .drift_allreduce = r->ar_drift,
-                           .error_placed_pct = NAN}; /* the ranks' placement is not probed */
+                           .drift_allreduce = r->ar_drift, .rounds = r->nrounds,
+                           .apart_rounds = r->apart_rounds,
+                           .predicted_apart_s = r->allreduce_apart_s > 0
+                                                    ? r->pred.iter_s - r->pred.allreduce_s + r->allreduce_apart_s
+                                                    : 0,
+                           .error_placed_pct = r->placed_error_pct,
+                           .predicted_allreduce_placed_s = r->placed_allreduce_s};
         r->adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
         v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
@@ -635,6 +686,24 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                 } else {
                     cJSON_AddNullToObject(o, "drift_allreduce"); /* not measured */
                 }
+                cJSON_AddNumberToObject(o, "rounds", r->nrounds);
+                cJSON_AddNumberToObject(o, "rounds_apart", r->apart_rounds);
+                const DpRound *rr = &r->round[r->rep];
+                if (rr->cores_ratio > 0) {
+                    cJSON_AddStringToObject(o, "placement", rr->apart ? "apart" : "near");
+                    cJSON_AddNumberToObject(o, "cores_ratio", rr->cores_ratio);
+                    cJSON_AddNumberToObject(o, "rtt_before_ns", rr->rtt_before_ns);
+                    cJSON_AddNumberToObject(o, "rtt_after_ns", rr->rtt_after_ns);
+                    cJSON_AddNumberToObject(o, "predicted_allreduce_placed_s", r->placed_allreduce_s);
+                    cJSON_AddNumberToObject(o, "allreduce_error_placed_pct", r->placed_ar_error_pct);
+                    cJSON_AddNumberToObject(o, "error_placed_pct", r->placed_error_pct);
+                } else {
+                    cJSON_AddNullToObject(o, "placement"); /* not probed */
+                }
+                if (r->allreduce_apart_s > 0)
+                    cJSON_AddNumberToObject(o, "predicted_allreduce_apart_s", r->allreduce_apart_s);
+                else
+                    cJSON_AddNullToObject(o, "predicted_allreduce_apart_s");
                 cJSON_AddNumberToObject(o, "predicted_memory_bytes", r->memory_bytes);
                 cJSON_AddNumberToObject(o, "predicted_allreduce_memory_bytes", r->pred.mem_comm);
                 cJSON_AddNumberToObject(o, "peak_rss_bytes", r->peak_rss_bytes);
@@ -679,6 +748,25 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                        r->adjusted_error_pct,
                        strcmp(r->pred.allreduce_source, "fitted") == 0 ? " (AR fitted)" : "");
             }
+            printf("\n%-16s %7s %12s %10s %10s %10s %7s %9s\n", "placement", "apart", "cores", "pred AR", "AR apart",
+                   "AR placed", "err", "iter err");
+            for (int i = 0; i < done; i++) {
+                const DpResult *r = &res[i];
+                const DpRound *rr = &r->round[r->rep];
+                char apart[16], cores[24] = "-", ar_apart[32] = "-", placed[32] = "-", ar_err[16] = "-",
+                     it_err[16] = "-";
+                snprintf(apart, sizeof apart, "%d/%d", r->apart_rounds, r->nrounds);
+                if (r->allreduce_apart_s > 0)
+                    fmt_time(r->allreduce_apart_s, ar_apart, sizeof ar_apart);
+                if (rr->cores_ratio > 0) {
+                    snprintf(cores, sizeof cores, "%s x%.1f", rr->apart ? "apart" : "near", rr->cores_ratio);
+                    fmt_time(r->placed_allreduce_s, placed, sizeof placed);
+                    snprintf(ar_err, sizeof ar_err, "%+.1f%%", r->placed_ar_error_pct);
+                    snprintf(it_err, sizeof it_err, "%+.1f%%", r->placed_error_pct);
+                }
+                printf("%-16s %7s %12s %10s %10s %10s %7s %9s\n", r->m->name, apart, cores,
+                       fmt_time(r->pred.allreduce_s, b[0], 32), ar_apart, placed, ar_err, it_err);
+            }
             printf("\n%-16s %10s %14s %10s %7s\n", "memory", "predicted", "of it allreduce", "peak RSS", "diff");
             for (int i = 0; i < done; i++) {
                 const DpResult *r = &res[i];
@@ -688,6 +776,11 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
             }
             printf("\niter: the slowest rank's step (median); comp: forward+backward+update, and AR: the gradients'\n"
                    "allreduce, each step's slowest rank (median over the steps, as the calibration's samples)\n"
+                   "placement: where the node's first two ranks ran (a cache line's round trip between them just\n"
+                   "before and after each run, the slower over the fastest seen; apart at x%.1f or more): the rounds\n"
+                   "apart, the representative run's cores, the allreduce priced near (pred AR) and apart (from the\n"
+                   "communication calibration's passes apart; - where it had none), and the run priced at its own\n"
+                   "placement: its allreduce and iteration errors\n"
                    "AR ref: the same allreduce timed alone by every rank just before / just after the run, against\n"
                    "the prediction: near x1 the ranks communicated at their calibrated speed, and an AR error\n"
                    "beyond it is the model's; well away from x1 the host had changed under the run\n"
@@ -695,7 +788,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                    "timed by every rank at once just before the run, against the calibration (times the\n"
                    "oversubscription); adjusted: the iteration's error with the compute scaled by them\n"
                    "memory: rank 0's process, predicted (its RSS when the run began, the plan's arenas as allocated,\n"
-                   "and the MPI library's allreduce scratch probed by the communication calibration) against its peak RSS\n");
+                   "and the MPI library's allreduce scratch probed by the communication calibration) against its peak RSS\n",
+                   MB_FAR_RTT);
         }
     }
     for (int i = 0; i < nm; i++)

@@ -371,6 +371,12 @@ int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
                     status, now, calibration_id);
 }
 
+int db_calibration_set_rtt(Db *db, int64_t calibration_id, double rtt_fastest_ns)
+{
+    return run_stmt(db, NULL, "UPDATE calibration SET rtt_fastest_ns = ? WHERE id = ?", "dI", rtt_fastest_ns,
+                    calibration_id);
+}
+
 int db_calibration_reap(Db *db, int64_t machine_id)
 {
     char host[128] = "";
@@ -419,7 +425,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library, threading, rounds, llc_bytes, runtime_rss_bytes FROM calibration %s",
+             " mpi_library, threading, rounds, llc_bytes, runtime_rss_bytes, rtt_fastest_ns FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -440,6 +446,7 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         out->rounds = sqlite3_column_int(st, 16);
         out->llc_bytes = sqlite3_column_int64(st, 17);
         out->runtime_rss_bytes = sqlite3_column_double(st, 18);
+        out->rtt_fastest_ns = sqlite3_column_double(st, 19);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
@@ -723,15 +730,16 @@ int db_validation_insert(Db *db, ValidationRow *v)
                     " predicted_s, measured_s, measured_min_s, measured_max_s, error_pct, holdout,"
                     " drift_compute, drift_memory, adjusted_error_pct, ranks, predicted_allreduce_s,"
                     " measured_allreduce_s, drift_cross, drift_allreduce, rounds, far_rounds, near_rounds, measured_near_s,"
-                    " one_core_rounds, apart_rounds, measured_apart_s, predicted_apart_s, error_placed_pct)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddiddd" "idddd" "iiidi" "iddN", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " one_core_rounds, apart_rounds, measured_apart_s, predicted_apart_s, error_placed_pct,"
+                    " predicted_allreduce_placed_s)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddiddd" "idddd" "iiidi" "iddNd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
                     v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
                     v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s,
                     v->drift_cross, v->drift_allreduce, v->rounds > 0 ? v->rounds : 1, v->far_rounds,
                     v->near_rounds, v->measured_near_s, v->one_core_rounds, v->apart_rounds, v->measured_apart_s,
-                    v->predicted_apart_s, v->error_placed_pct);
+                    v->predicted_apart_s, v->error_placed_pct, v->predicted_allreduce_placed_s);
 }
 
 /* ---- spec sheets ---- */

@@ -62,6 +62,8 @@ typedef struct {
     double runtime_rss_bytes; /* communication calibrations: the largest rank's resident
                                  memory before any buffer (libraries, MPI, BLAS); 0: not
                                  recorded (other calibrations, and those from before it) */
+    double rtt_fastest_ns;    /* the fastest round trip its placement probes saw: between its
+                                 threads, or (comm) the node's first two ranks; 0: not probed */
     SoftwareInfo sw;
 } CalibrationRow;
 
@@ -219,6 +221,10 @@ typedef struct {
      * just after the run, over the prediction's (> 1: the ranks' communication was slower
      * than calibrated when the run ran); 0: not measured */
     double drift_allreduce;
+    /* v20: the allreduce priced at the placement the run found the node's ranks in (its
+     * apart price where they were apart and the calibration has one, else the near one); 0:
+     * not probed */
+    double predicted_allreduce_placed_s;
 } ValidationRow;
 
 /* ---- opening ---- */
@@ -248,6 +254,8 @@ int db_machine_upsert(Db *db, MachineRow *m);
 int db_calibration_begin(Db *db, CalibrationRow *c);
 /* Sets status ("complete" or "interrupted") and finished_at = now. */
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status);
+/* Records the fastest round trip the calibration's placement probes saw (ns). */
+int db_calibration_set_rtt(Db *db, int64_t calibration_id, double rtt_fastest_ns);
 /* The calibration with this id; DB_NOT_FOUND if there is none. */
 int db_calibration_get(Db *db, int64_t calibration_id, CalibrationRow *out);
 /* Marks "running" calibrations of this machine whose process is gone as "interrupted". */

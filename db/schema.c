@@ -237,6 +237,14 @@ static const char *const migrations[] = {
      * '' not probed) and the cross-core read over the calibration's (0: not measured) */
     "ALTER TABLE run ADD COLUMN placement TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE run ADD COLUMN cores_cross REAL NOT NULL DEFAULT 0;",
+    /* v20: the fastest round trip of a cache line the calibration's placement probes saw
+     * (ns): between its threads (compute), between the node's first two ranks (comm); the
+     * near placement's mark, against which a pass or a run is classed apart (0: not probed,
+     * or before dlperf stored it) */
+    "ALTER TABLE calibration ADD COLUMN rtt_fastest_ns REAL NOT NULL DEFAULT 0;"
+    /* and a data-parallel validation's allreduce priced at the placement its representative
+     * run found the node's ranks in (the apart price where apart; 0: not priced) */
+    "ALTER TABLE validation ADD COLUMN predicted_allreduce_placed_s REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -270,6 +270,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         }
     }
     rc = 0;
+    if (db && isfinite(rtt_fastest) && db_calibration_set_rtt(db, calibration_id, rtt_fastest) != 0) {
+        snprintf(err, errlen, "storing the threads' fastest round trip: %s", db_errmsg(db));
+        rc = -1;
+    }
 
 cleanup:
     mb_release();

@@ -10,6 +10,13 @@
  * minimum and maximum samples, time target, CI target) as the compute kernels. Allreduce
  * results are validated (every rank contributes rank+1: the sum is P(P+1)/2 everywhere).
  * Rank 0 stores the rows.
+ *
+ * Placement, as the compute calibration's (calibrate.c): the node's first two ranks probe
+ * where they run (comm_peer_rtt_ns) before and after each kernel's pass; a pass whose
+ * slower probe took MB_FAR_RTT times the fastest round trip seen ran apart. A kernel is
+ * priced from its near passes (all of them where none was near), and its apart passes'
+ * median is its apart price (measurement.apart_s), which validate applies to a run it
+ * finds apart (predictor/comm_model.c, comm_model_allreduce_apart_s).
  */
 #include <malloc.h>
 #include <math.h>
@@ -288,6 +295,15 @@ int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *sc
     return probed;
 }
 
+/* Classes each pass of one kernel by its slower probe: a apart (MB_FAR_RTT times the
+ * fastest round trip the calibration saw, or more), n near, - not probed. */
+static void classify_comm_passes(const double *rtt_ns, int rounds, double fastest, char *letters)
+{
+    for (int r = 0; r < rounds; r++)
+        letters[r] = rtt_ns[r] <= 0 || !isfinite(fastest) ? '-' : rtt_ns[r] >= MB_FAR_RTT * fastest ? 'a' : 'n';
+    letters[rounds] = '\0';
+}
+
 int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, int threads,
                       const size_t *model_bytes, int nmodel, MbProgress progress, void *progress_ctx,
                       volatile sig_atomic_t *stop, char *err, size_t errlen)
@@ -343,6 +359,15 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
         if (!have)
             list[total++] = sweep[i];
     }
+    /* each kernel's slower placement probe per pass (0: not probed: one rank a node) */
+    double *pass_rtt = calloc((size_t)total * (size_t)rounds, sizeof *pass_rtt);
+    if (!pass_rtt) {
+        free(list), free(samples), free(taken), free(taken_round), free(ntaken), free(skipped), free(rows),
+            free(scratch);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double rtt_fastest = INFINITY;
     const double t0 = mb_now_s();
     int rc = 0;
     for (int r = 0; r < rounds && rc == 0; r++)
@@ -359,7 +384,13 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
             if (progress && comm_rank() == 0)
                 progress(r * total + i, rounds * total, "comm", key, mb_now_s() - t0, progress_ctx);
             char terr[256];
+            const double rtt_before = comm_peer_rtt_ns();
             int trc = mb_time_comm(&list[i], &pass, threads, &rows[i], samples, terr, sizeof terr);
+            const double rtt_after = comm_peer_rtt_ns();
+            if (rtt_before > 0 && rtt_after > 0) {
+                pass_rtt[(size_t)i * (size_t)rounds + (size_t)r] = fmax(rtt_before, rtt_after);
+                rtt_fastest = fmin(rtt_fastest, fmin(rtt_before, rtt_after));
+            }
             if (trc == MB_DOES_NOT_FIT) { /* every rank got the verdict: left out, never stored */
                 if (r == 0 && comm_rank() == 0)
                     fprintf(stderr, "calibrate: left out %s: %s\n", key, terr);
@@ -412,7 +443,16 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
         double *mine = taken + (size_t)i * per_kernel;
         const int *mine_round = taken_round + (size_t)i * per_kernel;
         mb_row_stats(m, mine, ntaken[i], m->inner, scratch);
-        m->median_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, NULL, scratch);
+        bool not_near[MB_MAX_ROUNDS], not_apart[MB_MAX_ROUNDS];
+        classify_comm_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, rtt_fastest, m->pass_placement);
+        for (int k = 0; k < rounds; k++) {
+            not_near[k] = m->pass_placement[k] == 'a';
+            not_apart[k] = m->pass_placement[k] != 'a';
+            m->far_passes += m->pass_placement[k] == 'a';
+        }
+        m->median_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, not_near, scratch);
+        if (m->far_passes > 0)
+            m->apart_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, not_apart, scratch);
         m->sample_rounds = mine_round;
         m->calibration_id = calibration_id;
         snprintf(m->family, sizeof m->family, "comm");
@@ -421,8 +461,14 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
             rc = -1;
         }
     }
+    if (rc == 0 && comm_rank() == 0 && isfinite(rtt_fastest) &&
+        db_calibration_set_rtt(db, calibration_id, rtt_fastest) != 0) {
+        snprintf(err, errlen, "storing the ranks' fastest round trip: %s", db_errmsg(db));
+        rc = -1;
+    }
     if (progress && comm_rank() == 0 && rc == 0)
         progress(rounds * total, rounds * total, "comm", "", mb_now_s() - t0, progress_ctx);
+    free(pass_rtt);
     free(list), free(samples), free(taken), free(taken_round), free(ntaken), free(skipped), free(rows),
         free(scratch);
     return rc;

@@ -3,7 +3,9 @@
 
 #include <limits.h>
 #include <malloc.h>
+#include <math.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 
 static bool started;
 static int my_rank, my_size = 1;
+
+static void peer_teardown(void);
 
 /* Largest count handed to one MPI call (MPI counts are int). */
 enum { COMM_CHUNK = 1 << 30 };
@@ -100,6 +104,7 @@ int comm_finish(int rc)
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, rc);
     }
+    peer_teardown();
     MPI_Finalize();
     return rc;
 }
@@ -226,6 +231,106 @@ double comm_pingpong(void *buf, size_t bytes, int peer, int iters)
         }
     }
     return MPI_Wtime() - t0;
+}
+
+/* ---- where the node's ranks run (comm_peer_rtt_ns) ----
+ * Why: with one thread per rank, the 2-vCPU EPYC VMs' shared-memory allreduce ran 17-27%
+ * faster with the host's vCPUs apart (each its own L3) than near, and the communication
+ * calibration's passes and a validation's runs fell in either (docs/accuracy.md, stop 28):
+ * the same probe as microbench/placement.c's between two threads, here between two
+ * processes. The window, its communicators and the line are made at the first call. */
+enum { PEER_BURSTS = 5, PEER_TRIPS = 64 };
+static const double PEER_DEADLINE_S = 2e-3;
+
+typedef struct {
+    _Alignas(64) atomic_long turn; /* rank 0 of the node takes turns 0, 2, 4, ..., rank 1 the odd */
+    _Alignas(64) atomic_int abandoned;
+} PeerLine;
+
+static MPI_Comm node_comm = MPI_COMM_NULL, pair_comm = MPI_COMM_NULL;
+static MPI_Win peer_win = MPI_WIN_NULL;
+static PeerLine *peer_line;
+static int node_rank, node_size;
+
+static void peer_setup(void)
+{
+    if (node_comm != MPI_COMM_NULL)
+        return;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_rank(node_comm, &node_rank);
+    MPI_Comm_size(node_comm, &node_size);
+    MPI_Comm_split(node_comm, node_rank < 2 ? 0 : MPI_UNDEFINED, node_rank, &pair_comm);
+    void *base = NULL;
+    MPI_Win_allocate_shared(node_rank == 0 ? (MPI_Aint)sizeof(PeerLine) : 0, 1, MPI_INFO_NULL, node_comm, &base,
+                            &peer_win);
+    MPI_Aint bytes;
+    int unit;
+    MPI_Win_shared_query(peer_win, 0, &bytes, &unit, &base); /* node rank 0's segment, mapped here */
+    peer_line = base;
+}
+
+static void peer_teardown(void)
+{
+    if (peer_win != MPI_WIN_NULL)
+        MPI_Win_free(&peer_win);
+    if (pair_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&pair_comm);
+    if (node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&node_comm);
+}
+
+/* Node ranks 0 and 1: seconds per round trip of one burst (on rank 0), or 0 if abandoned
+ * past the deadline (a partner not running) or on rank 1. */
+static double peer_burst(void)
+{
+    MPI_Barrier(pair_comm); /* both done with the last burst */
+    if (node_rank == 0) {
+        atomic_store(&peer_line->turn, 0);
+        atomic_store(&peer_line->abandoned, 0);
+    }
+    MPI_Barrier(pair_comm); /* the line reset, seen by both */
+    const double t0 = MPI_Wtime();
+    for (long turn = node_rank; turn <= 2L * PEER_TRIPS; turn += 2) { /* rank 0 also waits for the last return */
+        long spins = 0;
+        while (atomic_load_explicit(&peer_line->turn, memory_order_acquire) != turn) {
+            if (atomic_load_explicit(&peer_line->abandoned, memory_order_relaxed))
+                return 0;
+            if (++spins % 1024 == 0 && MPI_Wtime() - t0 > PEER_DEADLINE_S) {
+                atomic_store(&peer_line->abandoned, 1);
+                return 0;
+            }
+        }
+        if (turn < 2L * PEER_TRIPS)
+            atomic_store_explicit(&peer_line->turn, turn + 1, memory_order_release);
+    }
+    return node_rank == 0 ? (MPI_Wtime() - t0) / PEER_TRIPS : 0;
+}
+
+double comm_peer_rtt_ns(void)
+{
+    if (!started || my_size < 2)
+        return 0;
+    peer_setup();
+    double rtt_ns = 0;
+    if (node_size >= 2 && node_rank < 2) {
+        double best = INFINITY;
+        for (int b = 0; b < PEER_BURSTS; b++) {
+            const double t = peer_burst();
+            if (t > 0)
+                best = fmin(best, t);
+        }
+        if (node_rank == 0)
+            rtt_ns = 1e9 * (isfinite(best) ? best : PEER_DEADLINE_S / PEER_TRIPS);
+    }
+    /* the node's other ranks wait asleep, leaving the cores to the pair: spinning in a
+     * barrier, two of them on a 2-core node would take the pair's cores */
+    MPI_Request req;
+    MPI_Ibarrier(node_comm, &req);
+    for (int done = 0; MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done;)
+        if (node_rank >= 2)
+            nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+    MPI_Allreduce(MPI_IN_PLACE, &rtt_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return rtt_ns;
 }
 
 double comm_wtime(void)

@@ -66,6 +66,14 @@ void comm_allreduce_f32(const float *src, float *dst, size_t n);
 /* Ping-pong between rank 0 and rank `peer` (other ranks return at once): rank 0 sends
  * `bytes` and waits for them back, `iters` times. Returns rank 0's elapsed seconds. */
 double comm_pingpong(void *buf, size_t bytes, int peer, int iters);
+/* Where the node's ranks run, now: the round trip (ns) of a cache line passed back and
+ * forth between the node's first two ranks through a shared-memory window, the fastest of
+ * a few bursts, while the node's other ranks wait asleep. The same every rank (the largest
+ * over the nodes); 0 without MPI or with one rank on each node. Collective: every rank
+ * calls it. Near (the ranks' cores share a last-level cache) about 0.1 us on the EPYC VMs,
+ * apart 0.3-0.5 us; a partner that is not running (more ranks than cores) reads as at
+ * least the burst's deadline per trip. */
+double comm_peer_rtt_ns(void);
 /* Time on a clock all ranks agree on closely enough for intervals (MPI_Wtime or
  * CLOCK_MONOTONIC). */
 double comm_wtime(void);

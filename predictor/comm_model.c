@@ -103,6 +103,10 @@ typedef struct {
      * cost model's exact prices take it (a calibration whose passes caught the node's
      * collectives at different speeds gives a wide one) */
     double lo[MAX_POINTS], hi[MAX_POINTS];
+    /* each point's price with the node's ranks apart (measurement.apart_s; 0: no pass was),
+     * and the calibration's fastest round trip between them (0: not probed) */
+    double apart[MAX_POINTS];
+    double rtt_fastest_ns;
     int nmem; /* allreduce memory probes, ascending bytes (db_comm_memory_foreach's order) */
     double mem_bytes[MAX_POINTS], mem_scratch[MAX_POINTS];
     double runtime_bytes; /* a rank's own resident memory before any buffer; 0: not recorded */
@@ -132,6 +136,7 @@ static int load_row(const MeasurementRow *m, void *ctx)
         k->s[k->n] = m->median_s;
         k->lo[k->n] = fmin(m->median_s, fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s)));
         k->hi[k->n] = fmax(m->median_s, m->median_s + (m->ci95_hi_s - m->mean_s));
+        k->apart[k->n] = m->apart_s;
         k->n++;
     } else if (strcmp(m->kind, "pingpong") == 0 && c->cm->npp < MAX_POINTS * 2 && m->bytes > 0) {
         c->cm->pp_bytes[c->cm->npp] = m->bytes;
@@ -154,9 +159,10 @@ static void sort_curve(RankCurve *c)
 {
     for (int i = 1; i < c->n; i++)
         for (int j = i; j > 0 && c->bytes[j] < c->bytes[j - 1]; j--) {
-            double b = c->bytes[j], s = c->s[j], lo = c->lo[j], hi = c->hi[j];
+            double b = c->bytes[j], s = c->s[j], lo = c->lo[j], hi = c->hi[j], ap = c->apart[j];
             c->bytes[j] = c->bytes[j - 1], c->s[j] = c->s[j - 1], c->lo[j] = c->lo[j - 1], c->hi[j] = c->hi[j - 1];
-            c->bytes[j - 1] = b, c->s[j - 1] = s, c->lo[j - 1] = lo, c->hi[j - 1] = hi;
+            c->apart[j] = c->apart[j - 1];
+            c->bytes[j - 1] = b, c->s[j - 1] = s, c->lo[j - 1] = lo, c->hi[j - 1] = hi, c->apart[j - 1] = ap;
         }
 }
 
@@ -268,6 +274,7 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
         RankCurve *c = &cm->curves[cm->ncurves];
         c->p = p;
         c->runtime_bytes = cal.runtime_rss_bytes;
+        c->rtt_fastest_ns = cal.rtt_fastest_ns;
         LoadCtx lc = {cm, c};
         if (db_measurement_foreach(db, cal.id, load_row, &lc) != 0 ||
             db_comm_memory_foreach(db, cal.id, load_memory, c) != 0) {
@@ -285,6 +292,14 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
             cm->info.mem_largest_scratch[cm->ncurves] = c->mem_scratch[c->nmem - 1];
         }
         cm->info.rank_runtime_bytes[cm->ncurves] = c->runtime_bytes;
+        cm->info.rtt_fastest_ns[cm->ncurves] = c->rtt_fastest_ns;
+        double ratios[MAX_POINTS];
+        int nr = 0;
+        for (int k = 0; k < c->n; k++)
+            if (c->apart[k] > 0)
+                ratios[nr++] = c->apart[k] / c->s[k];
+        cm->info.apart_points[cm->ncurves] = nr;
+        cm->info.apart_over_near[cm->ncurves] = median(ratios, nr);
         cm->info.points += c->n;
         cm->ncurves++;
     }
@@ -368,6 +383,40 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
     if (source)
         *source = c ? COMM_MEASURED : COMM_FITTED;
     return c ? curve_eval(cm, c, c->s, bytes) : best_model_s(cm, bytes, p);
+}
+
+/* The apart placement's price is the near curve times the apart/near ratio of the sizes
+ * that had passes apart, interpolated linearly in log(bytes) between them and held at
+ * the nearest one beyond: where ranks share a node, the ratio follows the message's size
+ * (what fits one last-level cache or two), not its absolute time. */
+double comm_model_allreduce_apart_s(const CommModel *cm, double bytes, int p)
+{
+    const RankCurve *c = p > 1 && bytes > 0 ? measured_curve(cm, p) : NULL;
+    if (!c)
+        return 0;
+    double lx[MAX_POINTS], ratio[MAX_POINTS];
+    int n = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->apart[i] > 0 && c->s[i] > 0) {
+            lx[n] = log(c->bytes[i]);
+            ratio[n++] = c->apart[i] / c->s[i];
+        }
+    if (n == 0)
+        return 0;
+    const double x = log(bytes);
+    double r = x <= lx[0] ? ratio[0] : ratio[n - 1];
+    for (int i = 1; i < n; i++)
+        if (x > lx[i - 1] && x <= lx[i]) {
+            const double f = (x - lx[i - 1]) / (lx[i] - lx[i - 1]);
+            r = ratio[i - 1] + f * (ratio[i] - ratio[i - 1]);
+        }
+    return r * curve_eval(cm, c, c->s, bytes);
+}
+
+double comm_model_rtt_fastest_ns(const CommModel *cm, int p)
+{
+    const RankCurve *c = measured_curve(cm, p);
+    return c ? c->rtt_fastest_ns : 0;
 }
 
 void comm_model_allreduce_band(const CommModel *cm, double bytes, int p, double *lo, double *hi)

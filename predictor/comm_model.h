@@ -60,6 +60,14 @@ typedef enum { COMM_MEASURED, COMM_FITTED } CommSource;
  * in the measurements at p ranks when the calibration has p and the size lies in its range,
  * else the best-fitting algorithm's model. */
 double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSource *source);
+/* The same with the node's ranks apart (comm_peer_rtt_ns x MB_FAR_RTT its fastest or
+ * more): the near curve times the apart/near ratio of the measured sizes that had passes
+ * apart (comm_model.c says how it is spread over sizes); 0 where the calibration of p
+ * ranks had no pass apart, or p was not calibrated. */
+double comm_model_allreduce_apart_s(const CommModel *cm, double bytes, int p);
+/* The fastest round trip between the node's ranks that the calibration of p ranks
+ * probed (ns): near's mark; 0 where not probed or not calibrated. */
+double comm_model_rtt_fastest_ns(const CommModel *cm, int p);
 /* Its band: where measured, the measurements' own bands (each the samples' 95% confidence
  * interval moved onto the median) interpolated the same way; fitted, none (lo = hi = the
  * time). */
@@ -96,6 +104,12 @@ typedef struct {
     int mem_probes[8];
     double mem_largest_bytes[8], mem_largest_scratch[8];
     double rank_runtime_bytes[8]; /* a rank's own memory before any buffer; 0: not recorded */
+    /* where the node's ranks ran (comm_peer_rtt_ns): the fastest round trip the calibration
+     * probed (0: not probed), the allreduce sizes with passes apart, and the median of
+     * their apart/near ratios (0: none) */
+    double rtt_fastest_ns[8];
+    int apart_points[8];
+    double apart_over_near[8];
     char mpi_library[128];
 } CommFitInfo;
 void comm_model_info(const CommModel *cm, CommFitInfo *out);

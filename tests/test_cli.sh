@@ -315,6 +315,10 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                       OR (m.apart_s > 0) != (m.far_passes > 0))")
     [ "$bad" = 0 ] && ok calibrate-pass-placement ||
         fail calibrate-pass-placement "$bad rows; $(sql "SELECT pass_placement, far_passes, shared_passes, apart_s FROM measurement LIMIT 3")"
+    # near's mark, the fastest round trip the placement probes saw, stored where they ran
+    [ "$(sql "SELECT (rtt_fastest_ns > 0) = (threads > 1) FROM calibration
+              WHERE id = $(json "json_extract(j, '\$.calibration_id')")")" = 1 ] && ok calibrate-rtt-stored ||
+        fail calibrate-rtt-stored "$(sql "SELECT id, threads, rtt_fastest_ns FROM calibration")"
     # DRAM's figures come from working sets of 4x the last-level cache or more: a read of
     # twice it (partly cached, as fast as a cache where the host splits the threads over
     # two dies), however fast, is in no level (a copy of the database, the row added)

@@ -247,6 +247,69 @@ static void test_allreduce_band(void **state)
     test_db_close(&d);
 }
 
+/* The apart placement's price: at a size with passes apart, its apart median; between two
+ * such sizes the near curve times their apart/near ratios interpolated in log(bytes);
+ * beyond them, the nearest one's ratio; none where no pass was apart, or at a rank count
+ * not calibrated. The calibration's fastest round trip between the ranks comes back. */
+static void test_allreduce_apart(void **state)
+{
+    TestDb d = test_db_open();
+    CalibrationRow cal = {.machine_id = d.machine.id};
+    snprintf(cal.mode, sizeof cal.mode, "comm");
+    cal.sw.ranks = 2;
+    cal.sw.threads = 1;
+    assert_int_equal(db_calibration_begin(d.db, &cal), 0);
+    for (int e = 10; e <= 24; e += 2) {
+        const double bytes = (double)(1 << e), t = 1e-6 + bytes / 5e9;
+        MeasurementRow m = {.calibration_id = cal.id, .validated = true, .reps = 9, .inner = 1, .threads = 1,
+                            .bytes = bytes, .median_s = t, .mean_s = t, .ci95_lo_s = t, .ci95_hi_s = t,
+                            .min_s = t, .max_s = t};
+        /* passes apart at 64 KiB (x1.2) and 4 MiB (x0.8) only */
+        if (e == 16 || e == 22) {
+            m.apart_s = (e == 16 ? 1.2 : 0.8) * t;
+            m.far_passes = 1;
+            snprintf(m.pass_placement, sizeof m.pass_placement, "nan");
+        }
+        snprintf(m.family, sizeof m.family, "comm");
+        snprintf(m.phase, sizeof m.phase, "comm");
+        snprintf(m.kind, sizeof m.kind, "allreduce");
+        snprintf(m.key, sizeof m.key, "allreduce bytes=%d ranks=2", 1 << e);
+        assert_int_equal(db_measurement_insert(d.db, &m), 0);
+    }
+    assert_int_equal(db_calibration_set_rtt(d.db, cal.id, 52.5), 0);
+    assert_int_equal(db_calibration_finish(d.db, cal.id, "complete"), 0);
+    char err[256];
+    CommModel *cm = comm_model_load(d.db, d.machine.id, err, sizeof err);
+    assert_non_null(cm);
+    assert_float_equal(comm_model_rtt_fastest_ns(cm, 2), 52.5, 1e-12);
+    assert_true(comm_model_rtt_fastest_ns(cm, 4) == 0);
+    /* at the sizes timed apart: their apart medians */
+    assert_float_equal(comm_model_allreduce_apart_s(cm, 1 << 16, 2) / comm_model_allreduce_s(cm, 1 << 16, 2, NULL), 1.2,
+                       1e-9);
+    assert_float_equal(comm_model_allreduce_apart_s(cm, 1 << 22, 2) / comm_model_allreduce_s(cm, 1 << 22, 2, NULL), 0.8,
+                       1e-9);
+    /* halfway between them in log(bytes), 512 KiB: x1.0; beyond, held at the nearest */
+    assert_float_equal(comm_model_allreduce_apart_s(cm, 1 << 19, 2) / comm_model_allreduce_s(cm, 1 << 19, 2, NULL), 1.0,
+                       1e-9);
+    assert_float_equal(comm_model_allreduce_apart_s(cm, 1 << 10, 2) / comm_model_allreduce_s(cm, 1 << 10, 2, NULL), 1.2,
+                       1e-9);
+    assert_float_equal(comm_model_allreduce_apart_s(cm, 1 << 24, 2) / comm_model_allreduce_s(cm, 1 << 24, 2, NULL), 0.8,
+                       1e-9);
+    assert_true(comm_model_allreduce_apart_s(cm, 1 << 20, 8) == 0); /* 8 ranks not calibrated */
+    comm_model_free(cm);
+    test_db_close(&d);
+    /* a calibration with no pass apart prices no apart placement */
+    d = test_db_open();
+    const LinkParams truth = {.alpha_s = 2e-6, .beta_Bps = 5e9, .gamma_sPB = 2e-10};
+    add_comm_calibration(d.db, d.machine.id, 2, &truth);
+    cm = comm_model_load(d.db, d.machine.id, err, sizeof err);
+    assert_non_null(cm);
+    assert_true(comm_model_allreduce_apart_s(cm, 1 << 20, 2) == 0);
+    assert_true(comm_model_rtt_fastest_ns(cm, 2) == 0);
+    comm_model_free(cm);
+    test_db_close(&d);
+}
+
 /* The allreduce's memory: what the probes measured at their sizes, linear between them, in
  * proportion beyond; a rank count not probed takes the nearest probed one below, else
  * above; calibrations without probes (older ones) give 0 and say so. */
@@ -308,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_algo_names),
         cmocka_unit_test(test_fit_recovers_the_ring),
         cmocka_unit_test(test_allreduce_band),
+        cmocka_unit_test(test_allreduce_apart),
         cmocka_unit_test(test_allreduce_scratch_from_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -231,6 +231,11 @@ if run show-ranks 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 --json; the
                (json_extract(j, '\$.communication.allreduce_memory[0].probes') >= 3) || ' ' ||
                (json_extract(j, '\$.communication.allreduce_memory[0].largest_scratch_bytes') > 0)")" = "2 1 1" ] &&
         ok show-comm-memory || fail show-comm-memory "$(json "json_extract(j, '\$.communication')")"
+    # the 2-rank calibration's placement probes: near's mark, and the sizes timed apart
+    [ "$(json "json_extract(j, '\$.communication.placement[0].ranks') = 2 AND
+               json_extract(j, '\$.communication.placement[0].rtt_fastest_ns') > 0 AND
+               json_extract(j, '\$.communication.placement[0].allreduce_sizes_apart') >= 0")" = 1 ] &&
+        ok show-comm-placement || fail show-comm-placement "$(json "json_extract(j, '\$.communication.placement')")"
 fi
 run show-comm-memory-text 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 &&
     expect show-comm-memory-text "$T/out" "2 ranks: .* of the buffer), [0-9]* sizes probed"
@@ -251,6 +256,16 @@ if run comm-rounds 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1 -
         [ "$(sql "SELECT count(*) FROM measurement WHERE calibration_id = $cid")" -gt 10 ] && ok comm-rounds-passes ||
         fail comm-rounds-passes "$(sql "SELECT key, median_s, min_s, max_s FROM measurement WHERE calibration_id = $cid LIMIT 5")"
     expect comm-rounds "$T/err" "every collective measured once per pass over the list"
+    # where the node's two ranks ran in each pass, probed (n near, a apart), and the apart
+    # price exactly where a pass was apart; near's mark, the fastest round trip, stored
+    [ "$(sql "SELECT count(*) FROM measurement m WHERE m.calibration_id = $cid
+              AND (length(m.pass_placement) != 2 OR m.pass_placement GLOB '*[^na]*'
+                   OR m.far_passes != length(m.pass_placement) - length(replace(m.pass_placement, 'a', ''))
+                   OR (m.apart_s > 0) != (m.far_passes > 0))")" = 0 ] &&
+        [ "$(sql "SELECT rtt_fastest_ns > 0 AND rtt_fastest_ns < 1e6 FROM calibration WHERE id = $cid")" = 1 ] &&
+        ok comm-rounds-placement ||
+        fail comm-rounds-placement "$(sql "SELECT key, pass_placement, far_passes, apart_s FROM measurement
+                                           WHERE calibration_id = $cid LIMIT 5; SELECT rtt_fastest_ns FROM calibration")"
 fi
 # one process's predictions never price from it
 run predict-one-process 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 && expect predict-one-process "$T/out" "from calibration $one "
@@ -290,11 +305,26 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
        [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND drift_allreduce > 0")" = 1 ]; then
         ok validate-np2-allreduce-ref
     else fail validate-np2-allreduce-ref "$(head -c 1200 "$T/out")"; fi
+    # where the two ranks ran, probed before and after each run: each run's placement
+    # stored; the representative run priced at it (near: the near price itself)
+    if [ "$(json "json_extract(j, '\$[0].placement') IN ('near', 'apart') AND json_extract(j, '\$[0].cores_ratio') >= 1
+                  AND json_extract(j, '\$[0].rtt_before_ns') > 0 AND json_extract(j, '\$[0].rounds') = 2
+                  AND json_extract(j, '\$[0].rounds_apart') BETWEEN 0 AND 2
+                  AND json_extract(j, '\$[0].error_placed_pct') IS NOT NULL
+                  AND (json_extract(j, '\$[0].placement') = 'apart' OR
+                       json_extract(j, '\$[0].predicted_allreduce_placed_s') = json_extract(j, '\$[0].predicted_allreduce_s'))")" = 1 ] &&
+       [ "$(sql "SELECT count(*) FROM run WHERE ranks = 2 AND model = 'p3b1' AND placement IN ('near', 'apart')
+                 AND cores_cross >= 1")" = 2 ] &&
+       [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND predicted_allreduce_placed_s > 0
+                 AND error_placed_pct IS NOT NULL AND rounds = 2")" = 1 ]; then
+        ok validate-np2-placement
+    else fail validate-np2-placement "$(head -c 1500 "$T/out"; sql "SELECT placement, cores_cross FROM run WHERE ranks = 2")"; fi
 fi
 # the text table shows it as before / after
 if run validate-np2-text 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 3 --threads 1; then
     expect validate-np2-text "$T/out" "AR ref"
     expect validate-np2-text-ref "$T/out" "^p3b1 .* x[0-9.]*/[0-9.]* "
+    expect validate-np2-text-placement "$T/out" "^p3b1 *[0-9]/1 *\(near\|apart\) x[0-9.]* "
 fi
 # a rank's memory holds the allreduce's scratch, probed at 2 ranks; the machine's memory is
 # shared out among the ranks
