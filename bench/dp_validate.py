@@ -41,6 +41,16 @@ def mpirun(np, args, out_path):
     return time.time() - t0
 
 
+def placement(v):
+    """The representative run's placement as 'apart x3.1', or '-' where not probed."""
+    return f"{v['placement']} x{v['cores_ratio']:.1f}" if v.get("placement") else "-"
+
+
+def placed(v, key):
+    """An error at the run's own placement, or '-' where not probed."""
+    return f"{v[key]:+.1f}%" if v.get(key) is not None else "-"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", default="2,4", help="rank counts, comma-separated (each >= 2)")
@@ -94,7 +104,8 @@ def main():
           f"{cores} cores; {a.rounds} calibration passes and validation rounds, {a.steps} steps; "
           f"Open MPI single-copy mechanism {single_copy}; database {db}")
     print(f"{'np':>3} {'model':<14} {'pred iter':>10} {'meas iter':>10} {'error':>7} {'pred AR':>10} "
-          f"{'meas AR':>10} {'error':>7}  {'AR ref':>11} {'memory':>7}")
+          f"{'meas AR':>10} {'error':>7}  {'AR ref':>11} {'memory':>7}  {'ranks':>11} {'apart':>5} "
+          f"{'AR placed':>9} {'iter placed':>11}")
     worst = 0.0
     for p, v in rows:
         it, ar = v["error_pct"], v.get("allreduce_error_pct", 0.0)
@@ -102,9 +113,13 @@ def main():
         ref = f"x{v.get('drift_allreduce_before', 0):.2f}/{v.get('drift_allreduce_after', 0):.2f}"
         print(f"{p:>3} {v['model']:<14} {1e3 * v['predicted_s']:>8.1f}ms {1e3 * v['measured_s']:>8.1f}ms "
               f"{it:>+6.1f}% {1e3 * v['predicted_allreduce_s']:>8.1f}ms {1e3 * v['measured_allreduce_s']:>8.1f}ms "
-              f"{ar:>+6.1f}%  {ref:>11} {v['memory_error_pct']:>+6.1f}%")
+              f"{ar:>+6.1f}%  {ref:>11} {v['memory_error_pct']:>+6.1f}%  {placement(v):>11} "
+              f"{v.get('rounds_apart', 0)}/{v.get('rounds', 0):<3} {placed(v, 'allreduce_error_placed_pct'):>9} "
+              f"{placed(v, 'error_placed_pct'):>11}")
     print(f"# largest |error| {worst:.1f}% (the test: within 10%); AR ref: the allreduce timed alone just before/after "
           f"each run against the prediction (x1: the communication ran at its calibrated speed)")
+    print("# ranks: where the node's first two ranks ran in the representative run (their round trip over the "
+          "fastest seen); apart: the rounds apart; placed: the errors with the run priced at its placement")
     print(f"# outputs: {out}")
 
 
