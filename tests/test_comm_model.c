@@ -194,35 +194,51 @@ static void test_fit_recovers_the_ring(void **state)
     test_db_close(&d);
 }
 
+/* A running 2-rank communication calibration of d's machine; its id. */
+static int64_t begin_two_rank_calibration(TestDb *d)
+{
+    CalibrationRow cal = {.machine_id = d->machine.id};
+    snprintf(cal.mode, sizeof cal.mode, "comm");
+    cal.sw.ranks = 2;
+    cal.sw.threads = 1;
+    assert_int_equal(db_calibration_begin(d->db, &cal), 0);
+    return cal.id;
+}
+
+/* Stores m as the calibration's `kind` ("allreduce", "pingpong") at 2^e bytes, 2 ranks. */
+static void insert_two_rank_row(TestDb *d, int64_t cal_id, const char *kind, int e, MeasurementRow m)
+{
+    m.id = 0;
+    m.calibration_id = cal_id;
+    m.validated = true;
+    m.inner = m.threads = 1;
+    m.bytes = (double)(1 << e);
+    snprintf(m.family, sizeof m.family, "comm");
+    snprintf(m.phase, sizeof m.phase, "comm");
+    snprintf(m.kind, sizeof m.kind, "%s", kind);
+    snprintf(m.key, sizeof m.key, "%s bytes=%d ranks=2", kind, 1 << e);
+    assert_int_equal(db_measurement_insert(d->db, &m), 0);
+}
+
 /* The allreduce's band: each measurement's 95% confidence interval moved onto its median
  * (as the cost model's exact prices), interpolated like the medians; a rank count priced by
  * the fitted algorithm has none. */
 static void test_allreduce_band(void **state)
 {
     TestDb d = test_db_open();
-    CalibrationRow cal = {.machine_id = d.machine.id};
-    snprintf(cal.mode, sizeof cal.mode, "comm");
-    cal.sw.ranks = 2;
-    cal.sw.threads = 1;
-    assert_int_equal(db_calibration_begin(d.db, &cal), 0);
+    const int64_t cal_id = begin_two_rank_calibration(&d);
     for (int e = 10; e <= 24; e += 2) {
-        const double bytes = (double)(1 << e), t = 1e-6 + bytes / 5e9;
+        const double t = 1e-6 + (double)(1 << e) / 5e9;
         /* median t; mean 1.1 t with its interval 0.9 t .. 1.3 t (a skewed spread); min 0.85 t */
-        MeasurementRow m = {.calibration_id = cal.id, .validated = true, .reps = 9, .inner = 1, .threads = 1,
-                            .bytes = bytes, .median_s = t, .mean_s = 1.1 * t, .ci95_lo_s = 0.9 * t,
-                            .ci95_hi_s = 1.3 * t, .min_s = 0.85 * t, .max_s = 1.5 * t};
-        snprintf(m.family, sizeof m.family, "comm");
-        snprintf(m.phase, sizeof m.phase, "comm");
-        snprintf(m.kind, sizeof m.kind, "allreduce");
-        snprintf(m.key, sizeof m.key, "allreduce bytes=%d ranks=2", 1 << e);
-        assert_int_equal(db_measurement_insert(d.db, &m), 0);
-        m.id = 0;
-        m.median_s = m.mean_s = m.ci95_lo_s = m.ci95_hi_s = m.min_s = m.max_s = t / 2;
-        snprintf(m.kind, sizeof m.kind, "pingpong");
-        snprintf(m.key, sizeof m.key, "pingpong bytes=%d ranks=2", 1 << e);
-        assert_int_equal(db_measurement_insert(d.db, &m), 0);
+        insert_two_rank_row(&d, cal_id, "allreduce", e,
+                            (MeasurementRow){.reps = 9, .median_s = t, .mean_s = 1.1 * t, .ci95_lo_s = 0.9 * t,
+                                             .ci95_hi_s = 1.3 * t, .min_s = 0.85 * t, .max_s = 1.5 * t});
+        const double p = t / 2;
+        insert_two_rank_row(&d, cal_id, "pingpong", e,
+                            (MeasurementRow){.reps = 9, .median_s = p, .mean_s = p, .ci95_lo_s = p, .ci95_hi_s = p,
+                                             .min_s = p, .max_s = p});
     }
-    assert_int_equal(db_calibration_finish(d.db, cal.id, "complete"), 0);
+    assert_int_equal(db_calibration_finish(d.db, cal_id, "complete"), 0);
     char err[256];
     CommModel *cm = comm_model_load(d.db, d.machine.id, err, sizeof err);
     assert_non_null(cm);
@@ -254,30 +270,21 @@ static void test_allreduce_band(void **state)
 static void test_allreduce_apart(void **state)
 {
     TestDb d = test_db_open();
-    CalibrationRow cal = {.machine_id = d.machine.id};
-    snprintf(cal.mode, sizeof cal.mode, "comm");
-    cal.sw.ranks = 2;
-    cal.sw.threads = 1;
-    assert_int_equal(db_calibration_begin(d.db, &cal), 0);
+    const int64_t cal_id = begin_two_rank_calibration(&d);
     for (int e = 10; e <= 24; e += 2) {
-        const double bytes = (double)(1 << e), t = 1e-6 + bytes / 5e9;
-        MeasurementRow m = {.calibration_id = cal.id, .validated = true, .reps = 9, .inner = 1, .threads = 1,
-                            .bytes = bytes, .median_s = t, .mean_s = t, .ci95_lo_s = t, .ci95_hi_s = t,
-                            .min_s = t, .max_s = t};
+        const double t = 1e-6 + (double)(1 << e) / 5e9;
+        MeasurementRow m = {.reps = 9, .median_s = t, .mean_s = t, .ci95_lo_s = t, .ci95_hi_s = t, .min_s = t,
+                            .max_s = t};
         /* passes apart at 64 KiB (x1.2) and 4 MiB (x0.8) only */
         if (e == 16 || e == 22) {
             m.apart_s = (e == 16 ? 1.2 : 0.8) * t;
             m.far_passes = 1;
             snprintf(m.pass_placement, sizeof m.pass_placement, "nan");
         }
-        snprintf(m.family, sizeof m.family, "comm");
-        snprintf(m.phase, sizeof m.phase, "comm");
-        snprintf(m.kind, sizeof m.kind, "allreduce");
-        snprintf(m.key, sizeof m.key, "allreduce bytes=%d ranks=2", 1 << e);
-        assert_int_equal(db_measurement_insert(d.db, &m), 0);
+        insert_two_rank_row(&d, cal_id, "allreduce", e, m);
     }
-    assert_int_equal(db_calibration_set_rtt(d.db, cal.id, 52.5), 0);
-    assert_int_equal(db_calibration_finish(d.db, cal.id, "complete"), 0);
+    assert_int_equal(db_calibration_set_rtt(d.db, cal_id, 52.5), 0);
+    assert_int_equal(db_calibration_finish(d.db, cal_id, "complete"), 0);
     char err[256];
     CommModel *cm = comm_model_load(d.db, d.machine.id, err, sizeof err);
     assert_non_null(cm);
