@@ -1,10 +1,12 @@
 /* ops/comm.c — MPI, started only under an MPI launcher (see comm.h). */
+#define _GNU_SOURCE /* sched_setaffinity and CPU_SET: the placement probe pins its pair */
 #include "ops/comm.h"
 
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +308,39 @@ static double peer_burst(void)
     return node_rank == 0 ? (MPI_Wtime() - t0) / PEER_TRIPS : 0;
 }
 
+/* Node ranks 0 and 1: each pinned to a CPU of its own for the probe (rank 0 its first
+ * allowed CPU, rank 1 its first other one), their masks kept in *saved; false, and nothing
+ * changed, where they cannot be (rank 1 allowed only rank 0's CPU). Unpinned, more ranks
+ * than cores left the pair on one CPU through every burst: stop 32's set 13 read a round
+ * trip at the deadline, x660 the fastest, at np=4. */
+static bool peer_pin(cpu_set_t *saved)
+{
+    int cpu0 = -1, mine = -1;
+    const bool have = sched_getaffinity(0, sizeof *saved, saved) == 0;
+    for (int c = 0; have && c < CPU_SETSIZE && mine < 0; c++)
+        if (CPU_ISSET(c, saved) && node_rank == 0)
+            mine = c;
+    if (node_rank == 0)
+        cpu0 = mine;
+    MPI_Bcast(&cpu0, 1, MPI_INT, 0, pair_comm);
+    for (int c = 0; node_rank == 1 && have && cpu0 >= 0 && c < CPU_SETSIZE && mine < 0; c++)
+        if (CPU_ISSET(c, saved) && c != cpu0)
+            mine = c;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (mine >= 0)
+        CPU_SET(mine, &one);
+    int ok = mine >= 0 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, pair_comm);
+    if (ok && sched_setaffinity(0, sizeof one, &one) != 0)
+        ok = 0;
+    int both = ok;
+    MPI_Allreduce(MPI_IN_PLACE, &both, 1, MPI_INT, MPI_MIN, pair_comm);
+    if (ok && !both)
+        sched_setaffinity(0, sizeof *saved, saved); /* the other could not: back as it was */
+    return both;
+}
+
 double comm_peer_rtt_ns(void)
 {
     if (!started || my_size < 2)
@@ -313,12 +348,16 @@ double comm_peer_rtt_ns(void)
     peer_setup();
     double rtt_ns = 0;
     if (node_size >= 2 && node_rank < 2) {
+        cpu_set_t saved;
+        const bool pinned = peer_pin(&saved);
         double best = INFINITY;
         for (int b = 0; b < PEER_BURSTS; b++) {
             const double t = peer_burst();
             if (t > 0)
                 best = fmin(best, t);
         }
+        if (pinned)
+            sched_setaffinity(0, sizeof saved, &saved);
         if (node_rank == 0)
             rtt_ns = 1e9 * (isfinite(best) ? best : PEER_DEADLINE_S / PEER_TRIPS);
     }
