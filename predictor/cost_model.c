@@ -53,6 +53,10 @@ typedef struct {
     double median_s, lo_s, hi_s; /* lo/hi: the 95% CI moved onto the median */
     double warm_s;                /* the warm median of a kernel timed cold, else 0 */
     double apart_s;               /* the median of its passes with the cores apart, else 0 */
+    bool apart_only;              /* every pass it was timed in was apart (or on one core): its
+                                     times are the apart placement's until apart_build takes them
+                                     to near (taken_near; once, however often cm_fit runs) */
+    bool taken_near;
     double flops, bytes;
     double work;  /* FLOPs (compute-bound kinds) or bytes: what the efficiency is of */
     int group;
@@ -374,8 +378,10 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
      * warm against 642 us cold in one zoo calibration, 487-500 us in its steps, stop 31) */
     e->warm_s = m->warm_s > 0 ? fmin(m->warm_s, m->median_s) : 0;
     /* an apart price only where it differs from the near one: a kernel whose every pass
-     * was apart is priced apart already, and tells nothing of the ratio */
-    e->apart_s = m->apart_s > 0 && m->far_passes + m->shared_passes < (int)strlen(m->pass_placement) ? m->apart_s : 0;
+     * was apart tells nothing of the ratio, and its times are the apart placement's
+     * (apart_build takes them to near) */
+    e->apart_only = m->far_passes > 0 && m->far_passes + m->shared_passes >= (int)strlen(m->pass_placement);
+    e->apart_s = m->apart_s > 0 && !e->apart_only ? m->apart_s : 0;
     e->lo_s = fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s));
     e->hi_s = m->median_s + (m->ci95_hi_s - m->mean_s);
     e->flops = c.flops;
@@ -829,10 +835,49 @@ double cm_warmth(const CostModel *cm, double own, double distance)
  * apart_s / median_s over the kind's kernels timed both near and apart; overall, over the
  * compute-bound ones. A kind needs APART_MIN_KERNELS such kernels, or its ops take the
  * overall ratio. And the remote read's cost (CostModel.remote_ratio). Memory-bound kinds'
- * ratios are kept for calibrate --show, not priced: repeated alone, each thread on its own
- * slice, they ran faster apart (x0.6-0.95 on the EPYC VM, two last-level caches for one),
- * while in a step they read what other ops left in the other core's cache (stop 31). */
-enum { APART_MIN_KERNELS = 3 };
+ * ratios are not priced for a step apart: repeated alone, each thread on its own slice,
+ * they ran faster apart (x0.6-0.95 on the EPYC VM, two last-level caches for one), while in
+ * a step they read what other ops left in the other core's cache (stop 31).
+ *
+ * A kernel timed apart in every pass is taken to near by the same ratios (its kind's,
+ * else, compute-bound, the overall one), and its measured time becomes its apart price:
+ * alone, as the calibration times it, a kernel apart ran at its kind's ratio of near. Left
+ * at its apart time, it priced the near placement apart and the apart placement apart
+ * twice over: in stop 32's zoo calibration (72% of passes apart) every one of rnn's
+ * kernels was apart in all three passes; its step was priced 246 ms, its near runs took
+ * 216-218 ms and its apart ones 243-265 ms, where the apart price said 274. */
+enum { APART_MIN_KERNELS = 3, APART_NEIGHBOURS = 9 };
+
+/* The apart/near ratio of the APART_NEIGHBOURS kernels of e's kind nearest it in size (log
+ * of their work) among those timed both ways: the median of their ratios, or 0 with fewer
+ * than that many. A kind's ratio follows size: in stop 32's zoo calibration GEMMs of 10^7
+ * FLOPs ran x1.8 apart, 10^9 x1.3, 10^11 x1.0 (medians by half decade). */
+static double apart_ratio_near_size(const CostModel *cm, const Entry *e)
+{
+    double best_d[APART_NEIGHBOURS], best_r[APART_NEIGHBOURS];
+    int n = 0;
+    const double at = log(e->work);
+    for (int i = 0; i < cm->n; i++) {
+        const Entry *o = &cm->e[i];
+        if (o->apart_s <= 0 || o->apart_only || o->desc.kind != e->desc.kind || o->work <= 0)
+            continue;
+        const double d = fabs(log(o->work) - at);
+        /* keep the nearest APART_NEIGHBOURS, sorted by distance */
+        int j = n < APART_NEIGHBOURS ? n++ : APART_NEIGHBOURS;
+        if (j == APART_NEIGHBOURS && d >= best_d[APART_NEIGHBOURS - 1])
+            continue;
+        if (j == APART_NEIGHBOURS)
+            j--;
+        for (; j > 0 && best_d[j - 1] > d; j--)
+            best_d[j] = best_d[j - 1], best_r[j] = best_r[j - 1];
+        best_d[j] = d, best_r[j] = o->apart_s / o->median_s;
+    }
+    if (n < APART_NEIGHBOURS)
+        return 0;
+    gsl_sort(best_r, 1, APART_NEIGHBOURS);
+    return gsl_stats_median_from_sorted_data(best_r, 1, APART_NEIGHBOURS);
+}
+
 static void apart_build(CostModel *cm)
 {
     double *r = malloc((size_t)(cm->n > cm->ncross ? cm->n : cm->ncross + 1) * sizeof *r);
@@ -841,13 +886,29 @@ static void apart_build(CostModel *cm)
         int n = 0;
         for (int i = 0; i < cm->n; i++) {
             const Entry *e = &cm->e[i];
-            if (e->apart_s > 0 && (k == OP_KIND_COUNT ? compute_bound(e->desc.kind) : (int)e->desc.kind == k))
+            if (e->apart_s > 0 && !e->apart_only &&
+                (k == OP_KIND_COUNT ? compute_bound(e->desc.kind) : (int)e->desc.kind == k))
                 r[n++] = e->apart_s / e->median_s;
         }
         cm->apart_kind[k] = 0;
         if (n >= (k == OP_KIND_COUNT ? 1 : APART_MIN_KERNELS)) {
             gsl_sort(r, 1, (size_t)n);
             cm->apart_kind[k] = gsl_stats_median_from_sorted_data(r, 1, (size_t)n);
+        }
+    }
+    for (int i = 0; i < cm->n; i++) {
+        Entry *e = &cm->e[i];
+        const int k = (int)e->desc.kind;
+        const double near_size = e->apart_only && !e->taken_near ? apart_ratio_near_size(cm, e) : 0;
+        const double ratio = !e->apart_only || e->taken_near ? 0
+                             : near_size > 0                 ? near_size
+                             : cm->apart_kind[k] > 0         ? cm->apart_kind[k]
+                             : compute_bound(e->desc.kind)    ? cm->apart_kind[OP_KIND_COUNT]
+                                                              : 0;
+        if (ratio > 0) {
+            e->apart_s = e->median_s;
+            e->median_s /= ratio, e->lo_s /= ratio, e->hi_s /= ratio, e->warm_s /= ratio;
+            e->taken_near = true;
         }
     }
     /* a byte read from the other core's cache, apart, over one read from DRAM: the
