@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
 #include "cli/calibration_show.h"
@@ -433,6 +434,48 @@ static OffPasses off_passes(const CalibrationRow *cal, const Rows *r)
     return f;
 }
 
+/* The shared-write curve (membw shared) against the cross curve at the same working sets:
+ * the medians over the working sets of each placement it was timed at (a kernel whose
+ * passes were all apart has no near time). */
+static void shared_write_text(const Rows *r)
+{
+    enum { MAXW = 64 };
+    double v[2][2][MAXW]; /* [shared, cross][near, apart] GB/s */
+    int n[2][2] = {{0}};
+    for (int i = 0; i < r->n; i++) {
+        OpDesc d;
+        const MeasurementRow *m = &r->m[i];
+        if (!op_key_parse(m->key, &d) || d.kind != OP_MEMBW ||
+            (d.u.membw.kind != MEMBW_SHARED && d.u.membw.kind != MEMBW_CROSS))
+            continue;
+        const int c = d.u.membw.kind == MEMBW_CROSS;
+        const bool all_apart = m->apart_s > 0 && m->apart_s == m->median_s;
+        if (!all_apart && n[c][0] < MAXW)
+            v[c][0][n[c][0]++] = m->bytes / m->median_s / 1e9;
+        if (m->apart_s > 0 && n[c][1] < MAXW)
+            v[c][1][n[c][1]++] = m->bytes / m->apart_s / 1e9;
+    }
+    if (n[0][0] + n[0][1] == 0)
+        return;
+    double med[2][2] = {{0}};
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < 2; p++)
+            if (n[c][p] > 0) {
+                gsl_sort(v[c][p], 1, (size_t)n[c][p]);
+                med[c][p] = gsl_stats_median_from_sorted_data(v[c][p], 1, (size_t)n[c][p]);
+            }
+    printf("  a write over data both cores' caches hold (the shared-write curve; medians over its working\n  sets):");
+    static const char *const where[2] = {"near", "apart"};
+    for (int p = 0; p < 2; p++)
+        if (n[0][p] > 0) {
+            printf(" %.1f GB/s %s", med[0][p], where[p]);
+            if (med[1][p] > 0)
+                printf(" (x%.1f a cross-core read's time)", med[1][p] / med[0][p]);
+            printf(p == 0 && n[0][1] > 0 ? "," : "");
+        }
+    printf("\n  (not priced yet: an update over weights the other core's GEMMs read pays it)\n");
+}
+
 static void print_placement(const CalibrationRow *cal, const Rows *r, const ApartInfo *ai)
 {
     if (cal->sw.threads < 2)
@@ -446,7 +489,8 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
     printf("cores: %d of %d passes (%d of %d kernels) ran with the threads' cores apart (a cache line's round\n"
            "  trip x%.1f or more the fastest seen: the host moved the vCPUs), %d (%d kernels) with both threads\n"
            "  on one core (FMA on two threads x%.1f or more its time on one); each kernel is priced from its\n"
-           "  passes near and a core each, but %d kernels that had none are priced from all their passes\n",
+           "  passes near and a core each, but %d kernels that had none are priced from all their passes (those\n"
+           "  apart taken to near by the apart/near ratio of the kernels of their kind nearest in size)\n",
            f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.shared, f.shared_kernels, MB_SHARED_CORE, f.all_off);
     if (ai->all > 0) {
         printf("  apart, the kernels timed both ways took x%.2f their near time (compute-bound, median); by kind:",
@@ -464,6 +508,7 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
                "  the bytes another split of op left them read from the other core (their kernels alone, each\n"
                "  thread on its own slice, are not that)\n", ai->remote);
     }
+    shared_write_text(r);
 }
 
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
@@ -667,7 +712,10 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
     static const struct {
         const char *name;
         MembwKind kind;
-    } curves[] = {{"read_curve", MEMBW_READ}, {"handoff_curve", MEMBW_HANDOFF}, {"cross_core_curve", MEMBW_CROSS}};
+    } curves[] = {{"read_curve", MEMBW_READ},
+                  {"handoff_curve", MEMBW_HANDOFF},
+                  {"cross_core_curve", MEMBW_CROSS},
+                  {"shared_write_curve", MEMBW_SHARED}};
     for (size_t k = 0; k < sizeof curves / sizeof curves[0]; k++) {
         cJSON *curve = cJSON_AddArrayToObject(lim, curves[k].name);
         for (int i = 0; i < r->n; i++) {
@@ -678,6 +726,8 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
             cJSON_AddNumberToObject(e, "threads", d.u.membw.threads);
             cJSON_AddNumberToObject(e, "working_set_bytes_per_thread", (double)d.u.membw.bytes_per_thread);
             cJSON_AddNumberToObject(e, "gbs", r->m[i].bytes / r->m[i].median_s / 1e9);
+            if (r->m[i].apart_s > 0) /* its passes with the cores apart */
+                cJSON_AddNumberToObject(e, "apart_gbs", r->m[i].bytes / r->m[i].apart_s / 1e9);
             cJSON_AddItemToArray(curve, e);
         }
     }

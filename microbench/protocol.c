@@ -344,8 +344,9 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
     if (fresh_input(d) >= 0)
         return SAMPLE_FRESH;
     if (d->kind == OP_MEMBW && (d->u.membw.kind == MEMBW_HANDOFF || d->u.membw.kind == MEMBW_CROSS ||
-                                d->u.membw.kind == MEMBW_RETAIN))
-        return SAMPLE_HANDOFF; /* cross: the same production, read by the next thread; retain: later */
+                                d->u.membw.kind == MEMBW_RETAIN || d->u.membw.kind == MEMBW_SHARED))
+        return SAMPLE_HANDOFF; /* cross: the same production, read by the next thread; retain:
+                                * later; shared: read by the next thread, then rewritten */
     switch (d->kind) {
     case OP_GEMM:
         if (below_intensity(d, GEMM_COLD_INTENSITY))
@@ -738,6 +739,8 @@ static void prepare_sample(const OpDesc *d, SampleKind kind, MbBuffers *b, int f
     }
     if (kind == SAMPLE_HANDOFF) {
         membw_produce(b->bufs[1], &d->u.membw);
+        if (d->u.membw.kind == MEMBW_SHARED)
+            membw_share(b->bufs[1], &d->u.membw);
         if (d->u.membw.idle_us > 0)
             membw_idle(&d->u.membw);
         return;

@@ -900,6 +900,8 @@ static void check_peak(Check *ck, const PeakDesc *d, float *const f[])
         check_one(ck, f[0][t], 1.0, 1.0);
 }
 
+/* READ's family: out[t] is the sum of the slice thread t read (SHARED: its own, as it
+ * left it); TRIAD: sampled elements recomputed. */
 static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int samples, uint64_t seed)
 {
     if (d->kind != MEMBW_TRIAD) {

@@ -134,6 +134,11 @@ int membw_slice(const MembwDesc *d, int t);
 void membw_read_run(float *out, const float *x, const MembwDesc *d);
 /* x = -x over each thread's slice (READ's layout): the producer before a handoff sample */
 void membw_produce(float *x, const MembwDesc *d);
+/* Every thread reads the next thread's slice (READ's layout), untimed: before a SHARED
+ * sample, so that every line is held by two cores */
+void membw_share(const float *x, const MembwDesc *d);
+/* SHARED: x = -x over each thread's own slice, out[t] = the new slice's sum (in double) */
+void membw_shared_write_run(float *out, float *x, const MembwDesc *d);
 /* Every thread computes in registers (FMA chains, no memory traffic) for d->idle_us
  * microseconds: the wait of a MEMBW_RETAIN sample, with the cores busy as in a step. */
 void membw_idle(const MembwDesc *d);

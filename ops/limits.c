@@ -152,6 +152,42 @@ void membw_produce(float *x, const MembwDesc *d)
     }
 }
 
+void membw_share(const float *x, const MembwDesc *d)
+{
+    OPS_ASSERT(x && d && d->threads >= 2);
+    const size_t n = d->bytes_per_thread / sizeof(float);
+    volatile double sink = 0.0; /* the reads must happen */
+#pragma omp parallel num_threads(d->threads)
+    {
+        const int t = omp_get_thread_num();
+        const double s = read_span(x + (size_t)((t + 1) % d->threads) * n, n);
+#pragma omp atomic
+        sink += s;
+    }
+    (void)sink;
+}
+
+/* Contract: x = -x over each thread's own slice, by that thread; out[t] = the sum of the
+ * slice as written, in the same pass (no second read to time). */
+void membw_shared_write_run(float *out, float *x, const MembwDesc *d)
+{
+    OPS_ASSERT(out && x && d && d->kind == MEMBW_SHARED);
+    const size_t n = d->bytes_per_thread / sizeof(float);
+#pragma omp parallel num_threads(d->threads)
+    {
+        const int t = omp_get_thread_num();
+        float *mine = x + (size_t)t * n;
+        double s = 0.0;
+#pragma omp simd reduction(+ : s)
+        for (size_t i = 0; i < n; i++) {
+            const float v = -mine[i];
+            mine[i] = v;
+            s += v;
+        }
+        out[t] = (float)s;
+    }
+}
+
 void membw_idle(const MembwDesc *d)
 {
     OPS_ASSERT(d && d->idle_us >= 0);

@@ -53,7 +53,7 @@ static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_wei
 static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
 static const char *const POOL_NAMES[2] = {"max", "avg"};
 static const char *const STREAM_NAMES[STREAM_COUNT] = {"copy", "scale", "add", "triad"};
-static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff", "cross", "retain"};
+static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff", "cross", "retain", "shared"};
 
 const char *op_kind_name(OpKind k)
 {
@@ -402,12 +402,13 @@ static const char *desc_check(const OpDesc *d)
             return "membw: threads must be in [1, 4096]";
         if (b->bytes_per_thread < 192 || b->bytes_per_thread % 192 != 0 || b->passes < 1)
             return "membw: bytes_per_thread must be a positive multiple of 192 and passes >= 1";
-        if ((b->kind == MEMBW_HANDOFF || b->kind == MEMBW_CROSS || b->kind == MEMBW_RETAIN) && b->passes != 1)
-            return "membw: handoff, cross and retain read once (passes = 1)";
+        if ((b->kind == MEMBW_HANDOFF || b->kind == MEMBW_CROSS || b->kind == MEMBW_RETAIN ||
+             b->kind == MEMBW_SHARED) && b->passes != 1)
+            return "membw: handoff, cross, retain and shared run once (passes = 1)";
         if (b->kind == MEMBW_RETAIN ? b->idle_us < 0 || b->idle_us > MEMBW_IDLE_MAX_US : b->idle_us != 0)
             return "membw: idle_us must be in [0, 1000000] for retain, 0 for the others";
-        if (b->kind == MEMBW_CROSS && b->threads < 2)
-            return "membw: cross reads another thread's slice (threads >= 2)";
+        if ((b->kind == MEMBW_CROSS || b->kind == MEMBW_SHARED) && b->threads < 2)
+            return "membw: cross and shared need another thread's core (threads >= 2)";
         if ((double)b->bytes_per_thread * b->threads / 4 > OPS_MAX_ELEMS)
             return "membw: working set too large";
         return NULL;
@@ -1369,7 +1370,8 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         const size_t t = (size_t)b->threads;
         if (b->kind != MEMBW_TRIAD) {
             info[n++] = buf_f("out", t, BUF_OUT);
-            info[n++] = buf_f("x", t * b->bytes_per_thread / sizeof(float), BUF_IN);
+            info[n++] = buf_f("x", t * b->bytes_per_thread / sizeof(float),
+                              b->kind == MEMBW_SHARED ? BUF_INOUT : BUF_IN); /* shared: rewritten */
         } else {
             const size_t each = t * b->bytes_per_thread / (3 * sizeof(float));
             info[n++] = buf_f("a", each, BUF_OUT);
@@ -1536,10 +1538,12 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
         peak_fma_run(f[0], &d->u.peak);
         break;
     case OP_MEMBW:
-        if (d->u.membw.kind != MEMBW_TRIAD)
-            membw_read_run(f[0], f[1], &d->u.membw);
-        else
+        if (d->u.membw.kind == MEMBW_TRIAD)
             membw_triad_run(f[0], f[1], f[2], &d->u.membw);
+        else if (d->u.membw.kind == MEMBW_SHARED)
+            membw_shared_write_run(f[0], f[1], &d->u.membw);
+        else
+            membw_read_run(f[0], f[1], &d->u.membw);
         break;
     default:
         OPS_ASSERT(!"unreachable op kind");

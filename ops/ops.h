@@ -76,7 +76,7 @@ typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
 typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
-typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_RETAIN, MEMBW_COUNT } MembwKind;
+typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_RETAIN, MEMBW_SHARED, MEMBW_COUNT } MembwKind;
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
  * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
@@ -329,7 +329,13 @@ enum { PEAK_FMA_QUANTUM = 16 * 12 };
  * RETAIN: HANDOFF with idle_us microseconds between the write and the read, every thread
  * computing in registers meanwhile (membw_idle, untimed): how much of the data is still in
  * the caches once that much time has passed without this process's own traffic (on a
- * shared host, the other tenants' traffic evicts it; the cache model's retention). */
+ * shared host, the other tenants' traffic evicts it; the cache model's retention).
+ * SHARED: a write over data another core holds: every thread rewrites its own slice
+ * (x = -x; out[t] = the new slice's sum), timed right after every thread wrote its slice
+ * and read the next thread's (membw_produce, membw_share, untimed), so that each line it
+ * writes is held in two cores' caches (at least 2 threads, one pass): what an op pays to
+ * write data an op of another split read (an update over weights both cores' GEMMs read).
+ * On the 2-vCPU Zen 4 VM with the vCPUs apart, x37 an own write (stop 32). */
 typedef struct {
     MembwKind kind;
     int threads;

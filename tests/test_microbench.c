@@ -464,8 +464,8 @@ static void test_list_limits(void **state)
     /* per level: read, triad, one-core read; then the handoff curve, 64 KiB per thread to
      * twice the LLC over the threads (32 MiB each), by powers of four; then the cross-core
      * curve at the same working sets; then the retention curve: in L2 and in the LLC, 5
-     * waits each (0 .. 16 ms) */
-    assert_int_equal(nq, 4 * 3 + 5 + 5 + 2 * 5);
+     * waits each (0 .. 16 ms); then the shared-write curve at the cross curve's sets */
+    assert_int_equal(nq, 4 * 3 + 5 + 5 + 2 * 5 + 5);
     for (int w = 0; w < 2; w++)
         for (int k = 0; k < 5; k++) {
             const MembwDesc *r = &ds[4 * 3 + 10 + 5 * w + k].u.membw;
@@ -487,11 +487,23 @@ static void test_list_limits(void **state)
         assert_true(h->bytes_per_thread >= ((size_t)64 << 10 << (2 * i)) && h->bytes_per_thread <= (size_t)32 << 20);
         assert_true(x->kind == MEMBW_CROSS && x->threads == 2 && x->bytes_per_thread == h->bytes_per_thread);
     }
-    /* one thread: no other core to read from */
+    /* the shared-write curve: the cross curve's working sets, last in the list */
+    int cross = 0, shared = 0;
+    for (int i = 0; i < nq; i++) {
+        cross += ds[i].u.membw.kind == MEMBW_CROSS;
+        if (ds[i].u.membw.kind == MEMBW_SHARED) {
+            assert_true(ds[i].u.membw.threads == 2 && ds[i].u.membw.passes == 1 &&
+                        ds[i].u.membw.bytes_per_thread == ds[4 * 3 + 5 + shared].u.membw.bytes_per_thread);
+            assert_true(i >= nq - 5); /* after every kernel the indices above name */
+            shared++;
+        }
+    }
+    assert_int_equal(shared, cross);
+    /* one thread: no other core to read from or to share with */
     static OpDesc one[LIST_MAX];
     const int n1 = mb_list_memory(MB_QUICK, 1, &c, one, LIST_MAX);
     for (int i = 0; i < n1; i++)
-        assert_true(one[i].u.membw.kind != MEMBW_CROSS);
+        assert_true(one[i].u.membw.kind != MEMBW_CROSS && one[i].u.membw.kind != MEMBW_SHARED);
     /* per thread: half of L1, half of L2, a quarter of the shared L3, 4x L3 over 2 threads */
     const size_t want[] = {16 << 10, 256 << 10, 8 << 20, 64 << 20};
     for (int lv = 0; lv < 4; lv++) {
@@ -502,9 +514,15 @@ static void test_list_limits(void **state)
         assert_int_equal(ds[3 * lv + 2].u.membw.threads, 1);
     }
     const int nd = mb_list_memory(MB_DEFAULT, 2, &c, ds, LIST_MAX);
-    /* read 4 KiB .. 64 MiB per thread; handoff and cross by powers of two; retention at a
-     * third working set and at 3 more waits */
-    assert_int_equal(nd, nq + 15 + 5 + 5 + 8 + 2 * 3);
+    /* read 4 KiB .. 64 MiB per thread; handoff, cross and shared by powers of two;
+     * retention at a third working set and at 3 more waits */
+    assert_int_equal(nd, nq + 15 + 5 + 5 + 5 + 8 + 2 * 3);
+    int cross_d = 0, shared_d = 0;
+    for (int i = 0; i < nd; i++) {
+        cross_d += ds[i].u.membw.kind == MEMBW_CROSS;
+        shared_d += ds[i].u.membw.kind == MEMBW_SHARED;
+    }
+    assert_int_equal(shared_d, cross_d);
 }
 
 static void test_list_rnn_and_sparse(void **state)

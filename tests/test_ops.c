@@ -2024,6 +2024,7 @@ static void test_keys(void **state)
         op_peak_fma(1, 1L << 28), op_peak_fma(64, 192),
         op_membw(MEMBW_READ, 2, 16384, 4096), op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
         op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1), op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
+        op_membw(MEMBW_SHARED, 2, 1u << 20, 1),
         op_membw_retain(2, 1u << 20, 0), op_membw_retain(1, 192, MEMBW_IDLE_MAX_US),
     };
     bool seen[OP_KIND_COUNT] = {0};
@@ -2051,6 +2052,10 @@ static void test_keys(void **state)
     assert_false(op_key_parse("membw cross threads=1 bytes=192 passes=1", &xd));
     assert_false(op_key_parse("membw cross threads=2 bytes=192 passes=2", &xd));
     assert_true(op_key_parse("membw cross threads=2 bytes=192 passes=1", &xd) && xd.u.membw.kind == MEMBW_CROSS);
+    /* shared writes over data another core read: the same rules */
+    assert_false(op_key_parse("membw shared threads=1 bytes=192 passes=1", &xd));
+    assert_false(op_key_parse("membw shared threads=2 bytes=192 passes=2", &xd));
+    assert_true(op_key_parse("membw shared threads=2 bytes=192 passes=1", &xd) && xd.u.membw.kind == MEMBW_SHARED);
     /* retain: handoff's read after a wait, which only it carries, within a second */
     nk = op_membw_retain(2, 4u << 20, 500);
     op_key(&nk, key);
@@ -2744,6 +2749,29 @@ static void test_peak_and_membw(void **state)
             expect_spot_ok(&xc, rb, NULL);
             sums[1] += 1.0f;
             assert_false(op_spot_check(&xc, rb, NULL, 1, 1, &err));
+
+            /* shared: after both threads read the next one's slice, each thread rewrites
+             * (negates) its own; out[t] is the sum of the slice as written */
+            OpDesc sw = op_membw(MEMBW_SHARED, t, 192 * 37, 1);
+            membw_produce(x, &sw.u.membw);
+            membw_share(x, &sw.u.membw);
+            float *kept_x = tu_floats(n);
+            memcpy(kept_x, x, n * sizeof *x);
+            run(&sw, rb);
+            for (int i = 0; i < t; i++) {
+                double ref = 0.0;
+                for (size_t j = 0; j < per; j++) {
+                    assert_true(x[(size_t)i * per + j] == -kept_x[(size_t)i * per + j]);
+                    ref += x[(size_t)i * per + j];
+                }
+                assert_true(fabs(sums[i] - ref) <= 1e-4 * (double)per);
+            }
+            void *before[] = {NULL, kept_x}; /* the slices as they were: an in-out buffer */
+            expect_spot_ok(&sw, rb, before);
+            sums[0] += 1.0f;
+            assert_false(op_spot_check(&sw, rb, before, 1, 1, &err));
+            assert_true(op_cost(&sw).bytes == 192.0 * 37 * t);
+            free(kept_x);
         }
         free(x), free(a), free(b), free(c);
     }
