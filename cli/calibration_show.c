@@ -473,7 +473,8 @@ static void shared_write_text(const Rows *r)
                 printf(" (x%.1f a cross-core read's time)", med[1][p] / med[0][p]);
             printf(p == 0 && n[0][1] > 0 ? "," : "");
         }
-    printf("\n  (not priced yet: an update over weights the other core's GEMMs read pays it)\n");
+    printf("\n  (priced: an op writing warm bytes an op of the other split left, as an update over weights\n"
+           "  both cores' GEMMs read, pays it on half of them, near and apart)\n");
 }
 
 static void print_placement(const CalibrationRow *cal, const Rows *r, const ApartInfo *ai)

@@ -107,7 +107,7 @@ int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int
     /* The shared-write curve: every thread rewriting its slice right after both cores read
      * it, the cross curve's working sets (a limit shown by --show; on the 2-vCPU Zen 4 VM,
      * apart, x37 an own write: what an update pays over weights the other core's GEMMs
-     * read; not priced yet) */
+     * read; the cache model prices it, pred_shared_writes) */
     for (size_t ws = (size_t)64 << 10; threads > 1 && ws <= 2 * l3 / (size_t)threads; ws *= mode == MB_QUICK ? 4 : 2)
         list_push(out, max, &n, op_membw(MEMBW_SHARED, threads, ws, 1));
     return n;

@@ -148,6 +148,17 @@ struct CostModel {
     bool apart;
     double apart_kind[OP_KIND_COUNT + 1];
     double remote_ratio;
+    /* The shared-write curve (membw shared: a thread rewriting its slice right after both
+     * threads read it), near and apart: per working set per thread, the kernel's time
+     * (near: 0 where every pass was apart; apart: 0 where none was) and bytes; and what
+     * cm_fit makes of it, per placement: the seconds per byte such a write costs over the
+     * read curve's at the same working set (the op's own write, which its kernel's time
+     * holds), by log(working set per thread), at least 0 (shared_build) */
+    double shared_ws[MAX_CURVE], shared_near_s[MAX_CURVE], shared_apart_s[MAX_CURVE], shared_bytes[MAX_CURVE];
+    int nshared;
+    double shared_logws[2][MAX_CURVE], shared_extra[2][MAX_CURVE]; /* [near, apart] */
+    int nshared_extra[2];
+    gsl_interp *shared_interp[2]; /* linear, where a placement has 2 points or more */
 };
 
 const char *price_source_name(PriceSource s)
@@ -321,6 +332,9 @@ void cm_free(CostModel *cm)
     fits_free(cm);
     curve_free(&cm->read);
     curve_free(&cm->handoff);
+    for (int p = 0; p < 2; p++)
+        if (cm->shared_interp[p])
+            gsl_interp_free(cm->shared_interp[p]);
     free(cm->e);
     free(cm);
 }
@@ -354,6 +368,13 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
             cm->retain_ws[cm->nretain] = (double)d.u.membw.bytes_per_thread;
             cm->retain_idle_s[cm->nretain] = 1e-6 * (double)d.u.membw.idle_us;
             cm->retain_s[cm->nretain++] = m->median_s;
+        }
+        if (d.u.membw.kind == MEMBW_SHARED && d.u.membw.threads == m->threads && cm->nshared < MAX_CURVE) {
+            const bool all_apart = m->apart_s > 0 && m->far_passes + m->shared_passes >= (int)strlen(m->pass_placement);
+            cm->shared_ws[cm->nshared] = (double)d.u.membw.bytes_per_thread;
+            cm->shared_near_s[cm->nshared] = all_apart ? 0 : m->median_s;
+            cm->shared_apart_s[cm->nshared] = m->apart_s;
+            cm->shared_bytes[cm->nshared++] = c.bytes;
         }
         if (d.u.membw.kind == MEMBW_CROSS && d.u.membw.threads == m->threads && cm->ncross < MAX_CURVE) {
             cm->cross_ws[cm->ncross] = (double)d.u.membw.bytes_per_thread;
@@ -930,6 +951,63 @@ static void apart_build(CostModel *cm)
     free(r);
 }
 
+/* The shared-write extra per placement (CostModel.shared_extra): each working set's
+ * shared write per byte, less the region start-up (one pass per parallel region, as the
+ * handoff curve's points; handoff_curve_build measured it), less the read curve's time per
+ * byte there; points of one working set keep the smaller extra. */
+static void shared_build(CostModel *cm)
+{
+    const int threads = cm->threads > 0 ? cm->threads : 1;
+    for (int p = 0; p < 2; p++) {
+        if (cm->shared_interp[p])
+            gsl_interp_free(cm->shared_interp[p]);
+        cm->shared_interp[p] = NULL;
+        int n = 0;
+        double *x = cm->shared_logws[p], *y = cm->shared_extra[p];
+        for (int i = 0; i < cm->nshared && cm->read.interp; i++) {
+            const double t = p == 0 ? cm->shared_near_s[i] : cm->shared_apart_s[i];
+            if (t <= 0 || cm->shared_bytes[i] <= 0)
+                continue;
+            const double per_byte = fmax(t - cm->handoff_startup_s, 0) / cm->shared_bytes[i];
+            const double own = curve_at(&cm->read, cm->shared_ws[i] * threads, threads);
+            const double xi = log(cm->shared_ws[i]), yi = fmax(per_byte - own, 0);
+            int k = n; /* insertion by working set */
+            while (k > 0 && x[k - 1] > xi)
+                x[k] = x[k - 1], y[k] = y[k - 1], k--;
+            if (k > 0 && fabs(x[k - 1] - xi) < 1e-9) { /* the same working set: the smaller */
+                for (int j = k; j < n; j++)
+                    x[j] = x[j + 1], y[j] = y[j + 1];
+                y[k - 1] = fmin(y[k - 1], yi);
+                continue;
+            }
+            x[k] = xi, y[k] = yi, n++;
+        }
+        cm->nshared_extra[p] = n;
+        if (n >= 2) {
+            cm->shared_interp[p] = gsl_interp_alloc(gsl_interp_linear, (size_t)n);
+            assert(cm->shared_interp[p]);
+            gsl_interp_init(cm->shared_interp[p], x, y, (size_t)n);
+        }
+    }
+}
+
+double cm_shared_write_s(const CostModel *cm, double bytes)
+{
+    int p = cm->apart ? 1 : 0;
+    if (p == 1 && cm->nshared_extra[1] == 0)
+        p = 0; /* nothing timed apart: the near extra, the least it costs */
+    const int n = cm->nshared_extra[p];
+    if (n == 0)
+        return 0;
+    const double *x = cm->shared_logws[p], *y = cm->shared_extra[p];
+    const double at = log(fmax(bytes / (cm->threads > 0 ? cm->threads : 1), 1.0));
+    if (at <= x[0])
+        return y[0];
+    if (at >= x[n - 1])
+        return y[n - 1];
+    return gsl_interp_eval(cm->shared_interp[p], x, y, at, NULL);
+}
+
 void cm_set_apart(CostModel *cm, bool apart) { cm->apart = apart; }
 
 bool cm_has_apart(const CostModel *cm) { return cm->apart_kind[OP_KIND_COUNT] > 0; }
@@ -973,6 +1051,7 @@ void cm_fit(CostModel *cm)
     handoff_curve_build(cm);
     retention_build(cm);
     apart_build(cm);
+    shared_build(cm);
     for (int i = 0; i < cm->n; i++) {
         bool seen = false;
         for (int j = 0; j < cm->nfits && !seen; j++)

@@ -116,8 +116,12 @@ static bool blas_split(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k ==
  * element-wise op) half are in the other core's cache. */
 #define APART_REMOTE_SHARE 0.5
 
+/* Adds to *remote the warm bytes in the other core's cache at the apart placement, and to
+ * *other (where not NULL) the warm bytes an op of the other split left, at either
+ * placement, times the same share: lines the other core's cache holds too, which a write
+ * must take from it (pred_shared_writes). */
 static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double *op_s, int i, const BufRef *b,
-                                double own, double *remote)
+                                double own, double *remote, double *other)
 {
     Spans left = {.lo = {b->offset}, .hi = {b->offset + b->bytes}, .n = 1};
     double between = 0, hit = 0, waited = op_s ? 0.5 * op_s[i] : 0;
@@ -131,14 +135,15 @@ static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double
         double warmth = cm_warmth(cm, own, distance);
         if (op_s) /* and what the time since then, without this process's traffic, evicted */
             warmth *= cm_retention(cm, distance, waited + 0.5 * op_s[qi]);
-        const double away = cm_is_apart(cm) && qi != i && blas_split(q->desc.kind) != blas_split(p->ops[i].desc.kind)
-                                ? APART_REMOTE_SHARE
-                                : 0.0;
+        const bool other_split = qi != i && blas_split(q->desc.kind) != blas_split(p->ops[i].desc.kind);
+        const double away = cm_is_apart(cm) && other_split ? APART_REMOTE_SHARE : 0.0;
         for (int l = 0; l < q->nbuf; l++)
             if (q->buf[l].arena == b->arena && q->buf[l].bytes > 0) {
                 const double found = warmth * spans_take(&left, q->buf[l].offset, q->buf[l].offset + q->buf[l].bytes);
                 hit += (1 - away) * found;
                 *remote += away * found;
+                if (other && other_split)
+                    *other += APART_REMOTE_SHARE * found;
             }
         between += op_traffic(q);
         if (op_s)
@@ -157,7 +162,7 @@ void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s
             const BufRef *b = &o->buf[k];
             total += (double)b->bytes;
             if (b->bytes > 0)
-                hit += buffer_warm_bytes(p, cm, op_s, i, b, own, &away);
+                hit += buffer_warm_bytes(p, cm, op_s, i, b, own, &away, NULL);
         }
         cached[i] = total > 0 ? hit / total : 0.0;
         if (remote)
@@ -165,7 +170,50 @@ void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s
     }
 }
 
-int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double *remote, char *err, size_t errlen)
+/* The shared writes. A write to a line another core's cache holds waits for that copy to
+ * be invalidated: on the Zen 4 VM, a thread rewriting its slice right after both threads
+ * read it took x3.6-3.8 a cross-core read's time near and x10-x37 an own write's apart (the
+ * shared-write curve, stop 32-33), where the calibration times every op's write on lines
+ * only its own core holds (run again on its own data, or flushed). In a step the lines an
+ * op of the other split left are such lines: an SGD update over weights the GEMMs of both
+ * threads read, a weight-gradient GEMM over the gradient the update read, an element-wise
+ * op in place over a GEMM's output. Of the warm bytes found the same share as for the
+ * apart reads (APART_REMOTE_SHARE), at both placements. */
+void pred_shared_writes(const Plan *p, const CostModel *cm, const double *op_s, double *shared)
+{
+    for (int i = 0; i < p->nops; i++) {
+        const PlanOp *o = &p->ops[i];
+        const double own = op_traffic(o);
+        OpBufInfo info[OP_MAX_BUFS];
+        const int ninfo = op_buffer_info(&o->desc, info);
+        double found = 0, away = 0;
+        for (int k = 0; k < o->nbuf && k < ninfo; k++)
+            if (info[k].role != BUF_IN && o->buf[k].bytes > 0)
+                buffer_warm_bytes(p, cm, op_s, i, &o->buf[k], own, &away, &found);
+        shared[i] = found;
+    }
+}
+
+/* The bytes op o writes (its OUT and INOUT buffers): the working set its shared writes are
+ * priced at. */
+static double op_written_bytes(const PlanOp *o)
+{
+    OpBufInfo info[OP_MAX_BUFS];
+    const int ninfo = op_buffer_info(&o->desc, info);
+    double w = 0;
+    for (int k = 0; k < o->nbuf && k < ninfo; k++)
+        if (info[k].role != BUF_IN)
+            w += (double)o->buf[k].bytes;
+    return w;
+}
+
+double pred_shared_write_extra_s(const Plan *p, const CostModel *cm, int i, double shared_bytes)
+{
+    return shared_bytes > 0 ? shared_bytes * cm_shared_write_s(cm, op_written_bytes(&p->ops[i])) : 0;
+}
+
+int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double *remote, double *shared, char *err,
+                     size_t errlen)
 {
     double *op_s = malloc((size_t)(p->nops > 0 ? p->nops : 1) * sizeof *op_s);
     if (!op_s) {
@@ -176,6 +224,8 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double 
      * price, and a second pass would move the waits by a small share of a small share */
     pred_cache_fractions(p, cm, NULL, cached, remote);
     if (cm_retention_sets(cm, NULL, 0) == 0) { /* no retention measured: nothing more to do */
+        if (shared)
+            pred_shared_writes(p, cm, NULL, shared);
         free(op_s);
         return 0;
     }
@@ -188,6 +238,8 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double 
         op_s[i] = pr.time_s;
     }
     pred_cache_fractions(p, cm, op_s, cached, remote);
+    if (shared)
+        pred_shared_writes(p, cm, op_s, shared);
     free(op_s);
     return 0;
 }
@@ -200,14 +252,16 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
     out->iter_s = out->iter_lo_s = out->iter_hi_s = 0;
     out->fwd_s = out->bwd_s = out->update_s = 0;
     out->n_exact = out->n_scaled = out->n_fitted = 0;
-    /* cached[0..nops), then remote[0..nops) (the apart placement's bytes in the other core) */
-    double *cached = calloc(2 * (size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached);
+    /* cached[0..nops), then remote[0..nops) (the apart placement's bytes in the other
+     * core), then shared[0..nops) (the bytes each op writes over lines the other core holds) */
+    const size_t nslots = (size_t)(p->nops > 0 ? p->nops : 1);
+    double *cached = calloc(3 * nslots, sizeof *cached);
     if (!cached) {
         snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
         return -1;
     }
-    double *remote = cached + (p->nops > 0 ? p->nops : 1);
-    if (pred_cache_model(p, cm, cached, remote, err, errlen) != 0) {
+    double *remote = cached + nslots, *shared = cached + 2 * nslots;
+    if (pred_cache_model(p, cm, cached, remote, shared, err, errlen) != 0) {
         free(cached);
         return -1;
     }
@@ -218,6 +272,9 @@ int pred_iteration(const Plan *p, const CostModel *cm, PredictionRow *out, OpTim
             free(cached);
             return -1;
         }
+        /* its writes over the other core's lines, on top of its kernel's */
+        const double extra = pred_shared_write_extra_s(p, cm, i, shared[i]);
+        pr.time_s += extra, pr.lo_s += extra, pr.hi_s += extra;
         out->iter_s += pr.time_s;
         out->iter_lo_s += pr.lo_s;
         out->iter_hi_s += pr.hi_s;

@@ -128,6 +128,13 @@ bool cm_has_apart(const CostModel *cm);
  * the calibration's cross-core reads (each thread reading what its neighbour wrote) timed
  * apart, per byte, over the read curve's largest working set; 1 where not measured. */
 double cm_remote_ratio(const CostModel *cm);
+/* What a write costs, per byte, over the op's own write, where the other core's cache holds
+ * the line (an op of the other split read or wrote it last and it is still cached): the
+ * calibration's shared-write curve (membw shared) at the current placement (cm_set_apart;
+ * the near one where nothing was timed apart), less the read curve's time per byte, at the
+ * working set `bytes` over the calibration's threads. 0 without the curve (one thread, or
+ * a calibration before it). */
+double cm_shared_write_s(const CostModel *cm, double bytes);
 /* The apart-over-near ratio of a kind's kernels (an OpKind), the median over those timed
  * both ways; 0 where fewer than 3 were (its ops then take every kernel's: kind -1, 0 where
  * none was). */
@@ -143,7 +150,16 @@ void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s
 /* Both: the ops priced by traffic alone give the times between uses, then the fractions
  * with retention. pred_iteration and the calibrated what-if device price with it. Returns
  * 0, or -1 with err set (an op nothing prices, out of memory). */
-int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double *remote, char *err, size_t errlen);
+int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double *remote, double *shared, char *err,
+                     size_t errlen);
+/* For each op of the plan, the bytes it writes over lines the other core's cache holds
+ * (predict.c says which), into shared[0..p->nops); op_s as for pred_cache_fractions. Each
+ * costs cm_shared_write_s on top of the op's price. pred_cache_model fills it where given
+ * shared (not NULL). */
+void pred_shared_writes(const Plan *p, const CostModel *cm, const double *op_s, double *shared);
+/* The seconds op i of the plan takes on top of its price for shared_bytes such bytes:
+ * cm_shared_write_s at the bytes the op writes. */
+double pred_shared_write_extra_s(const Plan *p, const CostModel *cm, int i, double shared_bytes);
 
 /* Prediction of one training iteration of a plan. ops (if not NULL) receives one row per
  * plan entry (p->nops rows). Fills everything in *out except id, calibration_id,

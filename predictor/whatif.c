@@ -46,13 +46,15 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
     /* this machine: priced as `predict` prices it, with the cache model; a spec-sheet device
      * from the cold prices (its efficiency against this machine's DRAM roofline, carried to
      * the device's own roofline: its caches are not modelled) */
-    double *cached = NULL;
+    double *cached = NULL, *shared = NULL; /* shared: the bytes written over the other core's lines */
     if (d->calibrated) {
-        if (!(cached = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *cached))) {
+        const size_t nslots = (size_t)(p->nops > 0 ? p->nops : 1);
+        if (!(cached = calloc(2 * nslots, sizeof *cached))) {
             snprintf(err, errlen, "out of memory for the cache model of %d ops", p->nops);
             return -1;
         }
-        if (pred_cache_model(p, cm, cached, NULL, err, errlen) != 0) {
+        shared = cached + nslots;
+        if (pred_cache_model(p, cm, cached, NULL, shared, err, errlen) != 0) {
             free(cached);
             return -1;
         }
@@ -66,7 +68,9 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
         }
         double t, lo, hi, roof_dev = 0;
         if (d->calibrated) {
-            t = pr.time_s, lo = pr.lo_s, hi = pr.hi_s;
+            const double extra = pred_shared_write_extra_s(p, cm, i, shared[i]);
+            pr.time_s += extra;
+            t = pr.time_s, lo = pr.lo_s + extra, hi = pr.hi_s + extra;
         } else {
             const OpCost c = op_cost(od);
             double roof_here = fmax(peak_here > 0 ? c.flops / peak_here : 0, bw_here > 0 ? c.bytes / bw_here : 0);

@@ -865,10 +865,87 @@ static void test_apart_cache_model(void **state)
     cm_free(cm);
 }
 
+/* The shared writes: an op that writes bytes an op of the other split left in cache pays
+ * the shared-write curve's extra per byte on half of them (their lines in the other core),
+ * near or apart, on top of its price; nothing without the curve. */
+static void add_shared_curve(CostModel *cm, double near_bps, double apart_bps)
+{
+    for (size_t ws = 1u << 20; ws <= 4u << 20; ws <<= 1) {
+        const OpDesc x = op_membw(MEMBW_SHARED, 2, ws, 1);
+        const double bytes = op_cost(&x).bytes;
+        MeasurementRow m = row(x, bytes / near_bps);
+        m.threads = 2;
+        snprintf(m.pass_placement, sizeof m.pass_placement, "na");
+        m.far_passes = 1;
+        m.apart_s = bytes / apart_bps;
+        cm_add(cm, &m);
+    }
+}
+
+static CostModel *shared_write_model(bool with_curve)
+{
+    CostModel *cm = cm_new();
+    add_read_curve(cm);
+    MeasurementRow peak = row(op_peak_fma(2, 192 * 5000), 2.0 * 2 * 192 * 5000 / 100e9); /* 100 GFLOP/s */
+    peak.threads = 2;
+    cm_add(cm, &peak);
+    add_placed(cm, op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0), 1e-4, "na", 1.5e-4);
+    if (with_curve)
+        add_shared_curve(cm, 10e9, 1e9);
+    cm_set_llc(cm, 256u << 20);
+    cm_fit(cm);
+    return cm;
+}
+
+static void test_shared_writes(void **state)
+{
+    (void)state;
+    CostModel *cm = shared_write_model(true), *plain = shared_write_model(false);
+    /* the read curve at 2 MiB per thread: 5 ps/B at 256 KiB, 12.5 at 4 MiB, linear in log */
+    const double own = 5e-12 + 0.75 * 7.5e-12;
+    assert_float_equal(cm_shared_write_s(cm, 4u << 20), 1 / 10e9 - own, 1e-15);
+    assert_float_equal(cm_shared_write_s(plain, 4u << 20), 0.0, 0.0);
+    cm_set_apart(cm, true);
+    assert_float_equal(cm_shared_write_s(cm, 4u << 20), 1 / 1e9 - own, 1e-15);
+    assert_float_equal(cm_shared_write_s(cm, 64u << 20), 1 / 1e9 - 12.5e-12, 1e-15); /* beyond: the last point */
+    cm_set_apart(cm, false);
+
+    Plan pl;
+    char err[256];
+    assert_int_equal(plan_build(&mlp, 4, &pl, err, sizeof err), 0);
+    double *shared = calloc((size_t)pl.nops, sizeof *shared);
+    pred_shared_writes(&pl, cm, NULL, shared);
+    double extra = 0;
+    bool update_shared = false;
+    for (int i = 0; i < pl.nops; i++) {
+        OpBufInfo info[OP_MAX_BUFS];
+        const int n = op_buffer_info(&pl.ops[i].desc, info);
+        double written = 0;
+        for (int k = 0; k < n; k++)
+            written += info[k].role != BUF_IN ? (double)pl.ops[i].buf[k].bytes : 0;
+        assert_true(shared[i] >= 0 && shared[i] <= 0.5 * written + 1e-9);
+        /* the update rewrites the weights the GEMMs read */
+        update_shared |= pl.ops[i].desc.phase == PHASE_UPDATE && shared[i] > 0;
+        extra += pred_shared_write_extra_s(&pl, cm, i, shared[i]);
+    }
+    assert_true(update_shared && extra > 0);
+    PredictionRow with, without;
+    assert_int_equal(pred_iteration(&pl, cm, &with, NULL, err, sizeof err), 0);
+    assert_int_equal(pred_iteration(&pl, plain, &without, NULL, err, sizeof err), 0);
+    assert_true(fabs((with.iter_s - without.iter_s) - extra) <= 1e-9 * with.iter_s);
+    /* apart, the same bytes at the apart extra: more */
+    assert_true(pred_iteration_apart_s(&pl, cm, 2) - pred_iteration_apart_s(&pl, plain, 2) > 5 * extra);
+    free(shared);
+    plan_free(&pl);
+    cm_free(cm);
+    cm_free(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact),
+        cmocka_unit_test(test_shared_writes),
         cmocka_unit_test(test_scaled_from_another_batch),
         cmocka_unit_test(test_scaled_gemm_follows_the_fit),
         cmocka_unit_test(test_fitted_predicts_unseen_shapes),
