@@ -317,8 +317,9 @@ int cmd_predict(int argc, char **argv, Cli *cli)
            batch * (po.ranks > 1 ? po.ranks : 1) / pred.iter_s);
     if (apart_s > 0)
         printf("  with the threads' cores apart (the host moved the vCPUs onto cores that share no cache, as it did\n"
-               "  in some calibration passes): %s (x%.2f), from the kernels' times apart; a step whose ops pass\n"
-               "  their data between the cores can run slower still\n",
+               "  in some calibration passes): %s (x%.2f), from the kernels' times apart and the data the ops pass\n"
+               "  between the cores (half of what the other split left, read and written across; a guess at\n"
+               "  the split: on a 2-vCPU VM small models' steps apart ran up to 37%% slower than this)\n",
                fmt_time(apart_s, b1, 32), apart_s / pred.iter_s);
     if (po.ranks > 1) {
         char how[64] = "";
