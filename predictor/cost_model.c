@@ -341,6 +341,12 @@ void cm_free(CostModel *cm)
 
 int cm_count(const CostModel *cm) { return cm->n; }
 
+/* Whether every pass that timed m was apart (or on one core): it has no near time. */
+static bool timed_apart_only(const MeasurementRow *m)
+{
+    return m->far_passes > 0 && m->far_passes + m->shared_passes >= (int)strlen(m->pass_placement);
+}
+
 void cm_add(CostModel *cm, const MeasurementRow *m)
 {
     OpDesc d;
@@ -370,9 +376,8 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
             cm->retain_s[cm->nretain++] = m->median_s;
         }
         if (d.u.membw.kind == MEMBW_SHARED && d.u.membw.threads == m->threads && cm->nshared < MAX_CURVE) {
-            const bool all_apart = m->apart_s > 0 && m->far_passes + m->shared_passes >= (int)strlen(m->pass_placement);
             cm->shared_ws[cm->nshared] = (double)d.u.membw.bytes_per_thread;
-            cm->shared_near_s[cm->nshared] = all_apart ? 0 : m->median_s;
+            cm->shared_near_s[cm->nshared] = timed_apart_only(m) ? 0 : m->median_s;
             cm->shared_apart_s[cm->nshared] = m->apart_s;
             cm->shared_bytes[cm->nshared++] = c.bytes;
         }
@@ -401,7 +406,7 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     /* an apart price only where it differs from the near one: a kernel whose every pass
      * was apart tells nothing of the ratio, and its times are the apart placement's
      * (apart_build takes them to near) */
-    e->apart_only = m->far_passes > 0 && m->far_passes + m->shared_passes >= (int)strlen(m->pass_placement);
+    e->apart_only = timed_apart_only(m);
     e->apart_s = m->apart_s > 0 && !e->apart_only ? m->apart_s : 0;
     e->lo_s = fmax(m->min_s, m->median_s - (m->mean_s - m->ci95_lo_s));
     e->hi_s = m->median_s + (m->ci95_hi_s - m->mean_s);
@@ -954,7 +959,7 @@ static void apart_build(CostModel *cm)
 /* The shared-write extra per placement (CostModel.shared_extra): each working set's
  * shared write per byte, less the region start-up (one pass per parallel region, as the
  * handoff curve's points; handoff_curve_build measured it), less the read curve's time per
- * byte there; points of one working set keep the smaller extra. */
+ * byte there; by working set (one measurement each in a calibration). */
 static void shared_build(CostModel *cm)
 {
     const int threads = cm->threads > 0 ? cm->threads : 1;
@@ -970,18 +975,10 @@ static void shared_build(CostModel *cm)
                 continue;
             const double per_byte = fmax(t - cm->handoff_startup_s, 0) / cm->shared_bytes[i];
             const double own = curve_at(&cm->read, cm->shared_ws[i] * threads, threads);
-            const double xi = log(cm->shared_ws[i]), yi = fmax(per_byte - own, 0);
-            int k = n; /* insertion by working set */
-            while (k > 0 && x[k - 1] > xi)
-                x[k] = x[k - 1], y[k] = y[k - 1], k--;
-            if (k > 0 && fabs(x[k - 1] - xi) < 1e-9) { /* the same working set: the smaller */
-                for (int j = k; j < n; j++)
-                    x[j] = x[j + 1], y[j] = y[j + 1];
-                y[k - 1] = fmin(y[k - 1], yi);
-                continue;
-            }
-            x[k] = xi, y[k] = yi, n++;
+            x[n] = log(cm->shared_ws[i]);
+            y[n++] = fmax(per_byte - own, 0);
         }
+        gsl_sort2(x, 1, y, 1, (size_t)n);
         cm->nshared_extra[p] = n;
         if (n >= 2) {
             cm->shared_interp[p] = gsl_interp_alloc(gsl_interp_linear, (size_t)n);

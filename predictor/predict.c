@@ -152,24 +152,6 @@ static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double
     return hit;
 }
 
-void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached, double *remote)
-{
-    for (int i = 0; i < p->nops; i++) {
-        const PlanOp *o = &p->ops[i];
-        const double own = op_traffic(o);
-        double total = 0, hit = 0, away = 0;
-        for (int k = 0; k < o->nbuf; k++) {
-            const BufRef *b = &o->buf[k];
-            total += (double)b->bytes;
-            if (b->bytes > 0)
-                hit += buffer_warm_bytes(p, cm, op_s, i, b, own, &away, NULL);
-        }
-        cached[i] = total > 0 ? hit / total : 0.0;
-        if (remote)
-            remote[i] = total > 0 ? away / total : 0.0;
-    }
-}
-
 /* The shared writes. A write to a line another core's cache holds waits for that copy to
  * be invalidated: on the Zen 4 VM, a thread rewriting its slice right after both threads
  * read it took x3.6-3.8 a cross-core read's time near and x10-x37 an own write's apart (the
@@ -178,20 +160,44 @@ void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s
  * op of the other split left are such lines: an SGD update over weights the GEMMs of both
  * threads read, a weight-gradient GEMM over the gradient the update read, an element-wise
  * op in place over a GEMM's output. Of the warm bytes found the same share as for the
- * apart reads (APART_REMOTE_SHARE), at both placements. */
-void pred_shared_writes(const Plan *p, const CostModel *cm, const double *op_s, double *shared)
+ * apart reads (APART_REMOTE_SHARE), at both placements.
+ *
+ * One walk back per buffer gives all three: the warm share (cached), the apart
+ * placement's share in the other core (remote) and, of the buffers the op writes, the
+ * bytes the other split left (shared); each output may be NULL. */
+static void cache_walk(const Plan *p, const CostModel *cm, const double *op_s, double *cached, double *remote,
+                       double *shared)
 {
     for (int i = 0; i < p->nops; i++) {
         const PlanOp *o = &p->ops[i];
         const double own = op_traffic(o);
         OpBufInfo info[OP_MAX_BUFS];
-        const int ninfo = op_buffer_info(&o->desc, info);
-        double found = 0, away = 0;
-        for (int k = 0; k < o->nbuf && k < ninfo; k++)
-            if (info[k].role != BUF_IN && o->buf[k].bytes > 0)
-                buffer_warm_bytes(p, cm, op_s, i, &o->buf[k], own, &away, &found);
-        shared[i] = found;
+        const int ninfo = shared ? op_buffer_info(&o->desc, info) : 0;
+        double total = 0, hit = 0, away = 0, other = 0;
+        for (int k = 0; k < o->nbuf; k++) {
+            const BufRef *b = &o->buf[k];
+            total += (double)b->bytes;
+            const bool written = k < ninfo && info[k].role != BUF_IN;
+            if (b->bytes > 0)
+                hit += buffer_warm_bytes(p, cm, op_s, i, b, own, &away, written ? &other : NULL);
+        }
+        if (cached)
+            cached[i] = total > 0 ? hit / total : 0.0;
+        if (remote)
+            remote[i] = total > 0 ? away / total : 0.0;
+        if (shared)
+            shared[i] = other;
     }
+}
+
+void pred_cache_fractions(const Plan *p, const CostModel *cm, const double *op_s, double *cached, double *remote)
+{
+    cache_walk(p, cm, op_s, cached, remote, NULL);
+}
+
+void pred_shared_writes(const Plan *p, const CostModel *cm, const double *op_s, double *shared)
+{
+    cache_walk(p, cm, op_s, NULL, NULL, shared);
 }
 
 /* The bytes op o writes (its OUT and INOUT buffers): the working set its shared writes are
@@ -222,10 +228,9 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double 
     }
     /* the times between uses from the prices by traffic alone: retention only lowers a
      * price, and a second pass would move the waits by a small share of a small share */
-    pred_cache_fractions(p, cm, NULL, cached, remote);
-    if (cm_retention_sets(cm, NULL, 0) == 0) { /* no retention measured: nothing more to do */
-        if (shared)
-            pred_shared_writes(p, cm, NULL, shared);
+    const bool retention = cm_retention_sets(cm, NULL, 0) > 0;
+    cache_walk(p, cm, NULL, cached, remote, retention ? NULL : shared);
+    if (!retention) { /* nothing more to do */
         free(op_s);
         return 0;
     }
@@ -237,9 +242,7 @@ int pred_cache_model(const Plan *p, const CostModel *cm, double *cached, double 
         }
         op_s[i] = pr.time_s;
     }
-    pred_cache_fractions(p, cm, op_s, cached, remote);
-    if (shared)
-        pred_shared_writes(p, cm, op_s, shared);
+    cache_walk(p, cm, op_s, cached, remote, shared);
     free(op_s);
     return 0;
 }
