@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""bench/gpu_whatif.py — the truth for a spec-sheet prediction: the zoo's PyTorch peers
+(bench/torch_models.py, the same architectures, batches, losses and optimizers as dlperf's
+zoo) trained on a real GPU, and the GPU's own limits measured beside them.
+
+dlperf has no GPU kernels; for a GPU it prices each op from a spec sheet (systems/devices/)
+by transferring this CPU's calibrated efficiency to the device's roofline. This script is
+the measurement that prediction is checked against (bench/gpu_whatif_compare.py makes the
+table). It needs PyTorch with CUDA, nothing of dlperf.
+
+Per model, precision and batch: the median time of one training step (forward, loss,
+backward, optimizer step) over timed steps after warm-ups, each step bracketed by
+torch.cuda.synchronize(); cuDNN autotuning on (as convnet-benchmarks ran it), so the
+warm-ups include the autotuner. Precisions as people run them: fp32 = TF32 off in cuBLAS and
+cuDNN (PyTorch's default leaves it on for convolutions); tf32 = on in both; bf16 = autocast
+(bf16 GEMMs and convolutions, fp32 weights and optimizer). Limits: a large GEMM in each
+precision, a device-to-device copy (bytes read + written), and the host's cost of one eager
+op (a one-element in-place add issued back to back: the floor under each op of a small
+model). The kernels one step launches are counted with torch.profiler.
+
+    bench/gpu_whatif.py [--models a,b] [--precisions fp32,tf32,bf16] [--scales 1,4]
+                        [--budget-s 1.5] [--out FILE] [--device cuda|cpu]
+
+Writes one JSON object (to --out, rewritten after every configuration so that a run cut
+short keeps what it measured); progress on stderr. --device cpu only checks the script.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_models  # noqa: E402  (the peers' definitions)
+
+
+def sync(dev):
+    if dev == "cuda":
+        torch.cuda.synchronize()
+
+
+def set_precision(prec):
+    tf32 = prec == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+
+
+def timed(fn, dev, budget_s, min_reps, max_reps):
+    """Median seconds of fn() over repetitions until budget_s or max_reps (at least min_reps)."""
+    times, start = [], time.perf_counter()
+    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
+        sync(dev)
+        t0 = time.perf_counter()
+        fn()
+        sync(dev)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def limits(dev, precisions, budget_s):
+    out = {}
+    n = 8192 if dev == "cuda" else 512
+    for prec in precisions:
+        set_precision(prec)
+        dtype = torch.bfloat16 if prec == "bf16" else torch.float32
+        a = torch.randn(n, n, device=dev, dtype=dtype)
+        b = torch.randn(n, n, device=dev, dtype=dtype)
+        for _ in range(3):
+            a @ b
+        t = timed(lambda: a @ b, dev, budget_s, 5, 50)
+        out["gemm_%s_tflops" % prec] = 2.0 * n ** 3 / statistics.median(t) / 1e12
+        del a, b
+    set_precision("fp32")
+    words = (1 << 28) if dev == "cuda" else (1 << 22)
+    src = torch.ones(words, device=dev)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    t = timed(lambda: dst.copy_(src), dev, budget_s, 5, 100)
+    out["copy_gbs"] = 2.0 * 4 * words / statistics.median(t) / 1e9
+    del src, dst
+    x = torch.zeros(1, device=dev)
+    ops = 20000
+    for _ in range(1000):
+        x.add_(1.0)
+
+    def burst():
+        for _ in range(ops):
+            x.add_(1.0)
+    t = timed(burst, dev, budget_s, 3, 10)
+    out["eager_op_us"] = statistics.median(t) / ops * 1e6
+    return out
+
+
+def kernels_per_step(step, dev):
+    """CUDA kernels one training step launches (None where the profiler cannot say)."""
+    if dev != "cuda":
+        return None
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            step()
+            sync(dev)
+        return sum(1 for e in prof.events() if str(e.device_type).endswith("CUDA"))
+    except Exception as e:  # the count is a diagnostic; the timing stands without it
+        print("kernels_per_step: %s" % e, file=sys.stderr)
+        return None
+
+
+def train(model, batch, prec, dev, budget_s, count_kernels):
+    set_precision(prec)
+    torch.manual_seed(2017)
+    build, _ = torch_models.MODELS[model]
+    net, opt, loss_fn, data = build()
+    net.to(dev)
+    # The optimizer was made over the CPU parameters; .to() moved them in place, so its
+    # parameter list still refers to the same tensors, now on the device.
+    batches = [tuple(t.to(dev) for t in data(batch)) for _ in range(4)]
+    it = [0]
+
+    def step():
+        x, t = batches[it[0] % len(batches)]
+        it[0] += 1
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device_type=dev, dtype=torch.bfloat16, enabled=prec == "bf16"):
+            loss = loss_fn(net(x), t)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(5):  # warm-ups: the cuDNN autotuner, the caching allocator
+        loss = step()
+    sync(dev)
+    times = timed(step, dev, budget_s, 10, 200)
+    loss = step()
+    rec = {"model": model, "batch": batch, "precision": prec, "steps": len(times),
+           "median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+           "loss_last": float(loss.item())}
+    if count_kernels:
+        rec["kernels_per_step"] = kernels_per_step(step, dev)
+    del net, opt, batches
+    if dev == "cuda":
+        torch.cuda.empty_cache()
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="p3b1,basic-lstm,p1b1,alexnet-owt,resnet50,googlenet,vgg11")
+    ap.add_argument("--precisions", default="fp32,tf32,bf16")
+    ap.add_argument("--scales", default="1,4", help="batches as multiples of each model's default")
+    ap.add_argument("--budget-s", type=float, default=1.5, help="timed seconds per configuration")
+    ap.add_argument("--out", default="-")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    a = ap.parse_args()
+    dev = a.device
+    if dev == "cuda" and not torch.cuda.is_available():
+        sys.exit("gpu_whatif: --device cuda: PyTorch sees no CUDA device (use a GPU machine, or --device cpu to check the script)")
+    precisions = a.precisions.split(",")
+    for p in precisions:
+        if p not in ("fp32", "tf32", "bf16"):
+            sys.exit("gpu_whatif: --precisions: '%s' is not one of fp32, tf32, bf16" % p)
+    models = a.models.split(",")
+    for m in models:
+        if m not in torch_models.MODELS:
+            sys.exit("gpu_whatif: --models: '%s' is not one of %s" % (m, ", ".join(sorted(torch_models.MODELS))))
+    scales = [int(s) for s in a.scales.split(",")]
+    torch.backends.cudnn.benchmark = True
+    res = {"device": torch.cuda.get_device_name(0) if dev == "cuda" else platform.processor() or "cpu",
+           "torch": torch.__version__, "cuda": torch.version.cuda,
+           "cudnn": torch.backends.cudnn.version() if dev == "cuda" else None,
+           "host_cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "runs": []}
+
+    def save():
+        text = json.dumps(res, indent=1)
+        if a.out == "-":
+            return
+        with open(a.out + ".tmp", "w") as f:
+            f.write(text + "\n")
+        os.replace(a.out + ".tmp", a.out)
+
+    res["limits"] = limits(dev, precisions, a.budget_s)
+    print("limits: %s" % json.dumps(res["limits"]), file=sys.stderr)
+    save()
+    for m in models:
+        for s in scales:
+            batch = torch_models.MODELS[m][1] * s
+            for p in precisions:
+                t0 = time.perf_counter()
+                rec = train(m, batch, p, dev, a.budget_s, count_kernels=(s == scales[0] and p == precisions[0]))
+                res["runs"].append(rec)
+                save()
+                print("%-12s batch %4d %-4s %9.3f ms  (%d steps, %.0f s)" % (m, batch, p, rec["median_s"] * 1e3,
+                      rec["steps"], time.perf_counter() - t0), file=sys.stderr)
+    if a.out == "-":
+        json.dump(res, sys.stdout, indent=1)
+        print()
+
+
+if __name__ == "__main__":
+    main()
