@@ -18,7 +18,14 @@ precision, a device-to-device copy (bytes read + written), and the host's cost o
 op (a one-element in-place add issued back to back: the floor under each op of a small
 model). The kernels one step launches are counted with torch.profiler.
 
+The host's cost per op of a training step: chains of tiny layers whose device work is
+negligible (bench/gpu-chains/*.json gives each as a dlperf model file, so that dlperf counts
+its ops), trained at two depths; the step's slope over depth is the host's time per layer
+(--chains). Where the device time goes: torch.profiler's CUDA time per kernel name for one
+step of chosen configurations (--profile MODEL:BATCH:PREC,...).
+
     bench/gpu_whatif.py [--models a,b] [--precisions fp32,tf32,bf16] [--scales 1,4]
+                        [--chains] [--profile MODEL:BATCH:PREC,...]
                         [--budget-s 1.5] [--out FILE] [--device cuda|cpu]
 
 Writes one JSON object (to --out, rewritten after every configuration so that a run cut
@@ -110,11 +117,65 @@ def kernels_per_step(step, dev):
         return None
 
 
-def train(model, batch, prec, dev, budget_s, count_kernels):
+def mlp_chain(depth):
+    """bench/gpu-chains/mlp-chain-DEPTH.json: DEPTH x (dense 16 + ReLU), dense 10, SGD."""
+    import torch.nn as nn
+    layers = []
+    for _ in range(depth):
+        layers += [nn.Linear(16, 16), nn.ReLU()]
+    net = nn.Sequential(*layers, nn.Linear(16, 10))
+
+    def data(b):
+        return torch.rand(b, 16), torch.randint(0, 10, (b,))
+    return net, torch.optim.SGD(net.parameters(), lr=0.01), nn.CrossEntropyLoss(), data
+
+
+def cnn_chain(depth):
+    """bench/gpu-chains/cnn-chain-DEPTH.json: DEPTH x (conv 3x3 8, no bias + BN + ReLU) on
+    8x8x8, global average pool, dense 10, SGD."""
+    import torch.nn as nn
+    layers = []
+    for _ in range(depth):
+        layers += [nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU()]
+    net = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+
+    def data(b):
+        return torch.randn(b, 8, 8, 8), torch.randint(0, 10, (b,))
+    return net, torch.optim.SGD(net.parameters(), lr=0.01), nn.CrossEntropyLoss(), data
+
+
+CHAINS = {"mlp-chain": mlp_chain, "cnn-chain": cnn_chain}
+CHAIN_DEPTHS = (8, 32)
+CHAIN_BATCH = 16
+
+
+def build_model(model):
+    name, _, depth = model.rpartition("-")
+    if name in CHAINS:
+        return CHAINS[name](int(depth))
+    return torch_models.MODELS[model][0]()
+
+
+def kernel_profile(step, dev, top=80):
+    """CUDA time per kernel name over one step, the largest first: [[name, calls, seconds]]."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        sync(dev)
+    per = {}
+    for e in prof.events():
+        if not str(e.device_type).endswith("CUDA"):
+            continue
+        calls, us = per.get(e.name, (0, 0.0))
+        per[e.name] = (calls + 1, us + e.time_range.elapsed_us())
+    rows = sorted(([n, c, us * 1e-6] for n, (c, us) in per.items()), key=lambda r: -r[2])
+    return {"kernels": sum(c for c, _ in per.values()), "cuda_s": sum(r[2] for r in rows), "top": rows[:top]}
+
+
+def train(model, batch, prec, dev, budget_s, count_kernels, profile_kernels=False):
     set_precision(prec)
     torch.manual_seed(2017)
-    build, _ = torch_models.MODELS[model]
-    net, opt, loss_fn, data = build()
+    net, opt, loss_fn, data = build_model(model)
     net.to(dev)
     # The optimizer was made over the CPU parameters; .to() moved them in place, so its
     # parameter list still refers to the same tensors, now on the device.
@@ -141,6 +202,11 @@ def train(model, batch, prec, dev, budget_s, count_kernels):
            "loss_last": float(loss.item())}
     if count_kernels:
         rec["kernels_per_step"] = kernels_per_step(step, dev)
+    if profile_kernels and dev == "cuda":
+        try:
+            rec["profile"] = kernel_profile(step, dev)
+        except Exception as e:  # a diagnostic; the timing stands without it
+            print("kernel_profile: %s" % e, file=sys.stderr)
     del net, opt, batches
     if dev == "cuda":
         torch.cuda.empty_cache()
@@ -152,6 +218,8 @@ def main():
     ap.add_argument("--models", default="p3b1,basic-lstm,p1b1,alexnet-owt,resnet50,googlenet,vgg11")
     ap.add_argument("--precisions", default="fp32,tf32,bf16")
     ap.add_argument("--scales", default="1,4", help="batches as multiples of each model's default")
+    ap.add_argument("--chains", action="store_true", help="the host's cost per op (chains of tiny layers)")
+    ap.add_argument("--profile", default="", help="MODEL:BATCH:PREC,... to profile per kernel")
     ap.add_argument("--budget-s", type=float, default=1.5, help="timed seconds per configuration")
     ap.add_argument("--out", default="-")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -163,7 +231,7 @@ def main():
     for p in precisions:
         if p not in ("fp32", "tf32", "bf16"):
             sys.exit("gpu_whatif: --precisions: '%s' is not one of fp32, tf32, bf16" % p)
-    models = a.models.split(",")
+    models = [m for m in a.models.split(",") if m]
     for m in models:
         if m not in torch_models.MODELS:
             sys.exit("gpu_whatif: --models: '%s' is not one of %s" % (m, ", ".join(sorted(torch_models.MODELS))))
@@ -183,9 +251,35 @@ def main():
             f.write(text + "\n")
         os.replace(a.out + ".tmp", a.out)
 
+    profiles = []
+    for spec in [p for p in a.profile.split(",") if p]:
+        parts = spec.split(":")
+        if len(parts) != 3 or parts[0] not in torch_models.MODELS or not parts[1].isdigit() or \
+                parts[2] not in ("fp32", "tf32", "bf16"):
+            sys.exit("gpu_whatif: --profile: '%s' is not MODEL:BATCH:PREC (a zoo peer, a batch, fp32|tf32|bf16)" % spec)
+        profiles.append((parts[0], int(parts[1]), parts[2]))
     res["limits"] = limits(dev, precisions, a.budget_s)
     print("limits: %s" % json.dumps(res["limits"]), file=sys.stderr)
     save()
+    if a.chains:
+        res["chains"] = []
+        for name in CHAINS:
+            for prec in ("fp32", "bf16"):
+                for depth in CHAIN_DEPTHS:
+                    rec = train("%s-%d" % (name, depth), CHAIN_BATCH, prec, dev, a.budget_s, count_kernels=True)
+                    res["chains"].append(rec)
+                    save()
+                    print("%-14s batch %4d %-4s %9.3f ms  %s kernels" % (rec["model"], CHAIN_BATCH, prec,
+                          rec["median_s"] * 1e3, rec["kernels_per_step"]), file=sys.stderr)
+    if profiles:
+        res["profiles"] = []
+        for m, b, p in profiles:
+            rec = train(m, b, p, dev, a.budget_s, count_kernels=False, profile_kernels=True)
+            res["profiles"].append(rec)
+            save()
+            print("profile %-12s batch %4d %-4s %9.3f ms, %s kernels, %.3f ms of CUDA time" % (m, b, p,
+                  rec["median_s"] * 1e3, rec.get("profile", {}).get("kernels"),
+                  rec.get("profile", {}).get("cuda_s", 0) * 1e3), file=sys.stderr)
     for m in models:
         for s in scales:
             batch = torch_models.MODELS[m][1] * s
