@@ -16,7 +16,10 @@ cuDNN (PyTorch's default leaves it on for convolutions); tf32 = on in both; bf16
 (bf16 GEMMs and convolutions, fp32 weights and optimizer). Limits: a large GEMM in each
 precision, a device-to-device copy (bytes read + written), and the host's cost of one eager
 op (a one-element in-place add issued back to back: the floor under each op of a small
-model). The kernels one step launches are counted with torch.profiler.
+model). --count-kernels counts the kernels one step launches with torch.profiler; off by
+default, and never in a run whose times are used: once the profiler has run in a process,
+every later launch is slower (on an H200 host, p3b1's step 1.27 -> 1.7 ms; --profiler-effect
+measures it: a chain timed, profiled once, timed again).
 
 The host's cost per op of a training step: chains of tiny layers whose device work is
 negligible (bench/gpu-chains/*.json gives each as a dlperf model file, so that dlperf counts
@@ -219,7 +222,10 @@ def main():
     ap.add_argument("--precisions", default="fp32,tf32,bf16")
     ap.add_argument("--scales", default="1,4", help="batches as multiples of each model's default")
     ap.add_argument("--chains", action="store_true", help="the host's cost per op (chains of tiny layers)")
-    ap.add_argument("--profile", default="", help="MODEL:BATCH:PREC,... to profile per kernel")
+    ap.add_argument("--count-kernels", action="store_true", help="kernels per step (slows later launches)")
+    ap.add_argument("--profile", default="", help="MODEL:BATCH:PREC,... to profile per kernel, after the timings")
+    ap.add_argument("--profiler-effect", action="store_true",
+                    help="at the end: a chain timed before and after one profiled step")
     ap.add_argument("--budget-s", type=float, default=1.5, help="timed seconds per configuration")
     ap.add_argument("--out", default="-")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -236,6 +242,13 @@ def main():
         if m not in torch_models.MODELS:
             sys.exit("gpu_whatif: --models: '%s' is not one of %s" % (m, ", ".join(sorted(torch_models.MODELS))))
     scales = [int(s) for s in a.scales.split(",")]
+    profiles = []
+    for spec in [p for p in a.profile.split(",") if p]:
+        parts = spec.split(":")
+        if len(parts) != 3 or parts[0] not in torch_models.MODELS or not parts[1].isdigit() or \
+                parts[2] not in ("fp32", "tf32", "bf16"):
+            sys.exit("gpu_whatif: --profile: '%s' is not MODEL:BATCH:PREC (a zoo peer, a batch, fp32|tf32|bf16)" % spec)
+        profiles.append((parts[0], int(parts[1]), parts[2]))
     torch.backends.cudnn.benchmark = True
     res = {"device": torch.cuda.get_device_name(0) if dev == "cuda" else platform.processor() or "cpu",
            "torch": torch.__version__, "cuda": torch.version.cuda,
@@ -244,20 +257,12 @@ def main():
            "runs": []}
 
     def save():
-        text = json.dumps(res, indent=1)
         if a.out == "-":
             return
         with open(a.out + ".tmp", "w") as f:
-            f.write(text + "\n")
+            f.write(json.dumps(res, indent=1) + "\n")
         os.replace(a.out + ".tmp", a.out)
 
-    profiles = []
-    for spec in [p for p in a.profile.split(",") if p]:
-        parts = spec.split(":")
-        if len(parts) != 3 or parts[0] not in torch_models.MODELS or not parts[1].isdigit() or \
-                parts[2] not in ("fp32", "tf32", "bf16"):
-            sys.exit("gpu_whatif: --profile: '%s' is not MODEL:BATCH:PREC (a zoo peer, a batch, fp32|tf32|bf16)" % spec)
-        profiles.append((parts[0], int(parts[1]), parts[2]))
     res["limits"] = limits(dev, precisions, a.budget_s)
     print("limits: %s" % json.dumps(res["limits"]), file=sys.stderr)
     save()
@@ -266,12 +271,22 @@ def main():
         for name in CHAINS:
             for prec in ("fp32", "bf16"):
                 for depth in CHAIN_DEPTHS:
-                    rec = train("%s-%d" % (name, depth), CHAIN_BATCH, prec, dev, a.budget_s, count_kernels=True)
+                    rec = train("%s-%d" % (name, depth), CHAIN_BATCH, prec, dev, a.budget_s, a.count_kernels)
                     res["chains"].append(rec)
                     save()
                     print("%-14s batch %4d %-4s %9.3f ms  %s kernels" % (rec["model"], CHAIN_BATCH, prec,
-                          rec["median_s"] * 1e3, rec["kernels_per_step"]), file=sys.stderr)
-    if profiles:
+                          rec["median_s"] * 1e3, rec.get("kernels_per_step", "-")), file=sys.stderr)
+    for m in models:
+        for scale in scales:
+            batch = torch_models.MODELS[m][1] * scale
+            for p in precisions:
+                t0 = time.perf_counter()
+                rec = train(m, batch, p, dev, a.budget_s, a.count_kernels and scale == scales[0] and p == precisions[0])
+                res["runs"].append(rec)
+                save()
+                print("%-12s batch %4d %-4s %9.3f ms  (%d steps, %.0f s)" % (m, batch, p, rec["median_s"] * 1e3,
+                      rec["steps"], time.perf_counter() - t0), file=sys.stderr)
+    if profiles:  # after every timing: the profiler slows later launches
         res["profiles"] = []
         for m, b, p in profiles:
             rec = train(m, b, p, dev, a.budget_s, count_kernels=False, profile_kernels=True)
@@ -280,16 +295,15 @@ def main():
             print("profile %-12s batch %4d %-4s %9.3f ms, %s kernels, %.3f ms of CUDA time" % (m, b, p,
                   rec["median_s"] * 1e3, rec.get("profile", {}).get("kernels"),
                   rec.get("profile", {}).get("cuda_s", 0) * 1e3), file=sys.stderr)
-    for m in models:
-        for s in scales:
-            batch = torch_models.MODELS[m][1] * s
-            for p in precisions:
-                t0 = time.perf_counter()
-                rec = train(m, batch, p, dev, a.budget_s, count_kernels=(s == scales[0] and p == precisions[0]))
-                res["runs"].append(rec)
-                save()
-                print("%-12s batch %4d %-4s %9.3f ms  (%d steps, %.0f s)" % (m, batch, p, rec["median_s"] * 1e3,
-                      rec["steps"], time.perf_counter() - t0), file=sys.stderr)
+    if a.profiler_effect:
+        before = train("mlp-chain-8", CHAIN_BATCH, "fp32", dev, a.budget_s, count_kernels=False)
+        counted = train("mlp-chain-8", CHAIN_BATCH, "fp32", dev, a.budget_s, count_kernels=True)
+        after = train("mlp-chain-8", CHAIN_BATCH, "fp32", dev, a.budget_s, count_kernels=False)
+        res["profiler_effect"] = {"model": "mlp-chain-8", "before_s": before["median_s"],
+                                  "after_s": after["median_s"], "kernels_per_step": counted.get("kernels_per_step")}
+        save()
+        print("profiler effect: mlp-chain-8 %.3f ms before, %.3f ms after one profiled step" %
+              (before["median_s"] * 1e3, after["median_s"] * 1e3), file=sys.stderr)
     if a.out == "-":
         json.dump(res, sys.stdout, indent=1)
         print()
