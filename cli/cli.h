@@ -133,6 +133,7 @@ typedef struct {
     const char *allreduce; /* algorithm name (default: the system's), "all" for sweep */
     bool allow_all;
     bool overlap;          /* allreduce in buckets during backward */
+    bool no_host;          /* the device time alone: no host floor per op (a compiled step) */
     int nodes;             /* predict: node count (default 1) */
     int pipeline;          /* predict: pipeline stages (model parallel), 0: data parallel */
     int micro_batches;     /* of the pipeline (default: the stages x 4) */

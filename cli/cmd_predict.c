@@ -21,7 +21,7 @@ typedef struct {
 } PredictOpts;
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
-       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA };
+       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -37,6 +37,7 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_PRECISION: o->whatif_option = true; o->w.precision = arg; return 0;
     case OPT_ALLREDUCE: o->whatif_option = true; o->w.allreduce = arg; return 0;
     case OPT_OVERLAP: o->whatif_option = true; o->w.overlap = true; return 0;
+    case OPT_NO_HOST: o->whatif_option = true; o->w.no_host = true; return 0;
     case OPT_PIPELINE: o->whatif_option = true; return cli_parse_int(cli, "--pipeline", arg, 1, 64, &o->w.pipeline);
     case OPT_MICRO_BATCHES:
         o->whatif_option = true;
@@ -194,13 +195,13 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"precision", required_argument, NULL, OPT_PRECISION}, {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
         {"overlap", no_argument, NULL, OPT_OVERLAP}, {"pipeline", required_argument, NULL, OPT_PIPELINE},
         {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES}, {"summa", required_argument, NULL, OPT_SUMMA},
-        {0}};
+        {"no-host", no_argument, NULL, OPT_NO_HOST}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
     if (po.whatif_option && !po.w.system)
-        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce, --overlap, --pipeline and --summa "
+        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce, --overlap, --no-host, --pipeline and --summa "
                                           "describe a spec-sheet system: give --system NAME (see 'dlperf systems')");
     if (po.w.micro_batches && !po.w.pipeline)
         return cli_error(cli, EXIT_USAGE, "--micro-batches goes with --pipeline S");

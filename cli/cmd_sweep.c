@@ -52,6 +52,8 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         db_close(w->db);
         return EXIT_FAIL;
     }
+    if (o->no_host) /* a compiled or graph-captured step: the device never waits for the host */
+        w->sys.device.host_step_s = w->sys.device.host_op_s = w->sys.device.host_conv_op_s = 0;
     if (whatif_check_precision(&w->sys.device, w->prec, err, sizeof err) != 0) {
         db_close(w->db);
         return cli_error(cli, EXIT_USAGE, "%s", err);
@@ -89,12 +91,22 @@ static void explain_pricing(const WhatIf *w)
         printf("how it is priced: this machine's calibration %lld (%d threads), its own uncertainty band\n",
                (long long)w->cal.id, w->cal.sw.threads);
     else
+    {
         printf("how it is priced: this machine's efficiency at every op (calibration %lld: time against its own\n"
                "  roofline) transferred to the %s's roofline at %s (%.1f TFLOP/s, %.0f GB/s) plus %.1f us launch\n"
-               "  per op; band: the device's roofline (efficiency 1) .. 2x the estimate, since the device's\n"
-               "  efficiency curve is not this CPU's\n",
+               "  per op;",
                (long long)w->cal.id, d->name, precision_name(w->prec), d->peak_flops[w->prec] / 1e12, d->mem_Bps / 1e9,
                d->launch_s * 1e6);
+        if (d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0)
+            printf(" each op takes at least the host's time for it in an eager framework (%.1f us, %.1f us a\n"
+                   "  convolution or batch norm; %.0f us a step: PyTorch eager as measured; --no-host for a compiled\n"
+                   "  step);", d->host_op_s * 1e6, d->host_conv_op_s * 1e6, d->host_step_s * 1e6);
+        else
+            printf(" no host time (--no-host or the sheet's figures);");
+        printf(" band: the device's roofline .. %gx the estimate (measured on an H200: PyTorch\n"
+               "  steps 0.7x..1.6x the estimate in fp32, up to 2.4x in tf32, 4x in bf16: the tensor cores' and the\n"
+               "  memory-bound ops' efficiency is not this CPU's)\n", whatif_band_factor(w->prec));
+    }
 }
 
 /* --pipeline S: the model's layers in S stages on S devices, micro-batches of batch / M. */
@@ -275,6 +287,9 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         cJSON_AddNumberToObject(j, "compute_lo_s", step.lo_s);
         cJSON_AddNumberToObject(j, "compute_hi_s", step.hi_s);
         cJSON_AddNumberToObject(j, "device_roofline_s", step.roofline_s);
+        cJSON_AddNumberToObject(j, "host_op_s", w.sys.device.host_op_s);
+        cJSON_AddNumberToObject(j, "host_conv_op_s", w.sys.device.host_conv_op_s);
+        cJSON_AddNumberToObject(j, "host_step_s", w.sys.device.host_step_s);
         cJSON_AddStringToObject(j, "allreduce", allreduce_algo_name(w.algo));
         cJSON_AddNumberToObject(j, "allreduce_bytes", ar_bytes);
         cJSON_AddNumberToObject(j, "allreduce_s", pt.allreduce_s);
@@ -394,7 +409,7 @@ typedef struct {
     const char *plot;
 } SweepOpts;
 
-enum { OPT_SYSTEM = 1, OPT_NODES, OPT_BATCH, OPT_GLOBAL_BATCH, OPT_PRECISION, OPT_ALLREDUCE, OPT_OVERLAP, OPT_CSV,
+enum { OPT_SYSTEM = 1, OPT_NODES, OPT_BATCH, OPT_GLOBAL_BATCH, OPT_PRECISION, OPT_ALLREDUCE, OPT_OVERLAP, OPT_NO_HOST, OPT_CSV,
        OPT_PLOT };
 
 static int sweep_option(Cli *cli, int id, const char *arg, void *ctx)
@@ -408,6 +423,7 @@ static int sweep_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_PRECISION: o->w.precision = arg; return 0;
     case OPT_ALLREDUCE: o->w.allreduce = arg; return 0;
     case OPT_OVERLAP: o->w.overlap = true; return 0;
+    case OPT_NO_HOST: o->w.no_host = true; return 0;
     case OPT_CSV: o->csv = true; return 0;
     case OPT_PLOT: o->plot = arg; return 0;
     }
@@ -539,6 +555,7 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
                                          {"precision", required_argument, NULL, OPT_PRECISION},
                                          {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
                                          {"overlap", no_argument, NULL, OPT_OVERLAP},
+                                         {"no-host", no_argument, NULL, OPT_NO_HOST},
                                          {"csv", no_argument, NULL, OPT_CSV},
                                          {"plot", required_argument, NULL, OPT_PLOT},
                                          {0}};

@@ -65,6 +65,13 @@ static void print_sources(const cJSON *o)
     for (const cJSON *it = s->child; it; it = it->next)
         if (cJSON_IsString(it))
             printf("  %-20s %s\n", it->string, it->valuestring);
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    if (cJSON_IsString(kind) && strcmp(kind->valuestring, "gpu") == 0 &&
+        !cJSON_GetObjectItemCaseSensitive(o, "host_op_us"))
+        printf("  %-20s %s\n", "host (default)",
+               "PyTorch 2.11 eager as measured on an H200 machine's host (16-vCPU VM) by bench/gpu_whatif.py "
+               "--chains: chains of tiny layers at two depths (docs/accuracy.md, 'Spec sheets against a real GPU'); "
+               "a property of the host and framework, not of the GPU");
 }
 
 static int show(Cli *cli, Db *db, const char *name)
@@ -96,6 +103,9 @@ static int show(Cli *cli, Db *db, const char *name)
                 printf(" %s %.1f TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
         printf("\n  memory      %.0f GB at %.0f GB/s\n", d.mem_bytes / 1e9, d.mem_Bps / 1e9);
         printf("  launch      %.1f us per kernel\n", d.launch_s * 1e6);
+        if (d.host_op_s > 0 || d.host_conv_op_s > 0 || d.host_step_s > 0)
+            printf("  host        %.1f us per op, %.1f us per convolution or batch-norm op, %.0f us per step "
+                   "(an eager framework's floor)\n", d.host_op_s * 1e6, d.host_conv_op_s * 1e6, d.host_step_s * 1e6);
         printf("  balance     %.0f FLOP per byte at fp32 (ops below it are memory-bound)\n",
                d.peak_flops[PREC_FP32] / d.mem_Bps);
     } else if (kind == SPEC_INTERCONNECT) {

@@ -165,8 +165,10 @@ static int check_header(Ctx *c, const cJSON *o, SpecKind k)
 static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
 {
     static const char *const fields[] = {"format", "version", "name", "title", "kind", "year", "peak_tflops",
-                                         "memory_gb", "memory_gbs", "launch_overhead_us", "sources", "notes", NULL};
-    static const char *const figures[] = {"peak_tflops", "memory_gb", "memory_gbs", "launch_overhead_us", NULL};
+                                         "memory_gb", "memory_gbs", "launch_overhead_us", "host_step_us", "host_op_us",
+                                         "host_conv_op_us", "sources", "notes", NULL};
+    static const char *const figures[] = {"peak_tflops", "memory_gb", "memory_gbs", "launch_overhead_us",
+                                          "host_step_us", "host_op_us", "host_conv_op_us", NULL};
     memset(d, 0, sizeof *d);
     char kind[16];
     if (check_header(c, o, SPEC_DEVICE) || check_fields(c, o, fields) || get_name(c, o, "name", d->name) ||
@@ -175,15 +177,28 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
     if (strcmp(kind, "gpu") != 0 && strcmp(kind, "cpu") != 0)
         return bad(c, "kind", "'%s': expected \"gpu\" or \"cpu\"", kind);
     d->gpu = strcmp(kind, "gpu") == 0;
-    double mem_gb, mem_gbs, launch_us;
+    double mem_gb, mem_gbs, launch_us, step_us, op_us, conv_op_us;
+    /* A GPU's host figures default to PyTorch 2.11 eager as measured on an H200 machine's
+     * host (16-vCPU VM) by bench/gpu_whatif.py --chains (stop 34, docs/accuracy.md "Spec
+     * sheets against a real GPU"): chains of 8 and 32 tiny layers, the slope over depth per
+     * dlperf op of the layer, the rest of the step the intercept. Dense layers (GEMM, bias,
+     * ReLU) 13.4 us per op; a conv + batch norm + ReLU block 289 us, 43.7 us per conv/BN op
+     * once its two ReLU ops are taken out; the step 772 us (704 from the conv chain). */
+    const bool gpu = d->gpu;
     if (get_int(c, o, "year", true, 0, 1990, 2100, &d->year) ||
         get_number(c, o, "memory_gb", true, 0, 0, false, 1e6, &mem_gb) ||
         get_number(c, o, "memory_gbs", true, 0, 0, false, 1e6, &mem_gbs) ||
-        get_number(c, o, "launch_overhead_us", false, d->gpu ? 5 : 0, 0, true, 1e4, &launch_us))
+        get_number(c, o, "launch_overhead_us", false, gpu ? 5 : 0, 0, true, 1e4, &launch_us) ||
+        get_number(c, o, "host_step_us", false, gpu ? 772 : 0, 0, true, 1e6, &step_us) ||
+        get_number(c, o, "host_op_us", false, gpu ? 13.4 : 0, 0, true, 1e4, &op_us) ||
+        get_number(c, o, "host_conv_op_us", false, gpu ? 43.7 : 0, 0, true, 1e4, &conv_op_us))
         return -1;
     d->mem_bytes = mem_gb * 1e9;
     d->mem_Bps = mem_gbs * 1e9;
     d->launch_s = launch_us * 1e-6;
+    d->host_step_s = step_us * 1e-6;
+    d->host_op_s = op_us * 1e-6;
+    d->host_conv_op_s = conv_op_us * 1e-6;
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak_tflops");
     if (!cJSON_IsObject(pk))
         return bad(c, "peak_tflops", "missing; expected an object of TFLOP/s by precision (fp64, fp32, tf32, fp16, "

@@ -33,6 +33,11 @@ typedef struct {
     double peak_flops[PREC_COUNT]; /* FLOP/s; 0 where the device has no such rate */
     double mem_bytes, mem_Bps;     /* capacity, bandwidth */
     double launch_s;               /* per-kernel overhead (GPU launch), seconds */
+    /* The host's time in the framework that drives the device (an eager framework's Python,
+     * autograd and dispatch): per training step, per op, and per convolution or batch-norm
+     * op, seconds. The device waits for the host where an op's host time exceeds its device
+     * time (whatif.h). 0: not modelled (a CPU device runs its own ops). */
+    double host_step_s, host_op_s, host_conv_op_s;
 } DeviceSpec;
 
 typedef struct {

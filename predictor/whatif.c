@@ -8,6 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+double whatif_host_op_s(const DeviceSpec *d, OpKind kind)
+{
+    return kind == OP_CONV2D || kind == OP_BATCHNORM ? d->host_conv_op_s : d->host_op_s;
+}
+
+double whatif_band_factor(Precision prec)
+{
+    /* The largest measured / estimated step on an H200 (stop 34, 12-14 configurations per
+     * precision, host figures in): fp32 1.6, tf32 2.4, bf16 4.0, rounded up. Tensor-core
+     * precisions are the least known: the memory-bound ops (batch norm, pooling, layout
+     * transposes) take most of their step and the CPU's efficiency says little of them. */
+    switch (prec) {
+    case PREC_TF32: return 3;
+    case PREC_FP16:
+    case PREC_BF16: return 4;
+    default: return 2;
+    }
+}
+
 int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
                        char *err, size_t errlen)
 {
@@ -76,9 +95,10 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
             double roof_here = fmax(peak_here > 0 ? c.flops / peak_here : 0, bw_here > 0 ? c.bytes / bw_here : 0);
             double eff = pr.time_s > 0 && roof_here > 0 ? fmin(1.0, roof_here / pr.time_s) : 1.0;
             roof_dev = fmax(c.flops / peak_dev, c.bytes * byte_scale / d->mem_Bps);
-            t = roof_dev / eff + d->launch_s;
-            lo = roof_dev + d->launch_s;
-            hi = 2 * t;
+            const double host = whatif_host_op_s(d, od->kind);
+            t = fmax(roof_dev / eff + d->launch_s, host);
+            lo = fmax(roof_dev + d->launch_s, host);
+            hi = whatif_band_factor(prec) * t;
         }
         if (op_s)
             op_s[i] = t;
@@ -91,6 +111,10 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
         }
     }
     free(cached);
+    if (!d->calibrated && d->host_step_s > 0) { /* the step's own host time: loss, zero_grad, the optimizer's call */
+        out->update_s += d->host_step_s;
+        out->compute_s += d->host_step_s, out->lo_s += d->host_step_s, out->hi_s += d->host_step_s;
+    }
     /* memory: what the plan allocates, values at the precision's width (the optimizer's
      * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept),
      * with the input batches a run holds (the one in use and the next, double-buffered) */

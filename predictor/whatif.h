@@ -6,13 +6,21 @@
  * roofline, e = max(FLOPs / peak, bytes / DRAM bandwidth) / t_here (at most 1). The op on
  * the device is assumed to reach the same efficiency against the device's roofline at the
  * chosen precision (peak FLOP/s of that precision; fp16/bf16 move half the bytes), plus the
- * device's per-kernel launch overhead:
+ * device's per-kernel launch overhead, and no less than the host's time for the op in the
+ * framework that drives the device (an eager framework issues each op from Python through
+ * autograd; where that takes longer than the kernel, the device waits):
  *     t_device = max(FLOPs / peak_device[prec], bytes * bytes_per_value / 4 / bw_device) / e + launch
- * The band runs from the device's roofline (every op at efficiency 1: the limit) to twice
- * the estimate: a device's efficiency curve differs from this CPU's (GPUs need large ops to
- * fill their units; tensor cores reach their peak only on suitable shapes), which this
- * transfer cannot know. A calibrated device ("this machine") is priced from its calibration
- * with its own band.
+ *     t_op     = max(t_device, host_op)      host_op: per conv/batch-norm op, or any other op
+ *     step     = sum of t_op + host_step     (loss, zero_grad, the optimizer's call)
+ * The host figures come from the device sheet, defaulting for a GPU to PyTorch eager as
+ * measured (system.c); `--no-host` zeroes them (a compiled or graph-captured step).
+ * The band runs from the device's roofline (every op at efficiency 1, with the host floor)
+ * to the estimate times whatif_band_factor: a device's efficiency curve differs from this
+ * CPU's (GPUs need large ops to fill their units; tensor cores reach their peak only on
+ * suitable shapes; memory-bound ops dominate a tensor-core step), which this transfer
+ * cannot know. Checked on a real H200 (docs/accuracy.md "Spec sheets against a real GPU"):
+ * median error 28% fp32, 25% tf32, 39% bf16, mostly too fast. A calibrated device ("this
+ * machine") is priced from its calibration with its own band.
  *
  * Data parallel over nodes: one rank per device, the gradients (at the precision's width)
  * summed by the chosen allreduce algorithm over the system's links (intra: per device;
@@ -38,6 +46,11 @@ typedef struct {
 /* 0 if device d has a peak at prec (this machine: fp32 only), else -1 with err naming the
  * precisions it has. */
 int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_t errlen);
+
+/* The host's time per op of this kind on device d (0 for a calibrated device). */
+double whatif_host_op_s(const DeviceSpec *d, OpKind kind);
+/* The band's upper end over the estimate at this precision (uncalibrated devices). */
+double whatif_band_factor(Precision prec);
 
 /* Prices plan p on device d at precision prec from this machine's cost model. Returns 0,
  * or -1 with err (an op the calibration cannot price, a precision the device lacks). */

@@ -97,6 +97,27 @@ for d in p100-pcie-node dgx-a100 dgx-h100; do
 done
 [ "$(sqlite3 :memory: "SELECT ${t_dgx_h100:-9} < ${t_dgx_a100:-0} AND ${t_dgx_a100:-9} < ${t_p100_pcie_node:-0}")" = 1 ] &&
     ok newer-devices-faster || fail newer-devices-faster "h100 ${t_dgx_h100:-?} a100 ${t_dgx_a100:-?} p100 ${t_p100_pcie_node:-?}"
+# the host floor: an eager framework's host time per op and per step (a GPU's default), off with --no-host
+run host-on 0 "$DLPERF" predict p3b1 --system dgx-h100 --json && on=$(json "json_extract(j, '\$.compute_s')") &&
+    hop=$(json "json_extract(j, '\$.host_op_s')") && hstep=$(json "json_extract(j, '\$.host_step_s')")
+run host-off 0 "$DLPERF" predict p3b1 --system dgx-h100 --no-host --json && off=$(json "json_extract(j, '\$.compute_s')") &&
+    hoff=$(json "json_extract(j, '\$.host_op_s')")
+[ "$(sqlite3 :memory: "SELECT ${hop:-0} > 0 AND ${hstep:-0} > 0 AND ${hoff:-1} = 0 AND ${on:-0} >= ${hstep:-1} + 29 * ${hop:-1}
+                          AND ${off:-1} < ${on:-0}")" = 1 ] &&
+    ok host-floor-default || fail host-floor-default "on ${on:-?} off ${off:-?} op ${hop:-?} step ${hstep:-?}"
+run host-no-system 2 "$DLPERF" predict p3b1 --no-host && expect host-no-system "$T/err" "give --system NAME"
+# a sheet's own figures: 1 ms an op, no step time: p3b1's 29 ops (each far under 1 ms on the device) take 29 ms,
+# the host's time alone (the device waits for it; the two do not add up)
+dev "$T/slowhost.json" 's/"name": "my-gpu"/"name": "slow-host-gpu"/; s/"memory_gb": 96,/"memory_gb": 96, "host_op_us": 1000, "host_conv_op_us": 1000, "host_step_us": 0,/; s/"sources": {/"sources": {"host_op_us": "ours", "host_conv_op_us": "ours", "host_step_us": "ours", /'
+printf '{"format": "dlperf-system", "version": 1, "name": "slow-host-node", "title": "1 x slow-host-gpu", "device": "slow-host-gpu", "devices_per_node": 1, "inter": "ib-hdr", "nics_per_node": 1, "sources": {"devices_per_node": "ours", "nics_per_node": "ours"}}' >"$T/slowsys.json"
+if run add-slow-host 0 "$DLPERF" systems add "$T/slowhost.json" && run add-slow-sys 0 "$DLPERF" systems add "$T/slowsys.json" &&
+   run host-sheet 0 "$DLPERF" predict p3b1 --system slow-host-node --json; then
+    [ "$(json "json_extract(j, '\$.compute_s') BETWEEN 0.029 AND 0.0291")" = 1 ] && ok host-floor-sheet ||
+        fail host-floor-sheet "$(json "json_extract(j, '\$.compute_s')") s, expected 29 ms"
+    run host-show 0 "$DLPERF" systems show slow-host-gpu && expect host-show "$T/out" "host *1000.0 us per op"
+fi
+dev "$T/badhost.json" 's/"memory_gb": 96,/"memory_gb": 96, "host_op_us": -1,/'
+addbad host-negative 'field "host_op_us": expected a number >= 0' "$T/badhost.json"
 run precision-missing 2 "$DLPERF" predict p1b1 --system titan --precision bf16 &&
     expect precision-missing "$T/err" "k20x has no bf16 peak in its spec sheet; it has: fp64, fp32"
 run added-system 0 "$DLPERF" predict p1b1 --system my-cluster --nodes 3 && expect added-system "$T/out" "3 node(s) x 4 = 12 devices"
