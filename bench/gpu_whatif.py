@@ -253,6 +253,7 @@ def main():
     res = {"device": torch.cuda.get_device_name(0) if dev == "cuda" else platform.processor() or "cpu",
            "torch": torch.__version__, "cuda": torch.version.cuda,
            "cudnn": torch.backends.cudnn.version() if dev == "cuda" else None,
+           "memory_gb": torch.cuda.get_device_properties(0).total_memory / 1e9 if dev == "cuda" else None,
            "host_cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "runs": []}
 

@@ -6,7 +6,7 @@ Two steps, so that the predictions exist before the measurement:
 
     bench/gpu_whatif_compare.py predict --db FILE --out predictions.json
         [--systems dgx-h100,dgx-h200] [--models ...] [--precisions ...] [--scales 1,4]
-    bench/gpu_whatif_compare.py compare predictions.json measured.json [--csv]
+    bench/gpu_whatif_compare.py compare predictions.json measured.json [--system S] [--csv]
 
 `predict` runs `dlperf predict MODEL --system S --batch B --precision P --json` for every
 configuration gpu_whatif.py measures, on each system's device; `compare` picks the system
@@ -42,8 +42,8 @@ def predict(a):
                                     text=True).stdout.strip(),
            "systems": {}, "predictions": []}
     for s in a.systems.split(","):
-        sheet = run_json([DLPERF, "systems", "show", s, "--json"])
-        sheet["device_sheet"] = run_json([DLPERF, "systems", "show", sheet["device"], "--json"])
+        sheet = run_json([DLPERF, "systems", "show", s, "--db", a.db, "--json"])
+        sheet["device_sheet"] = run_json([DLPERF, "systems", "show", sheet["device"], "--db", a.db, "--json"])
         out["systems"][s] = sheet
         for m in a.models.split(","):
             for k in a.scales.split(","):
@@ -69,7 +69,7 @@ def system_for(device_name):
 def compare(a):
     pred = json.load(open(a.predictions))
     meas = json.load(open(a.measured))
-    system = system_for(meas["device"])
+    system = a.system or system_for(meas["device"])
     if system not in pred["systems"]:
         sys.exit("gpu_whatif_compare: %s: no predictions for %s (predict with --systems %s)" %
                  (a.predictions, system, system))
@@ -107,9 +107,10 @@ def compare(a):
     print("# measured limits: GEMM 8192^3 %s TFLOP/s; device copy %.0f GB/s; one eager op %.1f us" %
           (", ".join("%s %.1f" % (k[5:9], v) for k, v in lim.items() if k.startswith("gemm_")),
            lim["copy_gbs"], lim["eager_op_us"]))
-    print("# spec sheet (%s): %s TFLOP/s; %s GB/s; launch %s us" %
+    print("# spec sheet (%s): %s TFLOP/s; %s GB/s; launch %s us; host %s / %s us per op (conv/BN), %s us per step" %
           (dev["name"], ", ".join("%s %s" % kv for kv in dev["peak_tflops"].items()), dev["memory_gbs"],
-           dev["launch_overhead_us"]))
+           dev.get("launch_overhead_us", "5 (default)"), dev.get("host_op_us", "13.4 (default)"),
+           dev.get("host_conv_op_us", "43.7 (default)"), dev.get("host_step_us", "772 (default)")))
 
 
 def main():
@@ -126,6 +127,7 @@ def main():
     cp.add_argument("predictions")
     cp.add_argument("measured")
     cp.add_argument("--csv", action="store_true")
+    cp.add_argument("--system", default="", help="the predictions' system to compare (default: by the device's name)")
     a = ap.parse_args()
     predict(a) if a.cmd == "predict" else compare(a)
 
