@@ -135,7 +135,9 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
         plan_free(&p);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }
-    double update_s = 0;
+    /* the step's own host time (loss, zero_grad, the optimizer's call; in step.compute_s) is
+     * spent once an iteration, like the update: count it there, not per micro-batch */
+    double update_s = w->sys.device.host_step_s;
     for (int i = 0; i < p.nops; i++) {
         if (p.ops[i].desc.phase == PHASE_UPDATE)
             update_s += op_s[i];

@@ -116,6 +116,17 @@ if run add-slow-host 0 "$DLPERF" systems add "$T/slowhost.json" && run add-slow-
         fail host-floor-sheet "$(json "json_extract(j, '\$.compute_s')") s, expected 29 ms"
     run host-show 0 "$DLPERF" systems show slow-host-gpu && expect host-show "$T/out" "host *1000.0 us per op"
 fi
+# the step's own host time is spent once an iteration, also in a pipeline of micro-batches
+dev "$T/stephost.json" 's/"name": "my-gpu"/"name": "step-host-gpu"/; s/"memory_gb": 96,/"memory_gb": 96, "host_op_us": 0, "host_conv_op_us": 0, "host_step_us": 1000,/; s/"sources": {/"sources": {"host_op_us": "ours", "host_conv_op_us": "ours", "host_step_us": "ours", /'
+sed 's/slow-host/step-host/g' "$T/slowsys.json" >"$T/stepsys.json"
+if run add-step-host 0 "$DLPERF" systems add "$T/stephost.json" && run add-step-sys 0 "$DLPERF" systems add "$T/stepsys.json" &&
+   run step-pipe 0 "$DLPERF" predict p1b1 --system step-host-node --pipeline 1 --micro-batches 4 --batch 60 --json &&
+   with=$(json "json_extract(j, '\$.single_device_s')") && wit=$(json "json_extract(j, '\$.iteration_s')") &&
+   run step-pipe-off 0 "$DLPERF" predict p1b1 --system step-host-node --pipeline 1 --micro-batches 4 --batch 60 --no-host --json; then
+    [ "$(json "abs(json_extract(j, '\$.single_device_s') + 0.001 - $with) < 1e-9
+               AND abs(json_extract(j, '\$.iteration_s') + 0.001 - $wit) < 1e-9")" = 1 ] && ok host-step-once ||
+        fail host-step-once "single device $with s, iteration $wit s; without: $(head -c 300 "$T/out")"
+fi
 dev "$T/badhost.json" 's/"memory_gb": 96,/"memory_gb": 96, "host_op_us": -1,/'
 addbad host-negative 'field "host_op_us": expected a number >= 0' "$T/badhost.json"
 run precision-missing 2 "$DLPERF" predict p1b1 --system titan --precision bf16 &&
