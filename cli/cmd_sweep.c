@@ -90,8 +90,7 @@ static void explain_pricing(const WhatIf *w)
     if (d->calibrated)
         printf("how it is priced: this machine's calibration %lld (%d threads), its own uncertainty band\n",
                (long long)w->cal.id, w->cal.sw.threads);
-    else
-    {
+    else {
         printf("how it is priced: this machine's efficiency at every op (calibration %lld: time against its own\n"
                "  roofline) transferred to the %s's roofline at %s (%.1f TFLOP/s, %.0f GB/s) plus %.1f us launch\n"
                "  per op;",
@@ -99,13 +98,14 @@ static void explain_pricing(const WhatIf *w)
                d->launch_s * 1e6);
         if (d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0)
             printf(" each op takes at least the host's time for it in an eager framework (%.1f us, %.1f us a\n"
-                   "  convolution or batch norm; %.0f us a step: PyTorch eager as measured; --no-host for a compiled\n"
-                   "  step);", d->host_op_s * 1e6, d->host_conv_op_s * 1e6, d->host_step_s * 1e6);
+                   "  convolution or batch norm; %.0f us a step: the sheet's host figures, a GPU's default PyTorch\n"
+                   "  eager as measured; --no-host for a compiled step);", d->host_op_s * 1e6, d->host_conv_op_s * 1e6,
+                   d->host_step_s * 1e6);
         else
             printf(" no host time (--no-host or the sheet's figures);");
-        printf(" band: the device's roofline .. %gx the estimate (measured on an H200: PyTorch\n"
-               "  steps 0.7x..1.6x the estimate in fp32, up to 2.4x in tf32, 4x in bf16: the tensor cores' and the\n"
-               "  memory-bound ops' efficiency is not this CPU's)\n", whatif_band_factor(w->prec));
+        printf("\n  band: the device's roofline .. %gx the estimate (measured on an H200: PyTorch steps 0.7x..1.6x\n"
+               "  the estimate in fp32, up to 2.4x in tf32, 4x in bf16: the tensor cores' and the memory-bound\n"
+               "  ops' efficiency is not this CPU's)\n", whatif_band_factor(w->prec));
     }
 }
 

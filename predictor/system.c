@@ -184,14 +184,16 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
      * dlperf op of the layer, the rest of the step the intercept. Dense layers (GEMM, bias,
      * ReLU) 13.4 us per op; a conv + batch norm + ReLU block 289 us, 43.7 us per conv/BN op
      * once its two ReLU ops are taken out; the step 772 us (704 from the conv chain). */
+    enum { GPU_HOST_STEP_US = 772 };
+    static const double GPU_HOST_OP_US = 13.4, GPU_HOST_CONV_OP_US = 43.7;
     const bool gpu = d->gpu;
     if (get_int(c, o, "year", true, 0, 1990, 2100, &d->year) ||
         get_number(c, o, "memory_gb", true, 0, 0, false, 1e6, &mem_gb) ||
         get_number(c, o, "memory_gbs", true, 0, 0, false, 1e6, &mem_gbs) ||
         get_number(c, o, "launch_overhead_us", false, gpu ? 5 : 0, 0, true, 1e4, &launch_us) ||
-        get_number(c, o, "host_step_us", false, gpu ? 772 : 0, 0, true, 1e6, &step_us) ||
-        get_number(c, o, "host_op_us", false, gpu ? 13.4 : 0, 0, true, 1e4, &op_us) ||
-        get_number(c, o, "host_conv_op_us", false, gpu ? 43.7 : 0, 0, true, 1e4, &conv_op_us))
+        get_number(c, o, "host_step_us", false, gpu ? GPU_HOST_STEP_US : 0, 0, true, 1e6, &step_us) ||
+        get_number(c, o, "host_op_us", false, gpu ? GPU_HOST_OP_US : 0, 0, true, 1e4, &op_us) ||
+        get_number(c, o, "host_conv_op_us", false, gpu ? GPU_HOST_CONV_OP_US : 0, 0, true, 1e4, &conv_op_us))
         return -1;
     d->mem_bytes = mem_gb * 1e9;
     d->mem_Bps = mem_gbs * 1e9;
