@@ -25,10 +25,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DLPERF = os.path.join(HERE, "..", "build", "dlperf")
-sys.path.insert(0, HERE)
 
 DEFAULT_BATCH = {"p1b1": 60, "alexnet-owt": 128, "basic-lstm": 128, "vgg11": 64, "googlenet": 128,
-                 "resnet50": 32, "p3b1": 10}  # bench/torch_models.py's MODELS
+                 "resnet50": 32, "p3b1": 10}  # bench/torch_models.py's MODELS, copied: importing it needs torch, predict does not
 DEVICE_SYSTEM = (("H200", "dgx-h200"), ("H100", "dgx-h100"))
 
 

@@ -96,7 +96,7 @@ static void explain_pricing(const WhatIf *w)
                "  per op;",
                (long long)w->cal.id, d->name, precision_name(w->prec), d->peak_flops[w->prec] / 1e12, d->mem_Bps / 1e9,
                d->launch_s * 1e6);
-        if (d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0)
+        if (device_host_floor(d))
             printf(" each op takes at least the host's time for it in an eager framework (%.1f us, %.1f us a\n"
                    "  convolution or batch norm; %.0f us a step: the sheet's host figures, a GPU's default PyTorch\n"
                    "  eager as measured; --no-host for a compiled step);", d->host_op_s * 1e6, d->host_conv_op_s * 1e6,

@@ -103,7 +103,7 @@ static int show(Cli *cli, Db *db, const char *name)
                 printf(" %s %.1f TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
         printf("\n  memory      %.0f GB at %.0f GB/s\n", d.mem_bytes / 1e9, d.mem_Bps / 1e9);
         printf("  launch      %.1f us per kernel\n", d.launch_s * 1e6);
-        if (d.host_op_s > 0 || d.host_conv_op_s > 0 || d.host_step_s > 0)
+        if (device_host_floor(&d))
             printf("  host        %.1f us per op, %.1f us per convolution or batch-norm op, %.0f us per step "
                    "(an eager framework's floor)\n", d.host_op_s * 1e6, d.host_conv_op_s * 1e6, d.host_step_s * 1e6);
         printf("  balance     %.0f FLOP per byte at fp32 (ops below it are memory-bound)\n",

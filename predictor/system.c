@@ -162,6 +162,11 @@ static int check_header(Ctx *c, const cJSON *o, SpecKind k)
 
 /* ---- the three kinds ---- */
 
+bool device_host_floor(const DeviceSpec *d)
+{
+    return d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0;
+}
+
 static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
 {
     static const char *const fields[] = {"format", "version", "name", "title", "kind", "year", "peak_tflops",

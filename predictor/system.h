@@ -40,6 +40,9 @@ typedef struct {
     double host_step_s, host_op_s, host_conv_op_s;
 } DeviceSpec;
 
+/* Whether d prices an eager framework's host time (any of its host figures above 0). */
+bool device_host_floor(const DeviceSpec *d);
+
 typedef struct {
     char name[SPEC_NAME_MAX], title[SPEC_TITLE_MAX];
     bool intra;                    /* inside a node (else between nodes) */

@@ -111,10 +111,9 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
         }
     }
     free(cached);
-    if (!d->calibrated && d->host_step_s > 0) { /* the step's own host time: loss, zero_grad, the optimizer's call */
-        out->update_s += d->host_step_s;
-        out->compute_s += d->host_step_s, out->lo_s += d->host_step_s, out->hi_s += d->host_step_s;
-    }
+    /* the step's own host time: loss, zero_grad, the optimizer's call (0 on a calibrated device) */
+    out->update_s += d->host_step_s;
+    out->compute_s += d->host_step_s, out->lo_s += d->host_step_s, out->hi_s += d->host_step_s;
     /* memory: what the plan allocates, values at the precision's width (the optimizer's
      * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept),
      * with the input batches a run holds (the one in use and the next, double-buffered) */
