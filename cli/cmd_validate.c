@@ -123,6 +123,14 @@ typedef struct {
     int apart_rounds;
     double apart_measured_s;
     double placed_error_pct[2];
+    /* the timed steps of all its rounds by where the cores were around each step (the
+     * probes between steps, step_placement): how many near, apart and on one core, the
+     * pooled medians of the near and the apart steps (0: none), and per calibration the
+     * median of the steps' errors with each priced at its own placement (one-core steps
+     * not priced; NaN: no step probed) */
+    int steps_near, steps_apart, steps_one_core;
+    double steps_near_s, steps_apart_s;
+    double steps_placed_error_pct[2];
 } ModelResult;
 
 static void model_result_free(ModelResult *r)
@@ -257,6 +265,86 @@ static int extra_rounds(const Cli *cli, Db *db, const MachineRow *machine, const
     return 0;
 }
 
+/* Where the cores were around one step of a run, by the probes between steps
+ * (session_run_for): both threads on one core (an FMA burst x MB_SHARED_CORE or more its
+ * time on one), apart (a round trip MB_FAR_RTT times near_ns or more: the classes the
+ * calibration prices its kernels' passes by, microbench/calibrate.c), or near. */
+typedef enum { STEP_NOT_PROBED, STEP_NEAR, STEP_APART, STEP_ONE_CORE } StepPlacement;
+
+static StepPlacement step_placement(const RunResult *run, int s, double near_ns)
+{
+    if (!run->step_rtt_ns || run->step_rtt_ns[s] <= 0 || near_ns <= 0)
+        return STEP_NOT_PROBED;
+    if (run->step_core_share[s] >= MB_SHARED_CORE)
+        return STEP_ONE_CORE;
+    return run->step_rtt_ns[s] >= MB_FAR_RTT * near_ns ? STEP_APART : STEP_NEAR;
+}
+
+static double median_of_sorted(double *v, int n)
+{
+    if (n == 0)
+        return 0;
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+}
+
+/* The timed steps of a model's rounds by their placement: the counts, the pooled medians of
+ * the near and apart steps, and per calibration the median of the steps' errors, each step
+ * priced at its own placement (apart where the calibration prices that placement, else the
+ * calibration's; one-core steps not priced: nothing prices two threads on one core).
+ * near_ns: the calibration's fastest round trip, or 0 to take the fastest probe of these
+ * runs (a calibration from before dlperf stored it). Pooled, not a median of the rounds'
+ * medians: a round can be all near, all apart or half and half. */
+static int validate_steps(ModelResult *res, double near_ns)
+{
+    if (near_ns <= 0) {
+        near_ns = INFINITY;
+        for (int k = 0; k < res->nrounds; k++)
+            for (int s = 0; res->round[k].run.step_rtt_ns && s < res->round[k].run.nsteps; s++)
+                if (res->round[k].run.step_rtt_ns[s] > 0)
+                    near_ns = fmin(near_ns, res->round[k].run.step_rtt_ns[s]);
+        if (!isfinite(near_ns))
+            near_ns = 0;
+    }
+    size_t total = 0;
+    for (int k = 0; k < res->nrounds; k++)
+        total += (size_t)res->round[k].run.row.steps;
+    double *near = malloc((total + 1) * sizeof *near), *apart = malloc((total + 1) * sizeof *apart);
+    double *err = malloc((total + 1) * sizeof *err);
+    if (!near || !apart || !err) {
+        free(near), free(apart), free(err);
+        return -1;
+    }
+    res->steps_near = res->steps_apart = res->steps_one_core = 0;
+    for (int k = 0; k < res->nrounds; k++) {
+        const RunResult *run = &res->round[k].run;
+        for (int s = run->row.warmup_steps; s < run->nsteps; s++)
+            switch (step_placement(run, s, near_ns)) {
+            case STEP_NEAR: near[res->steps_near++] = run->step_s[s]; break;
+            case STEP_APART: apart[res->steps_apart++] = run->step_s[s]; break;
+            case STEP_ONE_CORE: res->steps_one_core++; break;
+            case STEP_NOT_PROBED: break;
+            }
+    }
+    for (int h = 0; h < 2; h++) {
+        res->steps_placed_error_pct[h] = NAN;
+        if (!res->pred[h])
+            continue;
+        const double apart_s = res->apart_predicted_s[h] > 0 ? res->apart_predicted_s[h] : res->prow[h].iter_s;
+        int ne = 0;
+        for (int i = 0; i < res->steps_near; i++)
+            err[ne++] = 100 * (res->prow[h].iter_s - near[i]) / near[i];
+        for (int i = 0; i < res->steps_apart; i++)
+            err[ne++] = 100 * (apart_s - apart[i]) / apart[i];
+        if (ne > 0)
+            res->steps_placed_error_pct[h] = median_of_sorted(err, ne);
+    }
+    res->steps_near_s = median_of_sorted(near, res->steps_near);
+    res->steps_apart_s = median_of_sorted(apart, res->steps_apart);
+    free(near), free(apart), free(err);
+    return 0;
+}
+
 /* The median of n rounds' medians, and the round nearest it (the representative). */
 static int representative_round(const double *medians, int n, double *measured)
 {
@@ -275,7 +363,7 @@ static int representative_round(const double *medians, int n, double *measured)
  * of the rounds' medians (the calibration prices its kernels the same way), so that a
  * stretch of the shared machine's noise that catches one round does not set it. The
  * validation rows point at the representative round: the one whose median is nearest. */
-static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
+static int validate_finish(const Cli *cli, Db *db, ModelResult *res, double rtt_near_ns)
 {
     const int n = res->nrounds;
     double med[MAX_RUNS] = {0}, lo = INFINITY, hi = 0;
@@ -332,6 +420,8 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
             res->placed_error_pct[h] = gsl_stats_median_from_sorted_data(e, 1, (size_t)ne);
         }
     }
+    if (validate_steps(res, rtt_near_ns) != 0)
+        return cli_error(cli, EXIT_FAIL, "out of memory for %s's steps", res->m->name);
     for (int h = 0; h < 2; h++) {
         if (!res->pred[h])
             continue;
@@ -361,6 +451,12 @@ static int validate_finish(const Cli *cli, Db *db, ModelResult *res)
         v->measured_apart_s = res->apart_measured_s;
         v->predicted_apart_s = res->apart_predicted_s[h];
         v->error_placed_pct = res->placed_error_pct[h];
+        v->steps_near = res->steps_near;
+        v->steps_apart = res->steps_apart;
+        v->steps_one_core = res->steps_one_core;
+        v->measured_steps_near_s = res->steps_near_s;
+        v->measured_steps_apart_s = res->steps_apart_s;
+        v->error_steps_placed_pct = res->steps_placed_error_pct[h];
         if (db_validation_insert(db, v) != 0)
             return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
@@ -644,7 +740,8 @@ static int validate_dp(Cli *cli, const ValidateOpts *vo, const ModelSpec *const 
                                                     ? r->pred.iter_s - r->pred.allreduce_s + r->allreduce_apart_s
                                                     : 0,
                            .error_placed_pct = r->placed_error_pct,
-                           .predicted_allreduce_placed_s = r->placed_allreduce_s};
+                           .predicted_allreduce_placed_s = r->placed_allreduce_s,
+                           .error_steps_placed_pct = NAN}; /* the ranks' steps are not probed */
         r->adjusted_error_pct = 100 * (dp_adjusted_s(r) - r->meas_s) / r->meas_s;
         v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
@@ -953,6 +1050,54 @@ static PlacedSummary placed_summary(const ModelResult *res, int nm, int h)
     return ps;
 }
 
+/* The errors step by step (validate_steps): each step priced at its own placement, and
+ * the near steps' pooled median against the calibration's price; over the models with
+ * probed steps. */
+typedef struct {
+    int near, apart, one_core; /* steps, over every model */
+    int models;                /* with a priced step */
+    double median_abs_pct, max_abs_pct;
+    const char *max_model;
+    int near_models;           /* with a near step */
+    double near_median_abs_pct, near_max_abs_pct;
+    const char *near_max_model;
+} StepSummary;
+
+static double steps_near_error_pct(const ModelResult *r, int h)
+{
+    return 100 * (r->v[h].predicted_s - r->steps_near_s) / r->steps_near_s;
+}
+
+static StepSummary step_summary(const ModelResult *res, int nm, int h)
+{
+    StepSummary ss = {.max_model = "", .near_max_model = ""};
+    double e[MAX_MODELS], en[MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        ss.near += res[i].steps_near;
+        ss.apart += res[i].steps_apart;
+        ss.one_core += res[i].steps_one_core;
+        const double ep = res[i].steps_placed_error_pct[h];
+        if (!isnan(ep)) {
+            e[ss.models++] = ep;
+            if (fabs(ep) >= ss.max_abs_pct) {
+                ss.max_abs_pct = fabs(ep);
+                ss.max_model = res[i].v[0].model;
+            }
+        }
+        if (res[i].steps_near > 0) {
+            const double n = steps_near_error_pct(&res[i], h);
+            en[ss.near_models++] = n;
+            if (fabs(n) >= ss.near_max_abs_pct) {
+                ss.near_max_abs_pct = fabs(n);
+                ss.near_max_model = res[i].v[0].model;
+            }
+        }
+    }
+    ss.median_abs_pct = ss.models ? median_abs(e, ss.models) : 0;
+    ss.near_median_abs_pct = ss.near_models ? median_abs(en, ss.near_models) : 0;
+    return ss;
+}
+
 static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelResult *res, int nm,
                        const ValidateOpts *vo)
 {
@@ -966,7 +1111,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     printf(" %13s %9s", "drift c / m", "adjusted");
     if (H)
         printf(" %9s", "adj. hold");
-    printf(" %9s %5s %7s %10s %10s %7s\n", "cores", "far", "placed", "memory", "peak RSS", "diff");
+    printf(" %9s %5s %7s %14s %7s %10s %10s %7s\n", "cores", "far", "placed", "steps n/a/1", "by step", "memory",
+           "peak RSS", "diff");
     double err[2][MAX_MODELS], adj[2][MAX_MODELS];
     for (int i = 0; i < nm; i++) {
         const ValidationRow *v = &res[i].v[0];
@@ -995,7 +1141,13 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
         char placed[16] = "-";
         if (!isnan(res[i].placed_error_pct[0]))
             snprintf(placed, sizeof placed, "%+.1f%%", res[i].placed_error_pct[0]);
-        printf(" %9s %5s %7s %10s %10s %+6.1f%%\n", cores, far, placed, fmt_bytes(res[i].memory_bytes, b1, 32),
+        char steps[24] = "-", by_step[16] = "-";
+        if (res[i].steps_near + res[i].steps_apart + res[i].steps_one_core > 0)
+            snprintf(steps, sizeof steps, "%d/%d/%d", res[i].steps_near, res[i].steps_apart, res[i].steps_one_core);
+        if (!isnan(res[i].steps_placed_error_pct[0]))
+            snprintf(by_step, sizeof by_step, "%+.1f%%", res[i].steps_placed_error_pct[0]);
+        printf(" %9s %5s %7s %14s %7s %10s %10s %+6.1f%%\n", cores, far, placed, steps, by_step,
+               fmt_bytes(res[i].memory_bytes, b1, 32),
                fmt_bytes(res[i].peak_rss_bytes, b2, 32),
                100 * (res[i].memory_bytes - res[i].peak_rss_bytes) / res[i].peak_rss_bytes);
     }
@@ -1012,6 +1164,10 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
            "# time on one); placed: the median of the runs' errors, each run priced at its own placement\n"
            "# (apart where its cores read x%.1f or more, by the kernels' passes timed apart; else near; a run\n"
            "# on one core not priced)\n", FAR_CORES, 1 / FAR_CORES, MB_SHARED_CORE, FAR_CORES);
+    printf("# steps n/a/1: the timed steps of all runs by where the cores were around each (probed between\n"
+           "# steps): near, apart (a round trip x%.1f the calibration's fastest or more), on one core; by step:\n"
+           "# the median of the steps' errors, each step priced at its own placement (one-core steps not priced)\n",
+           MB_FAR_RTT);
     for (int h = 0; h <= (int)H; h++) {
         double mx = 0, mxa = 0;
         for (int i = 0; i < nm; i++) {
@@ -1053,6 +1209,19 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
         printf("%s with each run priced at its own placement (%d runs apart): median |error| %.1f%%, max %.1f%% "
                "(%s) over %d models\n", h ? "holdout calibration" : "full calibration", ps.apart_runs,
                ps.median_abs_pct, ps.max_abs_pct, ps.max_model, ps.models);
+    }
+    for (int h = 0; h <= (int)H; h++) {
+        const StepSummary ss = step_summary(res, nm, h);
+        if (ss.models == 0)
+            break;
+        const char *name = h ? "holdout calibration" : "full calibration";
+        if (h == 0)
+            printf("steps probed between steps: %d near, %d apart, %d on one core\n", ss.near, ss.apart, ss.one_core);
+        printf("%s with each step priced at its own placement: median |error| %.1f%%, max %.1f%% (%s) over %d "
+               "models\n", name, ss.median_abs_pct, ss.max_abs_pct, ss.max_model, ss.models);
+        if (ss.near_models > 0)
+            printf("%s against the near steps (their pooled median): median |error| %.1f%%, max %.1f%% (%s) over %d "
+                   "models\n", name, ss.near_median_abs_pct, ss.near_max_abs_pct, ss.near_max_model, ss.near_models);
     }
     KindRow *k;
     const int nk = kind_rows(res, nm, H, &k);
@@ -1128,6 +1297,17 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(o, "measured_near_s", res[i].near_measured_s);
         else
             cJSON_AddNullToObject(o, "measured_near_s");
+        cJSON_AddNumberToObject(o, "steps_near", res[i].steps_near);
+        cJSON_AddNumberToObject(o, "steps_apart", res[i].steps_apart);
+        cJSON_AddNumberToObject(o, "steps_one_core", res[i].steps_one_core);
+        if (res[i].steps_near > 0)
+            cJSON_AddNumberToObject(o, "measured_steps_near_s", res[i].steps_near_s);
+        else
+            cJSON_AddNullToObject(o, "measured_steps_near_s");
+        if (res[i].steps_apart > 0)
+            cJSON_AddNumberToObject(o, "measured_steps_apart_s", res[i].steps_apart_s);
+        else
+            cJSON_AddNullToObject(o, "measured_steps_apart_s");
         cJSON_AddNumberToObject(o, "rounds_apart", res[i].apart_rounds);
         if (res[i].apart_rounds > 0)
             cJSON_AddNumberToObject(o, "measured_apart_s", res[i].apart_measured_s);
@@ -1161,6 +1341,14 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
                 cJSON_AddNumberToObject(p, "error_placed_pct", res[i].placed_error_pct[h]);
             else
                 cJSON_AddNullToObject(p, "error_placed_pct");
+            if (!isnan(res[i].steps_placed_error_pct[h]))
+                cJSON_AddNumberToObject(p, "error_steps_placed_pct", res[i].steps_placed_error_pct[h]);
+            else
+                cJSON_AddNullToObject(p, "error_steps_placed_pct");
+            if (res[i].steps_near > 0)
+                cJSON_AddNumberToObject(p, "error_steps_near_pct", steps_near_error_pct(&res[i], h));
+            else
+                cJSON_AddNullToObject(p, "error_steps_near_pct");
             err[h][i] = v->error_pct;
             adj[h][i] = v->adjusted_error_pct;
             OpGroup *g;
@@ -1216,6 +1404,20 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
             cJSON_AddNumberToObject(pl, "models", ps.models);
             if (ps.models > 0)
                 add_error_stats(pl, ps.median_abs_pct, ps.max_abs_pct, ps.max_model);
+        }
+        {
+            const StepSummary ss = step_summary(res, nm, h);
+            cJSON *st = cJSON_AddObjectToObject(s, "each_step_placed");
+            cJSON_AddNumberToObject(st, "steps_near", ss.near);
+            cJSON_AddNumberToObject(st, "steps_apart", ss.apart);
+            cJSON_AddNumberToObject(st, "steps_one_core", ss.one_core);
+            cJSON_AddNumberToObject(st, "models", ss.models);
+            if (ss.models > 0)
+                add_error_stats(st, ss.median_abs_pct, ss.max_abs_pct, ss.max_model);
+            cJSON *ns = cJSON_AddObjectToObject(s, "near_steps");
+            cJSON_AddNumberToObject(ns, "models", ss.near_models);
+            if (ss.near_models > 0)
+                add_error_stats(ns, ss.near_median_abs_pct, ss.near_max_abs_pct, ss.near_max_model);
         }
     }
     KindRow *k;
@@ -1363,7 +1565,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     for (int i = 0; i < predicted; i++) {
         if (res[i].nrounds == 0)
             break;
-        if (validate_finish(cli, db, &res[i]) != 0) {
+        if (validate_finish(cli, db, &res[i], cal.rtt_fastest_ns) != 0) {
             rc = EXIT_FAIL;
             break;
         }

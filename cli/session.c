@@ -273,13 +273,30 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
     double *op_t = trace ? calloc((size_t)trace_cap * (size_t)t.plan.nops, sizeof *op_t) : NULL;
     double *local_s = calloc((size_t)room, sizeof *local_s);
     StepTimes *split = calloc((size_t)room, sizeof *split);
+    /* Where the threads' cores are, probed after every step and once before the first,
+     * outside the timed region (the round trip 10 us near, 60 us apart; the core share
+     * 140 us): the host of the EPYC VMs moves the vCPUs within a run, and a small model's
+     * steps run 1.5-2x slower apart or on one core (microbench/placement.c). One process
+     * only: a data-parallel job's ranks are probed around the run instead. */
+    const bool probe_cores = cli->threads >= 2 && dp.nranks == 1;
+    double *probe_ns = probe_cores ? calloc((size_t)room + 1, sizeof *probe_ns) : NULL;
+    double *probe_share = probe_cores ? calloc((size_t)room + 1, sizeof *probe_share) : NULL;
+    if (probe_cores) {
+        out->step_rtt_ns = calloc((size_t)room, sizeof *out->step_rtt_ns);
+        out->step_core_share = calloc((size_t)room, sizeof *out->step_core_share);
+    }
     int rc = 0;
-    if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split) {
+    if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split ||
+        (probe_cores && (!probe_ns || !probe_share || !out->step_rtt_ns || !out->step_core_share))) {
         rc = cli_error(cli, EXIT_FAIL, "out of memory");
         goto done;
     }
     RunRow *r = &out->row;
     db_now_iso(r->started_at);
+    if (probe_cores) {
+        probe_ns[0] = mb_core_rtt_ns(cli->threads);
+        probe_share[0] = mb_core_share(cli->threads);
+    }
     comm_barrier(); /* the ranks start the first step together */
     double timed_s = 0; /* the job's timed steps so far: the same on every rank */
     for (int s = 0;; s++) {
@@ -301,6 +318,12 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
         double t0 = mb_now_s();
         out->loss[s] = trainer_step(&t, s, trace_row);
         local_s[s] = mb_now_s() - t0;
+        if (probe_cores) {
+            probe_ns[s + 1] = mb_core_rtt_ns(cli->threads);
+            probe_share[s + 1] = mb_core_share(cli->threads);
+            out->step_rtt_ns[s] = fmax(probe_ns[s], probe_ns[s + 1]);
+            out->step_core_share[s] = fmax(probe_share[s], probe_share[s + 1]);
+        }
         split[s] = t.last;
         out->step_s[s] = local_s[s];
         comm_allreduce_max_f64(&out->step_s[s], 1); /* the job's step: its slowest rank's */
@@ -354,6 +377,8 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
         goto done;
     }
     r->rank_times = out->rank_times;
+    r->step_rtt_ns = out->step_rtt_ns;
+    r->step_core_share = out->step_core_share;
     if (trace) {
         out->ops = calloc((size_t)t.plan.nops, sizeof *out->ops);
         double *col = malloc((size_t)steps * sizeof *col);
@@ -371,7 +396,7 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
     }
 
 done:
-    free(op_t), free(local_s), free(split);
+    free(op_t), free(local_s), free(split), free(probe_ns), free(probe_share);
     trainer_free(&t);
     if (rc)
         run_result_free(out);
@@ -384,6 +409,8 @@ void run_result_free(RunResult *r)
     free(r->loss);
     free(r->ops);
     free(r->rank_times);
+    free(r->step_rtt_ns);
+    free(r->step_core_share);
     memset(r, 0, sizeof *r);
 }
 

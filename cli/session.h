@@ -49,6 +49,11 @@ typedef struct {
      * rank's compute_s, wait_s and comm_s: the critical path's shares of a step, and the
      * statistic the communication calibration takes (a sample's slowest rank) */
     StepTimes slowest;
+    /* one process on two threads or more: per step (as step_s), where the threads' cores
+     * were around it: the round trip between them, the slower of the probes just before and
+     * just after (ns), and the larger core share (mb_core_share); row.step_rtt_ns and
+     * row.step_core_share point here; NULL otherwise */
+    double *step_rtt_ns, *step_core_share;
 } RunResult;
 
 /* Trains m at batch for warmup + steps steps (threads from cli), with a per-op trace if

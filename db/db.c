@@ -678,8 +678,11 @@ int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, i
             goto fail;
     }
     for (int i = 0; i < nsteps; i++)
-        if (run_stmt(db, NULL, "INSERT INTO run_step (run_id, step, warmup, time_s, loss) VALUES (?,?,?,?,?)",
-                     "Iiidd", r->id, i, (int)(i < r->warmup_steps), step_s[i], loss ? loss[i] : 0.0) != 0)
+        if (run_stmt(db, NULL,
+                     "INSERT INTO run_step (run_id, step, warmup, time_s, loss, rtt_ns, core_share)"
+                     " VALUES (?,?,?,?,?,?,?)",
+                     "Iiidddd", r->id, i, (int)(i < r->warmup_steps), step_s[i], loss ? loss[i] : 0.0,
+                     r->step_rtt_ns ? r->step_rtt_ns[i] : 0.0, r->step_core_share ? r->step_core_share[i] : 0.0) != 0)
             goto fail;
     if (ops && insert_op_rows(db, "run_op", r->id, ops, nops) != 0)
         goto fail;
@@ -731,15 +734,17 @@ int db_validation_insert(Db *db, ValidationRow *v)
                     " drift_compute, drift_memory, adjusted_error_pct, ranks, predicted_allreduce_s,"
                     " measured_allreduce_s, drift_cross, drift_allreduce, rounds, far_rounds, near_rounds, measured_near_s,"
                     " one_core_rounds, apart_rounds, measured_apart_s, predicted_apart_s, error_placed_pct,"
-                    " predicted_allreduce_placed_s)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddiddd" "idddd" "iiidi" "iddNd", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
+                    " predicted_allreduce_placed_s, steps_near, steps_apart, steps_one_core, measured_steps_near_s,"
+                    " measured_steps_apart_s, error_steps_placed_pct)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IIsiisdddddiddd" "idddd" "iiidi" "iddNd" "iiiddN", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
                     v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
                     v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
                     v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s,
                     v->drift_cross, v->drift_allreduce, v->rounds > 0 ? v->rounds : 1, v->far_rounds,
                     v->near_rounds, v->measured_near_s, v->one_core_rounds, v->apart_rounds, v->measured_apart_s,
-                    v->predicted_apart_s, v->error_placed_pct, v->predicted_allreduce_placed_s);
+                    v->predicted_apart_s, v->error_placed_pct, v->predicted_allreduce_placed_s, v->steps_near,
+                    v->steps_apart, v->steps_one_core, v->measured_steps_near_s, v->measured_steps_apart_s, v->error_steps_placed_pct);
 }
 
 /* ---- spec sheets ---- */

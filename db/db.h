@@ -132,6 +132,10 @@ typedef struct {
      * the larger of before and after (0: not measured) */
     char placement[12];
     double cores_cross;
+    /* v21: per step (warm-up first, as step_s), where the threads' cores were around it: the
+     * round trip between them, the slower of the probes just before and just after (ns),
+     * and the larger core share (mb_core_share); NULL: not probed */
+    const double *step_rtt_ns, *step_core_share;
 } RunRow;
 
 /* Where one rank's step time went (medians over a run's timed steps). */
@@ -225,6 +229,12 @@ typedef struct {
      * apart price where they were apart and the calibration has one, else the near one); 0:
      * not probed */
     double predicted_allreduce_placed_s;
+    /* v21: the timed steps of the model's runs by where the cores were around each step
+     * (RunRow.step_rtt_ns against the calibration's fastest round trip, step_core_share):
+     * near, apart and one-core counts, their pooled medians (0: none), and the median of the steps' errors, each
+     * step priced at its own placement (NaN: not probed; stored NULL) */
+    int steps_near, steps_apart, steps_one_core;
+    double measured_steps_near_s, measured_steps_apart_s, error_steps_placed_pct;
 } ValidationRow;
 
 /* ---- opening ---- */

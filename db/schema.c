@@ -245,6 +245,24 @@ static const char *const migrations[] = {
     /* and a data-parallel validation's allreduce priced at the placement its representative
      * run found the node's ranks in (the apart price where apart; 0: not priced) */
     "ALTER TABLE validation ADD COLUMN predicted_allreduce_placed_s REAL NOT NULL DEFAULT 0;",
+    /* v21: where the cores were at each step. A host that moves the vCPUs every few seconds
+     * moves them within a run too (fista's 2-s runs: 300 steps at 2.0 ms, 400 at 2.9 ms), so
+     * probes before and after a run cannot say where its steps ran. A one-process run on two
+     * threads or more probes the round trip between the threads after every step (and once
+     * before the first): a step's rtt_ns is the slower of the probes around it, and its
+     * core_share the larger FMA-burst ratio (both threads on one core at MB_SHARED_CORE or
+     * more, microbench/placement.c; 0: not probed). A validation's steps classed by them,
+     * apart against the calibration's fastest round trip: how many were near, apart and on one core,
+     * their pooled medians (0: none), and the median of the steps' errors with each step
+     * priced at its own placement (one-core steps not priced; NULL: not probed) */
+    "ALTER TABLE run_step ADD COLUMN rtt_ns REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE run_step ADD COLUMN core_share REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN steps_near INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN steps_apart INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN steps_one_core INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN measured_steps_near_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN measured_steps_apart_s REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE validation ADD COLUMN error_steps_placed_pct REAL;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

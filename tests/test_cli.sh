@@ -260,6 +260,33 @@ if run validate-rounds 0 "$DLPERF" validate basic-lstm p3b1 --batch 4 --steps 2 
                 AND (error_placed_pct IS NOT NULL OR one_core_rounds = rounds)
                 AND (apart_rounds = 0) = (measured_apart_s = 0)")" = 2 ] &&
         ok validate-rounds-placed || fail validate-rounds-placed "$(sql "SELECT * FROM validation ORDER BY id DESC LIMIT 2")"
+    # every step of a run on two threads or more probed for where its cores were (round trip
+    # in ns, core share as a ratio; none on one thread), and the validation's timed steps
+    # classed near / apart / one core: all of them, and an error priced step by step
+    # whenever a step was near or apart
+    th=$(sql "SELECT threads FROM validation ORDER BY id DESC LIMIT 1")
+    if [ "$th" -gt 1 ]; then
+        [ "$(sql "SELECT count(*) FROM run_step s JOIN (SELECT id FROM run ORDER BY id DESC LIMIT $n) r ON r.id = s.run_id
+                  WHERE NOT (rtt_ns BETWEEN 5 AND 1e6 AND core_share BETWEEN 0.3 AND 10)")" = 0 ] &&
+            [ "$(sql "SELECT v.steps_near + v.steps_apart + v.steps_one_core = (SELECT sum(steps) FROM (SELECT steps FROM run
+                      WHERE model='p3b1' ORDER BY id DESC LIMIT $n))
+                      AND (v.steps_near + v.steps_apart > 0) = (v.error_steps_placed_pct IS NOT NULL)
+                      AND (v.steps_near > 0) = (v.measured_steps_near_s > 0) AND (v.steps_apart > 0) = (v.measured_steps_apart_s > 0)
+                      FROM validation v ORDER BY id DESC LIMIT 1")" = 1 ] &&
+            ok validate-steps-placed || fail validate-steps-placed "$(sql "SELECT steps_near, steps_apart, steps_one_core,
+                error_steps_placed_pct FROM validation ORDER BY id DESC LIMIT 1"); $(sql "SELECT min(rtt_ns), max(rtt_ns),
+                min(core_share), max(core_share) FROM run_step")"
+    else
+        [ "$(sql "SELECT steps_near + steps_apart + steps_one_core = 0 AND error_steps_placed_pct IS NULL
+                  FROM validation ORDER BY id DESC LIMIT 1")" = 1 ] &&
+            [ "$(sql "SELECT count(*) FROM run_step WHERE rtt_ns <> 0 OR core_share <> 0")" = 0 ] &&
+            ok validate-steps-placed || fail validate-steps-placed "probed on one thread"
+    fi
+fi
+# one thread: no core to probe, nothing stored
+if run run-one-thread 0 "$DLPERF" run p3b1 --batch 4 --steps 2 --warmup 0 --threads 1; then
+    [ "$(sql "SELECT count(*) FROM run_step WHERE run_id = (SELECT max(id) FROM run) AND (rtt_ns <> 0 OR core_share <> 0)")" = 0 ] &&
+        ok run-one-thread-unprobed || fail run-one-thread-unprobed "$(sql "SELECT rtt_ns, core_share FROM run_step WHERE run_id = (SELECT max(id) FROM run)")"
 fi
 run validate-bad-rounds 2 "$DLPERF" validate basic-lstm --rounds 11 &&
     expect validate-bad-rounds "$T/err" "--rounds '11': expected an integer from 1 to 10" && one_line validate-bad-rounds
