@@ -143,6 +143,7 @@ typedef struct {
     double all;                      /* the compute-bound kernels'; 0: none timed both ways */
     double kind[OP_KIND_COUNT];      /* 0: too few of the kind */
     double remote;                   /* a byte from the other core's cache over one from DRAM */
+    int samples_probed, samples_apart; /* samples by the probes around each (0: not probed) */
 } ApartInfo;
 
 static void apart_of(const CostModel *cm, ApartInfo *ai)
@@ -493,6 +494,10 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
            "  passes near and a core each, but %d kernels that had none are priced from all their passes (those\n"
            "  apart taken to near by the apart/near ratio of the kernels of their kind nearest in size)\n",
            f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.shared, f.shared_kernels, MB_SHARED_CORE, f.all_off);
+    if (ai->samples_probed > 0)
+        printf("  probed around every sample: %d of %d samples apart; a pass counts apart when all its samples were,\n"
+               "  and each kernel's near price comes from its near samples, its apart price from its apart ones\n",
+               ai->samples_apart, ai->samples_probed);
     if (ai->all > 0) {
         printf("  apart, the kernels timed both ways took x%.2f their near time (compute-bound, median); by kind:",
                ai->all);
@@ -672,6 +677,8 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(fp, "kernels", f.kernels);
         cJSON_AddNumberToObject(fp, "passes", f.passes);
         cJSON_AddNumberToObject(fp, "passes_in_all", f.all);
+        cJSON_AddNumberToObject(fp, "samples_probed", ai->samples_probed); /* 0: probed per pass only */
+        cJSON_AddNumberToObject(fp, "samples", ai->samples_apart); /* of samples_probed */
         cJSON *sc = cJSON_AddObjectToObject(o, "cores_shared");
         cJSON_AddNumberToObject(sc, "fma_ratio", MB_SHARED_CORE);
         cJSON_AddNumberToObject(sc, "kernels", f.shared_kernels);
@@ -930,6 +937,13 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
         retention_of(cm, &ri);
         apart_of(cm, &ai);
         cm_free(cm);
+    }
+    if (db_calibration_sample_placement(db, cal->id, MB_FAR_RTT, &ai.samples_probed, &ai.samples_apart) != 0) {
+        for (int i = 0; i < ng; i++)
+            free(g[i].rate);
+        free(g);
+        free(r.m);
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     }
     CommFitInfo comm;
     CommModel *cmm = comm_model_load(db, cal->machine_id, err, sizeof err); /* none: no section */

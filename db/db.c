@@ -377,6 +377,27 @@ int db_calibration_set_rtt(Db *db, int64_t calibration_id, double rtt_fastest_ns
                     calibration_id);
 }
 
+int db_calibration_sample_placement(Db *db, int64_t calibration_id, double far_ratio, int *probed, int *apart)
+{
+    static const char sql[] =
+        "SELECT count(*), coalesce(sum(s.rtt_ns >= ? * c.rtt_fastest_ns), 0) FROM sample s"
+        " JOIN measurement m ON m.id = s.measurement_id JOIN calibration c ON c.id = m.calibration_id"
+        " WHERE m.calibration_id = ? AND s.rtt_ns > 0 AND c.rtt_fastest_ns > 0";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, sql);
+    sqlite3_bind_double(st, 1, far_ratio);
+    sqlite3_bind_int64(st, 2, calibration_id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fail_sqlite(db, sql);
+    }
+    *probed = sqlite3_column_int(st, 0);
+    *apart = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    return 0;
+}
+
 int db_calibration_reap(Db *db, int64_t machine_id)
 {
     char host[128] = "";
@@ -502,8 +523,9 @@ int db_measurement_insert(Db *db, MeasurementRow *m)
                  m->max_err, m->warm_s, m->far_passes, m->shared_passes, m->pass_placement, m->apart_s) != 0)
         goto fail;
     for (int i = 0; m->samples && i < m->nsamples; i++)
-        if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s, round) VALUES (?,?,?,?)", "Iidi",
-                     m->id, i, m->samples[i], m->sample_rounds ? m->sample_rounds[i] : 0) != 0)
+        if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s, round, rtt_ns) VALUES (?,?,?,?,?)",
+                     "Iidid", m->id, i, m->samples[i], m->sample_rounds ? m->sample_rounds[i] : 0,
+                     m->sample_rtt_ns ? m->sample_rtt_ns[i] : 0.0) != 0)
             goto fail;
     if (db_commit(db) != 0)
         goto fail;

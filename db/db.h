@@ -95,10 +95,13 @@ typedef struct {
                                out as far_passes are; counted where not far */
     char pass_placement[MB_PASSES_MAX + 1]; /* a letter a pass, in pass order: n near, a apart,
                                                s on one core, - not probed; "" before v17 */
-    double apart_s;         /* the median of the apart passes' medians; 0: no pass apart */
+    double apart_s;         /* the apart price: the median of the passes' medians of their apart
+                               samples (before v22: of the apart passes'); 0: none apart */
     const double *samples;  /* reps per-execution times (seconds); written, not read back */
     const int *sample_rounds; /* the pass over the lists each sample came from (0-based);
                                  NULL: all from pass 0 */
+    const double *sample_rtt_ns; /* v22: the round trip between the threads' cores around each
+                                    sample, the slower probe (ns); NULL: not probed (one thread) */
     int nsamples;
 } MeasurementRow;
 
@@ -266,6 +269,10 @@ int db_calibration_begin(Db *db, CalibrationRow *c);
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status);
 /* Records the fastest round trip the calibration's placement probes saw (ns). */
 int db_calibration_set_rtt(Db *db, int64_t calibration_id, double rtt_fastest_ns);
+/* Of a calibration's samples probed for where the threads' cores were (sample.rtt_ns > 0),
+ * how many, and how many ran apart: a round trip far_ratio times the calibration's fastest
+ * or more (0 and 0 for a calibration from before v22, or on one thread). */
+int db_calibration_sample_placement(Db *db, int64_t calibration_id, double far_ratio, int *probed, int *apart);
 /* The calibration with this id; DB_NOT_FOUND if there is none. */
 int db_calibration_get(Db *db, int64_t calibration_id, CalibrationRow *out);
 /* Marks "running" calibrations of this machine whose process is gone as "interrupted". */

@@ -263,6 +263,12 @@ static const char *const migrations[] = {
     "ALTER TABLE validation ADD COLUMN measured_steps_near_s REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN measured_steps_apart_s REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE validation ADD COLUMN error_steps_placed_pct REAL;",
+    /* v22: where the cores were at each calibration sample: the round trip between the
+     * threads probed before a kernel's first sample and after each, the slower of the two
+     * around a sample (ns; 0: not probed, one thread or before dlperf probed). A kernel's
+     * near price comes from its near samples, its apart price from its apart ones; a pass
+     * is apart (pass_placement 'a') when every sample of it was (microbench/calibrate.c) */
+    "ALTER TABLE sample ADD COLUMN rtt_ns REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

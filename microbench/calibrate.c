@@ -15,11 +15,13 @@
  * pass (which no median passes by).
  *
  * Placement: with two threads or more, a cache line's round trip between the threads is
- * probed before and after each kernel's pass (microbench/placement.c). A pass either of
- * whose probes took MB_FAR_RTT times the fastest round trip the calibration has seen ran
- * with the cores apart (measurement.far_passes counts them), and each kernel is priced
- * from its near passes, unless it has none: a price from one placement, not a mixture that
- * no step runs at. Near, not whichever placement prevailed: the prices of kernels timed
+ * probed before each kernel's first sample and after every sample (microbench/placement.c,
+ * mb_time_op_probed). A sample either of whose probes took MB_FAR_RTT times the fastest
+ * round trip the calibration has seen ran with the cores apart, and each kernel is priced
+ * from its near samples, unless it has none: a price from one placement, not a mixture that
+ * no step runs at (a pass all of whose samples were apart is an apart pass,
+ * measurement.far_passes; before stop 35 the probes around the whole pass classed it, and a
+ * pass the host moved the vCPUs in priced a mixture). Near, not whichever placement prevailed: the prices of kernels timed
  * apart do not add up to a step run apart, whose ops pass their data between the cores
  * where a kernel repeated on the same split does not. Stop 28, a calibration priced from
  * its apart passes (65% of them): P3B1's step priced at 4.25 ms, its steps apart 7.4 ms;
@@ -30,7 +32,7 @@
  * also probed for that (mb_core_share) and such a pass (measurement.shared_passes) is left
  * out too: the price is the cores' at the calibration's placement, near and one each.
  * Each pass's class is stored (measurement.pass_placement, a letter a pass), and so is the
- * median of the apart passes' medians (apart_s): the apart placement's price, which the
+ * median of the passes' apart samples' medians (apart_s): the apart placement's price, which the
  * predictor applies as a ratio over the near one (predictor/cost_model.c, cm_set_apart)
  * where validate finds a run's cores apart.
  */
@@ -48,18 +50,32 @@ typedef struct {
     double share;  /* FMA on two threads over one */
 } PassProbe;
 
-/* Classes each pass r of one kernel: apart (a round trip MB_FAR_RTT times the fastest the
- * calibration saw, or more), else on one core (a share of MB_SHARED_CORE or more), else at
- * the calibration's placement, near. Writes a letter a pass to letters (n, a, s: the
- * measurement's pass_placement) and counts the first two in *far and *shared. */
-static void classify_passes(const PassProbe *probe, int rounds, double fastest, char *letters, int *far, int *shared)
+/* Classes each sample of one kernel, and from them each pass r: a sample is apart when
+ * either round trip around it (mb_time_op_probed) took MB_FAR_RTT times the fastest the
+ * calibration saw, or more; a pass is apart when every sample of it was, else on one core
+ * when its probes before or after found both threads on one core (a share of
+ * MB_SHARED_CORE or more; the FMA burst is too long to run between samples), else at the
+ * calibration's placement, near. Writes apart[i] per sample, a letter a pass to letters
+ * (n, a, s: the measurement's pass_placement), and counts the passes apart and on one core
+ * in *far and *shared. Samples, not passes: the host moves the vCPUs within a kernel's
+ * pass too, and a pass classed by its end probes alone priced a mixture (stop 35's fista
+ * GEMM: its one near pass 592 us, against 516 us near in the calibration before and 669 us
+ * apart in both). */
+static void classify_samples(const double *rtt_ns, const int *round, int n, const PassProbe *probe, int rounds,
+                             double fastest, bool *apart, char *letters, int *far, int *shared)
 {
+    bool has_near[MB_MAX_ROUNDS] = {false};
+    for (int i = 0; i < n; i++) {
+        apart[i] = isfinite(fastest) && fastest > 0 && rtt_ns[i] >= MB_FAR_RTT * fastest;
+        if (!apart[i])
+            has_near[round ? round[i] : 0] = true;
+    }
     *far = *shared = 0;
     for (int r = 0; r < rounds; r++) {
-        const bool apart = isfinite(fastest) && fastest > 0 && probe[r].rtt_ns >= MB_FAR_RTT * fastest;
-        const bool one_core = !apart && probe[r].share >= MB_SHARED_CORE;
-        letters[r] = apart ? 'a' : one_core ? 's' : 'n';
-        *far += apart;
+        const bool pass_apart = !has_near[r];
+        const bool one_core = !pass_apart && probe[r].share >= MB_SHARED_CORE;
+        letters[r] = pass_apart ? 'a' : one_core ? 's' : 'n';
+        *far += pass_apart;
         *shared += one_core;
     }
     letters[rounds] = '\0';
@@ -70,6 +86,33 @@ static void passes_other_than(const char *letters, int rounds, char keep, bool *
 {
     for (int r = 0; r < rounds; r++)
         off[r] = letters[r] != keep;
+}
+
+/* A kernel's prices from its samples (n of them; round NULL: one pass) by where the cores
+ * were: the near price from the near samples of the passes at the calibration's placement
+ * (all samples where there is none: a kernel timed apart in every pass, which the predictor
+ * takes to near by its kind's ratio), the apart price from the apart samples of the passes
+ * not on one core (0: none). */
+static void price_by_placement(MeasurementRow *m, const double *samples, const int *round, const double *rtt_ns,
+                               int n, const PassProbe *probe, int rounds, double fastest, bool *apart,
+                               double *scratch)
+{
+    classify_samples(rtt_ns, round, n, probe, rounds, fastest, apart, m->pass_placement, &m->far_passes,
+                     &m->shared_passes);
+    bool not_near_pass[MB_MAX_ROUNDS], one_core_pass[MB_MAX_ROUNDS];
+    passes_other_than(m->pass_placement, rounds, 'n', not_near_pass);
+    int apart_samples = 0;
+    for (int r = 0; r < rounds; r++)
+        one_core_pass[r] = m->pass_placement[r] == 's';
+    for (int i = 0; i < n; i++)
+        apart_samples += apart[i] && !one_core_pass[round ? round[i] : 0];
+    m->median_s = mb_pass_median(samples, round, n, rounds, not_near_pass, apart, scratch);
+    m->apart_s = 0;
+    if (apart_samples > 0) {
+        for (int i = 0; i < n; i++) /* from here on: not apart */
+            apart[i] = !apart[i];
+        m->apart_s = mb_pass_median(samples, round, n, rounds, one_core_pass, apart, scratch);
+    }
 }
 
 /* Both probes, now. */
@@ -89,6 +132,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     double *samples = NULL, *scratch = NULL;
     double **pooled = NULL; /* rounds > 1: each kernel's samples so far */
     int **pooled_round = NULL; /* rounds > 1: the pass each of them came from */
+    double **pooled_rtt = NULL; /* rounds > 1, threads > 1: the round trip around each of them */
+    double *sample_rtt = NULL;  /* threads > 1: one pass's, around each sample (max_reps) */
+    bool *sample_mask = NULL;   /* threads > 1: price_by_placement's scratch (pooled_max) */
     int *npooled = NULL;
     double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
@@ -119,7 +165,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
     }
     if (threads > 1 && total_in > 0 &&
-        !(pass_probe = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_probe))) {
+        (!(pass_probe = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_probe)) ||
+         !(sample_rtt = calloc((size_t)(p->max_reps > 0 ? p->max_reps : 1), sizeof *sample_rtt)) ||
+         !(sample_mask = calloc((size_t)(pooled_max > 0 ? pooled_max : 1), sizeof *sample_mask)) ||
+         (rounds > 1 && !(pooled_rtt = calloc((size_t)total_in, sizeof *pooled_rtt))))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -161,13 +210,17 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 MeasurementRow m;
                 char terr[256] = "";
                 const PassProbe before = probe_now(threads);
-                int trc = mb_time_op(&fams[f].ops[j], &pass, threads, &m, samples, terr, sizeof terr);
+                int trc = mb_time_op_probed(&fams[f].ops[j], &pass, threads, &m, samples,
+                                            pass_probe ? sample_rtt : NULL, terr, sizeof terr);
                 const PassProbe after = probe_now(threads);
                 if (pass_probe) {
                     pass_probe[(size_t)i * (size_t)rounds + (size_t)round] =
                         (PassProbe){fmax(before.rtt_ns, after.rtt_ns), fmax(before.share, after.share)};
                     if (before.rtt_ns > 0)
                         rtt_fastest = fmin(rtt_fastest, fmin(before.rtt_ns, after.rtt_ns));
+                    for (int s = 0; trc == 0 && s < m.nsamples; s++)
+                        if (sample_rtt[s] > 0)
+                            rtt_fastest = fmin(rtt_fastest, sample_rtt[s]);
                 }
                 /* a kernel too large for the memory (per rank) is left out on every rank,
                  * with a warning: predictions price its key from the fitted model */
@@ -184,14 +237,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
-                bool pass_off[MB_MAX_ROUNDS] = {false}; /* at another placement than near, a core each */
-                bool not_apart[MB_MAX_ROUNDS] = {false};
-                if (pass_probe && last) {
-                    classify_passes(pass_probe + (size_t)i * (size_t)rounds, rounds, rtt_fastest, m.pass_placement,
-                                    &m.far_passes, &m.shared_passes);
-                    passes_other_than(m.pass_placement, rounds, 'n', pass_off);
-                    passes_other_than(m.pass_placement, rounds, 'a', not_apart);
-                } else if (last) {
+                const PassProbe *probes = pass_probe ? pass_probe + (size_t)i * (size_t)rounds : NULL;
+                if (last && !probes) {
                     memset(m.pass_placement, '-', (size_t)rounds); /* one thread: no placement */
                     m.pass_placement[rounds] = '\0';
                 }
@@ -199,13 +246,17 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
                         pooled_round[i] = malloc((size_t)pooled_max * sizeof *pooled_round[i]);
+                        if (probes)
+                            pooled_rtt[i] = malloc((size_t)pooled_max * sizeof *pooled_rtt[i]);
                     }
-                    if (!pooled[i] || !pooled_round[i]) {
+                    if (!pooled[i] || !pooled_round[i] || (probes && !pooled_rtt[i])) {
                         snprintf(terr, sizeof terr, "out of memory pooling its samples");
                         m.reps = 0;
                         trc = -1;
                     } else {
                         memcpy(pooled[i] + npooled[i], m.samples, (size_t)m.nsamples * sizeof *m.samples);
+                        if (probes)
+                            memcpy(pooled_rtt[i] + npooled[i], sample_rtt, (size_t)m.nsamples * sizeof *sample_rtt);
                         for (int s = 0; s < m.nsamples; s++)
                             pooled_round[i][npooled[i] + s] = round;
                         npooled[i] += m.nsamples;
@@ -214,18 +265,21 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
-                            m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, pass_off,
-                                                        scratch);
-                            /* the apart placement's price, from the apart passes alone */
-                            if (m.far_passes > 0)
-                                m.apart_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, not_apart,
-                                                           scratch);
+                            m.sample_rtt_ns = probes ? pooled_rtt[i] : NULL;
+                            if (probes) /* the near and apart prices, sample by sample */
+                                price_by_placement(&m, pooled[i], pooled_round[i], pooled_rtt[i], npooled[i], probes,
+                                                   rounds, rtt_fastest, sample_mask, scratch);
+                            else
+                                m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, NULL,
+                                                            NULL, scratch);
                             /* the passes' warm medians, pooled by their median (those at
                              * the calibration's placement where there are any) */
+                            bool pass_off[MB_MAX_ROUNDS];
+                            passes_other_than(m.pass_placement, rounds, 'n', pass_off);
                             const bool all_off = m.far_passes + m.shared_passes == rounds;
                             int nwarm = 0;
                             for (int r = 0; r < rounds; r++)
-                                if (!pass_off[r] || all_off)
+                                if (!probes || !pass_off[r] || all_off)
                                     scratch[nwarm++] = warm[r];
                             MbStats st;
                             mb_stats(scratch, nwarm, &st);
@@ -233,8 +287,11 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         }
                     }
                 }
-                if (trc == 0 && rounds == 1 && m.far_passes == 1)
-                    m.apart_s = m.median_s; /* its one pass was apart */
+                if (trc == 0 && rounds == 1 && probes) { /* one pass: its samples by placement */
+                    m.sample_rtt_ns = sample_rtt;
+                    price_by_placement(&m, m.samples, NULL, sample_rtt, m.nsamples, probes, 1, rtt_fastest, sample_mask,
+                                       scratch);
+                }
                 /* A kernel that was timed but computed wrong results is stored as evidence
                  * (validated = 0) and still fails the calibration: a wrong kernel must never
                  * price a prediction. Any other failure (out of memory) stores nothing. */
@@ -282,9 +339,14 @@ cleanup:
             free(pooled[i]);
         if (pooled_round)
             free(pooled_round[i]);
+        if (pooled_rtt)
+            free(pooled_rtt[i]);
     }
     free(pooled);
     free(pooled_round);
+    free(pooled_rtt);
+    free(sample_rtt);
+    free(sample_mask);
     free(npooled);
     free(warm_pooled);
     free(pass_probe);

@@ -450,9 +450,9 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
             not_apart[k] = m->pass_placement[k] != 'a';
             m->far_passes += m->pass_placement[k] == 'a';
         }
-        m->median_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, not_near, scratch);
+        m->median_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, not_near, NULL, scratch);
         if (m->far_passes > 0)
-            m->apart_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, not_apart, scratch);
+            m->apart_s = mb_pass_median(mine, mine_round, ntaken[i], rounds, not_apart, NULL, scratch);
         m->sample_rounds = mine_round;
         m->calibration_id = calibration_id;
         snprintf(m->family, sizeof m->family, "comm");

@@ -53,13 +53,15 @@ void mb_stats(double *samples, int n, MbStats *out);
 void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *scratch);
 
 /* The median of the per-pass medians of samples[0..n), sample i from pass round[i] in
- * [0, rounds) (passes without samples skipped; scratch holds n doubles): a calibration in
- * rounds prices a kernel by it, so that each pass has one vote however many samples it
- * took. With pass_off (NULL: none), the passes it marks (run with the threads' cores at
- * another placement than the calibration's: apart, or on one core) are left out unless
- * every pass with samples is marked. 0 if n is 0. */
+ * [0, rounds) (round NULL: all from pass 0; passes without samples skipped; scratch holds
+ * n doubles): a calibration in rounds prices a kernel by it, so that each pass has one
+ * vote however many samples it took. With pass_off (NULL: none), the passes it marks (run
+ * with the threads' cores at another placement than the calibration's: apart, or on one
+ * core) are left out, and with sample_off (NULL: none) the samples it marks (taken at
+ * another placement, by the probes around each sample); both unless that leaves no sample.
+ * 0 if n is 0. */
 double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
-                      double *scratch);
+                      const bool *sample_off, double *scratch);
 
 /* ---- where the kernel threads' cores are (placement.c) ---- */
 /* The round trip of a cache line between OpenMP threads 0 and 1 now, in ns (the fastest of
@@ -95,6 +97,14 @@ enum { MB_DOES_NOT_FIT = 2 };
 double mb_kernel_share_bytes(const OpDesc *d, int ranks);
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen);
+/* mb_time_op, with the round trip between the threads' cores (mb_core_rtt_ns) probed before
+ * the first sample and after each, outside the timed region: sample_rtt_ns[i] (p->max_reps
+ * doubles) is the slower of the probes around sample i (ns), so that the caller can tell
+ * the samples taken with the cores apart (the host of the EPYC VMs moves the vCPUs within a
+ * kernel's pass; 0 on one thread). About 10 us a probe near, 60 us apart, against samples
+ * of 2 ms or more. */
+int mb_time_op_probed(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
+                      double *sample_rtt_ns, char *err, size_t errlen);
 /* Evicts this process's data from every cache level: each kernel thread reads its part of
  * a buffer twice the last-level cache (allocated on first use; mb_release frees it).
  * mb_time_op does this before each sample of a memory-bound op that would otherwise stay

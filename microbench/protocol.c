@@ -125,21 +125,25 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
     m->nsamples = n;
 }
 
-double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
-                      double *scratch)
+/* Whether mb_pass_median leaves sample i out: its pass or the sample itself marked. */
+static bool sample_marked(int i, const int *round, const bool *pass_off, const bool *sample_off)
 {
-    /* the marked passes count only where there is no other */
-    bool any_near = false;
-    for (int i = 0; i < n && !any_near; i++)
-        any_near = !pass_off || !pass_off[round[i]];
+    return (pass_off && pass_off[round ? round[i] : 0]) || (sample_off && sample_off[i]);
+}
+
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
+                      const bool *sample_off, double *scratch)
+{
+    /* the marked passes and samples count only where there is no other */
+    bool any_unmarked = false;
+    for (int i = 0; i < n && !any_unmarked; i++)
+        any_unmarked = !sample_marked(i, round, pass_off, sample_off);
     double medians[MB_MAX_ROUNDS];
     int npass = 0;
     for (int r = 0; r < rounds && npass < MB_MAX_ROUNDS; r++) {
-        if (any_near && pass_off && pass_off[r])
-            continue;
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (round[i] == r)
+            if ((round ? round[i] : 0) == r && !(any_unmarked && sample_marked(i, round, pass_off, sample_off)))
                 scratch[k++] = samples[i];
         if (k == 0)
             continue;
@@ -803,6 +807,12 @@ static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, int samples, c
 int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m,
                double *samples, char *err, size_t errlen)
 {
+    return mb_time_op_probed(d, p, threads, m, samples, NULL, err, errlen);
+}
+
+int mb_time_op_probed(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow *m, double *samples,
+                      double *sample_rtt_ns, char *err, size_t errlen)
+{
     int rc = -1;
     MbBuffers b;
     double *sorted = NULL;
@@ -883,9 +893,15 @@ int mb_time_op(const OpDesc *d, const MbProtocol *p, int threads, MeasurementRow
     int reps = 0;
     double start = mb_now_s();
     MbStats st;
+    double rtt_before = sample_rtt_ns ? mb_core_rtt_ns(threads) : 0;
     for (;;) {
         prepare_sample(d, kind, &b, fresh);
         samples[reps] = time_inner(d, &b, inner) / (double)inner;
+        if (sample_rtt_ns) {
+            const double rtt_after = mb_core_rtt_ns(threads);
+            sample_rtt_ns[reps] = fmax(rtt_before, rtt_after);
+            rtt_before = rtt_after;
+        }
         reps++;
         if (reps >= p->max_reps)
             break;

@@ -331,15 +331,34 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                       <= json_extract(j, '\$.cores_apart.passes_in_all')
                   AND json_extract(j, '\$.kernels_every_pass_off') <= json_extract(j, '\$.kernels')")" = 1 ] &&
             ok calibrate-show-placement || fail calibrate-show-placement "$shared; $(json "json_extract(j, '\$.cores_shared')")"
+        # every sample probed for where the cores were (the round trip around it, in ns); a
+        # pass apart has every sample apart (x2.5 the fastest or more: the fastest only fell
+        # after the kernel was classed), an apart price comes from an apart sample, and
+        # --show counts the samples the database holds
+        cid=$(json "json_extract(j, '\$.calibration_id')")
+        bad=$(sql "SELECT (SELECT count(*) FROM sample s JOIN measurement m ON m.id = s.measurement_id
+                           WHERE m.calibration_id = $cid AND NOT s.rtt_ns BETWEEN 5 AND 1e6)
+                        + (SELECT count(*) FROM sample s JOIN measurement m ON m.id = s.measurement_id
+                           JOIN calibration c ON c.id = m.calibration_id
+                           WHERE c.id = $cid AND substr(m.pass_placement, s.round + 1, 1) = 'a'
+                             AND s.rtt_ns < 2.5 * c.rtt_fastest_ns)
+                        + (SELECT count(*) FROM measurement m JOIN calibration c ON c.id = m.calibration_id
+                           WHERE c.id = $cid AND m.apart_s > 0 AND NOT EXISTS (SELECT 1 FROM sample s
+                             WHERE s.measurement_id = m.id AND s.rtt_ns >= 2.5 * c.rtt_fastest_ns))")
+        apart=$(sql "SELECT count(*) FROM sample s JOIN measurement m ON m.id = s.measurement_id
+                     JOIN calibration c ON c.id = m.calibration_id WHERE c.id = $cid AND s.rtt_ns >= 2.5 * c.rtt_fastest_ns")
+        [ "$bad" = 0 ] && [ "$(json "json_extract(j, '\$.cores_apart.samples') = $apart
+                                    AND json_extract(j, '\$.cores_apart.samples_probed') > 0")" = 1 ] &&
+            ok calibrate-samples-placed || fail calibrate-samples-placed "$bad bad; $apart apart; $(json "json_extract(j, '\$.cores_apart')")"
     fi
     # each kernel's passes, a letter each (n near, a apart, s on one core, - one thread),
-    # agree with the counts, and the apart price is there exactly where a pass was apart
+    # agree with the counts, and a pass apart has an apart price
     bad=$(sql "SELECT count(*) FROM measurement m JOIN calibration c ON c.id = m.calibration_id
                WHERE c.id = $(json "json_extract(j, '\$.calibration_id')")
                  AND (length(m.pass_placement) != c.rounds OR m.pass_placement GLOB '*[^nas-]*'
                       OR m.far_passes != length(m.pass_placement) - length(replace(m.pass_placement, 'a', ''))
                       OR m.shared_passes != length(m.pass_placement) - length(replace(m.pass_placement, 's', ''))
-                      OR (m.apart_s > 0) != (m.far_passes > 0))")
+                      OR (m.far_passes > 0 AND m.apart_s = 0))")
     [ "$bad" = 0 ] && ok calibrate-pass-placement ||
         fail calibrate-pass-placement "$bad rows; $(sql "SELECT pass_placement, far_passes, shared_passes, apart_s FROM measurement LIMIT 3")"
     # near's mark, the fastest round trip the placement probes saw, stored where they ran

@@ -740,14 +740,14 @@ static void test_pass_median(void **state)
     const double t[] = {637, 690, 669, 726, 746, 676, 737, 699, 423, 414, 422, 422, 425, 421};
     const int round[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
     double scratch[14];
-    assert_float_equal(mb_pass_median(t, round, 14, 3, NULL, scratch), 422.0, 1e-12); /* passes 694.5, 422, 422 */
+    assert_float_equal(mb_pass_median(t, round, 14, 3, NULL, NULL, scratch), 422.0, 1e-12); /* passes 694.5, 422, 422 */
     MbStats st; /* the pooled median followed the slow pass */
     memcpy(scratch, t, sizeof t);
     mb_stats(scratch, 14, &st);
     assert_true(st.median > 600);
-    assert_float_equal(mb_pass_median(t, round, 8, 3, NULL, scratch), 694.5, 1e-12); /* one pass only */
-    assert_float_equal(mb_pass_median(t, round, 11, 2, NULL, scratch), 0.5 * (694.5 + 422.0), 1e-12);
-    assert_float_equal(mb_pass_median(t, round, 0, 3, NULL, scratch), 0.0, 0.0);
+    assert_float_equal(mb_pass_median(t, round, 8, 3, NULL, NULL, scratch), 694.5, 1e-12); /* one pass only */
+    assert_float_equal(mb_pass_median(t, round, 11, 2, NULL, NULL, scratch), 0.5 * (694.5 + 422.0), 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 0, 3, NULL, NULL, scratch), 0.0, 0.0);
 }
 
 /* Passes timed with the cores apart are left out of the price, unless every pass was. */
@@ -758,11 +758,44 @@ static void test_pass_median_far(void **state)
     const int round[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
     double scratch[14];
     const bool far1[3] = {false, true, false}, far0[3] = {true, false, false}, all[3] = {true, true, true};
-    assert_float_equal(mb_pass_median(t, round, 14, 3, far1, scratch), 0.5 * (694.5 + 422.0), 1e-12);
-    assert_float_equal(mb_pass_median(t, round, 14, 3, far0, scratch), 422.0, 1e-12);
-    assert_float_equal(mb_pass_median(t, round, 14, 3, all, scratch), 422.0, 1e-12); /* as with none */
+    assert_float_equal(mb_pass_median(t, round, 14, 3, far1, NULL, scratch), 0.5 * (694.5 + 422.0), 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 14, 3, far0, NULL, scratch), 422.0, 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 14, 3, all, NULL, scratch), 422.0, 1e-12); /* as with none */
     /* the only pass with samples is far: it stands */
-    assert_float_equal(mb_pass_median(t, round, 8, 3, far0, scratch), 694.5, 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 8, 3, far0, NULL, scratch), 694.5, 1e-12);
+}
+
+/* Samples taken with the cores apart (by the probes around each) are left out of their
+ * pass's median, a pass left with none has no vote, and all count where every one is
+ * marked; with a pass marked too, only the samples of the others. */
+static void test_pass_median_samples(void **state)
+{
+    (void)state;
+    /* pass 0 moved mid-pass: three samples near (420..430), five apart (690..750) */
+    const double t[] = {425, 690, 430, 726, 746, 420, 737, 699, 423, 414, 422, 422, 425, 421};
+    const int round[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2};
+    bool apart[14] = {false, true, false, true, true, false, true, true};
+    double scratch[14];
+    /* unmarked: pass 0's median is a mixture, between its near and apart samples */
+    assert_float_equal(mb_pass_median(t, round, 8, 1, NULL, NULL, scratch), 0.5 * (690 + 699), 1e-12);
+    assert_float_equal(mb_pass_median(t, round, 8, 1, NULL, apart, scratch), 425.0, 1e-12); /* near samples */
+    bool near[14];
+    for (int i = 0; i < 14; i++)
+        near[i] = !apart[i];
+    assert_float_equal(mb_pass_median(t, round, 8, 1, NULL, near, scratch), 726.0, 1e-12); /* apart samples */
+    /* passes 1 and 2 all near: pass 0 votes 425 -> median of 425, 422, 422 */
+    assert_float_equal(mb_pass_median(t, round, 14, 3, NULL, apart, scratch), 422.0, 1e-12);
+    /* every sample marked: all count, as with no mark */
+    bool all[14];
+    for (int i = 0; i < 14; i++)
+        all[i] = true;
+    assert_float_equal(mb_pass_median(t, round, 14, 3, NULL, all, scratch),
+                       mb_pass_median(t, round, 14, 3, NULL, NULL, scratch), 1e-12);
+    /* pass 2 marked (one core) and pass 0's apart samples: 425 and pass 1's 422 */
+    const bool off2[3] = {false, false, true};
+    assert_float_equal(mb_pass_median(t, round, 14, 3, off2, apart, scratch), 0.5 * (425 + 422), 1e-12);
+    /* round NULL: every sample from pass 0 */
+    assert_float_equal(mb_pass_median(t, NULL, 8, 1, NULL, apart, scratch), 425.0, 1e-12);
 }
 
 /* The placement probe: nothing to measure on one thread; on two, a round trip that took
@@ -950,7 +983,7 @@ int main(void)
         cmocka_unit_test(test_list_eltwise),
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_pass_median),
-        cmocka_unit_test(test_pass_median_far),
+        cmocka_unit_test(test_pass_median_far), cmocka_unit_test(test_pass_median_samples),
         cmocka_unit_test(test_core_rtt),
         cmocka_unit_test(test_core_share),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
