@@ -496,7 +496,8 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
            f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.shared, f.shared_kernels, MB_SHARED_CORE, f.all_off);
     if (ai->samples_probed > 0)
         printf("  probed around every sample: %d of %d samples apart; a pass counts apart when all its samples were,\n"
-               "  and each kernel's near price comes from its near samples, its apart price from its apart ones\n",
+               "  and in the passes a core each a kernel's near price comes from its near samples, its apart price\n"
+               "  from its apart ones\n",
                ai->samples_apart, ai->samples_probed);
     if (ai->all > 0) {
         printf("  apart, the kernels timed both ways took x%.2f their near time (compute-bound, median); by kind:",

@@ -759,14 +759,15 @@ int db_validation_insert(Db *db, ValidationRow *v)
                     " predicted_allreduce_placed_s, steps_near, steps_apart, steps_one_core, measured_steps_near_s,"
                     " measured_steps_apart_s, error_steps_placed_pct)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IIsiisdddddiddd" "idddd" "iiidi" "iddNd" "iiiddN", v->prediction_id, v->run_id, v->model, v->batch, v->threads,
-                    v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
+                    "IIsiisdddddiddd" "idddd" "iiidi" "iddNd" "iiiddN", v->prediction_id, v->run_id, v->model,
+                    v->batch, v->threads, v->created_at, v->predicted_s, v->measured_s, v->measured_min_s, v->measured_max_s,
                     v->error_pct, (int)v->holdout, v->drift_compute, v->drift_memory, v->adjusted_error_pct,
                     v->ranks > 1 ? v->ranks : 1, v->predicted_allreduce_s, v->measured_allreduce_s,
                     v->drift_cross, v->drift_allreduce, v->rounds > 0 ? v->rounds : 1, v->far_rounds,
                     v->near_rounds, v->measured_near_s, v->one_core_rounds, v->apart_rounds, v->measured_apart_s,
                     v->predicted_apart_s, v->error_placed_pct, v->predicted_allreduce_placed_s, v->steps_near,
-                    v->steps_apart, v->steps_one_core, v->measured_steps_near_s, v->measured_steps_apart_s, v->error_steps_placed_pct);
+                    v->steps_apart, v->steps_one_core, v->measured_steps_near_s, v->measured_steps_apart_s,
+                    v->error_steps_placed_pct);
 }
 
 /* ---- spec sheets ---- */

@@ -21,9 +21,10 @@
  * from its near samples, unless it has none: a price from one placement, not a mixture that
  * no step runs at (a pass all of whose samples were apart is an apart pass,
  * measurement.far_passes; before stop 35 the probes around the whole pass classed it, and a
- * pass the host moved the vCPUs in priced a mixture). Near, not whichever placement prevailed: the prices of kernels timed
- * apart do not add up to a step run apart, whose ops pass their data between the cores
- * where a kernel repeated on the same split does not. Stop 28, a calibration priced from
+ * pass the host moved the vCPUs in priced a mixture). Near, not whichever placement
+ * prevailed: the prices of kernels timed apart do not add up to a step run apart, whose ops
+ * pass their data between the cores where a kernel repeated on the same split does not.
+ * Stop 28, a calibration priced from
  * its apart passes (65% of them): P3B1's step priced at 4.25 ms, its steps apart 7.4 ms;
  * one priced near: within 2.5% of the near steps of 21 of 24 models (stop 27). Classed at
  * the kernel's last pass, when the fastest round trip has been seen over rounds - 1 whole
@@ -32,9 +33,9 @@
  * also probed for that (mb_core_share) and such a pass (measurement.shared_passes) is left
  * out too: the price is the cores' at the calibration's placement, near and one each.
  * Each pass's class is stored (measurement.pass_placement, a letter a pass), and so is the
- * median of the passes' apart samples' medians (apart_s): the apart placement's price, which the
- * predictor applies as a ratio over the near one (predictor/cost_model.c, cm_set_apart)
- * where validate finds a run's cores apart.
+ * median of the passes' apart samples' medians (apart_s): the apart placement's price,
+ * which the predictor applies as a ratio over the near one (predictor/cost_model.c,
+ * cm_set_apart) where validate finds a run's cores apart.
  */
 #include "microbench/mb.h"
 #include "ops/comm.h"
