@@ -280,7 +280,8 @@ static StepPlacement step_placement(const RunResult *run, int s, double near_ns)
     return run->step_rtt_ns[s] >= MB_FAR_RTT * near_ns ? STEP_APART : STEP_NEAR;
 }
 
-static double median_of_sorted(double *v, int n)
+/* The median of v[0..n) (0: none), sorting v in place. */
+static double sorted_median(double *v, int n)
 {
     if (n == 0)
         return 0;
@@ -337,10 +338,10 @@ static int validate_steps(ModelResult *res, double near_ns)
         for (int i = 0; i < res->steps_apart; i++)
             err[ne++] = 100 * (apart_s - apart[i]) / apart[i];
         if (ne > 0)
-            res->steps_placed_error_pct[h] = median_of_sorted(err, ne);
+            res->steps_placed_error_pct[h] = sorted_median(err, ne);
     }
-    res->steps_near_s = median_of_sorted(near, res->steps_near);
-    res->steps_apart_s = median_of_sorted(apart, res->steps_apart);
+    res->steps_near_s = sorted_median(near, res->steps_near);
+    res->steps_apart_s = sorted_median(apart, res->steps_apart);
     free(near), free(apart), free(err);
     return 0;
 }

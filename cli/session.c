@@ -279,23 +279,22 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
      * steps run 1.5-2x slower apart or on one core (microbench/placement.c). One process
      * only: a data-parallel job's ranks are probed around the run instead. */
     const bool probe_cores = cli->threads >= 2 && dp.nranks == 1;
-    double *probe_ns = probe_cores ? calloc((size_t)room + 1, sizeof *probe_ns) : NULL;
-    double *probe_share = probe_cores ? calloc((size_t)room + 1, sizeof *probe_share) : NULL;
+    double rtt_before_ns = 0, share_before = 0; /* the probes just before the step */
     if (probe_cores) {
         out->step_rtt_ns = calloc((size_t)room, sizeof *out->step_rtt_ns);
         out->step_core_share = calloc((size_t)room, sizeof *out->step_core_share);
     }
     int rc = 0;
     if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split ||
-        (probe_cores && (!probe_ns || !probe_share || !out->step_rtt_ns || !out->step_core_share))) {
+        (probe_cores && (!out->step_rtt_ns || !out->step_core_share))) {
         rc = cli_error(cli, EXIT_FAIL, "out of memory");
         goto done;
     }
     RunRow *r = &out->row;
     db_now_iso(r->started_at);
     if (probe_cores) {
-        probe_ns[0] = mb_core_rtt_ns(cli->threads);
-        probe_share[0] = mb_core_share(cli->threads);
+        rtt_before_ns = mb_core_rtt_ns(cli->threads);
+        share_before = mb_core_share(cli->threads);
     }
     comm_barrier(); /* the ranks start the first step together */
     double timed_s = 0; /* the job's timed steps so far: the same on every rank */
@@ -318,11 +317,11 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
         double t0 = mb_now_s();
         out->loss[s] = trainer_step(&t, s, trace_row);
         local_s[s] = mb_now_s() - t0;
-        if (probe_cores) {
-            probe_ns[s + 1] = mb_core_rtt_ns(cli->threads);
-            probe_share[s + 1] = mb_core_share(cli->threads);
-            out->step_rtt_ns[s] = fmax(probe_ns[s], probe_ns[s + 1]);
-            out->step_core_share[s] = fmax(probe_share[s], probe_share[s + 1]);
+        if (probe_cores) { /* the probes after this step are the next one's before */
+            const double rtt_after_ns = mb_core_rtt_ns(cli->threads), share_after = mb_core_share(cli->threads);
+            out->step_rtt_ns[s] = fmax(rtt_before_ns, rtt_after_ns);
+            out->step_core_share[s] = fmax(share_before, share_after);
+            rtt_before_ns = rtt_after_ns, share_before = share_after;
         }
         split[s] = t.last;
         out->step_s[s] = local_s[s];
@@ -396,7 +395,7 @@ int session_run_for(const Cli *cli, const ModelSpec *m, int batch, PlanMode mode
     }
 
 done:
-    free(op_t), free(local_s), free(split), free(probe_ns), free(probe_share);
+    free(op_t), free(local_s), free(split);
     trainer_free(&t);
     if (rc)
         run_result_free(out);

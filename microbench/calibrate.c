@@ -45,12 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where the cores were in each pass of one kernel, by its slower probes (placement.c). */
-typedef struct {
-    double rtt_ns; /* the round trip */
-    double share;  /* FMA on two threads over one */
-} PassProbe;
-
 /* Classes each sample of one kernel, and from them each pass r: a sample is apart when
  * either round trip around it (mb_time_op_probed) took MB_FAR_RTT times the fastest the
  * calibration saw, or more; a pass is apart when every sample of it was, else on one core
@@ -62,7 +56,7 @@ typedef struct {
  * pass too, and a pass classed by its end probes alone priced a mixture (stop 35's fista
  * GEMM: its one near pass 592 us, against 516 us near in the calibration before and 669 us
  * apart in both). */
-static void classify_samples(const double *rtt_ns, const int *round, int n, const PassProbe *probe, int rounds,
+static void classify_samples(const double *rtt_ns, const int *round, int n, const double *pass_share, int rounds,
                              double fastest, bool *apart, char *letters, int *far, int *shared)
 {
     bool has_near[MB_MAX_ROUNDS] = {false};
@@ -74,7 +68,7 @@ static void classify_samples(const double *rtt_ns, const int *round, int n, cons
     *far = *shared = 0;
     for (int r = 0; r < rounds; r++) {
         const bool pass_apart = !has_near[r];
-        const bool one_core = !pass_apart && probe[r].share >= MB_SHARED_CORE;
+        const bool one_core = !pass_apart && pass_share[r] >= MB_SHARED_CORE;
         letters[r] = pass_apart ? 'a' : one_core ? 's' : 'n';
         *far += pass_apart;
         *shared += one_core;
@@ -95,10 +89,10 @@ static void passes_other_than(const char *letters, int rounds, char keep, bool *
  * takes to near by its kind's ratio), the apart price from the apart samples of the passes
  * not on one core (0: none). */
 static void price_by_placement(MeasurementRow *m, const double *samples, const int *round, const double *rtt_ns,
-                               int n, const PassProbe *probe, int rounds, double fastest, bool *apart,
+                               int n, const double *pass_share, int rounds, double fastest, bool *apart,
                                double *scratch)
 {
-    classify_samples(rtt_ns, round, n, probe, rounds, fastest, apart, m->pass_placement, &m->far_passes,
+    classify_samples(rtt_ns, round, n, pass_share, rounds, fastest, apart, m->pass_placement, &m->far_passes,
                      &m->shared_passes);
     bool not_near_pass[MB_MAX_ROUNDS], one_core_pass[MB_MAX_ROUNDS];
     passes_other_than(m->pass_placement, rounds, 'n', not_near_pass);
@@ -114,12 +108,6 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
             apart[i] = !apart[i];
         m->apart_s = mb_pass_median(samples, round, n, rounds, one_core_pass, apart, scratch);
     }
-}
-
-/* Both probes, now. */
-static PassProbe probe_now(int threads)
-{
-    return (PassProbe){mb_core_rtt_ns(threads), mb_core_share(threads)};
 }
 
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
@@ -139,7 +127,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     int *npooled = NULL;
     double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
-    PassProbe *pass_probe = NULL; /* threads > 1: each kernel's slower probes per pass (rounds each) */
+    /* threads > 1: per kernel and pass (rounds each), the larger core share of the probes
+     * just before and just after the pass (mb_core_share: both threads on one core) */
+    double *pass_share = NULL;
     double rtt_fastest = INFINITY; /* the fastest round trip probed so far, ns */
     MbProtocol pass = *p; /* one pass's share of the sampling budget */
     if (rounds > 1) {
@@ -166,7 +156,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
     }
     if (threads > 1 && total_in > 0 &&
-        (!(pass_probe = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_probe)) ||
+        (!(pass_share = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_share)) ||
          !(sample_rtt = calloc((size_t)(p->max_reps > 0 ? p->max_reps : 1), sizeof *sample_rtt)) ||
          !(sample_mask = calloc((size_t)(pooled_max > 0 ? pooled_max : 1), sizeof *sample_mask)) ||
          (rounds > 1 && !(pooled_rtt = calloc((size_t)total_in, sizeof *pooled_rtt))))) {
@@ -210,15 +200,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 comm_barrier(); /* ranks measuring together start each kernel together */
                 MeasurementRow m;
                 char terr[256] = "";
-                const PassProbe before = probe_now(threads);
+                /* the round trip is probed around each sample (mb_time_op_probed); the core
+                 * share, too long a burst for that, around the pass */
+                const double share_before = pass_share ? mb_core_share(threads) : 0;
                 int trc = mb_time_op_probed(&fams[f].ops[j], &pass, threads, &m, samples,
-                                            pass_probe ? sample_rtt : NULL, terr, sizeof terr);
-                const PassProbe after = probe_now(threads);
-                if (pass_probe) {
-                    pass_probe[(size_t)i * (size_t)rounds + (size_t)round] =
-                        (PassProbe){fmax(before.rtt_ns, after.rtt_ns), fmax(before.share, after.share)};
-                    if (before.rtt_ns > 0)
-                        rtt_fastest = fmin(rtt_fastest, fmin(before.rtt_ns, after.rtt_ns));
+                                            pass_share ? sample_rtt : NULL, terr, sizeof terr);
+                if (pass_share) {
+                    pass_share[(size_t)i * (size_t)rounds + (size_t)round] = fmax(share_before, mb_core_share(threads));
                     for (int s = 0; trc == 0 && s < m.nsamples; s++)
                         if (sample_rtt[s] > 0)
                             rtt_fastest = fmin(rtt_fastest, sample_rtt[s]);
@@ -238,8 +226,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
-                const PassProbe *probes = pass_probe ? pass_probe + (size_t)i * (size_t)rounds : NULL;
-                if (last && !probes) {
+                const double *shares = pass_share ? pass_share + (size_t)i * (size_t)rounds : NULL;
+                if (last && !shares) {
                     memset(m.pass_placement, '-', (size_t)rounds); /* one thread: no placement */
                     m.pass_placement[rounds] = '\0';
                 }
@@ -247,16 +235,16 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     if (!pooled[i]) {
                         pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
                         pooled_round[i] = malloc((size_t)pooled_max * sizeof *pooled_round[i]);
-                        if (probes)
+                        if (shares)
                             pooled_rtt[i] = malloc((size_t)pooled_max * sizeof *pooled_rtt[i]);
                     }
-                    if (!pooled[i] || !pooled_round[i] || (probes && !pooled_rtt[i])) {
+                    if (!pooled[i] || !pooled_round[i] || (shares && !pooled_rtt[i])) {
                         snprintf(terr, sizeof terr, "out of memory pooling its samples");
                         m.reps = 0;
                         trc = -1;
                     } else {
                         memcpy(pooled[i] + npooled[i], m.samples, (size_t)m.nsamples * sizeof *m.samples);
-                        if (probes)
+                        if (shares)
                             memcpy(pooled_rtt[i] + npooled[i], sample_rtt, (size_t)m.nsamples * sizeof *sample_rtt);
                         for (int s = 0; s < m.nsamples; s++)
                             pooled_round[i][npooled[i] + s] = round;
@@ -266,9 +254,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         if (last) {
                             mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
                             m.sample_rounds = pooled_round[i];
-                            m.sample_rtt_ns = probes ? pooled_rtt[i] : NULL;
-                            if (probes) /* the near and apart prices, sample by sample */
-                                price_by_placement(&m, pooled[i], pooled_round[i], pooled_rtt[i], npooled[i], probes,
+                            m.sample_rtt_ns = shares ? pooled_rtt[i] : NULL;
+                            if (shares) /* the near and apart prices, sample by sample */
+                                price_by_placement(&m, pooled[i], pooled_round[i], pooled_rtt[i], npooled[i], shares,
                                                    rounds, rtt_fastest, sample_mask, scratch);
                             else
                                 m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, NULL,
@@ -280,7 +268,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                             const bool all_off = m.far_passes + m.shared_passes == rounds;
                             int nwarm = 0;
                             for (int r = 0; r < rounds; r++)
-                                if (!probes || !pass_off[r] || all_off)
+                                if (!shares || !pass_off[r] || all_off)
                                     scratch[nwarm++] = warm[r];
                             MbStats st;
                             mb_stats(scratch, nwarm, &st);
@@ -288,9 +276,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         }
                     }
                 }
-                if (trc == 0 && rounds == 1 && probes) { /* one pass: its samples by placement */
+                if (trc == 0 && rounds == 1 && shares) { /* one pass: its samples by placement */
                     m.sample_rtt_ns = sample_rtt;
-                    price_by_placement(&m, m.samples, NULL, sample_rtt, m.nsamples, probes, 1, rtt_fastest, sample_mask,
+                    price_by_placement(&m, m.samples, NULL, sample_rtt, m.nsamples, shares, 1, rtt_fastest, sample_mask,
                                        scratch);
                 }
                 /* A kernel that was timed but computed wrong results is stored as evidence
@@ -350,7 +338,7 @@ cleanup:
     free(sample_mask);
     free(npooled);
     free(warm_pooled);
-    free(pass_probe);
+    free(pass_share);
     free(keys);
     free(measure);
     free(skipped);
