@@ -146,6 +146,25 @@ int mb_list_gemm_sweep(MbMode mode, OpDesc *out, int max)
                     for (int k = 0; k < 3; k++)
                         list_push(out, max, &n, op_gemm(PHASE_FWD, trans_grid[a], trans_grid[b], trans_grid[k],
                                                         t == 1, t == 2, 0.0f));
+    /* A fully connected layer at a small batch (1 to 64): forward (m = batch), backward
+     * data (m = batch, B transposed) and backward weights (k = batch, A transposed), each
+     * with both layer widths from 1024 to 16384 (the grid stops at 16 and 4096). Such a GEMM streams its large operand
+     * whatever the batch (OpenBLAS packs it, and with k small writes C twice for beta = 0),
+     * so its time per FLOP grows as the batch shrinks; the fit keeps the efficiency at the
+     * edge of what it saw, and from the grid's 16 alone priced VGG's fully connected
+     * layers at batch 2-6 at a third of their time and P3B1's 10-row GEMMs 20-40% low. */
+    static const int batch_small[] = {1, 2, 4, 8, 16, 32, 64};
+    static const int width[] = {1024, 4096, 16384};
+    for (int s = 0; !quick && s < (int)(sizeof batch_small / sizeof *batch_small); s++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                const int bs = batch_small[s], w1 = width[a], w2 = width[b];
+                if ((long)w1 * w2 > 1L << 26) /* at most 256 MiB of weights */
+                    continue;
+                list_push(out, max, &n, op_gemm(PHASE_FWD, bs, w1, w2, false, false, 0.0f));
+                list_push(out, max, &n, op_gemm(PHASE_FWD, bs, w1, w2, false, true, 0.0f));
+                list_push(out, max, &n, op_gemm(PHASE_FWD, w1, w2, bs, true, false, 0.0f));
+            }
     return n;
 }
 

@@ -41,6 +41,14 @@ static int conv_batch_threads(const ConvDesc *d)
     return d->n >= t ? t : 1;
 }
 
+double conv2d_thread_imbalance(const ConvDesc *d, int threads)
+{
+    if (threads < 2 || d->n < threads) /* one chunk at a time, the GEMM threaded */
+        return 1;
+    const int per = (d->n + threads - 1) / threads; /* conv_my_images: some threads take one more */
+    return (double)per * threads / d->n;
+}
+
 /* Columns one GEMM should have at least. A small feature map (7x7 .. 14x14) gives GEMMs
  * of only oh*ow = 49..196 columns, which run the BLAS kernel below its speed and repack
  * the weights for every image; placing several images' columns side by side makes one

@@ -1034,6 +1034,11 @@ OpCost op_cost(const OpDesc *d)
     return c;
 }
 
+double op_thread_imbalance(const OpDesc *d, int threads)
+{
+    return d->kind == OP_CONV2D ? conv2d_thread_imbalance(&d->u.conv, threads) : 1.0;
+}
+
 size_t op_workspace_bytes(const OpDesc *d)
 {
     DESC_ASSERT_VALID(d);

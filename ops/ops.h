@@ -453,6 +453,12 @@ OpCost op_cost(const OpDesc *d);
 /* Scratch bytes op_run needs for this descriptor (0 if none). */
 size_t op_workspace_bytes(const OpDesc *d);
 
+/* The busiest thread's share of an execution's work at `threads` threads over an even
+ * share (>= 1): what splitting into whole pieces costs. A convolution gives each thread
+ * whole images (batch 3 on 2 threads: 2 images on one, 4/3); the other kernels split finer
+ * than it matters (1). */
+double op_thread_imbalance(const OpDesc *d, int threads);
+
 /* Fills info[0..n) in the order op_run expects bufs[] and returns n (<= OP_MAX_BUFS).
  *   GEMM              C(inout if beta!=0) | A | B
  *   CONV2D  FWD       y | x | w

@@ -112,6 +112,11 @@ struct CostModel {
     int nfits;
     double peak_flops_s;  /* FMA peak at the calibration's threads, or the best GEMM rate */
     double peak_bytes_s;  /* best bandwidth measured by a memory-bound kernel */
+    /* The roofline's bandwidth envelope (envelope_build): the memory-bound kernels' sizes in
+     * bytes, largest first, each with the fastest bandwidth any kernel at least that large
+     * achieved; what bandwidth_for adds to the read curve */
+    double *env_bytes, *env_bw;
+    int nenv;
     int threads;          /* of the calibration's measurements (the FMA peak and read curve) */
     double curve_ws[MAX_CURVE], curve_bw[MAX_CURVE]; /* read bandwidth (B/s) by working set per thread */
     int ncurve;
@@ -202,6 +207,14 @@ static double work_of(OpKind k, const OpCost *c)
 {
     const double w = compute_bound(k) ? c->flops : c->bytes;
     return w > 0 ? w : fmax(c->flops, 1.0);
+}
+
+/* The work an op's time follows at `threads` threads: its busiest thread's (work_of times
+ * op_thread_imbalance). VGG-16 at batch 3 on 2 threads runs each convolution's images 2
+ * and 1, as long as batch 4 would: a fit of efficiency per FLOP priced them 14-27% low. */
+static double busiest_work(const OpDesc *d, const OpCost *c, int threads)
+{
+    return work_of(d->kind, c) * op_thread_imbalance(d, threads);
 }
 
 /* The features of an op: what sets its speed besides its size, on log scales (binary flags
@@ -330,6 +343,8 @@ void cm_free(CostModel *cm)
     if (!cm)
         return;
     fits_free(cm);
+    free(cm->env_bytes);
+    free(cm->env_bw);
     curve_free(&cm->read);
     curve_free(&cm->handoff);
     for (int p = 0; p < 2; p++)
@@ -412,7 +427,7 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     e->hi_s = m->median_s + (m->ci95_hi_s - m->mean_s);
     e->flops = c.flops;
     e->bytes = c.bytes;
-    e->work = work_of(d.kind, &c);
+    e->work = busiest_work(&d, &c, cm->threads);
     e->group = group_of(&d);
     e->nfeat = features(&d, e->x);
     int *f[MAX_BATCH_FIELDS];
@@ -1031,6 +1046,49 @@ static double apart_factor(const CostModel *cm, const OpDesc *d, const Entry *e)
     return cm_has_apart(cm) ? cm->apart_kind[OP_KIND_COUNT] : 1.0;
 }
 
+/* The bandwidth envelope of the roofline (bandwidth_for). The read curve alone is no bound
+ * for kernels that read and write: on the Zen 4 VM its DRAM point was 33 GB/s while SGD and
+ * Adam over 67M parameters moved their bytes at 51-56 GB/s, and the floor priced every
+ * large update of a holdout 55-70% above what it measured. Each memory-bound kernel is a
+ * bandwidth reached at its size (by its warm time where it has one: a floor must not
+ * exceed a warm price). */
+static int env_cmp(const void *a, const void *b)
+{
+    const double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return (x < y) - (x > y); /* largest first */
+}
+
+static void envelope_build(CostModel *cm)
+{
+    free(cm->env_bytes);
+    free(cm->env_bw);
+    cm->env_bytes = cm->env_bw = NULL;
+    cm->nenv = 0;
+    double *pairs = malloc(2 * (size_t)(cm->n > 0 ? cm->n : 1) * sizeof *pairs);
+    assert(pairs);
+    int n = 0;
+    for (int i = 0; i < cm->n; i++) {
+        const Entry *e = &cm->e[i];
+        if (compute_bound(e->desc.kind) || e->bytes <= 0 || e->median_s <= 0)
+            continue;
+        pairs[2 * n] = e->bytes;
+        pairs[2 * n + 1] = e->bytes / (e->warm_s > 0 ? e->warm_s : e->median_s);
+        n++;
+    }
+    qsort(pairs, (size_t)n, 2 * sizeof *pairs, env_cmp);
+    cm->env_bytes = malloc((size_t)(n > 0 ? n : 1) * sizeof *cm->env_bytes);
+    cm->env_bw = malloc((size_t)(n > 0 ? n : 1) * sizeof *cm->env_bw);
+    assert(cm->env_bytes && cm->env_bw);
+    double fastest = 0;
+    for (int i = 0; i < n; i++) {
+        fastest = fmax(fastest, pairs[2 * i + 1]);
+        cm->env_bytes[i] = pairs[2 * i];
+        cm->env_bw[i] = fastest;
+    }
+    cm->nenv = n;
+    free(pairs);
+}
+
 void cm_fit(CostModel *cm)
 {
     qsort(cm->e, (size_t)cm->n, sizeof *cm->e, entry_cmp);
@@ -1045,6 +1103,7 @@ void cm_fit(CostModel *cm)
             cm->curve_bw[j] = cm->curve_bw[j - 1], cm->curve_bw[j - 1] = t;
         }
     curve_build(&cm->read, cm->curve_ws, cm->curve_bw, cm->ncurve);
+    envelope_build(cm);
     handoff_curve_build(cm);
     retention_build(cm);
     apart_build(cm);
@@ -1130,12 +1189,13 @@ static const Entry *find_scaled(const CostModel *cm, const OpDesc *d, double *ra
             const Entry *e = &cm->e[j];
             if (e->desc.kind != d->kind || strcmp(e->norm_key[i], k) != 0)
                 continue;
-            double r = want.flops > 0 && e->flops > 0 ? want.flops / e->flops : want.bytes / e->bytes;
-            double dist = fabs(log(r));
+            const double r = want.flops > 0 && e->flops > 0 ? want.flops / e->flops : want.bytes / e->bytes;
+            const double dist = fabs(log(r));
             if (dist < best_dist) {
                 best_dist = dist;
                 best = e;
-                *ratio = r;
+                /* a convolution's time follows its busiest thread's images */
+                *ratio = r * op_thread_imbalance(d, cm->threads) / op_thread_imbalance(&e->desc, cm->threads);
             }
         }
     }
@@ -1165,22 +1225,47 @@ static double gemm_scale_ratio(const CostModel *cm, const OpDesc *d, const Entry
     if (!f || !f->ok || !loess_at(cm, f, xd, -1, f->h, &yd) || !loess_at(cm, f, e->x, -1, f->h, &ye))
         return linear;
     const OpCost c = op_cost(d);
-    return work_of(d->kind, &c) * exp(yd) / (e->work * exp(ye));
+    return busiest_work(d, &c, cm->threads) * exp(yd) / (e->work * exp(ye));
 }
 
 /* Memory bandwidth (B/s) an op whose data is `bytes` can at best draw: the measured read
  * bandwidth of the smallest working set in the curve that holds the op's share per thread
- * (the memory level it lives in); without a curve, the best bandwidth measured. */
-static double bandwidth_for(const CostModel *cm, double bytes)
+ * (the memory level it lives in); for an op that writes about as much as it reads (the
+ * memory-bound kinds: `writes`), also what a memory-bound kernel with at least as much
+ * data achieved, whichever is faster (the envelope); without either, the best bandwidth
+ * measured. An op four times the last-level cache or more streams from DRAM whatever its
+ * size, so for it every kernel of that size counts: an update larger than any measured is
+ * bounded by the DRAM rate the calibration's large updates reached. A GEMM or convolution
+ * streams its large operand in and writes a small result: the read curve bounds it (the
+ * envelope's faster mixed streams let a holdout price p3b1's 10-row GEMMs 20-40% low). */
+static double bandwidth_for(const CostModel *cm, double bytes, bool writes)
 {
-    if (cm->ncurve == 0)
+    if (cm->ncurve == 0 && (cm->nenv == 0 || !writes))
         return cm->peak_bytes_s;
-    const double per_thread = bytes / (cm->threads > 0 ? cm->threads : 1);
     double bw = 0;
-    for (int i = 0; i < cm->ncurve; i++) /* largest bandwidth of working sets at least this big */
-        if (cm->curve_ws[i] >= per_thread)
-            bw = fmax(bw, cm->curve_bw[i]);
-    return bw > 0 ? bw : cm->curve_bw[cm->ncurve - 1];
+    if (cm->ncurve > 0) {
+        const double per_thread = bytes / (cm->threads > 0 ? cm->threads : 1);
+        for (int i = 0; i < cm->ncurve; i++) /* largest bandwidth of working sets at least this big */
+            if (cm->curve_ws[i] >= per_thread)
+                bw = fmax(bw, cm->curve_bw[i]);
+        if (bw <= 0)
+            bw = cm->curve_bw[cm->ncurve - 1];
+    }
+    if (!writes)
+        return bw;
+    const double at_least = cm->llc_bytes > 0 ? fmin(bytes, 4 * cm->llc_bytes) : bytes;
+    /* env_bytes falls; the last entry at least at_least holds the fastest of them all */
+    int lo = 0, hi = cm->nenv; /* the first entry below at_least */
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (cm->env_bytes[mid] >= at_least)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0)
+        bw = fmax(bw, cm->env_bw[lo - 1]);
+    return bw;
 }
 
 void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s)
@@ -1193,12 +1278,12 @@ void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s)
     *dram_bytes_s = bw;
 }
 
-static double roofline(const CostModel *cm, const OpCost *c)
+static double roofline(const CostModel *cm, const OpCost *c, OpKind kind)
 {
     double roof = 0;
     if (cm->peak_flops_s > 0)
         roof = fmax(roof, c->flops / cm->peak_flops_s);
-    const double bw = bandwidth_for(cm, c->bytes);
+    const double bw = bandwidth_for(cm, c->bytes, !compute_bound(kind));
     if (bw > 0)
         roof = fmax(roof, c->bytes / bw);
     return roof;
@@ -1216,7 +1301,7 @@ static double median_roof_ratio(const CostModel *cm, int kind, OpKind like)
         if (kind >= 0 ? (int)e->desc.kind != kind : compute_bound(e->desc.kind) != compute_bound(like))
             continue;
         OpCost c = {e->flops, e->bytes};
-        const double roof = roofline(cm, &c);
+        const double roof = roofline(cm, &c, e->desc.kind);
         if (roof > 0)
             r[n++] = e->median_s / roof;
     }
@@ -1287,20 +1372,20 @@ int cm_price_placed(const CostModel *cm, const OpDesc *d, double cached, double 
     const OpCost c = op_cost(d);
     /* The roofline is a floor for any fitted price: nothing runs faster than the measured
      * FMA peak or the bandwidth of the memory level its data fits in. */
-    const double roof = roofline(cm, &c);
+    const double roof = roofline(cm, &c, d->kind);
     const Fit *f = find_fit(cm, group_of(d));
     double x[MAX_FEAT], y;
     features(d, x);
     if (f && f->ok && loess_at(cm, f, x, -1, f->h, &y)) {
         const double k = cached + remote > 0 ? cache_factor(cm, cached, remote, warm_ratio_at(cm, f, x)) : 1.0;
-        const double t = fmax(work_of(d->kind, &c) * exp(y) * k, roof);
+        const double t = fmax(busiest_work(d, &c, cm->threads) * exp(y) * k, roof);
         const double a = apart_factor(cm, d, NULL); /* the roofline is the near placement's floor */
         *out = (OpPrice){.time_s = t * a, .lo_s = fmax(t * exp(-f->rms), roof) * a, .hi_s = t * exp(f->rms) * a,
                          .source = PRICE_FITTED};
         return 0;
     }
     /* a rate for every resource the op uses, or the roofline would ignore one */
-    const bool priced = (c.flops == 0 || cm->peak_flops_s > 0) && (c.bytes == 0 || bandwidth_for(cm, c.bytes) > 0);
+    const bool priced = (c.flops == 0 || cm->peak_flops_s > 0) && (c.bytes == 0 || bandwidth_for(cm, c.bytes, !compute_bound(d->kind)) > 0);
     if (roof > 0 && priced) {
         /* no fit for this group: the roofline times what this kind (or any kind of the
          * same boundness) achieved relative to it; a wide band */

@@ -400,7 +400,7 @@ static void test_list_gemm_sweep(void **state)
     assert_int_equal(nq, 4 + 27);
     int nd = mb_list_gemm_sweep(MB_DEFAULT, ds, LIST_MAX);
     assert_true(nd > nq && nd <= LIST_MAX);
-    bool non_pow2 = false, skinny = false;
+    bool non_pow2 = false, skinny = false, fc_fwd = false, fc_data = false, fc_weights = false;
     int trans = 0;
     for (int i = 0; i < nd; i++) {
         const GemmDesc *g = &ds[i].u.gemm;
@@ -408,9 +408,16 @@ static void test_list_gemm_sweep(void **state)
             non_pow2 |= (g->m & (g->m - 1)) != 0;
         skinny |= g->m == 16 && g->n == 4096;
         trans += g->trans_a || g->trans_b;
+        /* a fully connected layer's three GEMMs at batch 1 with 16384 x 4096 weights */
+        fc_fwd |= g->m == 1 && g->n == 16384 && g->k == 4096 && !g->trans_a && !g->trans_b;
+        fc_data |= g->m == 1 && g->n == 4096 && g->k == 16384 && g->trans_b;
+        fc_weights |= g->m == 16384 && g->n == 4096 && g->k == 1 && g->trans_a;
+        assert_true((double)g->m * g->n <= 1 << 26 || (double)g->n * g->k <= 1 << 26 || (double)g->m * g->k <= 1 << 26);
     }
-    assert_true(non_pow2 && skinny);
-    assert_int_equal(trans, 54); /* TN and NT on a 3 x 3 x 3 grid */
+    assert_true(non_pow2 && skinny && fc_fwd && fc_data && fc_weights);
+    /* TN and NT on a 3 x 3 x 3 grid, and the small batches' backward GEMMs: 7 batches x 8
+     * pairs of widths (not 16384 x 16384) x 2 */
+    assert_int_equal(trans, 54 + 112);
 }
 
 static void test_list_conv(void **state)

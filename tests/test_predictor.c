@@ -553,6 +553,60 @@ static void add_read_curve(CostModel *cm)
     }
 }
 
+/* A convolution splits its batch over the threads in whole images: batch 3 on 2 threads
+ * takes as long as batch 4 (2 images on the busier thread), which the scaled path and the
+ * fit must price, not 3/4 of it; on one thread the split costs nothing. */
+static void test_conv_priced_by_busiest_thread(void **state)
+{
+    (void)state;
+    assert_float_equal(op_thread_imbalance(&(OpDesc){0}, 2), 1.0, 0);
+    const OpDesc c3 = op_conv2d(PHASE_FWD, 3, 64, 56, 56, 64, 3, 3, 1, PAD_SAME, 1);
+    assert_float_equal(op_thread_imbalance(&c3, 2), 4.0 / 3.0, 1e-12);
+    assert_float_equal(op_thread_imbalance(&c3, 1), 1.0, 1e-12);
+    assert_float_equal(op_thread_imbalance(&c3, 4), 1.0, 1e-12); /* fewer images than threads: one GEMM */
+    for (int threads = 1; threads <= 2; threads++) {
+        CostModel *cm = cm_new();
+        MeasurementRow m = row(op_conv2d(PHASE_FWD, 4, 64, 56, 56, 64, 3, 3, 1, PAD_SAME, 1), 8e-3);
+        m.threads = threads;
+        cm_add(cm, &m);
+        cm_fit(cm);
+        const OpPrice p = price(cm, c3);
+        assert_int_equal(p.source, PRICE_SCALED);
+        assert_float_equal(p.time_s, threads == 2 ? 8e-3 : 6e-3, 1e-12);
+        cm_free(cm);
+    }
+}
+
+/* The roofline under a fitted price is a bound: a kernel that reads and writes can move
+ * its bytes faster than the read curve's DRAM rate, and updates larger than any measured
+ * keep the large ones' rate (Zen 4 VM: reads 20-33 GB/s, SGD over 67M parameters 51 GB/s),
+ * not the read curve's. */
+static void test_roofline_bound_by_fastest_kernel(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    add_read_curve(cm); /* DRAM: 20 GB/s */
+    for (int e = 20; e <= 26; e++) { /* SGD from 4 MiB to 768 MiB of traffic at 50 GB/s */
+        const OpDesc d = op_sgd((size_t)1 << e, 0.01f);
+        MeasurementRow m = row(d, op_cost(&d).bytes / 50e9);
+        m.threads = 2;
+        cm_add(cm, &m);
+    }
+    const OpDesc big = op_sgd((size_t)244 << 20, 0.01f);
+    cm_holdout(cm, &big, 1); /* fitted prices only */
+    cm_fit(cm);
+    const OpPrice unknown_cache = price(cm, big); /* no last-level cache known: no DRAM regime */
+    assert_float_equal(unknown_cache.time_s, op_cost(&big).bytes / 20e9, 1e-9);
+    cm_set_llc(cm, 32 << 20);
+    const OpPrice p = price(cm, big);
+    assert_int_equal(p.source, PRICE_FITTED);
+    const double want = op_cost(&big).bytes / 50e9;
+    if (fabs(p.time_s / want - 1) > 0.05)
+        fail_msg("sgd over 244M parameters priced %.4g s, the measured rate gives %.4g s (the read curve %.4g s)",
+                 p.time_s, want, op_cost(&big).bytes / 20e9);
+    cm_free(cm);
+}
+
 static void test_warmth_from_curves(void **state)
 {
     (void)state;
@@ -965,6 +1019,8 @@ int main(void)
         cmocka_unit_test(test_apart_placement),
         cmocka_unit_test(test_apart_only_by_size),
         cmocka_unit_test(test_apart_cache_model),
+        cmocka_unit_test(test_conv_priced_by_busiest_thread),
+        cmocka_unit_test(test_roofline_bound_by_fastest_kernel),
     };
     return cmocka_run_group_tests_name("predictor", tests, NULL, NULL);
 }
