@@ -148,11 +148,12 @@ int mb_list_gemm_sweep(MbMode mode, OpDesc *out, int max)
                                                         t == 1, t == 2, 0.0f));
     /* A fully connected layer at a small batch (1 to 64): forward (m = batch), backward
      * data (m = batch, B transposed) and backward weights (k = batch, A transposed), each
-     * with both layer widths from 1024 to 16384 (the grid stops at 16 and 4096). Such a GEMM streams its large operand
-     * whatever the batch (OpenBLAS packs it, and with k small writes C twice for beta = 0),
-     * so its time per FLOP grows as the batch shrinks; the fit keeps the efficiency at the
-     * edge of what it saw, and from the grid's 16 alone priced VGG's fully connected
-     * layers at batch 2-6 at a third of their time and P3B1's 10-row GEMMs 20-40% low. */
+     * with both layer widths from 1024 to 16384 (the grid stops at 16 and 4096). Such a
+     * GEMM streams its large operand whatever the batch (OpenBLAS packs it, and with k
+     * small writes C twice for beta = 0), so its time per FLOP grows as the batch shrinks;
+     * the fit keeps the efficiency at the edge of what it saw, and from the grid's 16 alone
+     * priced VGG's fully connected layers at batch 2-6 at a third of their time and P3B1's
+     * 10-row GEMMs 20-40% low. */
     static const int batch_small[] = {1, 2, 4, 8, 16, 32, 64};
     static const int width[] = {1024, 4096, 16384};
     for (int s = 0; !quick && s < (int)(sizeof batch_small / sizeof *batch_small); s++)

@@ -33,20 +33,17 @@ bool conv2d_is_1x1(const ConvDesc *d)
            d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0;
 }
 
-/* Threads that split the batch: the configured count when every thread gets an
+/* Threads that split the batch at `threads` threads: all of them when every thread gets an
  * image, else 1 (one image at a time, multi-threaded sgemm). */
-static int conv_batch_threads(const ConvDesc *d)
-{
-    int t = ops_get_threads();
-    return d->n >= t ? t : 1;
-}
+static int conv_split_threads(const ConvDesc *d, int threads) { return threads > 1 && d->n >= threads ? threads : 1; }
+
+static int conv_batch_threads(const ConvDesc *d) { return conv_split_threads(d, ops_get_threads()); }
 
 double conv2d_thread_imbalance(const ConvDesc *d, int threads)
 {
-    if (threads < 2 || d->n < threads) /* one chunk at a time, the GEMM threaded */
-        return 1;
-    const int per = (d->n + threads - 1) / threads; /* conv_my_images: some threads take one more */
-    return (double)per * threads / d->n;
+    const int nt = conv_split_threads(d, threads);
+    const int per = (d->n + nt - 1) / nt; /* conv_my_images: some threads take one more */
+    return (double)per * nt / d->n;
 }
 
 /* Columns one GEMM should have at least. A small feature map (7x7 .. 14x14) gives GEMMs

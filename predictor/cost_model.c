@@ -105,6 +105,11 @@ typedef struct {
     int n;
 } Retention;
 
+/* A point of the roofline's bandwidth envelope: bytes moved, bandwidth reached (B/s). */
+typedef struct {
+    double bytes, bw;
+} EnvPoint;
+
 struct CostModel {
     Entry *e;
     int n, cap;
@@ -115,7 +120,7 @@ struct CostModel {
     /* The roofline's bandwidth envelope (envelope_build): the memory-bound kernels' sizes in
      * bytes, largest first, each with the fastest bandwidth any kernel at least that large
      * achieved; what bandwidth_for adds to the read curve */
-    double *env_bytes, *env_bw;
+    EnvPoint *env;
     int nenv;
     int threads;          /* of the calibration's measurements (the FMA peak and read curve) */
     double curve_ws[MAX_CURVE], curve_bw[MAX_CURVE]; /* read bandwidth (B/s) by working set per thread */
@@ -343,8 +348,7 @@ void cm_free(CostModel *cm)
     if (!cm)
         return;
     fits_free(cm);
-    free(cm->env_bytes);
-    free(cm->env_bw);
+    free(cm->env);
     curve_free(&cm->read);
     curve_free(&cm->handoff);
     for (int p = 0; p < 2; p++)
@@ -1054,39 +1058,25 @@ static double apart_factor(const CostModel *cm, const OpDesc *d, const Entry *e)
  * exceed a warm price). */
 static int env_cmp(const void *a, const void *b)
 {
-    const double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    const double x = ((const EnvPoint *)a)->bytes, y = ((const EnvPoint *)b)->bytes;
     return (x < y) - (x > y); /* largest first */
 }
 
 static void envelope_build(CostModel *cm)
 {
-    free(cm->env_bytes);
-    free(cm->env_bw);
-    cm->env_bytes = cm->env_bw = NULL;
-    cm->nenv = 0;
-    double *pairs = malloc(2 * (size_t)(cm->n > 0 ? cm->n : 1) * sizeof *pairs);
-    assert(pairs);
+    free(cm->env);
+    cm->env = malloc((size_t)(cm->n > 0 ? cm->n : 1) * sizeof *cm->env);
+    assert(cm->env);
     int n = 0;
     for (int i = 0; i < cm->n; i++) {
         const Entry *e = &cm->e[i];
-        if (compute_bound(e->desc.kind) || e->bytes <= 0 || e->median_s <= 0)
-            continue;
-        pairs[2 * n] = e->bytes;
-        pairs[2 * n + 1] = e->bytes / (e->warm_s > 0 ? e->warm_s : e->median_s);
-        n++;
+        if (!compute_bound(e->desc.kind) && e->bytes > 0 && e->median_s > 0)
+            cm->env[n++] = (EnvPoint){e->bytes, e->bytes / (e->warm_s > 0 ? e->warm_s : e->median_s)};
     }
-    qsort(pairs, (size_t)n, 2 * sizeof *pairs, env_cmp);
-    cm->env_bytes = malloc((size_t)(n > 0 ? n : 1) * sizeof *cm->env_bytes);
-    cm->env_bw = malloc((size_t)(n > 0 ? n : 1) * sizeof *cm->env_bw);
-    assert(cm->env_bytes && cm->env_bw);
-    double fastest = 0;
-    for (int i = 0; i < n; i++) {
-        fastest = fmax(fastest, pairs[2 * i + 1]);
-        cm->env_bytes[i] = pairs[2 * i];
-        cm->env_bw[i] = fastest;
-    }
+    qsort(cm->env, (size_t)n, sizeof *cm->env, env_cmp);
+    for (int i = 1; i < n; i++) /* the fastest of every kernel at least this large */
+        cm->env[i].bw = fmax(cm->env[i].bw, cm->env[i - 1].bw);
     cm->nenv = n;
-    free(pairs);
 }
 
 void cm_fit(CostModel *cm)
@@ -1231,17 +1221,15 @@ static double gemm_scale_ratio(const CostModel *cm, const OpDesc *d, const Entry
 /* Memory bandwidth (B/s) an op whose data is `bytes` can at best draw: the measured read
  * bandwidth of the smallest working set in the curve that holds the op's share per thread
  * (the memory level it lives in); for an op that writes about as much as it reads (the
- * memory-bound kinds: `writes`), also what a memory-bound kernel with at least as much
+ * memory-bound kinds), also what a memory-bound kernel with at least as much
  * data achieved, whichever is faster (the envelope); without either, the best bandwidth
  * measured. An op four times the last-level cache or more streams from DRAM whatever its
  * size, so for it every kernel of that size counts: an update larger than any measured is
  * bounded by the DRAM rate the calibration's large updates reached. A GEMM or convolution
  * streams its large operand in and writes a small result: the read curve bounds it (the
  * envelope's faster mixed streams let a holdout price p3b1's 10-row GEMMs 20-40% low). */
-static double bandwidth_for(const CostModel *cm, double bytes, bool writes)
+static double bandwidth_for(const CostModel *cm, double bytes, OpKind kind)
 {
-    if (cm->ncurve == 0 && (cm->nenv == 0 || !writes))
-        return cm->peak_bytes_s;
     double bw = 0;
     if (cm->ncurve > 0) {
         const double per_thread = bytes / (cm->threads > 0 ? cm->threads : 1);
@@ -1251,21 +1239,20 @@ static double bandwidth_for(const CostModel *cm, double bytes, bool writes)
         if (bw <= 0)
             bw = cm->curve_bw[cm->ncurve - 1];
     }
-    if (!writes)
-        return bw;
-    const double at_least = cm->llc_bytes > 0 ? fmin(bytes, 4 * cm->llc_bytes) : bytes;
-    /* env_bytes falls; the last entry at least at_least holds the fastest of them all */
-    int lo = 0, hi = cm->nenv; /* the first entry below at_least */
-    while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (cm->env_bytes[mid] >= at_least)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (!compute_bound(kind)) {
+        const double at_least = cm->llc_bytes > 0 ? fmin(bytes, 4 * cm->llc_bytes) : bytes;
+        int lo = 0, hi = cm->nenv; /* env falls in bytes: find the first entry below at_least */
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (cm->env[mid].bytes >= at_least)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0) /* the last entry at least at_least holds the fastest of them all */
+            bw = fmax(bw, cm->env[lo - 1].bw);
     }
-    if (lo > 0)
-        bw = fmax(bw, cm->env_bw[lo - 1]);
-    return bw;
+    return bw > 0 ? bw : cm->peak_bytes_s;
 }
 
 void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s)
@@ -1283,7 +1270,7 @@ static double roofline(const CostModel *cm, const OpCost *c, OpKind kind)
     double roof = 0;
     if (cm->peak_flops_s > 0)
         roof = fmax(roof, c->flops / cm->peak_flops_s);
-    const double bw = bandwidth_for(cm, c->bytes, !compute_bound(kind));
+    const double bw = bandwidth_for(cm, c->bytes, kind);
     if (bw > 0)
         roof = fmax(roof, c->bytes / bw);
     return roof;
@@ -1385,7 +1372,8 @@ int cm_price_placed(const CostModel *cm, const OpDesc *d, double cached, double 
         return 0;
     }
     /* a rate for every resource the op uses, or the roofline would ignore one */
-    const bool priced = (c.flops == 0 || cm->peak_flops_s > 0) && (c.bytes == 0 || bandwidth_for(cm, c.bytes, !compute_bound(d->kind)) > 0);
+    const bool priced =
+        (c.flops == 0 || cm->peak_flops_s > 0) && (c.bytes == 0 || bandwidth_for(cm, c.bytes, d->kind) > 0);
     if (roof > 0 && priced) {
         /* no fit for this group: the roofline times what this kind (or any kind of the
          * same boundness) achieved relative to it; a wide band */
