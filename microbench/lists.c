@@ -427,6 +427,21 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
         lb.u.lrn.accumulate = false;
         list_push(out, max, &n, lb);
     }
+    /* a sentence CNN's convolutions (Kim 2014): one channel of word vectors, the filter as
+     * wide as the vector, unpadded (ops/conv.c's row path); three (sequence, vector)
+     * sizes around the zoo's textcnn (64 x 96), filter heights 2-7 */
+    static const int seq_dim[][2] = {{32, 64}, {100, 128}, {50, 300}};
+    static const int heights[] = {2, 3, 5, 7};
+    for (int sd = quick ? 1 : 0; sd < (quick ? 2 : 3); sd++)
+        for (int hi = quick ? 1 : 0; hi < (quick ? 2 : 4); hi++) {
+            const int seq = seq_dim[sd][0], dim = seq_dim[sd][1], r = heights[hi];
+            for (int p = 0; p < 3; p++) {
+                static const OpPhase phases[] = {PHASE_FWD, PHASE_BWD_DATA, PHASE_BWD_WEIGHTS};
+                OpDesc d = op_conv2d(phases[p], 32, 1, seq, dim, 100, r, dim, 1, PAD_VALID, 1);
+                d.u.conv.accumulate = false;
+                list_push(out, max, &n, d);
+            }
+        }
     /* global average pooling of the last stage (ResNet, GoogLeNet) */
     list_push(out, max, &n, op_pool2d(PHASE_FWD, POOL_AVG, 32, 512, 7, 7, 7, 1, PAD_VALID));
     OpDesc gb = op_pool2d(PHASE_BWD_DATA, POOL_AVG, 32, 512, 7, 7, 7, 1, PAD_VALID);

@@ -7,6 +7,10 @@
  * by side in one GEMM (conv_chunk_images); the output side then goes through a matrix
  * of the chunk (gathered from dy, or scattered to y).
  *
+ * Sequence convolutions (a text CNN's: one channel a group, the filter as wide as the
+ * input) copy each output's window whole, as a row of a transposed column matrix
+ * (conv2d_is_rows, chunk_rows); the GEMMs read it transposed.
+ *
  * Threading: when the batch has at least as many images as there are threads, the
  * images are split among OpenMP threads, each running its own im2col and a
  * single-threaded sgemm on its share (backward-weights: a private weight-gradient
@@ -31,6 +35,18 @@ bool conv2d_is_1x1(const ConvDesc *d)
 {
     return d->r == 1 && d->s == 1 && d->stride_h == 1 && d->stride_w == 1 && d->pad_top == 0 &&
            d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0;
+}
+
+/* True for a sequence convolution (Kim's sentence CNN: one input channel per group, the
+ * filter as wide as the input, no padding): each output's receptive field is one run of
+ * r*w floats of the input, so its column is a plain copy, taken as a row of a transposed
+ * column matrix that the GEMMs read transposed. im2col's rows run along out_w, which is 1
+ * here: it moved one float per inner loop (textcnn's convolutions, 480 x 60 floats an
+ * image, ran at 52 GFLOP/s where their GEMMs alone run at ~150). */
+bool conv2d_is_rows(const ConvDesc *d)
+{
+    return d->c / d->groups == 1 && d->s == d->w && d->pad_top == 0 && d->pad_bottom == 0 && d->pad_left == 0 &&
+           d->pad_right == 0 && !conv2d_is_1x1(d);
 }
 
 /* Threads that split the batch at `threads` threads: all of them when every thread gets an
@@ -244,6 +260,35 @@ static const float *chunk_columns(const float *x, const ConvDesc *d, float *col_
     return col_ws;
 }
 
+/* The transposed column matrix of a sequence convolution's images [n0, n0 + nc) of group
+ * gi (conv2d_is_rows), (nc * oh rows, r*w columns): row j*oh + o is image j's window at
+ * output o. */
+static const float *chunk_rows(const float *x, const ConvDesc *d, float *col_ws, int n0, int nc, int gi)
+{
+    const size_t hw = (size_t)d->h * (size_t)d->w, len = (size_t)d->r * (size_t)d->w;
+    const size_t step = (size_t)d->stride_h * (size_t)d->w;
+    for (int j = 0; j < nc; j++) {
+        const float *xj = x + ((size_t)(n0 + j) * (size_t)d->c + (size_t)gi) * hw;
+        float *dst = col_ws + (size_t)j * (size_t)d->out_h * len;
+        for (int o = 0; o < d->out_h; o++, dst += len)
+            memcpy(dst, xj + (size_t)o * step, sizeof(float) * len);
+    }
+    return col_ws;
+}
+
+/* x (h, w) += the windows' gradients, rows (oh, r*w) of image j: the adjoint of chunk_rows
+ * (the windows overlap where stride_h < r, so they add). */
+static void rows_add(float *restrict x, const float *restrict rows, const ConvDesc *d)
+{
+    const size_t len = (size_t)d->r * (size_t)d->w, step = (size_t)d->stride_h * (size_t)d->w;
+    for (int o = 0; o < d->out_h; o++, rows += len) {
+        float *dst = x + (size_t)o * step;
+#pragma omp simd
+        for (size_t q = 0; q < len; q++)
+            dst[q] += rows[q];
+    }
+}
+
 /* The three phases on images [n0, n1), chunk by chunk, with the calling thread's
  * column (col_ws) and output-side (tmp_ws) matrices. */
 
@@ -252,15 +297,21 @@ static void forward_images(float *y, const float *x, const float *w, const ConvD
 {
     const int g = d->groups, cg = d->c / g, kg = d->k / g, chunk = conv_chunk_images(d);
     const int crs = cg * d->r * d->s, ohw = d->out_h * d->out_w;
+    const bool rows = conv2d_is_rows(d);
     for (int n = n0; n < n1; n += chunk) {
         const int nc = n1 - n < chunk ? n1 - n : chunk, cols = nc * ohw;
         for (int gi = 0; gi < g; gi++) {
             const float *wg = w + (size_t)gi * (size_t)kg * (size_t)crs;
-            const float *col = chunk_columns(x, d, col_ws, n, nc, gi);
             float *out = nc == 1 ? y + ((size_t)n * (size_t)d->k + (size_t)gi * (size_t)kg) * (size_t)ohw : tmp_ws;
-            /* out (kg, cols) = wg (kg, crs) * col (crs, cols) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, cols, crs, 1.0f, wg, crs, col, cols, 0.0f,
-                        out, cols);
+            if (rows) { /* out (kg, cols) = wg (kg, crs) * rows (cols, crs)^T */
+                const float *rm = chunk_rows(x, d, col_ws, n, nc, gi);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, kg, cols, crs, 1.0f, wg, crs, rm, crs, 0.0f,
+                            out, cols);
+            } else { /* out (kg, cols) = wg (kg, crs) * col (crs, cols) */
+                const float *col = chunk_columns(x, d, col_ws, n, nc, gi);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, cols, crs, 1.0f, wg, crs, col, cols,
+                            0.0f, out, cols);
+            }
             if (nc > 1)
                 chunk_scatter(y, tmp_ws, d, n, nc, gi);
         }
@@ -270,7 +321,7 @@ static void forward_images(float *y, const float *x, const float *w, const ConvD
 static void backward_data_images(float *dx, const float *dy, const float *w, const ConvDesc *d,
                                   float *col_ws, float *tmp_ws, int n0, int n1)
 {
-    const bool direct = conv2d_is_1x1(d);
+    const bool direct = conv2d_is_1x1(d), rows = conv2d_is_rows(d);
     const int g = d->groups, cg = d->c / g, kg = d->k / g, chunk = conv_chunk_images(d);
     const int crs = cg * d->r * d->s, ohw = d->out_h * d->out_w;
     const size_t hw = (size_t)d->h * (size_t)d->w;
@@ -290,13 +341,20 @@ static void backward_data_images(float *dx, const float *dy, const float *w, con
                             d->accumulate ? 1.0f : 0.0f, dx0, cols);
                 continue;
             }
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, crs, cols, kg, 1.0f, wg, crs, dyg, cols, 0.0f,
-                        col_ws, cols);
+            if (rows) /* rows (cols, crs) = dyg^T (cols, kg) * wg (kg, crs) */
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, crs, kg, 1.0f, dyg, cols, wg, crs, 0.0f,
+                            col_ws, crs);
+            else
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, crs, cols, kg, 1.0f, wg, crs, dyg, cols, 0.0f,
+                            col_ws, cols);
             for (int j = 0; j < nc; j++) {
                 float *dxj = dx0 + (size_t)j * (size_t)d->c * hw;
                 if (!d->accumulate)
                     memset(dxj, 0, sizeof(float) * (size_t)cg * hw);
-                conv_col2im_add(dxj, col_ws + (size_t)j * ohw, (size_t)cols, d);
+                if (rows)
+                    rows_add(dxj, col_ws + (size_t)j * (size_t)ohw * (size_t)crs, d);
+                else
+                    conv_col2im_add(dxj, col_ws + (size_t)j * ohw, (size_t)cols, d);
             }
         }
     }
@@ -309,6 +367,7 @@ static void backward_weights_images(float *dw, const float *dy, const float *x, 
 {
     const int g = d->groups, cg = d->c / g, kg = d->k / g, chunk = conv_chunk_images(d);
     const int crs = cg * d->r * d->s, ohw = d->out_h * d->out_w;
+    const bool rows = conv2d_is_rows(d);
     if (n0 == n1 && !accumulate) /* a thread without images still owns its share: zero */
         memset(dw, 0, sizeof(float) * conv_weight_floats(d));
     for (int n = n0; n < n1; n += chunk) {
@@ -321,10 +380,15 @@ static void backward_weights_images(float *dw, const float *dy, const float *x, 
                 chunk_gather(tmp_ws, dy, d, n, nc, gi);
                 dyg = tmp_ws;
             }
-            const float *col = chunk_columns(x, d, col_ws, n, nc, gi);
-            /* dwg (kg, crs) (+)= dyg (kg, cols) * col^T (cols, crs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, kg, crs, cols, 1.0f, dyg, cols, col, cols, beta,
-                        dwg, crs);
+            if (rows) { /* dwg (kg, crs) (+)= dyg (kg, cols) * rows (cols, crs) */
+                const float *rm = chunk_rows(x, d, col_ws, n, nc, gi);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, crs, cols, 1.0f, dyg, cols, rm, crs,
+                            beta, dwg, crs);
+            } else { /* dwg (kg, crs) (+)= dyg (kg, cols) * col^T (cols, crs) */
+                const float *col = chunk_columns(x, d, col_ws, n, nc, gi);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, kg, crs, cols, 1.0f, dyg, cols, col, cols,
+                            beta, dwg, crs);
+            }
         }
     }
 }

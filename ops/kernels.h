@@ -53,6 +53,9 @@ void gemm_run(float *c, const float *a, const float *b, const GemmDesc *d);
  * x (n, c, h, w); w (k, c/groups, r, s); y (n, k, out_h, out_w);
  * ws: one image's column buffer (c/groups * r * s, out_h * out_w), NULL on the 1x1 path. */
 bool conv2d_is_1x1(const ConvDesc *d);
+/* A sequence convolution, its columns copied as rows (one channel a group, the filter as
+ * wide as the input, no padding). */
+bool conv2d_is_rows(const ConvDesc *d);
 /* op_thread_imbalance of a convolution (conv_batch_threads' split). */
 double conv2d_thread_imbalance(const ConvDesc *d, int threads);
 size_t conv2d_workspace_floats(const ConvDesc *d, OpPhase phase);

@@ -1039,6 +1039,8 @@ double op_thread_imbalance(const OpDesc *d, int threads)
     return d->kind == OP_CONV2D ? conv2d_thread_imbalance(&d->u.conv, threads) : 1.0;
 }
 
+bool op_conv_rows(const OpDesc *d) { return d->kind == OP_CONV2D && conv2d_is_rows(&d->u.conv); }
+
 size_t op_workspace_bytes(const OpDesc *d)
 {
     DESC_ASSERT_VALID(d);

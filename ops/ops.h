@@ -459,6 +459,11 @@ size_t op_workspace_bytes(const OpDesc *d);
  * than it matters (1). */
 double op_thread_imbalance(const OpDesc *d, int threads);
 
+/* True for a convolution whose kernel copies each output's window whole, as a row, where
+ * the others run im2col (a sentence CNN's: one channel a group, the filter as wide as the
+ * input, unpadded; ops/conv.c): the cost model fits the two apart. */
+bool op_conv_rows(const OpDesc *d);
+
 /* Fills info[0..n) in the order op_run expects bufs[] and returns n (<= OP_MAX_BUFS).
  *   GEMM              C(inout if beta!=0) | A | B
  *   CONV2D  FWD       y | x | w

@@ -37,7 +37,7 @@
 
 enum {
     MAX_BATCH_FIELDS = 3,
-    MAX_FEAT = 6,         /* features per op */
+    MAX_FEAT = 7,         /* features per op */
     MIN_FIT_POINTS = 5,   /* a group with fewer is priced by the roofline ratio */
     LOO_MAX = 160,        /* bandwidth selection uses at most this many held-out points */
     MAX_CURVE = 64        /* points of the memory read-bandwidth curve */
@@ -224,9 +224,11 @@ static double busiest_work(const OpDesc *d, const OpCost *c, int threads)
 
 /* The features of an op: what sets its speed besides its size, on log scales (binary flags
  * as 0/1). Compute-bound kinds: the dimensions of the GEMMs the kernel runs (a convolution
- * is im2col + a GEMM of k/g x (out_h*out_w) x (c/g*r*s) per image, plus the batch and
- * whether the image is its own column matrix); memory-bound kinds: the bytes moved and the
- * shape's inner extent (the contiguous run a kernel vectorises over). */
+ * is im2col + a GEMM of k/g x (out_h*out_w) x (c/g*r*s) per image, plus the batch,
+ * whether the image is its own column matrix and whether the kernel copies its windows
+ * whole, as rows: op_conv_rows, a sentence CNN's, which the image convolutions' points do
+ * not price); memory-bound kinds: the bytes moved and the shape's inner extent (the
+ * contiguous run a kernel vectorises over). */
 static int features(const OpDesc *d, double x[MAX_FEAT])
 {
     const OpCost c = op_cost(d);
@@ -245,7 +247,8 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
         x[3] = lg(v->n);
         x[4] = v->r == 1 && v->s == 1 && v->stride_h == 1 && v->stride_w == 1;
         x[5] = lg(v->groups);
-        return 6;
+        x[6] = op_conv_rows(d);
+        return 7;
     }
     case OP_SPMM:
         x[0] = lg(d->u.spmm.m), x[1] = lg(d->u.spmm.n), x[2] = lg(d->u.spmm.k), x[3] = lg(d->u.spmm.nnz_per_row);
@@ -490,7 +493,7 @@ static int entry_cmp(const void *a, const void *b) { return strcmp(((const Entry
  * points (skipping entry `skip`) with bandwidth h: intercept, a slope per used feature and
  * a curvature per non-flag feature (no cross terms), into c[] in that order; returns the
  * number of coefficients, 0 if no point carries weight, or -1 if the system is singular
- * (then c[0] is the weighted mean). Solved from the normal equations (at most 13 unknowns)
+ * (then c[0] is the weighted mean). Solved from the normal equations (at most 15 unknowns)
  * by Cholesky with a tiny ridge, which keeps features that happen to be constant near xc
  * from making the system singular. The bandwidth widens until the points that carry
  * weight are twice the unknowns. */

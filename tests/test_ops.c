@@ -285,6 +285,43 @@ static void test_conv_chunked_vs_reference(void **state)
     ops_set_threads(t0);
 }
 
+/* Sequence convolutions (one channel a group, the filter as wide as the input, unpadded)
+ * copy their windows as rows (conv2d_is_rows): overlapping and strided windows, groups,
+ * a window as tall as the input, at 1 and 2 threads; and the near misses that must not
+ * take that path. */
+static void test_conv_rows_vs_reference(void **state)
+{
+    (void)state;
+    static const ConvCase rows[] = {
+        {5, 1, 12, 8, 4, 3, 8, 1, 1, 0, 0, 0, 1}, /* textcnn-like: windows overlap */
+        {4, 1, 13, 6, 3, 4, 6, 2, 1, 0, 0, 0, 1}, /* stride 2 down the sequence */
+        {3, 2, 9, 5, 4, 2, 5, 1, 1, 0, 0, 0, 2},  /* two groups of one channel */
+        {3, 1, 4, 7, 3, 4, 7, 1, 1, 0, 0, 0, 1},  /* the window is the whole input */
+        {9, 1, 20, 3, 2, 5, 3, 1, 3, 2, 0, 0, 1}, /* explicit zero pads, stride_w unused */
+    };
+    static const ConvCase not_rows[] = {
+        {2, 2, 6, 5, 3, 2, 5, 1, 1, 0, 0, 0, 1}, /* two channels in a group */
+        {2, 1, 6, 5, 3, 3, 5, 1, 1, 1, 0, 0, 1}, /* SAME pads */
+        {2, 1, 6, 5, 3, 3, 4, 1, 1, 0, 0, 0, 1}, /* narrower than the input */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const OpDesc f = conv_from_case(&rows[i], PHASE_FWD);
+        assert_true(conv2d_is_rows(&f.u.conv));
+    }
+    for (size_t i = 0; i < sizeof not_rows / sizeof not_rows[0]; i++) {
+        const OpDesc f = conv_from_case(&not_rows[i], PHASE_FWD);
+        assert_false(conv2d_is_rows(&f.u.conv));
+        conv_case_vs_reference(&not_rows[i], 700 + 10 * i);
+    }
+    const int t0 = ops_get_threads();
+    for (int t = 1; t <= 2; t++) {
+        ops_set_threads(t);
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+            conv_case_vs_reference(&rows[i], 600 + 10 * i + (uint64_t)t);
+    }
+    ops_set_threads(t0);
+}
+
 static void conv_fd_case(const ConvCase *cc, uint64_t seed)
 {
     OpDesc f = conv_from_case(cc, PHASE_FWD);
@@ -2789,6 +2826,7 @@ int main(void)
         cmocka_unit_test(test_conv_vs_reference),
         cmocka_unit_test(test_conv_large_vs_reference),
         cmocka_unit_test(test_conv_chunked_vs_reference),
+        cmocka_unit_test(test_conv_rows_vs_reference),
         cmocka_unit_test(test_gru_cell),
         cmocka_unit_test(test_spmm),
         cmocka_unit_test(test_peak_and_membw),
