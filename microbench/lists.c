@@ -428,8 +428,9 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
         list_push(out, max, &n, lb);
     }
     /* a sentence CNN's convolutions (Kim 2014): one channel of word vectors, the filter as
-     * wide as the vector, unpadded (ops/conv.c's row path); three (sequence, vector)
-     * sizes around the zoo's textcnn (64 x 96), filter heights 2-7 */
+     * wide as the vector, unpadded (ops/conv.c's row path), each followed by a max over
+     * time; three (sequence, vector) sizes around the zoo's textcnn (64 x 96), filter
+     * heights 2-7 */
     static const int seq_dim[][2] = {{32, 64}, {100, 128}, {50, 300}};
     static const int heights[] = {2, 3, 5, 7};
     for (int sd = quick ? 1 : 0; sd < (quick ? 2 : 3); sd++)
@@ -441,8 +442,15 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
                 d.u.conv.accumulate = false;
                 list_push(out, max, &n, d);
             }
+            /* and its max over time, forward and backward */
+            const int steps = seq - r + 1;
+            list_push(out, max, &n, op_pool2d_global(PHASE_FWD, POOL_MAX, 32, 100, steps, 1));
+            OpDesc pb = op_pool2d_global(PHASE_BWD_DATA, POOL_MAX, 32, 100, steps, 1);
+            pb.u.pool.accumulate = false;
+            list_push(out, max, &n, pb);
         }
-    /* global average pooling of the last stage (ResNet, GoogLeNet) */
+    /* global average pooling of the last stage (ResNet, GoogLeNet; ops/pool.c's planes side
+     * by side) */
     list_push(out, max, &n, op_pool2d(PHASE_FWD, POOL_AVG, 32, 512, 7, 7, 7, 1, PAD_VALID));
     OpDesc gb = op_pool2d(PHASE_BWD_DATA, POOL_AVG, 32, 512, 7, 7, 7, 1, PAD_VALID);
     gb.u.pool.accumulate = false;

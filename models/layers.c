@@ -306,13 +306,8 @@ static OpDesc pool_desc(const LayerSpec *l, const Shape *in, int batch, OpPhase 
 {
     const PoolSpec *s = &l->u.pool;
     int C = in->d[0], H = in->d[1], W = in->d[2];
-    if (s->global) { /* one window over the whole image */
-        OpDesc d = op_pool2d_pads(phase, s->kind, batch, C, H, W, 1, 1, 0, 0, 0, 0);
-        d.u.pool.win_h = H;
-        d.u.pool.win_w = W;
-        d.u.pool.out_h = d.u.pool.out_w = 1;
-        return d;
-    }
+    if (s->global)
+        return op_pool2d_global(phase, s->kind, batch, C, H, W);
     if (s->explicit_pad || s->ceil_mode) {
         int ph = s->explicit_pad ? s->pad_h : 0, pw = s->explicit_pad ? s->pad_w : 0;
         int eh = s->ceil_mode ? caffe_extra_pad(H, s->win, s->stride, ph) : 0;

@@ -69,6 +69,9 @@ void conv2d_backward_weights(float *dw, const float *dy, const float *x, const C
 
 /* ---- pooling (pool.c) ---- x, dx (n, c, h, w); y, dy (n, c, out_h, out_w) */
 void pool2d_forward(float *y, const float *x, const PoolDesc *d);
+/* True where the window is the whole plane (out 1x1, unpadded): the planes are reduced
+ * side by side instead of window by window. */
+bool pool2d_is_global(const PoolDesc *d);
 /* Max: the gradient goes to the first window position where x == y (recomputed, so no
  * index buffer); avg: dy / (number of non-padded cells) to every non-padded cell. */
 void pool2d_backward_data(float *dx, const float *dy, const float *x, const float *y,

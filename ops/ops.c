@@ -612,6 +612,16 @@ OpDesc op_pool2d_pads(OpPhase phase, PoolKind kind, int n, int c, int h, int w, 
     return d;
 }
 
+OpDesc op_pool2d_global(OpPhase phase, PoolKind kind, int n, int c, int h, int w)
+{
+    OpDesc d = op_pool2d_pads(phase, kind, n, c, h, w, 1, 1, 0, 0, 0, 0);
+    d.u.pool.win_h = h;
+    d.u.pool.win_w = w;
+    d.u.pool.out_h = d.u.pool.out_w = 1;
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
 OpDesc op_momentum(size_t count, float lr, float momentum, bool nesterov)
 {
     OpDesc d = {.kind = OP_MOMENTUM, .phase = PHASE_UPDATE};
@@ -1040,6 +1050,8 @@ double op_thread_imbalance(const OpDesc *d, int threads)
 }
 
 bool op_conv_rows(const OpDesc *d) { return d->kind == OP_CONV2D && conv2d_is_rows(&d->u.conv); }
+
+bool op_pool_global(const OpDesc *d) { return d->kind == OP_POOL2D && pool2d_is_global(&d->u.pool); }
 
 size_t op_workspace_bytes(const OpDesc *d)
 {

@@ -417,6 +417,9 @@ OpDesc op_stream(StreamKind kind, size_t count, float scalar);
  * expressed as extra bottom/right padding. out = (in + pads - win) / stride + 1. */
 OpDesc op_pool2d_pads(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int win, int stride,
                       int pad_top, int pad_left, int pad_bottom, int pad_right);
+/* Global pooling: one window over each whole (h, w) plane, out 1x1 (ResNet's average, a
+ * sentence CNN's max over time). */
+OpDesc op_pool2d_global(OpPhase phase, PoolKind kind, int n, int c, int h, int w);
 OpDesc op_momentum(size_t count, float lr, float momentum, bool nesterov);
 OpDesc op_adam(size_t count, float lr, float beta1, float beta2, float eps);
 /* Sets L2 decay on the first decay_count (<= count) parameters of any update descriptor.
@@ -463,6 +466,9 @@ double op_thread_imbalance(const OpDesc *d, int threads);
  * the others run im2col (a sentence CNN's: one channel a group, the filter as wide as the
  * input, unpadded; ops/conv.c): the cost model fits the two apart. */
 bool op_conv_rows(const OpDesc *d);
+/* True for a pooling whose window is the whole plane (ops/pool.c reduces the planes side
+ * by side): the cost model fits it apart from the windowed poolings. */
+bool op_pool_global(const OpDesc *d);
 
 /* Fills info[0..n) in the order op_run expects bufs[] and returns n (<= OP_MAX_BUFS).
  *   GEMM              C(inout if beta!=0) | A | B

@@ -133,12 +133,86 @@ static void pool_plane_backward(float *restrict dx, const float *restrict dy,
     }
 }
 
+/* ---- global pooling: the window is the whole plane ----
+ * ResNet's and GoogLeNet's average, a sentence CNN's max over time. The general loop
+ * above finds, for every cell, the outputs whose windows hold it (two divisions a cell):
+ * with one output a plane that is all it does, about 3 ns a cell (textcnn's max over 62
+ * time steps, 50 x 128 planes: 1.2 ms forward, 1.3 ms backward). Here each plane is one
+ * run of h*w floats; POOL_CHUNK planes are reduced side by side, cell by cell in the
+ * general loop's row-major order (the same bits), so that the loop over the planes
+ * vectorises. */
+bool pool2d_is_global(const PoolDesc *d)
+{
+    return d->out_h == 1 && d->out_w == 1 && d->win_h == d->h && d->win_w == d->w && d->pad_top == 0 &&
+           d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0;
+}
+
+/* y[p] = pool of plane p of x, planes [p0, p1). */
+static void pool_global_forward(float *restrict y, const float *restrict x, const PoolDesc *d, int p0, int p1)
+{
+    const size_t hw = (size_t)d->h * (size_t)d->w;
+    float v[POOL_CHUNK];
+    for (int a = p0; a < p1; a += POOL_CHUNK) {
+        const int nb = p1 - a < POOL_CHUNK ? p1 - a : POOL_CHUNK;
+        const float *xa = x + (size_t)a * hw;
+        for (int q = 0; q < nb; q++)
+            v[q] = d->kind == POOL_MAX ? -INFINITY : 0.0f;
+        for (size_t i = 0; i < hw; i++) {
+            if (d->kind == POOL_MAX) {
+#pragma omp simd
+                for (int q = 0; q < nb; q++)
+                    v[q] = xa[(size_t)q * hw + i] > v[q] ? xa[(size_t)q * hw + i] : v[q];
+            } else {
+#pragma omp simd
+                for (int q = 0; q < nb; q++)
+                    v[q] += xa[(size_t)q * hw + i];
+            }
+        }
+        for (int q = 0; q < nb; q++)
+            y[a + q] = d->kind == POOL_AVG ? v[q] / (float)hw : v[q];
+    }
+}
+
+/* dx plane p += the gradient of dy[p], planes [p0, p1): max gives it to the plane's first
+ * cell (row-major) equal to the forward max, as the general loop does (none when the plane
+ * was all NaN); average spreads it evenly. */
+static void pool_global_backward(float *restrict dx, const float *restrict dy, const float *restrict x,
+                                 const float *restrict y, const PoolDesc *d, int p0, int p1)
+{
+    const size_t hw = (size_t)d->h * (size_t)d->w;
+    for (int p = p0; p < p1; p++) {
+        float *dxp = dx + (size_t)p * hw;
+        if (d->kind == POOL_MAX) {
+            const float *xp = x + (size_t)p * hw;
+            for (size_t i = 0; i < hw; i++)
+                if (xp[i] == y[p]) {
+                    dxp[i] += dy[p];
+                    break;
+                }
+        } else {
+            const float share = dy[p] / (float)hw;
+#pragma omp simd
+            for (size_t i = 0; i < hw; i++)
+                dxp[i] += share;
+        }
+    }
+}
+
 /* Contract: y (n, c, oh, ow) = pool(x (n, c, h, w)), overwritten. */
 void pool2d_forward(float *y, const float *x, const PoolDesc *d)
 {
     OPS_ASSERT(y && x && d);
     const int planes = d->n * d->c;
     const size_t hw = (size_t)d->h * (size_t)d->w, ohw = (size_t)d->out_h * (size_t)d->out_w;
+    if (pool2d_is_global(d)) {
+        const int chunks = (planes + POOL_CHUNK - 1) / POOL_CHUNK;
+#pragma omp parallel for schedule(static) if ((size_t)planes * hw >= ops_par_min)
+        for (int c = 0; c < chunks; c++) {
+            const int p1 = (c + 1) * POOL_CHUNK < planes ? (c + 1) * POOL_CHUNK : planes;
+            pool_global_forward(y, x, d, c * POOL_CHUNK, p1);
+        }
+        return;
+    }
 #pragma omp parallel for schedule(static) if ((size_t)planes * hw >= ops_par_min)
     for (int p = 0; p < planes; p++)
         pool_plane_forward(y + (size_t)p * ohw, x + (size_t)p * hw, d);
@@ -152,12 +226,17 @@ void pool2d_backward_data(float *dx, const float *dy, const float *x, const floa
     OPS_ASSERT(dx && dy && x && (y || d->kind != POOL_MAX) && d);
     const int planes = d->n * d->c;
     const size_t hw = (size_t)d->h * (size_t)d->w, ohw = (size_t)d->out_h * (size_t)d->out_w;
+    const bool global = pool2d_is_global(d);
 #pragma omp parallel for schedule(static) if ((size_t)planes * hw >= ops_par_min)
     for (int p = 0; p < planes; p++) {
         float *dxp = dx + (size_t)p * hw;
         if (!d->accumulate)
             for (size_t i = 0; i < hw; i++)
                 dxp[i] = 0.0f;
+        if (global) {
+            pool_global_backward(dx, dy, x, y, d, p, p + 1);
+            continue;
+        }
         pool_plane_backward(dxp, dy + (size_t)p * ohw, x + (size_t)p * hw,
                             y ? y + (size_t)p * ohw : NULL, d);
     }

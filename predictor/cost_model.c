@@ -257,7 +257,8 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
         const PoolDesc *p = &d->u.pool;
         x[0] = lg(c.bytes), x[1] = lg((double)p->win_h * p->win_w), x[2] = lg(p->stride_h);
         x[3] = lg((double)p->out_h * p->out_w), x[4] = p->accumulate;
-        return 5;
+        x[5] = op_pool_global(d); /* the planes reduced side by side (ops/pool.c) */
+        return 6;
     }
     case OP_BIAS:
         x[0] = lg(c.bytes), x[1] = lg(d->u.bias.spatial), x[2] = d->u.bias.accumulate;

@@ -606,6 +606,10 @@ static void test_list_eltwise(void **state)
     for (int i = 0; i < cd; i++)
         seq += ds[i].kind == OP_CONV2D && conv2d_is_rows(&ds[i].u.conv);
     assert_int_equal(seq, 36);
+    int global = 0; /* the sentence CNN's max over time, two phases, and ResNet's average */
+    for (int i = 0; i < cd; i++)
+        global += ds[i].kind == OP_POOL2D && op_pool_global(&ds[i]);
+    assert_int_equal(global, 24 + 2);
     /* keys are unique within the list (calibration stores one row per key) */
     static char keys[LIST_MAX][OP_KEY_MAX];
     for (int i = 0; i < nd; i++) {

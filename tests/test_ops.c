@@ -388,17 +388,17 @@ static const PoolCase POOL_CASES[] = {
     {POOL_MAX, 1, 2, 4, 520, 2, 2, PAD_VALID, true},
 };
 
-static void pool_case_vs_reference(const PoolCase *pc, uint64_t seed)
+/* A forward pooling f and its backward (overwrite and accumulate) against the reference;
+ * ties: inputs rounded to integers, so that max windows hold equal cells. */
+static void pool_desc_vs_reference(const OpDesc f, bool ties, uint64_t seed)
 {
-    const OpDesc f = op_pool2d(PHASE_FWD, pc->kind, pc->n, pc->c, pc->h, pc->w, pc->win,
-                               pc->stride, pc->pad);
     const PoolDesc *p = &f.u.pool;
     const size_t nx = (size_t)p->n * p->c * p->h * p->w;
     const size_t ny = (size_t)p->n * p->c * p->out_h * p->out_w;
     float *x = tu_floats(nx), *y = tu_floats(ny), *dy = tu_floats(ny), *dx = tu_floats(nx);
     double *ry = tu_doubles(ny), *rx = tu_doubles(nx), *ex = tu_doubles(nx);
     tu_fill_uniform(x, nx, -1, 1, seed);
-    if (pc->ties)
+    if (ties)
         for (size_t i = 0; i < nx; i++)
             x[i] = roundf(x[i]);
     tu_fill_uniform(dy, ny, -1, 1, seed + 1);
@@ -426,6 +426,45 @@ static void pool_case_vs_reference(const PoolCase *pc, uint64_t seed)
         free(dx0);
     }
     free(x), free(y), free(dy), free(dx), free(ry), free(rx), free(ex);
+}
+
+static void pool_case_vs_reference(const PoolCase *pc, uint64_t seed)
+{
+    pool_desc_vs_reference(op_pool2d(PHASE_FWD, pc->kind, pc->n, pc->c, pc->h, pc->w, pc->win, pc->stride, pc->pad),
+                           pc->ties, seed);
+}
+
+/* Global pooling (ops/pool.c reduces the planes side by side): max and average, planes
+ * beyond one chunk of 256 and a short last chunk, a sentence CNN's max over time (62 x 1),
+ * ResNet's 7 x 7, one-cell planes and ties, at 1 and 2 threads; windowed poolings that
+ * cover the plane only with padding or with two outputs take the general loop. */
+static void test_pool_global_vs_reference(void **state)
+{
+    (void)state;
+    static const struct {
+        PoolKind kind;
+        int n, c, h, w;
+        bool ties;
+    } cases[] = {
+        {POOL_MAX, 5, 128, 62, 1, false}, {POOL_MAX, 3, 100, 9, 1, true}, {POOL_AVG, 2, 300, 7, 7, false},
+        {POOL_AVG, 1, 7, 3, 5, false},    {POOL_MAX, 2, 3, 1, 1, false},  {POOL_MAX, 1, 40, 4, 6, true},
+    };
+    const int t0 = ops_get_threads();
+    for (int t = 1; t <= 2; t++) {
+        ops_set_threads(t);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const OpDesc f = op_pool2d_global(PHASE_FWD, cases[i].kind, cases[i].n, cases[i].c, cases[i].h, cases[i].w);
+            assert_true(pool2d_is_global(&f.u.pool));
+            pool_desc_vs_reference(f, cases[i].ties, 800 + 10 * i + (uint64_t)t);
+        }
+    }
+    ops_set_threads(t0);
+    const OpDesc same = op_pool2d(PHASE_FWD, POOL_MAX, 2, 3, 5, 5, 5, 1, PAD_SAME); /* 5x5 out, padded */
+    const OpDesc two = op_pool2d(PHASE_FWD, POOL_AVG, 2, 3, 6, 6, 5, 1, PAD_VALID); /* 2x2 out */
+    assert_false(pool2d_is_global(&same.u.pool));
+    assert_false(pool2d_is_global(&two.u.pool));
+    pool_desc_vs_reference(same, true, 900);
+    pool_desc_vs_reference(two, false, 910);
 }
 
 static void test_pool_vs_reference(void **state)
@@ -2827,6 +2866,7 @@ int main(void)
         cmocka_unit_test(test_conv_large_vs_reference),
         cmocka_unit_test(test_conv_chunked_vs_reference),
         cmocka_unit_test(test_conv_rows_vs_reference),
+        cmocka_unit_test(test_pool_global_vs_reference),
         cmocka_unit_test(test_gru_cell),
         cmocka_unit_test(test_spmm),
         cmocka_unit_test(test_peak_and_membw),
