@@ -147,55 +147,47 @@ bool pool2d_is_global(const PoolDesc *d)
            d->pad_left == 0 && d->pad_bottom == 0 && d->pad_right == 0;
 }
 
-/* y[p] = pool of plane p of x, planes [p0, p1). */
-static void pool_global_forward(float *restrict y, const float *restrict x, const PoolDesc *d, int p0, int p1)
+/* y[q] = pool of plane q of x, for the nb <= POOL_CHUNK planes of one chunk. */
+static void pool_global_forward(float *restrict y, const float *restrict x, const PoolDesc *d, int nb)
 {
     const size_t hw = (size_t)d->h * (size_t)d->w;
     float v[POOL_CHUNK];
-    for (int a = p0; a < p1; a += POOL_CHUNK) {
-        const int nb = p1 - a < POOL_CHUNK ? p1 - a : POOL_CHUNK;
-        const float *xa = x + (size_t)a * hw;
-        for (int q = 0; q < nb; q++)
-            v[q] = d->kind == POOL_MAX ? -INFINITY : 0.0f;
-        for (size_t i = 0; i < hw; i++) {
-            if (d->kind == POOL_MAX) {
+    for (int q = 0; q < nb; q++)
+        v[q] = d->kind == POOL_MAX ? -INFINITY : 0.0f;
+    for (size_t i = 0; i < hw; i++) {
+        if (d->kind == POOL_MAX) {
 #pragma omp simd
-                for (int q = 0; q < nb; q++)
-                    v[q] = xa[(size_t)q * hw + i] > v[q] ? xa[(size_t)q * hw + i] : v[q];
-            } else {
+            for (int q = 0; q < nb; q++)
+                v[q] = x[(size_t)q * hw + i] > v[q] ? x[(size_t)q * hw + i] : v[q];
+        } else {
 #pragma omp simd
-                for (int q = 0; q < nb; q++)
-                    v[q] += xa[(size_t)q * hw + i];
-            }
+            for (int q = 0; q < nb; q++)
+                v[q] += x[(size_t)q * hw + i];
         }
-        for (int q = 0; q < nb; q++)
-            y[a + q] = d->kind == POOL_AVG ? v[q] / (float)hw : v[q];
     }
+    for (int q = 0; q < nb; q++)
+        y[q] = d->kind == POOL_AVG ? v[q] / (float)hw : v[q];
 }
 
-/* dx plane p += the gradient of dy[p], planes [p0, p1): max gives it to the plane's first
- * cell (row-major) equal to the forward max, as the general loop does (none when the plane
+/* One plane: dx (h, w) += the gradient of its output dy. Max gives it to the first cell
+ * (row-major) equal to the forward max m, as the general loop does (none when the plane
  * was all NaN); average spreads it evenly. */
-static void pool_global_backward(float *restrict dx, const float *restrict dy, const float *restrict x,
-                                 const float *restrict y, const PoolDesc *d, int p0, int p1)
+static void pool_global_backward(float *restrict dx, float dy, const float *restrict x, float m,
+                                 const PoolDesc *d)
 {
     const size_t hw = (size_t)d->h * (size_t)d->w;
-    for (int p = p0; p < p1; p++) {
-        float *dxp = dx + (size_t)p * hw;
-        if (d->kind == POOL_MAX) {
-            const float *xp = x + (size_t)p * hw;
-            for (size_t i = 0; i < hw; i++)
-                if (xp[i] == y[p]) {
-                    dxp[i] += dy[p];
-                    break;
-                }
-        } else {
-            const float share = dy[p] / (float)hw;
-#pragma omp simd
-            for (size_t i = 0; i < hw; i++)
-                dxp[i] += share;
-        }
+    if (d->kind == POOL_MAX) {
+        for (size_t i = 0; i < hw; i++)
+            if (x[i] == m) {
+                dx[i] += dy;
+                return;
+            }
+        return;
     }
+    const float share = dy / (float)hw;
+#pragma omp simd
+    for (size_t i = 0; i < hw; i++)
+        dx[i] += share;
 }
 
 /* Contract: y (n, c, oh, ow) = pool(x (n, c, h, w)), overwritten. */
@@ -208,8 +200,8 @@ void pool2d_forward(float *y, const float *x, const PoolDesc *d)
         const int chunks = (planes + POOL_CHUNK - 1) / POOL_CHUNK;
 #pragma omp parallel for schedule(static) if ((size_t)planes * hw >= ops_par_min)
         for (int c = 0; c < chunks; c++) {
-            const int p1 = (c + 1) * POOL_CHUNK < planes ? (c + 1) * POOL_CHUNK : planes;
-            pool_global_forward(y, x, d, c * POOL_CHUNK, p1);
+            const int p0 = c * POOL_CHUNK, nb = planes - p0 < POOL_CHUNK ? planes - p0 : POOL_CHUNK;
+            pool_global_forward(y + p0, x + (size_t)p0 * hw, d, nb);
         }
         return;
     }
@@ -234,7 +226,7 @@ void pool2d_backward_data(float *dx, const float *dy, const float *x, const floa
             for (size_t i = 0; i < hw; i++)
                 dxp[i] = 0.0f;
         if (global) {
-            pool_global_backward(dx, dy, x, y, d, p, p + 1);
+            pool_global_backward(dxp, dy[p], x + (size_t)p * hw, y ? y[p] : 0.0f, d);
             continue;
         }
         pool_plane_backward(dxp, dy + (size_t)p * ohw, x + (size_t)p * hw,
