@@ -168,8 +168,11 @@ static OpDesc *model_ops(const CalOpts *o, int *n, char *err, size_t errlen)
             return NULL;
         }
         ops = grown;
-        for (int j = 0; j < p.nops; j++)
-            ops[(*n)++] = p.ops[j].desc;
+        for (int j = 0; j < p.nops; j++) { /* each on its own workspace slices: the plan's
+                                              spacing changes where they lie, not the time */
+            ops[*n] = p.ops[j].desc;
+            op_workspace_set_slice(&ops[(*n)++], 0);
+        }
         plan_free(&p);
     }
     return ops;

@@ -100,6 +100,26 @@ void plan_add(Plan *p, int layer, OpDesc d, const BufRef *bufs, int nbuf)
         p->arena_bytes[ARENA_WS] = ws;
 }
 
+/* Gives every op the plan's largest per-thread workspace slice, so each thread computes in
+ * the same addresses from op to op (op_workspace_set_slice says why), and sizes the
+ * workspace arena for it. */
+static void share_workspace_slices(Plan *p)
+{
+    size_t slice = 0, ws = 0;
+    for (int i = 0; i < p->nops; i++) {
+        const size_t s = op_workspace_slice_bytes(&p->ops[i].desc);
+        slice = s > slice ? s : slice;
+    }
+    for (int i = 0; i < p->nops; i++) {
+        OpDesc *d = &p->ops[i].desc;
+        if (op_workspace_slice_bytes(d) > 0)
+            op_workspace_set_slice(d, slice);
+        const size_t b = op_workspace_bytes(d);
+        ws = b > ws ? b : ws;
+    }
+    p->arena_bytes[ARENA_WS] = ws;
+}
+
 BufRef plan_add_tensor(Plan *p, int layer, const char *role, size_t count, bool learnable, bool decayed,
                        InitKind init, float scale, float fill, int fan_in, int fan_out)
 {
@@ -430,6 +450,7 @@ static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, si
         if (mode == PLAN_TRAIN)
             emit_update(p, &m->opt, needed);
     }
+    share_workspace_slices(p);
     rc = 0;
 done:
     free(needed);

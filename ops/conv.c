@@ -20,8 +20,16 @@
  * sgemm per image made 2-thread steps vary by +-30% on a 2-core machine (the two pools'
  * idle threads compete for the cores), while per-thread images run at ~2x one thread.
  * Smaller batches fall back to one chunk at a time with a multi-threaded sgemm.
- * Workspace: a column and an output-side matrix per thread, plus (threads - 1)
- * weight-gradient accumulators for backward-weights; see conv2d_workspace_floats.
+ * Workspace: one slice per thread, thread t's t slices in: its column and output-side
+ * matrices and, for backward-weights, its weight-gradient accumulator. A plan lays every
+ * convolution's slices the same distance apart (ConvDesc.ws_slice_floats, the plan's
+ * largest slice), so a thread computes in the same addresses in every convolution of a
+ * step. Packed, each op's own slices (a 3x3 layer's 4 MB, the 1x1 layer's 2 MB after it)
+ * put thread 1's slice on lines thread 0 had just written: with the two cores on two
+ * caches (the VM's "apart" placement) ResNet-152's bottleneck convolutions at batch 4 then
+ * ran 17-38% slower in steps than alone (in-step traces and a harness timing one op after
+ * the ops before it, stop 38); evicting the workspace before the op, or nothing else,
+ * removed it.
  */
 #include <omp.h>
 #include <string.h>
@@ -111,16 +119,37 @@ static size_t conv_weight_floats(const ConvDesc *d)
     return (size_t)d->k * (size_t)(d->c / d->groups) * (size_t)d->r * (size_t)d->s;
 }
 
+/* Floats in a whole number of cache lines, so that no line lies in two threads' slices. */
+static size_t conv_round_line(size_t floats)
+{
+    enum { LINE_FLOATS = 64 / sizeof(float) };
+    return (floats + LINE_FLOATS - 1) / LINE_FLOATS * LINE_FLOATS;
+}
+
+/* Floats of one thread's slice this op needs: its column and output-side matrices and,
+ * for backward-weights split over threads, its weight-gradient accumulator (thread 0
+ * accumulates into dw itself, but the slices are alike). */
+static size_t conv_own_slice_floats(const ConvDesc *d, OpPhase phase)
+{
+    size_t f = conv_col_floats(d) + conv_tmp_floats(d);
+    if (phase == PHASE_BWD_WEIGHTS && conv_batch_threads(d) > 1)
+        f += conv_weight_floats(d);
+    return f ? conv_round_line(f) : 0;
+}
+
+/* Contract: floats from one thread's slice to the next at the current thread count: the
+ * op's own need, or the plan's (d->ws_slice_floats) where that is larger. */
+size_t conv2d_slice_floats(const ConvDesc *d, OpPhase phase)
+{
+    const size_t own = conv_own_slice_floats(d, phase);
+    return own == 0 || d->ws_slice_floats < own ? own : d->ws_slice_floats;
+}
+
 /* Contract: the workspace the kernels need at the current thread count (ops_set_threads):
- * a column and an output-side matrix per thread, and for backward-weights an accumulator
- * per extra thread. */
+ * one slice per thread that computes (conv2d_slice_floats). */
 size_t conv2d_workspace_floats(const ConvDesc *d, OpPhase phase)
 {
-    size_t t = (size_t)conv_batch_threads(d);
-    size_t ws = t * (conv_col_floats(d) + conv_tmp_floats(d));
-    if (phase == PHASE_BWD_WEIGHTS)
-        ws += (t - 1) * conv_weight_floats(d);
-    return ws;
+    return (size_t)conv_batch_threads(d) * conv2d_slice_floats(d, phase);
 }
 
 /* Images [*lo, *hi) of the calling thread when nt threads split the batch. */
@@ -404,7 +433,7 @@ static void conv_split_batch(ConvImagesFn fn, float *out, const float *a, const 
                              float *ws)
 {
     const int nt = conv_batch_threads(d);
-    const size_t colf = conv_col_floats(d), per_thread = colf + conv_tmp_floats(d);
+    const size_t colf = conv_col_floats(d), slice = conv2d_slice_floats(d, PHASE_FWD);
     if (nt == 1) {
         fn(out, a, b, d, ws, ws ? ws + colf : NULL, 0, d->n);
         return;
@@ -414,7 +443,7 @@ static void conv_split_batch(ConvImagesFn fn, float *out, const float *a, const 
     {
         int lo, hi;
         conv_my_images(d, nt, &lo, &hi);
-        float *mine = ws ? ws + (size_t)omp_get_thread_num() * per_thread : NULL;
+        float *mine = slice ? ws + (size_t)omp_get_thread_num() * slice : NULL;
         fn(out, a, b, d, mine, mine ? mine + colf : NULL, lo, hi);
     }
     ops_blas_serial_end();
@@ -449,28 +478,30 @@ void conv2d_backward_weights(float *dw, const float *dy, const float *x, const C
 {
     OPS_ASSERT(dw && dy && x && d);
     const int nt = conv_batch_threads(d);
-    const size_t colf = conv_col_floats(d), per_thread = colf + conv_tmp_floats(d), wf = conv_weight_floats(d);
-    OPS_ASSERT(ws || (nt == 1 && per_thread == 0));
+    const size_t colf = conv_col_floats(d), tmpf = conv_tmp_floats(d), wf = conv_weight_floats(d);
+    OPS_ASSERT(ws || (nt == 1 && colf + tmpf == 0));
     if (nt == 1) {
         backward_weights_images(dw, dy, x, d, ws, ws ? ws + colf : NULL, 0, d->n, d->accumulate);
         return;
     }
-    float *partial = ws + (size_t)nt * per_thread; /* (nt - 1) x wf */
+    /* thread t's slice: column matrix | output-side matrix | accumulator (t > 0) */
+    const size_t slice = conv2d_slice_floats(d, PHASE_BWD_WEIGHTS);
     ops_blas_serial_begin();
 #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();
         int lo, hi;
         conv_my_images(d, nt, &lo, &hi);
-        float *mine = t == 0 ? dw : partial + (size_t)(t - 1) * wf;
-        float *col = per_thread ? ws + (size_t)t * per_thread : NULL;
-        backward_weights_images(mine, dy, x, d, col, col ? col + colf : NULL, lo, hi, t == 0 && d->accumulate);
+        float *own = ws + (size_t)t * slice;
+        float *mine = t == 0 ? dw : own + colf + tmpf;
+        backward_weights_images(mine, dy, x, d, colf + tmpf ? own : NULL, colf + tmpf ? own + colf : NULL, lo, hi,
+                                t == 0 && d->accumulate);
 #pragma omp barrier
         /* dw += partials, split by element; each element summed in thread order */
         size_t a, b;
         ops_span_split(wf, &a, &b);
-        for (int p = 0; p < nt - 1; p++) {
-            const float *src = partial + (size_t)p * wf;
+        for (int p = 1; p < nt; p++) {
+            const float *src = ws + (size_t)p * slice + colf + tmpf;
 #pragma omp simd
             for (size_t i = a; i < b; i++)
                 dw[i] += src[i];

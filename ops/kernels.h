@@ -59,6 +59,7 @@ bool conv2d_is_rows(const ConvDesc *d);
 /* op_thread_imbalance of a convolution (conv_batch_threads' split). */
 double conv2d_thread_imbalance(const ConvDesc *d, int threads);
 size_t conv2d_workspace_floats(const ConvDesc *d, OpPhase phase);
+size_t conv2d_slice_floats(const ConvDesc *d, OpPhase phase);
 void conv2d_forward(float *y, const float *x, const float *w, const ConvDesc *d, float *ws);
 /* dx (=|+=) conv^T(dy, w) */
 void conv2d_backward_data(float *dx, const float *dy, const float *w, const ConvDesc *d,

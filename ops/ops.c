@@ -1061,6 +1061,22 @@ size_t op_workspace_bytes(const OpDesc *d)
     return 0;
 }
 
+size_t op_workspace_slice_bytes(const OpDesc *d)
+{
+    DESC_ASSERT_VALID(d);
+    if (d->kind == OP_CONV2D)
+        return sizeof(float) * conv2d_slice_floats(&d->u.conv, d->phase);
+    return 0;
+}
+
+void op_workspace_set_slice(OpDesc *d, size_t bytes)
+{
+    DESC_ASSERT_VALID(d);
+    OPS_ASSERT(bytes % sizeof(float) == 0);
+    if (d->kind == OP_CONV2D)
+        d->u.conv.ws_slice_floats = bytes / sizeof(float);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Buffers
  * ------------------------------------------------------------------------------------- */

@@ -98,6 +98,9 @@ typedef struct {
     int groups;
     int out_h, out_w;
     bool accumulate;
+    size_t ws_slice_floats; /* floats from one thread's workspace slice to the next; 0 (or
+                               less than this op needs): packed. Not part of the key: a
+                               plan sets it (op_workspace_set_slice), see ops/conv.c */
 } ConvDesc;
 
 /* Pooling over x (n, c, h, w) giving y (n, c, out_h, out_w). Max pooling ignores padded
@@ -455,6 +458,14 @@ OpCost op_cost(const OpDesc *d);
 
 /* Scratch bytes op_run needs for this descriptor (0 if none). */
 size_t op_workspace_bytes(const OpDesc *d);
+/* Bytes of the slice of that workspace one thread uses (0 if none): each thread computes
+ * in its own slice, thread t's starting t slices in. */
+size_t op_workspace_slice_bytes(const OpDesc *d);
+/* Lays d's per-thread slices `bytes` apart (at least op_workspace_slice_bytes(d)). A plan
+ * gives every op its largest slice, so that thread t's slice starts at the same address in
+ * every op and stays in that thread's caches (see ops/conv.c); op_workspace_bytes grows
+ * to match. */
+void op_workspace_set_slice(OpDesc *d, size_t bytes);
 
 /* The busiest thread's share of an execution's work at `threads` threads over an even
  * share (>= 1): what splitting into whole pieces costs. A convolution gives each thread

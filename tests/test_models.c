@@ -331,6 +331,40 @@ static void test_memory_refused_before_allocating(void **state)
     assert_non_null(strstr(err, "available"));
 }
 
+/* Every convolution of a plan lays its threads' workspace slices the plan's largest slice
+ * apart, so thread t computes at the same addresses in every op (ops/conv.c says why), and
+ * the workspace arena holds one such slice per thread. */
+static void test_plan_shares_workspace_slices(void **state)
+{
+    (void)state;
+    const int t0 = ops_get_threads();
+    ops_set_threads(2);
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(zoo_find("resnet50"), 4, &p, err, sizeof err), 0);
+    size_t slice = 0, largest_own = 0;
+    int convs = 0;
+    for (int i = 0; i < p.nops; i++) {
+        const OpDesc *d = &p.ops[i].desc;
+        OpDesc packed = *d;
+        op_workspace_set_slice(&packed, 0);
+        const size_t own = op_workspace_slice_bytes(&packed);
+        largest_own = own > largest_own ? own : largest_own;
+        if (own == 0)
+            continue;
+        convs++;
+        if (slice == 0)
+            slice = op_workspace_slice_bytes(d);
+        assert_int_equal(op_workspace_slice_bytes(d), slice);
+        assert_true(op_workspace_bytes(d) <= p.arena_bytes[ARENA_WS]);
+    }
+    assert_true(convs > 100);
+    assert_int_equal(slice, largest_own);
+    assert_int_equal(p.arena_bytes[ARENA_WS], 2 * slice);
+    plan_free(&p);
+    ops_set_threads(t0);
+}
+
 static void test_plan_memory_is_what_run_allocates(void **state)
 {
     const ModelSpec *m = zoo_find("alexnet-owt");
@@ -390,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_training_lowers_loss),
         cmocka_unit_test(test_shape_errors_name_the_layer),
         cmocka_unit_test(test_memory_refused_before_allocating),
+        cmocka_unit_test(test_plan_shares_workspace_slices),
         cmocka_unit_test(test_plan_memory_is_what_run_allocates),
         cmocka_unit_test(test_run_memory_is_what_allocation_occupies),
     };

@@ -322,6 +322,76 @@ static void test_conv_rows_vs_reference(void **state)
     ops_set_threads(t0);
 }
 
+/* A convolution whose threads' workspace slices lie further apart than it needs (a plan's
+ * spacing, op_workspace_set_slice) gives the same bits in all three phases; the workspace
+ * grows to a slice per thread, and the kernel reads only what it wrote (the slack is NaN). */
+static void conv_spaced_case(const ConvCase *cc, uint64_t seed)
+{
+    const OpDesc f = conv_from_case(cc, PHASE_FWD);
+    const ConvDesc *v = &f.u.conv;
+    const size_t nx = (size_t)v->n * v->c * v->h * v->w;
+    const size_t nw = (size_t)v->k * (v->c / v->groups) * v->r * v->s;
+    const size_t ny = (size_t)v->n * v->k * v->out_h * v->out_w;
+    float *x = tu_floats(nx), *w = tu_floats(nw), *dy = tu_floats(ny);
+    tu_fill_uniform(x, nx, -1, 1, seed);
+    tu_fill_uniform(w, nw, -1, 1, seed + 1);
+    tu_fill_uniform(dy, ny, -1, 1, seed + 2);
+    const OpPhase phases[] = {PHASE_FWD, PHASE_BWD_DATA, PHASE_BWD_WEIGHTS};
+    for (int ph = 0; ph < 3; ph++)
+        for (int acc = 0; acc < (phases[ph] == PHASE_FWD ? 1 : 2); acc++) {
+            const OpDesc packed = with_phase(f, phases[ph], acc);
+            OpDesc spaced = packed;
+            const size_t own = op_workspace_slice_bytes(&packed), slice = own + 4096 + 64;
+            op_workspace_set_slice(&spaced, slice);
+            const int nt = ops_get_threads() > 1 && v->n >= ops_get_threads() ? ops_get_threads() : 1;
+            assert_int_equal(op_workspace_slice_bytes(&spaced), own ? slice : 0);
+            assert_int_equal(op_workspace_bytes(&packed), (size_t)nt * own);
+            assert_int_equal(op_workspace_bytes(&spaced), (size_t)nt * (own ? slice : 0));
+            const size_t nout = phases[ph] == PHASE_FWD ? ny : phases[ph] == PHASE_BWD_DATA ? nx : nw;
+            float *a = tu_floats(nout), *b = tu_floats(nout);
+            tu_fill_const(a, nout, 0.25f);
+            tu_fill_const(b, nout, 0.25f);
+            void *ab[3] = {a, phases[ph] == PHASE_FWD ? (void *)x : dy, phases[ph] == PHASE_BWD_WEIGHTS ? (void *)x : w};
+            void *bb[3] = {b, ab[1], ab[2]};
+            run(&packed, ab);
+            const size_t wsf = op_workspace_bytes(&spaced) / sizeof(float);
+            float *ws = wsf ? tu_floats(wsf) : NULL;
+            tu_fill_const(ws, wsf, NAN);
+            op_run(&spaced, bb, ws);
+            char key[OP_KEY_MAX];
+            op_key(&packed, key);
+            if (memcmp(a, b, nout * sizeof(float)) != 0)
+                fail_msg("%s: spaced workspace slices changed the result", key);
+            free(a), free(b), free(ws);
+        }
+    free(x), free(w), free(dy);
+}
+
+static void test_conv_workspace_slices(void **state)
+{
+    (void)state;
+    static const ConvCase cases[] = {
+        {4, 6, 14, 14, 10, 3, 3, 1, 1, 1, 0, 0, 1}, /* small maps: two images a GEMM */
+        {4, 8, 14, 14, 12, 1, 1, 1, 1, 0, 0, 0, 1}, /* 1x1 chunked */
+        {3, 4, 24, 24, 5, 1, 1, 1, 1, 0, 0, 0, 1},  /* 1x1, one image a GEMM: no columns */
+        {5, 4, 23, 23, 6, 3, 3, 2, 2, 1, 0, 0, 2},  /* grouped, strided, uneven split */
+        {5, 1, 12, 8, 4, 3, 8, 1, 1, 0, 0, 0, 1},   /* sequence rows */
+        {1, 3, 9, 9, 4, 3, 3, 1, 1, 1, 0, 0, 1},    /* batch 1: one thread */
+    };
+    const int t0 = ops_get_threads();
+    for (int t = 1; t <= 2; t++) {
+        ops_set_threads(t);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            conv_spaced_case(&cases[i], 900 + 10 * i + (uint64_t)t);
+    }
+    ops_set_threads(t0);
+    /* the other kinds have no workspace: no slice, and setting one changes nothing */
+    OpDesc g = op_gemm(PHASE_FWD, 8, 8, 8, false, false, 0.0f);
+    op_workspace_set_slice(&g, 4096);
+    assert_int_equal(op_workspace_slice_bytes(&g), 0);
+    assert_int_equal(op_workspace_bytes(&g), 0);
+}
+
 static void conv_fd_case(const ConvCase *cc, uint64_t seed)
 {
     OpDesc f = conv_from_case(cc, PHASE_FWD);
@@ -1781,21 +1851,22 @@ static void test_costs(void **state)
     assert_true(op_cost(&d).flops == 2000 && op_cost(&d).bytes == 12000);
     d = op_act(PHASE_FWD, ACT_RELU, 1000);
     assert_true(op_cost(&d).flops == 1000 && op_cost(&d).bytes == 8000);
-    /* workspace: one image's columns per thread that splits the batch (a chunk's for small
-     * maps), none on the unchunked 1x1 path; backward-weights adds a weight-gradient accumulator per extra thread */
+    /* workspace: a slice per thread that splits the batch, with one image's columns (a
+     * chunk's and its outputs for small maps; none on the unchunked 1x1 path) and, for
+     * backward-weights, a weight-gradient accumulator, in whole cache lines */
     const int t0 = ops_get_threads();
     ops_set_threads(2);
     d = op_conv2d(PHASE_FWD, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
     assert_int_equal(op_workspace_bytes(&d), 2 * 4 * 64 * 25 * 729);
     d = op_conv2d(PHASE_BWD_WEIGHTS, 16, 64, 27, 27, 192, 5, 5, 1, PAD_SAME, 1);
-    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * 64 * 25 * 729 + 4 * 192 * 64 * 25);
+    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * (64 * 25 * 729 + 192 * 64 * 25));
     d = op_conv2d(PHASE_BWD_DATA, 16, 64, 27, 27, 192, 1, 1, 1, PAD_SAME, 1);
     assert_int_equal(op_workspace_bytes(&d), 0);
     d = op_conv2d(PHASE_FWD, 1, 4, 8, 8, 4, 3, 3, 1, PAD_SAME, 2); /* batch 1: one thread's */
     assert_int_equal(op_workspace_bytes(&d), 4 * 2 * 9 * 64);
     /* 13x13 maps: 7 images per GEMM (ceil(1024 / 169)), columns and outputs of the chunk */
     d = op_conv2d(PHASE_FWD, 16, 8, 13, 13, 6, 3, 3, 1, PAD_SAME, 1);
-    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * (8 * 9 * 7 * 169 + 6 * 7 * 169));
+    assert_int_equal(op_workspace_bytes(&d), 2 * 4 * 92288); /* 8*9*7*169 + 6*7*169 = 92274, in lines */
     d = op_conv2d(PHASE_FWD, 16, 8, 7, 7, 6, 1, 1, 1, PAD_SAME, 1); /* 1x1: 8 images (the share) */
     assert_int_equal(op_workspace_bytes(&d), 2 * 4 * (8 * 8 * 49 + 6 * 8 * 49));
     ops_set_threads(1);
@@ -2866,6 +2937,7 @@ int main(void)
         cmocka_unit_test(test_conv_large_vs_reference),
         cmocka_unit_test(test_conv_chunked_vs_reference),
         cmocka_unit_test(test_conv_rows_vs_reference),
+        cmocka_unit_test(test_conv_workspace_slices),
         cmocka_unit_test(test_pool_global_vs_reference),
         cmocka_unit_test(test_gru_cell),
         cmocka_unit_test(test_spmm),
