@@ -239,12 +239,13 @@ static void print_ranks(const RunResult *r)
         printf("  allreduce  %s of gradients per step, %s median (mean over ranks), %.2f GB/s algorithm bandwidth\n",
                fmt_bytes(row->allreduce_bytes, b1, 32), fmt_time(ar, b2, 32),
                ar > 0 ? row->allreduce_bytes / ar / 1e9 : 0);
-    printf("\n  %4s %12s %12s %12s %12s   (medians over the timed steps)\n", "rank", "step", "compute", "wait",
-           "allreduce");
+    printf("\n  %4s %12s %12s %12s %12s   %-10s (medians over the timed steps; cpus: the CPUs the rank was "
+           "allowed)\n", "rank", "step", "compute", "wait", "allreduce", "cpus");
     for (int i = 0; i < row->sw.ranks; i++) {
         const RankTimeRow *k = &row->rank_times[i];
-        printf("  %4d %12s %12s %12s %12s\n", k->rank, fmt_time(k->step_s, b1, 32), fmt_time(k->compute_s, b2, 32),
-               fmt_time(k->wait_s, b3, 32), fmt_time(k->allreduce_s, b4, 32));
+        printf("  %4d %12s %12s %12s %12s   %s\n", k->rank, fmt_time(k->step_s, b1, 32),
+               fmt_time(k->compute_s, b2, 32), fmt_time(k->wait_s, b3, 32), fmt_time(k->allreduce_s, b4, 32),
+               k->cpus[0] ? k->cpus : "?");
     }
     /* what a step waits for: its slowest rank, which can change from step to step */
     printf("  %4s %12s %12s %12s %12s   (each step's slowest rank; median over the steps)\n", "max", "",
@@ -316,6 +317,8 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
                 cJSON_AddNumberToObject(x, "compute_s", k->compute_s);
                 cJSON_AddNumberToObject(x, "wait_s", k->wait_s);
                 cJSON_AddNumberToObject(x, "allreduce_s", k->allreduce_s);
+                cJSON_AddStringToObject(x, "hostname", k->hostname);
+                cJSON_AddStringToObject(x, "cpus", k->cpus);
                 cJSON_AddItemToArray(rk, x);
             }
             cJSON *sl = cJSON_AddObjectToObject(o, "slowest_rank"); /* step by step, median over steps */

@@ -187,10 +187,14 @@ static int gather_rank_times(const double *step, const StepTimes *st, int steps,
     double *mine = malloc(per * sizeof *mine), *v = malloc((size_t)steps * sizeof *v);
     double *all = root ? malloc((size_t)n * per * sizeof *all) : NULL;
     RankTimeRow *rows = root ? calloc((size_t)n, sizeof *rows) : NULL;
-    double fail = !mine || !v || (root && (!all || !rows));
-    comm_allreduce_max_f64(&fail, 1); /* every rank takes part in the gather, or none */
+    typedef struct { /* where each rank ran: its host and the CPUs it was allowed */
+        char hostname[64], cpus[64];
+    } Where;
+    Where *where = root ? calloc((size_t)n, sizeof *where) : NULL;
+    double fail = !mine || !v || (root && (!all || !rows || !where));
+    comm_allreduce_max_f64(&fail, 1); /* every rank takes part in the gathers, or none */
     if (fail > 0) {
-        free(mine), free(v), free(all), free(rows);
+        free(mine), free(v), free(all), free(rows), free(where);
         return -1;
     }
     for (int s = 0; s < steps; s++) {
@@ -201,11 +205,13 @@ static int gather_rank_times(const double *step, const StepTimes *st, int steps,
     }
     comm_gather_f64(mine, (int)per, all);
     free(mine);
+    Where here;
+    memset(&here, 0, sizeof here);
+    if (gethostname(here.hostname, sizeof here.hostname - 1) != 0)
+        snprintf(here.hostname, sizeof here.hostname, "unknown");
+    comm_affinity_list(here.cpus, sizeof here.cpus);
+    comm_gather_bytes(&here, (int)sizeof here, where);
     if (root) {
-        /* hostnames: fixed-size records gathered as bytes would need another call; ranks on
-         * one node share this one, and multi-node runs record rank 0's host in the run row */
-        MachineRow self;
-        mb_machine_detect(&self);
         double med[STEP_SERIES];
         for (int r = 0; r < n; r++) {
             for (int f = 0; f < STEP_SERIES; f++) {
@@ -214,7 +220,8 @@ static int gather_rank_times(const double *step, const StepTimes *st, int steps,
             }
             rows[r] = (RankTimeRow){.rank = r, .step_s = med[0], .compute_s = med[1], .wait_s = med[2],
                                     .allreduce_s = med[3]};
-            snprintf(rows[r].hostname, sizeof rows[r].hostname, "%.63s", self.hostname);
+            snprintf(rows[r].hostname, sizeof rows[r].hostname, "%s", where[r].hostname);
+            snprintf(rows[r].cpus, sizeof rows[r].cpus, "%s", where[r].cpus);
         }
         for (int f = 1; f < STEP_SERIES; f++) { /* each step's slowest rank, median over the steps */
             for (int s = 0; s < steps; s++) {
@@ -227,7 +234,7 @@ static int gather_rank_times(const double *step, const StepTimes *st, int steps,
         out->slowest = (StepTimes){.compute_s = med[1], .wait_s = med[2], .comm_s = med[3]};
         out->rank_times = rows;
     }
-    free(v), free(all);
+    free(v), free(all), free(where);
     return 0;
 }
 

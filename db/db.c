@@ -694,9 +694,10 @@ int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, i
     for (int i = 0; r->rank_times && i < s->ranks; i++) {
         const RankTimeRow *k = &r->rank_times[i];
         if (run_stmt(db, NULL,
-                     "INSERT INTO run_rank (run_id, rank, hostname, step_s, compute_s, wait_s, allreduce_s)"
-                     " VALUES (?,?,?,?,?,?,?)",
-                     "Iisdddd", r->id, k->rank, k->hostname, k->step_s, k->compute_s, k->wait_s, k->allreduce_s) != 0)
+                     "INSERT INTO run_rank (run_id, rank, hostname, step_s, compute_s, wait_s, allreduce_s, cpus)"
+                     " VALUES (?,?,?,?,?,?,?,?)",
+                     "Iisdddds", r->id, k->rank, k->hostname, k->step_s, k->compute_s, k->wait_s, k->allreduce_s,
+                     k->cpus) != 0)
             goto fail;
     }
     for (int i = 0; i < nsteps; i++)

@@ -145,6 +145,7 @@ typedef struct {
 typedef struct RankTimeRow {
     int rank;
     char hostname[64];
+    char cpus[64]; /* the CPUs the rank was allowed, as taskset -c lists them ("" unknown) */
     double step_s, compute_s, wait_s, allreduce_s;
 } RankTimeRow;
 

@@ -269,6 +269,10 @@ static const char *const migrations[] = {
      * near price comes from its near samples, its apart price from its apart ones; a pass
      * is apart (pass_placement 'a') when every sample of it was (microbench/calibrate.c) */
     "ALTER TABLE sample ADD COLUMN rtt_ns REAL NOT NULL DEFAULT 0;",
+    /* v23: the CPUs each rank of a data-parallel run was allowed (its affinity, as taskset
+     * -c lists them; '' before dlperf stored it): whether the launcher bound the ranks,
+     * which Open MPI does up to one rank a core and not beyond */
+    "ALTER TABLE run_rank ADD COLUMN cpus TEXT NOT NULL DEFAULT '';",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -188,6 +188,47 @@ void comm_gather_f64(const double *send, int n, double *recv)
     MPI_Gather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
+void comm_gather_bytes(const void *send, int bytes, void *recv)
+{
+    if (!started || my_size == 1) {
+        if (recv)
+            memcpy(recv, send, (size_t)bytes);
+        return;
+    }
+    MPI_Gather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+void comm_affinity_list(char *out, size_t n)
+{
+    cpu_set_t set;
+    size_t len = 0;
+    if (n == 0)
+        return;
+    out[0] = '\0';
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            last++;
+        char item[32]; /* as util-linux lists them: a range from three CPUs on */
+        const char *sep = len ? "," : "";
+        int k = last >= c + 2 ? snprintf(item, sizeof item, "%s%d-%d", sep, c, last)
+                : last == c + 1 ? snprintf(item, sizeof item, "%s%d,%d", sep, c, last)
+                                : snprintf(item, sizeof item, "%s%d", sep, c);
+        if (len + (size_t)k + 4 > n) { /* keep room to say the list goes on */
+            if (len + 4 <= n)
+                memcpy(out + len, "...", 4);
+            return;
+        }
+        memcpy(out + len, item, (size_t)k + 1);
+        len += (size_t)k;
+        c = last;
+    }
+}
+
 void comm_bcast(void *buf, size_t bytes, int root)
 {
     if (!started || my_size == 1)

@@ -57,6 +57,13 @@ void comm_allreduce_sum_f64(double *v, int n);
 void comm_allreduce_max_f64(double *v, int n);
 /* Rank 0 receives every rank's n doubles (rank-major in recv, size*n); others pass NULL. */
 void comm_gather_f64(const double *send, int n, double *recv);
+/* Rank 0 receives every rank's `bytes` bytes (rank-major in recv); others pass NULL. */
+void comm_gather_bytes(const void *send, int bytes, void *recv);
+/* The CPUs this process may run on, as taskset -c lists them ("0", "0,1", "0-3,8"); ""
+ * where the system does not say. Under mpirun: whether and where the launcher bound the
+ * rank (Open MPI binds ranks to cores up to one a core, and leaves more ranks than cores
+ * unbound: each allowed every CPU). */
+void comm_affinity_list(char *out, size_t n);
 void comm_bcast(void *buf, size_t bytes, int root);
 void comm_barrier(void);
 

@@ -64,9 +64,34 @@ if [ "$(sql "SELECT count(*) FROM run")" = 1 ] &&
     ok run-np2-db
 else fail run-np2-db "$(sql "SELECT * FROM run; SELECT * FROM run_rank")"; fi
 
+# each rank's CPUs as the launcher left them: unbound, every CPU this shell may use; bound
+# to hardware threads (two CPUs or more; nproc counts OMP_NUM_THREADS, not CPUs, unless unset), one
+# CPU each, not the same; stored with the run
+all=$(taskset -cp $$ 2>/dev/null | sed 's/.*: //')
+if run run-np2-unbound 0 mpi 2 --bind-to none "$DLPERF" run fmnist-convpool --batch 8 --steps 1 --warmup 1 \
+       --threads 1 --json; then
+    c0=$(json "json_extract(j, '\$.rank_times[0].cpus')")
+    c1=$(json "json_extract(j, '\$.rank_times[1].cpus')")
+    if [ -n "$all" ] && [ "$c0" = "$all" ] && [ "$c1" = "$all" ] &&
+       [ "$(sql "SELECT group_concat(cpus, '|') FROM (SELECT cpus FROM run_rank WHERE run_id = (SELECT max(id)
+                 FROM run) ORDER BY rank)")" = "$all|$all" ]; then
+        ok run-np2-cpus-unbound
+    else fail run-np2-cpus-unbound "shell's CPUs '$all', ranks' '$c0' '$c1'"; fi
+fi
+if [ "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" -ge 2 ] &&
+   run run-np2-bound 0 mpi 2 --map-by hwthread --bind-to hwthread "$DLPERF" run fmnist-convpool --batch 8 --steps 1 \
+       --warmup 1 --threads 1 --json; then
+    c0=$(json "json_extract(j, '\$.rank_times[0].cpus')")
+    c1=$(json "json_extract(j, '\$.rank_times[1].cpus')")
+    if [ -n "$c0" ] && [ -n "$c1" ] && [ "$c0" != "$c1" ] && [ "$c0" != "$all" ] && [ "$c1" != "$all" ]; then
+        ok run-np2-cpus-bound
+    else fail run-np2-cpus-bound "shell's CPUs '$all', ranks' '$c0' '$c1'"; fi
+fi
+
 if run run-np4-weak 0 mpi 4 "$DLPERF" run fmnist-convpool --scaling weak --batch 2 --steps 2 --warmup 1 --threads 1; then
     expect run-np4-weak "$T/out" "at batch 8, 1 threads per rank x 4 ranks"
     expect run-np4-weak-table "$T/out" "weak scaling: 2 samples per rank"
+    expect run-np4-weak-cpus "$T/out" "allreduce   cpus"
 fi
 # the same training at np=1 and np=2 gives the same losses (global batch 8)
 run loss-np1 0 "$DLPERF" run fmnist-convpool --batch 8 --steps 2 --warmup 1 --threads 1 --json &&
