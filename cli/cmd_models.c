@@ -169,9 +169,7 @@ static void layer_costs(const Plan *p, int layer, double flops[PHASE_COUNT], siz
         if (o->layer != layer)
             continue;
         flops[o->desc.phase] += op_cost(&o->desc).flops;
-        OpDesc packed = o->desc; /* what the layer's ops use, not the plan's spacing */
-        op_workspace_set_slice(&packed, 0);
-        size_t w = op_workspace_bytes(&packed);
+        size_t w = op_workspace_touched_bytes(&o->desc);
         if (w > *ws)
             *ws = w;
     }

@@ -112,8 +112,7 @@ static void share_workspace_slices(Plan *p)
     }
     for (int i = 0; i < p->nops; i++) {
         OpDesc *d = &p->ops[i].desc;
-        if (op_workspace_slice_bytes(d) > 0)
-            op_workspace_set_slice(d, slice);
+        op_workspace_set_slice(d, slice); /* no effect on an op that needs no workspace */
         const size_t b = op_workspace_bytes(d);
         ws = b > ws ? b : ws;
     }

@@ -433,6 +433,7 @@ static void conv_split_batch(ConvImagesFn fn, float *out, const float *a, const 
                              float *ws)
 {
     const int nt = conv_batch_threads(d);
+    /* forward and backward-data need the same slice (no accumulator) */
     const size_t colf = conv_col_floats(d), slice = conv2d_slice_floats(d, PHASE_FWD);
     if (nt == 1) {
         fn(out, a, b, d, ws, ws ? ws + colf : NULL, 0, d->n);
@@ -494,8 +495,7 @@ void conv2d_backward_weights(float *dw, const float *dy, const float *x, const C
         conv_my_images(d, nt, &lo, &hi);
         float *own = ws + (size_t)t * slice;
         float *mine = t == 0 ? dw : own + colf + tmpf;
-        backward_weights_images(mine, dy, x, d, colf + tmpf ? own : NULL, colf + tmpf ? own + colf : NULL, lo, hi,
-                                t == 0 && d->accumulate);
+        backward_weights_images(mine, dy, x, d, own, own + colf, lo, hi, t == 0 && d->accumulate);
 #pragma omp barrier
         /* dw += partials, split by element; each element summed in thread order */
         size_t a, b;

@@ -1077,6 +1077,13 @@ void op_workspace_set_slice(OpDesc *d, size_t bytes)
         d->u.conv.ws_slice_floats = bytes / sizeof(float);
 }
 
+size_t op_workspace_touched_bytes(const OpDesc *d)
+{
+    OpDesc packed = *d;
+    op_workspace_set_slice(&packed, 0);
+    return op_workspace_bytes(&packed);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Buffers
  * ------------------------------------------------------------------------------------- */

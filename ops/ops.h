@@ -466,6 +466,9 @@ size_t op_workspace_slice_bytes(const OpDesc *d);
  * every op and stays in that thread's caches (see ops/conv.c); op_workspace_bytes grows
  * to match. */
 void op_workspace_set_slice(OpDesc *d, size_t bytes);
+/* Workspace bytes the op's threads touch: their own slices, however far apart a plan lays
+ * them (what passes through the caches, what a layer needs). */
+size_t op_workspace_touched_bytes(const OpDesc *d);
 
 /* The busiest thread's share of an execution's work at `threads` threads over an even
  * share (>= 1): what splitting into whole pieces costs. A convolution gives each thread

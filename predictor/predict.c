@@ -63,9 +63,7 @@ static double op_traffic(const PlanOp *o)
      * rewritten for every image) pass through the cache between its output and the next
      * op as surely as its buffers do; the lines it touches, not how far apart the plan
      * lays its threads' slices */
-    OpDesc packed = o->desc;
-    op_workspace_set_slice(&packed, 0);
-    double t = (double)op_workspace_bytes(&packed);
+    double t = (double)op_workspace_touched_bytes(&o->desc);
     for (int k = 0; k < o->nbuf; k++)
         t += (double)o->buf[k].bytes;
     return t;
