@@ -417,20 +417,25 @@ typedef struct {
     int shared_kernels, shared; /* the same for passes on one core */
     int all_off;         /* kernels whose every pass was at another placement */
     int all;             /* passes in all */
+    int caught_up, caught_up_passes; /* kernels timed again in the near catch-up, their passes */
 } OffPasses;
 
+/* A kernel's passes: the scheduled ones, and its near catch-ups (microbench/calibrate.c). */
 static OffPasses off_passes(const CalibrationRow *cal, const Rows *r)
 {
     OffPasses f = {0};
     const int rounds = cal->rounds > 1 ? cal->rounds : 1;
-    f.all = r->n * rounds;
     for (int i = 0; i < r->n; i++) {
         const MeasurementRow *m = &r->m[i];
+        const int passes = m->pass_placement[0] ? (int)strlen(m->pass_placement) : rounds;
+        f.all += passes;
+        f.caught_up += passes > rounds;
+        f.caught_up_passes += passes > rounds ? passes - rounds : 0;
         f.kernels += m->far_passes > 0;
         f.passes += m->far_passes;
         f.shared_kernels += m->shared_passes > 0;
         f.shared += m->shared_passes;
-        f.all_off += m->far_passes + m->shared_passes >= rounds;
+        f.all_off += m->far_passes + m->shared_passes >= passes;
     }
     return f;
 }
@@ -494,6 +499,10 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
            "  passes near and a core each, but %d kernels that had none are priced from all their passes (those\n"
            "  apart taken to near by the apart/near ratio of the kernels of their kind nearest in size)\n",
            f.passes, f.all, f.kernels, r->n, MB_FAR_RTT, f.shared, f.shared_kernels, MB_SHARED_CORE, f.all_off);
+    if (f.caught_up > 0)
+        printf("  near catch-up: %d kernels left short of near passes by the scheduled ones were timed again\n"
+               "  while the cores were near (%d passes, counted above)\n",
+               f.caught_up, f.caught_up_passes);
     if (ai->samples_probed > 0)
         printf("  probed around every sample: %d of %d samples apart; a pass counts apart when all its samples were,\n"
                "  and in the passes a core each a kernel's near price comes from its near samples, its apart price\n"
@@ -686,6 +695,9 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
         cJSON_AddNumberToObject(sc, "passes", f.shared);
         /* kernels with no pass near and a core each, priced from all their passes */
         cJSON_AddNumberToObject(o, "kernels_every_pass_off", f.all_off);
+        cJSON *cu = cJSON_AddObjectToObject(o, "near_catch_up"); /* passes after the scheduled ones */
+        cJSON_AddNumberToObject(cu, "kernels", f.caught_up);
+        cJSON_AddNumberToObject(cu, "passes", f.caught_up_passes);
         /* the kernels timed both ways: apart over near, the median (null: none) */
         if (ai->all > 0) {
             cJSON_AddNumberToObject(fp, "apart_over_near", ai->all);

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Classes each sample of one kernel, and from them each pass r: a sample is apart when
  * either round trip around it (mb_time_op_probed) took MB_FAR_RTT times the fastest the
@@ -110,6 +111,139 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
     }
 }
 
+/* Near catch-up. A kernel's near price is the median of its near passes; on a host that
+ * keeps the cores apart for minutes, many kernels end the scheduled passes with one near
+ * pass or none (stop 38's zoo calibration at 3 passes: 1,334 of 2,812 kernels with one, 732
+ * with none). One pass alone sets the price of the first, however slow a stretch it fell
+ * in (ufldl-cnn's 9x9 convolution 4.66 ms from its one near pass, 3.8-4.0 ms in the steps and
+ * the calibration before: the model priced 30% high); the second is taken to near by its
+ * neighbours' apart/near ratio, which spreads from x1 to x2 over kernels of one size (P3B1's
+ * k=10 GEMM, x2.9 apart, taken to near at x1.0: its step priced 42% high). So after the
+ * scheduled passes, each kernel with fewer than CATCHUP_NEAR near passes is timed again,
+ * one pass's share of samples a time, up to CATCHUP_MAX more passes, each started only
+ * once the probe finds the cores near (waiting asleep while they are apart), within
+ * CATCHUP_BUDGET of the scheduled passes' time (CATCHUP_MIN_S at least). Its samples are
+ * classed as every pass's are: a catch-up pass the host moved the cores in is apart too. Only with 2 threads or more (the placement
+ * is probed), 2 passes or more, and one process (ranks calibrating together share the
+ * cores' placement and would have to agree on every wait). */
+enum { CATCHUP_NEAR = 2, CATCHUP_MAX = 2 };
+static const double CATCHUP_BUDGET = 0.34; /* of the scheduled passes' time: about one of 3 */
+static const double CATCHUP_MIN_S = 5;     /* a short calibration's budget: time to wait out a stretch apart */
+static const double CATCHUP_POLL_S = 0.2;  /* the wait between probes while the cores are apart */
+
+/* What the passes over the lists keep per kernel (index i over all families' lists). */
+typedef struct {
+    MbProtocol pass; /* one pass's share of the sampling budget */
+    int threads;
+    int stride;      /* passes a kernel may have: the scheduled ones and its catch-ups */
+    int pooled_max;  /* samples a kernel may pool: stride passes at most */
+    double **pooled;      /* rounds > 1: each kernel's samples so far */
+    int **pooled_round;   /* rounds > 1: the pass each of them came from */
+    double **pooled_rtt;  /* rounds > 1, threads > 1: the round trip around each of them */
+    int *npooled;
+    double *warm_pooled;  /* rounds > 1: each kernel's warm median per pass (stride each) */
+    /* threads > 1: per kernel and pass (stride each), the larger core share of the probes
+     * just before and just after the pass (mb_core_share: both threads on one core) */
+    double *pass_share;
+    double *samples;      /* one pass's (max_reps) */
+    double *sample_rtt;   /* threads > 1: one pass's, around each sample (max_reps) */
+    bool *sample_mask;    /* threads > 1: price_by_placement's scratch (pooled_max) */
+    double *scratch;      /* pooled_max */
+    double rtt_fastest;   /* the fastest round trip probed so far, ns */
+} CalState;
+
+/* Times kernel i's pass `round` (one pass's share of its samples) into m, probing the
+ * cores' round trip around each sample and their core share around the pass. Returns
+ * mb_time_op_probed's code. */
+static int time_pass(CalState *s, const OpDesc *d, int i, int round, MeasurementRow *m, char *terr, size_t len)
+{
+    /* the round trip is probed around each sample (mb_time_op_probed); the core share, too
+     * long a burst for that, around the pass */
+    const double share_before = s->pass_share ? mb_core_share(s->threads) : 0;
+    const int trc = mb_time_op_probed(d, &s->pass, s->threads, m, s->samples, s->pass_share ? s->sample_rtt : NULL,
+                                      terr, len);
+    if (s->pass_share) {
+        s->pass_share[(size_t)i * (size_t)s->stride + (size_t)round] = fmax(share_before, mb_core_share(s->threads));
+        for (int k = 0; trc == 0 && k < m->nsamples; k++)
+            if (s->sample_rtt[k] > 0)
+                s->rtt_fastest = fmin(s->rtt_fastest, s->sample_rtt[k]);
+    }
+    return trc;
+}
+
+/* Adds the pass just timed (m) to kernel i's pooled samples as pass `round`. -1 when out
+ * of memory. */
+static int pool_pass(CalState *s, int i, const MeasurementRow *m, int round)
+{
+    if (!s->pooled[i]) {
+        s->pooled[i] = malloc((size_t)s->pooled_max * sizeof *s->pooled[i]);
+        s->pooled_round[i] = malloc((size_t)s->pooled_max * sizeof *s->pooled_round[i]);
+        if (s->pass_share)
+            s->pooled_rtt[i] = malloc((size_t)s->pooled_max * sizeof *s->pooled_rtt[i]);
+    }
+    if (!s->pooled[i] || !s->pooled_round[i] || (s->pass_share && !s->pooled_rtt[i]))
+        return -1;
+    memcpy(s->pooled[i] + s->npooled[i], m->samples, (size_t)m->nsamples * sizeof *m->samples);
+    if (s->pass_share)
+        memcpy(s->pooled_rtt[i] + s->npooled[i], s->sample_rtt, (size_t)m->nsamples * sizeof *s->sample_rtt);
+    for (int k = 0; k < m->nsamples; k++)
+        s->pooled_round[i][s->npooled[i] + k] = round;
+    s->npooled[i] += m->nsamples;
+    s->warm_pooled[(size_t)i * (size_t)s->stride + (size_t)round] = m->warm_s;
+    return 0;
+}
+
+/* Kernel i's statistics and prices from its pooled samples of `passes` passes, into m (the
+ * last pass's row: its descriptor's counts and validation stay). */
+static void price_pooled(CalState *s, int i, MeasurementRow *m, int passes)
+{
+    const double *shares = s->pass_share ? s->pass_share + (size_t)i * (size_t)s->stride : NULL;
+    mb_row_stats(m, s->pooled[i], s->npooled[i], m->inner, s->scratch);
+    m->sample_rounds = s->pooled_round[i];
+    m->sample_rtt_ns = shares ? s->pooled_rtt[i] : NULL;
+    if (shares) /* the near and apart prices, sample by sample */
+        price_by_placement(m, s->pooled[i], s->pooled_round[i], s->pooled_rtt[i], s->npooled[i], shares, passes,
+                           s->rtt_fastest, s->sample_mask, s->scratch);
+    else
+        m->median_s = mb_pass_median(s->pooled[i], s->pooled_round[i], s->npooled[i], passes, NULL, NULL, s->scratch);
+    /* the passes' warm medians, pooled by their median (those at the calibration's
+     * placement where there are any) */
+    const double *warm = s->warm_pooled + (size_t)i * (size_t)s->stride;
+    bool pass_off[MB_PASSES_MAX];
+    passes_other_than(m->pass_placement, passes, 'n', pass_off);
+    const bool all_off = m->far_passes + m->shared_passes == passes;
+    int nwarm = 0;
+    for (int r = 0; r < passes; r++)
+        if (!shares || !pass_off[r] || all_off)
+            s->scratch[nwarm++] = warm[r];
+    MbStats st;
+    mb_stats(s->scratch, nwarm, &st);
+    m->warm_s = st.median;
+}
+
+static int near_passes(const MeasurementRow *m)
+{
+    int n = 0;
+    for (const char *c = m->pass_placement; *c; c++)
+        n += *c == 'n';
+    return n;
+}
+
+/* Sleeps until the probe finds the threads' cores near (a round trip under MB_FAR_RTT
+ * times the fastest seen). False at the deadline or on a stop. */
+static bool wait_until_near(const CalState *s, double deadline_s, volatile sig_atomic_t *stop)
+{
+    for (;;) {
+        const double rtt = mb_core_rtt_ns(s->threads);
+        if (rtt > 0 && rtt < MB_FAR_RTT * s->rtt_fastest)
+            return true;
+        if (mb_now_s() + CATCHUP_POLL_S >= deadline_s || (stop && *stop))
+            return false;
+        const struct timespec ts = {0, (long)(CATCHUP_POLL_S * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
                  const MbFamily *fams, int nfams, MbProgress progress, void *progress_ctx,
                  volatile sig_atomic_t *stop, char *err, size_t errlen)
@@ -118,27 +252,21 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     int total_in = 0;
     char (*keys)[OP_KEY_MAX] = NULL;
     bool *measure = NULL, *skipped = NULL; /* skipped: did not fit in memory */
-    double *samples = NULL, *scratch = NULL;
-    double **pooled = NULL; /* rounds > 1: each kernel's samples so far */
-    int **pooled_round = NULL; /* rounds > 1: the pass each of them came from */
-    double **pooled_rtt = NULL; /* rounds > 1, threads > 1: the round trip around each of them */
-    double *sample_rtt = NULL;  /* threads > 1: one pass's, around each sample (max_reps) */
-    bool *sample_mask = NULL;   /* threads > 1: price_by_placement's scratch (pooled_max) */
-    int *npooled = NULL;
-    double *warm_pooled = NULL; /* rounds > 1: each kernel's warm median per pass (rounds each) */
     const int rounds = p->rounds > 1 ? p->rounds : 1;
-    /* threads > 1: per kernel and pass (rounds each), the larger core share of the probes
-     * just before and just after the pass (mb_core_share: both threads on one core) */
-    double *pass_share = NULL;
-    double rtt_fastest = INFINITY; /* the fastest round trip probed so far, ns */
-    MbProtocol pass = *p; /* one pass's share of the sampling budget */
+    const bool catch_up = rounds > 1 && threads > 1 && comm_size() == 1;
+    /* catch_up: the kernels whose scheduled passes left them short of near ones, each
+     * with its row as priced after its last pass, stored once its catch-ups are done */
+    MeasurementRow *pending = NULL;
+    int *npasses = NULL; /* catch_up: each pending kernel's passes so far */
+    CalState s = {.pass = *p, .threads = threads, .rtt_fastest = INFINITY};
+    s.stride = rounds + (catch_up ? (CATCHUP_MAX < MB_PASSES_MAX - rounds ? CATCHUP_MAX : MB_PASSES_MAX - rounds) : 0);
     if (rounds > 1) {
-        pass.target_s = p->target_s / rounds;
-        pass.min_reps = p->min_reps / rounds > 2 ? p->min_reps / rounds : 2;
-        pass.max_reps = p->max_reps / rounds > pass.min_reps ? p->max_reps / rounds : pass.min_reps;
-        pass.long_min_reps = p->long_min_reps / rounds > 1 ? p->long_min_reps / rounds : 1;
+        s.pass.target_s = p->target_s / rounds;
+        s.pass.min_reps = p->min_reps / rounds > 2 ? p->min_reps / rounds : 2;
+        s.pass.max_reps = p->max_reps / rounds > s.pass.min_reps ? p->max_reps / rounds : s.pass.min_reps;
+        s.pass.long_min_reps = p->long_min_reps / rounds > 1 ? p->long_min_reps / rounds : 1;
     }
-    const int pooled_max = rounds * pass.max_reps;
+    s.pooled_max = s.stride * s.pass.max_reps;
 
     for (int f = 0; f < nfams; f++)
         total_in += fams[f].n;
@@ -147,24 +275,26 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         measure = malloc((size_t)total_in * sizeof *measure);
         skipped = calloc((size_t)total_in, sizeof *skipped);
     }
-    samples = malloc((size_t)(p->max_reps > 0 ? p->max_reps : 1) * sizeof *samples);
-    scratch = malloc((size_t)(pooled_max > 0 ? pooled_max : 1) * sizeof *scratch);
+    s.samples = malloc((size_t)(p->max_reps > 0 ? p->max_reps : 1) * sizeof *s.samples);
+    s.scratch = malloc((size_t)(s.pooled_max > 0 ? s.pooled_max : 1) * sizeof *s.scratch);
     if (rounds > 1 && total_in > 0) {
-        pooled = calloc((size_t)total_in, sizeof *pooled);
-        pooled_round = calloc((size_t)total_in, sizeof *pooled_round);
-        npooled = calloc((size_t)total_in, sizeof *npooled);
-        warm_pooled = calloc((size_t)total_in * (size_t)rounds, sizeof *warm_pooled);
+        s.pooled = calloc((size_t)total_in, sizeof *s.pooled);
+        s.pooled_round = calloc((size_t)total_in, sizeof *s.pooled_round);
+        s.npooled = calloc((size_t)total_in, sizeof *s.npooled);
+        s.warm_pooled = calloc((size_t)total_in * (size_t)s.stride, sizeof *s.warm_pooled);
     }
     if (threads > 1 && total_in > 0 &&
-        (!(pass_share = calloc((size_t)total_in * (size_t)rounds, sizeof *pass_share)) ||
-         !(sample_rtt = calloc((size_t)(p->max_reps > 0 ? p->max_reps : 1), sizeof *sample_rtt)) ||
-         !(sample_mask = calloc((size_t)(pooled_max > 0 ? pooled_max : 1), sizeof *sample_mask)) ||
-         (rounds > 1 && !(pooled_rtt = calloc((size_t)total_in, sizeof *pooled_rtt))))) {
+        (!(s.pass_share = calloc((size_t)total_in * (size_t)s.stride, sizeof *s.pass_share)) ||
+         !(s.sample_rtt = calloc((size_t)(p->max_reps > 0 ? p->max_reps : 1), sizeof *s.sample_rtt)) ||
+         !(s.sample_mask = calloc((size_t)(s.pooled_max > 0 ? s.pooled_max : 1), sizeof *s.sample_mask)) ||
+         (rounds > 1 && !(s.pooled_rtt = calloc((size_t)total_in, sizeof *s.pooled_rtt))) ||
+         (catch_up && (!(pending = calloc((size_t)total_in, sizeof *pending)) ||
+                       !(npasses = calloc((size_t)total_in, sizeof *npasses)))))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
-    if ((total_in > 0 && (!keys || !measure || !skipped)) || !samples || !scratch ||
-        (rounds > 1 && total_in > 0 && (!pooled || !pooled_round || !npooled || !warm_pooled))) {
+    if ((total_in > 0 && (!keys || !measure || !skipped)) || !s.samples || !s.scratch ||
+        (rounds > 1 && total_in > 0 && (!s.pooled || !s.pooled_round || !s.npooled || !s.warm_pooled))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -185,7 +315,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     }
 
     double start = mb_now_s();
-    int done = 0;
+    int done = 0, npending = 0;
     for (int round = 0; round < rounds; round++) {
         for (int f = 0, i = 0; f < nfams; f++) {
             for (int j = 0; j < fams[f].n; j++, i++) {
@@ -195,22 +325,12 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 comm_allreduce_max_f64(&stopping, 1); /* under mpirun every rank stops together */
                 if (stopping) {
                     rc = 1;
-                    goto cleanup;
+                    goto store_pending; /* what was measured is kept */
                 }
                 comm_barrier(); /* ranks measuring together start each kernel together */
                 MeasurementRow m;
                 char terr[256] = "";
-                /* the round trip is probed around each sample (mb_time_op_probed); the core
-                 * share, too long a burst for that, around the pass */
-                const double share_before = pass_share ? mb_core_share(threads) : 0;
-                int trc = mb_time_op_probed(&fams[f].ops[j], &pass, threads, &m, samples,
-                                            pass_share ? sample_rtt : NULL, terr, sizeof terr);
-                if (pass_share) {
-                    pass_share[(size_t)i * (size_t)rounds + (size_t)round] = fmax(share_before, mb_core_share(threads));
-                    for (int s = 0; trc == 0 && s < m.nsamples; s++)
-                        if (sample_rtt[s] > 0)
-                            rtt_fastest = fmin(rtt_fastest, sample_rtt[s]);
-                }
+                int trc = time_pass(&s, &fams[f].ops[j], i, round, &m, terr, sizeof terr);
                 /* a kernel too large for the memory (per rank) is left out on every rank,
                  * with a warning: predictions price its key from the fitted model */
                 double too_big = trc == MB_DOES_NOT_FIT ? 1 : 0;
@@ -226,67 +346,38 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     continue;
                 }
                 const bool last = round == rounds - 1;
-                const double *shares = pass_share ? pass_share + (size_t)i * (size_t)rounds : NULL;
-                if (last && !shares) {
+                if (last && !s.pass_share) {
                     memset(m.pass_placement, '-', (size_t)rounds); /* one thread: no placement */
                     m.pass_placement[rounds] = '\0';
                 }
                 if (trc == 0 && rounds > 1) { /* pool this pass's samples; stored after the last */
-                    if (!pooled[i]) {
-                        pooled[i] = malloc((size_t)pooled_max * sizeof *pooled[i]);
-                        pooled_round[i] = malloc((size_t)pooled_max * sizeof *pooled_round[i]);
-                        if (shares)
-                            pooled_rtt[i] = malloc((size_t)pooled_max * sizeof *pooled_rtt[i]);
-                    }
-                    if (!pooled[i] || !pooled_round[i] || (shares && !pooled_rtt[i])) {
+                    if (pool_pass(&s, i, &m, round) != 0) {
                         snprintf(terr, sizeof terr, "out of memory pooling its samples");
                         m.reps = 0;
                         trc = -1;
-                    } else {
-                        memcpy(pooled[i] + npooled[i], m.samples, (size_t)m.nsamples * sizeof *m.samples);
-                        if (shares)
-                            memcpy(pooled_rtt[i] + npooled[i], sample_rtt, (size_t)m.nsamples * sizeof *sample_rtt);
-                        for (int s = 0; s < m.nsamples; s++)
-                            pooled_round[i][npooled[i] + s] = round;
-                        npooled[i] += m.nsamples;
-                        double *warm = warm_pooled + (size_t)i * (size_t)rounds;
-                        warm[round] = m.warm_s;
-                        if (last) {
-                            mb_row_stats(&m, pooled[i], npooled[i], m.inner, scratch);
-                            m.sample_rounds = pooled_round[i];
-                            m.sample_rtt_ns = shares ? pooled_rtt[i] : NULL;
-                            if (shares) /* the near and apart prices, sample by sample */
-                                price_by_placement(&m, pooled[i], pooled_round[i], pooled_rtt[i], npooled[i], shares,
-                                                   rounds, rtt_fastest, sample_mask, scratch);
-                            else
-                                m.median_s = mb_pass_median(pooled[i], pooled_round[i], npooled[i], rounds, NULL,
-                                                            NULL, scratch);
-                            /* the passes' warm medians, pooled by their median (those at
-                             * the calibration's placement where there are any) */
-                            bool pass_off[MB_MAX_ROUNDS];
-                            passes_other_than(m.pass_placement, rounds, 'n', pass_off);
-                            const bool all_off = m.far_passes + m.shared_passes == rounds;
-                            int nwarm = 0;
-                            for (int r = 0; r < rounds; r++)
-                                if (!shares || !pass_off[r] || all_off)
-                                    scratch[nwarm++] = warm[r];
-                            MbStats st;
-                            mb_stats(scratch, nwarm, &st);
-                            m.warm_s = st.median;
-                        }
-                    }
+                    } else if (last)
+                        price_pooled(&s, i, &m, rounds);
                 }
-                if (trc == 0 && rounds == 1 && shares) { /* one pass: its samples by placement */
-                    m.sample_rtt_ns = sample_rtt;
-                    price_by_placement(&m, m.samples, NULL, sample_rtt, m.nsamples, shares, 1, rtt_fastest, sample_mask,
-                                       scratch);
+                if (trc == 0 && rounds == 1 && s.pass_share) { /* one pass: its samples by placement */
+                    m.sample_rtt_ns = s.sample_rtt;
+                    price_by_placement(&m, m.samples, NULL, s.sample_rtt, m.nsamples, s.pass_share + (size_t)i * (size_t)s.stride, 1,
+                                       s.rtt_fastest, s.sample_mask, s.scratch);
+                }
+                /* short of near passes: priced again after its catch-ups, stored then */
+                const bool defer = trc == 0 && last && catch_up && near_passes(&m) < CATCHUP_NEAR;
+                if (defer) {
+                    m.calibration_id = calibration_id;
+                    snprintf(m.family, sizeof m.family, "%s", fams[f].family);
+                    pending[i] = m;
+                    npasses[i] = rounds;
+                    npending++;
                 }
                 /* A kernel that was timed but computed wrong results is stored as evidence
                  * (validated = 0) and still fails the calibration: a wrong kernel must never
                  * price a prediction. Any other failure (out of memory) stores nothing. */
                 bool timed_but_wrong = trc != 0 && m.reps > 0 && !m.validated;
                 bool stored = true;
-                if (((trc == 0 && last) || timed_but_wrong) && db) { /* db: rank 0 (or the only process) */
+                if (((trc == 0 && last && !defer) || timed_but_wrong) && db) { /* db: rank 0 (or the only process) */
                     m.calibration_id = calibration_id;
                     snprintf(m.family, sizeof m.family, "%s", fams[f].family);
                     if (db_measurement_insert(db, &m) != 0) {
@@ -315,8 +406,69 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
             }
         }
     }
+
+    if (npending > 0) {
+        const double budget_s = fmax(CATCHUP_BUDGET * (mb_now_s() - start), CATCHUP_MIN_S);
+        const double deadline_s = mb_now_s() + budget_s;
+        if (db)
+            fprintf(stderr, "calibrate: %d kernels with fewer than %d passes at the near placement: timed again while "
+                            "the cores are near, up to %d more passes each, for %.0f s at most\n",
+                    npending, CATCHUP_NEAR, s.stride - rounds, budget_s);
+        int caught = 0, timed = 0;
+        for (int c = rounds; c < s.stride && mb_now_s() < deadline_s; c++) {
+            for (int f = 0, i = 0; f < nfams; f++) {
+                for (int j = 0; j < fams[f].n; j++, i++) {
+                    if (!pending || npasses[i] == 0 || npasses[i] != c || near_passes(&pending[i]) >= CATCHUP_NEAR)
+                        continue;
+                    if (stop && *stop) {
+                        rc = 1;
+                        goto store_pending;
+                    }
+                    if (!wait_until_near(&s, deadline_s, stop))
+                        continue; /* out of time (or stopping): the next kernels find it so too */
+                    MeasurementRow m;
+                    char terr[256] = "";
+                    int trc = time_pass(&s, &fams[f].ops[j], i, c, &m, terr, sizeof terr);
+                    if (trc == 0 && pool_pass(&s, i, &m, c) != 0) {
+                        trc = -1;
+                        snprintf(terr, sizeof terr, "out of memory pooling its samples");
+                    }
+                    if (trc != 0) { /* the kernel passed its scheduled passes: this is new */
+                        if (trc == -1 && m.reps > 0 && !m.validated && db) {
+                            m.calibration_id = calibration_id;
+                            snprintf(m.family, sizeof m.family, "%s", fams[f].family);
+                            db_measurement_insert(db, &m);
+                        }
+                        snprintf(err, errlen, "%s: %s", keys[i], terr);
+                        rc = -1;
+                        goto cleanup;
+                    }
+                    const int before = near_passes(&pending[i]);
+                    m.calibration_id = calibration_id;
+                    snprintf(m.family, sizeof m.family, "%s", fams[f].family);
+                    npasses[i] = c + 1;
+                    price_pooled(&s, i, &m, npasses[i]);
+                    pending[i] = m;
+                    timed++;
+                    caught += before < CATCHUP_NEAR && near_passes(&m) >= CATCHUP_NEAR;
+                    if (progress)
+                        progress(timed, npending * (s.stride - rounds), "catch-up", keys[i], mb_now_s() - start, progress_ctx);
+                }
+            }
+        }
+        if (db)
+            fprintf(stderr, "calibrate: the near catch-up timed %d passes; %d of %d kernels now have %d near passes\n",
+                    timed, caught, npending, CATCHUP_NEAR);
+    }
     rc = 0;
-    if (db && isfinite(rtt_fastest) && db_calibration_set_rtt(db, calibration_id, rtt_fastest) != 0) {
+store_pending:
+    for (int i = 0; pending && db && i < total_in; i++)
+        if (npasses[i] > 0 && db_measurement_insert(db, &pending[i]) != 0) {
+            snprintf(err, errlen, "storing %s: %s", keys[i], db_errmsg(db));
+            rc = -1;
+            goto cleanup;
+        }
+    if (rc == 0 && db && isfinite(s.rtt_fastest) && db_calibration_set_rtt(db, calibration_id, s.rtt_fastest) != 0) {
         snprintf(err, errlen, "storing the threads' fastest round trip: %s", db_errmsg(db));
         rc = -1;
     }
@@ -324,25 +476,27 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
 cleanup:
     mb_release();
     for (int i = 0; i < total_in; i++) {
-        if (pooled)
-            free(pooled[i]);
-        if (pooled_round)
-            free(pooled_round[i]);
-        if (pooled_rtt)
-            free(pooled_rtt[i]);
+        if (s.pooled)
+            free(s.pooled[i]);
+        if (s.pooled_round)
+            free(s.pooled_round[i]);
+        if (s.pooled_rtt)
+            free(s.pooled_rtt[i]);
     }
-    free(pooled);
-    free(pooled_round);
-    free(pooled_rtt);
-    free(sample_rtt);
-    free(sample_mask);
-    free(npooled);
-    free(warm_pooled);
-    free(pass_share);
+    free(s.pooled);
+    free(s.pooled_round);
+    free(s.pooled_rtt);
+    free(s.sample_rtt);
+    free(s.sample_mask);
+    free(s.npooled);
+    free(s.warm_pooled);
+    free(s.pass_share);
+    free(pending);
+    free(npasses);
     free(keys);
     free(measure);
     free(skipped);
-    free(samples);
-    free(scratch);
+    free(s.samples);
+    free(s.scratch);
     return rc;
 }

@@ -76,6 +76,13 @@ double mb_core_rtt_ns(int threads);
 double mb_core_share(int threads);
 /* A share this high or more: the threads were on one core. */
 #define MB_SHARED_CORE 1.5
+/* Tests play a host that moves the cores: non-NULL members answer in place of the real
+ * probes (mb_core_rtt_ns, mb_core_share). NULL in every program. */
+typedef struct {
+    double (*rtt_ns)(int threads);
+    double (*share)(int threads);
+} MbPlacementProbes;
+extern MbPlacementProbes mb_placement_fake;
 
 /* Smallest observable difference of CLOCK_MONOTONIC, measured (seconds). */
 double mb_timer_resolution_s(void);
@@ -193,7 +200,10 @@ typedef void (*MbProgress)(int done, int total, const char *family, const char *
  * measured once, under the first family that lists them) and inserts each measurement
  * into calibration `calibration_id` as soon as it is taken. With p->rounds > 1 the lists
  * are measured in that many passes, each kernel's sampling budget split over them; its
- * samples are pooled and stored after the last pass. A kernel whose buffers do not fit
+ * samples are pooled and stored after the last pass; with 2 threads or more on one process,
+ * a kernel left with fewer than two passes at the near placement is timed again while the
+ * cores are near, in up to two more passes within about a third of the passes' time (the
+ * near catch-up, calibrate.c), and stored after. A kernel whose buffers do not fit
  * in the memory (mb_time_op's MB_DOES_NOT_FIT, on any rank) is left out with a warning on
  * stderr, not measured and not stored. Under mpirun every rank calls
  * it with the same lists: the ranks start each kernel together (a barrier) and measure it

@@ -889,6 +889,115 @@ static void test_calibrate_rounds(void **state)
 
 /* A kernel larger than the memory is refused before anything is allocated, and a
  * calibration leaves it out (warning) and stores the others. 2^38 floats: 1 TiB. */
+/* The host, played by a fake probe: the cores near for the first two probes (the fastest
+ * round trip, and the first sample near), then apart for the rest of the scheduled passes,
+ * then, in catch_up_near, near again. */
+static int fake_probes;
+static bool fake_near_again;
+static double fake_rtt_ns(int threads)
+{
+    (void)threads;
+    return fake_probes++ < 2 || fake_near_again ? 50.0 : 400.0;
+}
+static double fake_share(int threads)
+{
+    (void)threads;
+    return 1.0; /* a core each */
+}
+
+typedef struct {
+    bool near_after_passes; /* the cores come back near once the scheduled passes end */
+    int scheduled, catch_ups;
+} CatchUpLog;
+
+static void catch_up_progress(int done, int total, const char *family, const char *key, double elapsed_s, void *ctx)
+{
+    (void)key, (void)elapsed_s;
+    CatchUpLog *l = ctx;
+    if (strcmp(family, "catch-up") == 0)
+        l->catch_ups++;
+    else if (++l->scheduled == total && l->near_after_passes)
+        fake_near_again = true;
+    (void)done;
+}
+
+static void query_text(const char *path, const char *sql, long long arg, char *out, size_t len)
+{
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, arg);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+/* Kernels that the scheduled passes leave with fewer than two near passes are timed again
+ * once the cores are near, up to two more passes each, and priced from their near passes;
+ * where the cores never come back near, they are stored as the scheduled passes left them
+ * once the catch-up's time is up. */
+static void test_calibrate_near_catch_up(void **state)
+{
+    (void)state;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/catchup.db", tmpdir);
+    Db *db;
+    if (db_open(path, &db, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    OpDesc ops[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f)};
+    MbFamily fams[] = {{"a", ops, 2}};
+    MbProtocol p = fast_protocol();
+    p.rounds = 2;
+    mb_placement_fake = (MbPlacementProbes){fake_rtt_ns, fake_share};
+    for (int near_again = 1; near_again >= 0; near_again--) {
+        fake_probes = 0;
+        fake_near_again = false;
+        const int64_t cal = begin_calibration_rounds(db, 2);
+        CatchUpLog l = {.near_after_passes = near_again};
+        volatile sig_atomic_t stop = 0;
+        const int rc = mb_calibrate(db, cal, &p, 2, fams, 1, catch_up_progress, &l, &stop, err, sizeof err);
+        if (rc != 0)
+            fail_msg("mb_calibrate: %d %s", rc, err);
+        assert_int_equal(l.scheduled, 4);
+        assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
+        char relu[OP_KEY_MAX], sgd[OP_KEY_MAX], sql[512], letters[16];
+        op_key(&ops[0], relu);
+        op_key(&ops[1], sgd);
+        /* relu: its first sample near, the rest apart (na); sgd: apart throughout (aa) */
+        snprintf(sql, sizeof sql, "SELECT pass_placement FROM measurement WHERE calibration_id = ? AND key = '%s'",
+                 relu);
+        query_text(path, sql, cal, letters, sizeof letters);
+        assert_string_equal(letters, near_again ? "nan" : "na");
+        snprintf(sql, sizeof sql, "SELECT pass_placement FROM measurement WHERE calibration_id = ? AND key = '%s'",
+                 sgd);
+        query_text(path, sql, cal, letters, sizeof letters);
+        assert_string_equal(letters, near_again ? "aann" : "aa");
+        assert_int_equal(l.catch_ups, near_again ? 3 : 0);
+        /* every pass's samples stored, each with its pass; sgd's far passes, and its apart
+         * price from them */
+        assert_int_equal(query_int(path, "SELECT COUNT(*) FROM sample JOIN measurement ON id ="
+                                         " measurement_id WHERE calibration_id = ?", cal),
+                         query_int(path, "SELECT SUM(reps) FROM measurement WHERE calibration_id = ?", cal));
+        snprintf(sql, sizeof sql, "SELECT MAX(round) FROM sample JOIN measurement ON id = measurement_id"
+                                  " WHERE calibration_id = ? AND key = '%s'", sgd);
+        assert_int_equal(query_int(path, sql, cal), near_again ? 3 : 1);
+        snprintf(sql, sizeof sql, "SELECT far_passes * 10 + (apart_s > 0) FROM measurement WHERE calibration_id = ?"
+                                  " AND key = '%s'", sgd);
+        assert_int_equal(query_int(path, sql, cal), 21);
+        if (near_again) { /* sgd's near price lies within its catch-up passes' samples */
+            snprintf(sql, sizeof sql, "SELECT (SELECT median_s FROM measurement WHERE id = m.id) BETWEEN"
+                                      " (SELECT MIN(time_s) FROM sample WHERE measurement_id = m.id AND round >= 2) AND"
+                                      " (SELECT MAX(time_s) FROM sample WHERE measurement_id = m.id AND round >= 2)"
+                                      " FROM measurement m WHERE calibration_id = ? AND key = '%s'", sgd);
+            assert_int_equal(query_int(path, sql, cal), 1);
+        }
+    }
+    mb_placement_fake = (MbPlacementProbes){0};
+    db_close(db);
+}
+
 static void test_calibrate_leaves_out_what_does_not_fit(void **state)
 {
     (void)state;
@@ -1004,6 +1113,7 @@ int main(void)
         cmocka_unit_test(test_core_rtt),
         cmocka_unit_test(test_core_share),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_calibrate_near_catch_up, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),
         cmocka_unit_test(test_machine_detect),
