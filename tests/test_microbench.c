@@ -907,18 +907,20 @@ static double fake_share(int threads)
 
 typedef struct {
     bool near_after_passes; /* the cores come back near once the scheduled passes end */
+    volatile sig_atomic_t *stop_at_catch_up; /* non-NULL: set after the first catch-up pass */
     int scheduled, catch_ups;
 } CatchUpLog;
 
 static void catch_up_progress(int done, int total, const char *family, const char *key, double elapsed_s, void *ctx)
 {
-    (void)key, (void)elapsed_s;
+    (void)key, (void)elapsed_s, (void)done;
     CatchUpLog *l = ctx;
-    if (strcmp(family, "catch-up") == 0)
+    if (strcmp(family, "catch-up") == 0) {
         l->catch_ups++;
-    else if (++l->scheduled == total && l->near_after_passes)
+        if (l->stop_at_catch_up)
+            *l->stop_at_catch_up = 1;
+    } else if (++l->scheduled == total && l->near_after_passes)
         fake_near_again = true;
-    (void)done;
 }
 
 static void query_text(const char *path, const char *sql, long long arg, char *out, size_t len)
@@ -937,7 +939,7 @@ static void query_text(const char *path, const char *sql, long long arg, char *o
 /* Kernels that the scheduled passes leave with fewer than two near passes are timed again
  * once the cores are near, up to two more passes each, and priced from their near passes;
  * where the cores never come back near, they are stored as the scheduled passes left them
- * once the catch-up's time is up. */
+ * once the catch-up's time is up; a stop during the catch-up keeps them all. */
 static void test_calibrate_near_catch_up(void **state)
 {
     (void)state;
@@ -994,6 +996,18 @@ static void test_calibrate_near_catch_up(void **state)
             assert_int_equal(query_int(path, sql, cal), 1);
         }
     }
+    /* a stop during the catch-up: returns 1 with every kernel stored, the one caught up
+     * with its catch-up pass */
+    fake_probes = 0;
+    fake_near_again = false;
+    const int64_t cal = begin_calibration_rounds(db, 2);
+    volatile sig_atomic_t stop = 0;
+    CatchUpLog l = {.near_after_passes = true, .stop_at_catch_up = &stop};
+    assert_int_equal(mb_calibrate(db, cal, &p, 2, fams, 1, catch_up_progress, &l, &stop, err, sizeof err), 1);
+    assert_int_equal(l.catch_ups, 1);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
+    assert_int_equal(query_int(path, "SELECT SUM(LENGTH(pass_placement)) FROM measurement WHERE calibration_id = ?",
+                               cal), 5);
     mb_placement_fake = (MbPlacementProbes){0};
     db_close(db);
 }
