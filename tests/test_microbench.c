@@ -638,17 +638,41 @@ static int teardown_tmp(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A new database <tmpdir>/<name>, its path in path (len bytes). */
+static Db *open_tmp_db(const char *name, char *path, size_t len)
+{
+    char err[512] = "";
+    snprintf(path, len, "%s/%s", tmpdir, name);
+    Db *db;
+    if (db_open(path, &db, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    return db;
+}
+
+/* The first row of sql (its one parameter bound to arg) on the database at path, read only;
+ * query_done closes both. */
+static sqlite3_stmt *query_row(const char *path, const char *sql, long long arg, sqlite3 **h)
+{
+    assert_int_equal(sqlite3_open_v2(path, h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(*h, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, arg);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    return st;
+}
+
+static void query_done(sqlite3_stmt *st, sqlite3 *h)
+{
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
 static long long query_int(const char *path, const char *sql, long long arg)
 {
     sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-    sqlite3_bind_int64(st, 1, arg);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    sqlite3_stmt *st = query_row(path, sql, arg, &h);
     long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    query_done(st, h);
     return v;
 }
 
@@ -701,10 +725,7 @@ static void test_calibrate_end_to_end(void **state)
 {
     (void)state;
     char path[512], err[512] = "";
-    snprintf(path, sizeof path, "%s/cal.db", tmpdir);
-    Db *db;
-    if (db_open(path, &db, err, sizeof err) != 0)
-        fail_msg("db_open: %s", err);
+    Db *db = open_tmp_db("cal.db", path, sizeof path);
     int64_t cal = begin_calibration(db);
 
     /* two families sharing the relu key: it is measured once, under family "a" */
@@ -841,10 +862,7 @@ static void test_calibrate_rounds(void **state)
 {
     (void)state;
     char path[512], err[512] = "";
-    snprintf(path, sizeof path, "%s/rounds.db", tmpdir);
-    Db *db;
-    if (db_open(path, &db, err, sizeof err) != 0)
-        fail_msg("db_open: %s", err);
+    Db *db = open_tmp_db("rounds.db", path, sizeof path);
     int64_t cal = begin_calibration(db);
     OpDesc fa[] = {op_gemm(PHASE_FWD, 32, 24, 16, false, false, 0.0f), op_act_in_place(PHASE_FWD, ACT_RELU, 4096)};
     MbFamily fams[] = {{"a", fa, 2}};
@@ -926,14 +944,9 @@ static void catch_up_progress(int done, int total, const char *family, const cha
 static void query_text(const char *path, const char *sql, long long arg, char *out, size_t len)
 {
     sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-    sqlite3_bind_int64(st, 1, arg);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    sqlite3_stmt *st = query_row(path, sql, arg, &h);
     snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    query_done(st, h);
 }
 
 /* Kernels that the scheduled passes leave with fewer than two near passes are timed again
@@ -944,10 +957,7 @@ static void test_calibrate_near_catch_up(void **state)
 {
     (void)state;
     char path[512], err[512] = "";
-    snprintf(path, sizeof path, "%s/catchup.db", tmpdir);
-    Db *db;
-    if (db_open(path, &db, err, sizeof err) != 0)
-        fail_msg("db_open: %s", err);
+    Db *db = open_tmp_db("catchup.db", path, sizeof path);
     OpDesc ops[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f)};
     MbFamily fams[] = {{"a", ops, 2}};
     MbProtocol p = fast_protocol();
@@ -1024,10 +1034,7 @@ static void test_calibrate_leaves_out_what_does_not_fit(void **state)
     assert_int_equal(m.reps, 0);
     assert_non_null(strstr(err, "GiB available"));
 
-    snprintf(path, sizeof path, "%s/fit.db", tmpdir);
-    Db *db;
-    if (db_open(path, &db, err, sizeof err) != 0)
-        fail_msg("db_open: %s", err);
+    Db *db = open_tmp_db("fit.db", path, sizeof path);
     int64_t cal = begin_calibration(db);
     OpDesc ops[] = {op_sgd(4096, 1e-4f), huge, op_copy(PHASE_FWD, 4096)};
     MbFamily fams[] = {{"a", ops, 3}};
