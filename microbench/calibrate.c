@@ -123,9 +123,10 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
  * one pass's share of samples a time, up to CATCHUP_MAX more passes, each started only
  * once the probe finds the cores near (waiting asleep while they are apart), within
  * CATCHUP_BUDGET of the scheduled passes' time (CATCHUP_MIN_S at least). Its samples are
- * classed as every pass's are: a catch-up pass the host moved the cores in is apart too. Only with 2 threads or more (the placement
- * is probed), 2 passes or more, and one process (ranks calibrating together share the
- * cores' placement and would have to agree on every wait). */
+ * classed as every pass's are: a catch-up pass the host moved the cores in is apart too.
+ * Only with 2 threads or more (the placement is probed), 2 passes or more, and one process
+ * (ranks calibrating together share the cores' placement and would have to agree on every
+ * wait). */
 enum { CATCHUP_NEAR = 2, CATCHUP_MAX = 2 };
 static const double CATCHUP_BUDGET = 0.34; /* of the scheduled passes' time: about one of 3 */
 static const double CATCHUP_MIN_S = 5;     /* a short calibration's budget: time to wait out a stretch apart */
@@ -221,6 +222,17 @@ static void price_pooled(CalState *s, int i, MeasurementRow *m, int passes)
     m->warm_s = st.median;
 }
 
+/* Stores m as a row of calibration `cal` under `family`; 0, or -1 with err set. */
+static int store_row(Db *db, MeasurementRow *m, int64_t cal, const char *family, char *err, size_t errlen)
+{
+    m->calibration_id = cal;
+    snprintf(m->family, sizeof m->family, "%s", family);
+    if (db_measurement_insert(db, m) == 0)
+        return 0;
+    snprintf(err, errlen, "storing %s: %s", m->key, db_errmsg(db));
+    return -1;
+}
+
 static int near_passes(const MeasurementRow *m)
 {
     int n = 0;
@@ -255,9 +267,10 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     const int rounds = p->rounds > 1 ? p->rounds : 1;
     const bool catch_up = rounds > 1 && threads > 1 && comm_size() == 1;
     /* catch_up: the kernels whose scheduled passes left them short of near ones, each
-     * with its row as priced after its last pass, stored once its catch-ups are done */
+     * with its row as priced after its last pass (pass_placement: a letter a pass so far;
+     * "" for the others), stored once its catch-ups are done */
     MeasurementRow *pending = NULL;
-    int *npasses = NULL; /* catch_up: each pending kernel's passes so far */
+    const char **pending_family = NULL;
     CalState s = {.pass = *p, .threads = threads, .rtt_fastest = INFINITY};
     s.stride = rounds + (catch_up ? (CATCHUP_MAX < MB_PASSES_MAX - rounds ? CATCHUP_MAX : MB_PASSES_MAX - rounds) : 0);
     if (rounds > 1) {
@@ -289,7 +302,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
          !(s.sample_mask = calloc((size_t)(s.pooled_max > 0 ? s.pooled_max : 1), sizeof *s.sample_mask)) ||
          (rounds > 1 && !(s.pooled_rtt = calloc((size_t)total_in, sizeof *s.pooled_rtt))) ||
          (catch_up && (!(pending = calloc((size_t)total_in, sizeof *pending)) ||
-                       !(npasses = calloc((size_t)total_in, sizeof *npasses)))))) {
+                       !(pending_family = calloc((size_t)total_in, sizeof *pending_family)))))) {
         snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
         goto cleanup;
     }
@@ -360,16 +373,15 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 }
                 if (trc == 0 && rounds == 1 && s.pass_share) { /* one pass: its samples by placement */
                     m.sample_rtt_ns = s.sample_rtt;
-                    price_by_placement(&m, m.samples, NULL, s.sample_rtt, m.nsamples, s.pass_share + (size_t)i * (size_t)s.stride, 1,
-                                       s.rtt_fastest, s.sample_mask, s.scratch);
+                    price_by_placement(&m, m.samples, NULL, s.sample_rtt, m.nsamples,
+                                       s.pass_share + (size_t)i * (size_t)s.stride, 1, s.rtt_fastest, s.sample_mask,
+                                       s.scratch);
                 }
                 /* short of near passes: priced again after its catch-ups, stored then */
                 const bool defer = trc == 0 && last && catch_up && near_passes(&m) < CATCHUP_NEAR;
                 if (defer) {
-                    m.calibration_id = calibration_id;
-                    snprintf(m.family, sizeof m.family, "%s", fams[f].family);
                     pending[i] = m;
-                    npasses[i] = rounds;
+                    pending_family[i] = fams[f].family;
                     npending++;
                 }
                 /* A kernel that was timed but computed wrong results is stored as evidence
@@ -377,14 +389,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                  * price a prediction. Any other failure (out of memory) stores nothing. */
                 bool timed_but_wrong = trc != 0 && m.reps > 0 && !m.validated;
                 bool stored = true;
-                if (((trc == 0 && last && !defer) || timed_but_wrong) && db) { /* db: rank 0 (or the only process) */
-                    m.calibration_id = calibration_id;
-                    snprintf(m.family, sizeof m.family, "%s", fams[f].family);
-                    if (db_measurement_insert(db, &m) != 0) {
-                        snprintf(err, errlen, "storing %s: %s", keys[i], db_errmsg(db));
-                        stored = false;
-                    }
-                }
+                if (((trc == 0 && last && !defer) || timed_but_wrong) && db) /* db: rank 0 (or the only process) */
+                    stored = store_row(db, &m, calibration_id, fams[f].family, err, errlen) == 0;
                 double failed = trc != 0 || !stored ? 1 : 0; /* a failure on any rank stops them all */
                 comm_allreduce_max_f64(&failed, 1);
                 if (!stored)
@@ -418,7 +424,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         for (int c = rounds; c < s.stride && mb_now_s() < deadline_s; c++) {
             for (int f = 0, i = 0; f < nfams; f++) {
                 for (int j = 0; j < fams[f].n; j++, i++) {
-                    if (!pending || npasses[i] == 0 || npasses[i] != c || near_passes(&pending[i]) >= CATCHUP_NEAR)
+                    /* each round gives the kernels still short one more pass */
+                    if ((int)strlen(pending[i].pass_placement) != c || near_passes(&pending[i]) >= CATCHUP_NEAR)
                         continue;
                     if (stop && *stop) {
                         rc = 1;
@@ -434,25 +441,20 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         snprintf(terr, sizeof terr, "out of memory pooling its samples");
                     }
                     if (trc != 0) { /* the kernel passed its scheduled passes: this is new */
-                        if (trc == -1 && m.reps > 0 && !m.validated && db) {
-                            m.calibration_id = calibration_id;
-                            snprintf(m.family, sizeof m.family, "%s", fams[f].family);
-                            db_measurement_insert(db, &m);
-                        }
+                        char serr[256]; /* the kernel's error is the one to report */
+                        if (m.reps > 0 && !m.validated && db) /* wrong results: stored as evidence */
+                            store_row(db, &m, calibration_id, fams[f].family, serr, sizeof serr);
                         snprintf(err, errlen, "%s: %s", keys[i], terr);
                         rc = -1;
                         goto cleanup;
                     }
-                    const int before = near_passes(&pending[i]);
-                    m.calibration_id = calibration_id;
-                    snprintf(m.family, sizeof m.family, "%s", fams[f].family);
-                    npasses[i] = c + 1;
-                    price_pooled(&s, i, &m, npasses[i]);
+                    price_pooled(&s, i, &m, c + 1);
                     pending[i] = m;
                     timed++;
-                    caught += before < CATCHUP_NEAR && near_passes(&m) >= CATCHUP_NEAR;
+                    caught += near_passes(&m) >= CATCHUP_NEAR;
                     if (progress)
-                        progress(timed, npending * (s.stride - rounds), "catch-up", keys[i], mb_now_s() - start, progress_ctx);
+                        progress(timed, npending * (s.stride - rounds), "catch-up", keys[i], mb_now_s() - start,
+                                 progress_ctx);
                 }
             }
         }
@@ -463,8 +465,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     rc = 0;
 store_pending:
     for (int i = 0; pending && db && i < total_in; i++)
-        if (npasses[i] > 0 && db_measurement_insert(db, &pending[i]) != 0) {
-            snprintf(err, errlen, "storing %s: %s", keys[i], db_errmsg(db));
+        if (pending_family[i] && store_row(db, &pending[i], calibration_id, pending_family[i], err, errlen) != 0) {
             rc = -1;
             goto cleanup;
         }
@@ -492,7 +493,7 @@ cleanup:
     free(s.warm_pooled);
     free(s.pass_share);
     free(pending);
-    free(npasses);
+    free(pending_family);
     free(keys);
     free(measure);
     free(skipped);
