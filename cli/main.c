@@ -187,7 +187,8 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL... | --zoo] [--holdout] [--trace] [--steps N] [--warmup N]\n"
-     "                       [--min-time S] [--rounds N] [--batch N] [--threads N] [--json]\n\n"
+     "                       [--min-time S] [--rounds N] [--wait-near S] [--batch N] [--threads N]\n"
+     "                       [--json]\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
      "with a per-op trace, then prints and stores predicted s/iter, measured median s/iter\n"
      "(min..max), the error, the memory the run planned against its peak RSS, the error\n"
@@ -213,6 +214,11 @@ static const Command commands[] = {
      "                   --rounds prices kernels (default 1, at most 10): a stretch of a\n"
      "                   shared machine's noise then sets no model's time; the validation\n"
      "                   rows point at the round nearest that median, every run is stored\n"
+     "  --wait-near S    on two threads or more, a round that finds the threads' cores apart\n"
+     "                   (a round trip x2.5 the calibration's fastest or more) first waits up\n"
+     "                   to S seconds for them to come near, the placement the calibration\n"
+     "                   priced (default 120; all waits at most the runs' own time + 30 s;\n"
+     "                   0: run at any placement)\n"
      "  --batch N        batch size for every model (default: each model's)\n"
      CLI_NO_QUIRK_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},

@@ -680,16 +680,16 @@ int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, i
                  " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit, mpi_library,"
                  " median_s, min_s, max_s, mean_s, stddev_s, loss_first, loss_last, planned_bytes,"
                  " peak_rss_bytes, traced, mode, epochs, baseline_rss_bytes, scaling, batch_per_rank,"
-                 " allreduce_bytes, bucket_bytes, threading, placement, cores_cross)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Isiiissiissssss" "ddddddddd" "isid" "sidds" "sd", r->machine_id, r->model, r->batch, r->steps,
+                 " allreduce_bytes, bucket_bytes, threading, placement, cores_cross, placement_wait_s)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Isiiissiissssss" "ddddddddd" "isid" "sidds" "sdd", r->machine_id, r->model, r->batch, r->steps,
                  r->warmup_steps, r->status, r->started_at, s->threads, s->ranks, s->blas_core,
                  s->blas_config, s->blas_choice, s->compiler, s->git_commit, s->mpi_library, r->median_s,
                  r->min_s, r->max_s, r->mean_s, r->stddev_s, r->loss_first, r->loss_last,
                  r->planned_bytes, r->peak_rss_bytes, (int)r->traced, r->mode[0] ? r->mode : "train",
                  r->epochs, r->baseline_rss_bytes, r->scaling[0] ? r->scaling : "none",
                  r->batch_per_rank > 0 ? r->batch_per_rank : r->batch, r->allreduce_bytes, r->bucket_bytes,
-                 s->threading, r->placement, r->cores_cross) != 0)
+                 s->threading, r->placement, r->cores_cross, r->placement_wait_s) != 0)
         goto fail;
     for (int i = 0; r->rank_times && i < s->ranks; i++) {
         const RankTimeRow *k = &r->rank_times[i];

@@ -135,6 +135,10 @@ typedef struct {
      * the larger of before and after (0: not measured) */
     char placement[12];
     double cores_cross;
+    /* v24: how long validate waited before the run for the cores to come near, the
+     * calibration's placement (seconds; 0: near at once, not waited, or before dlperf
+     * waited: cli/cmd_validate.c) */
+    double placement_wait_s;
     /* v21: per step (warm-up first, as step_s), where the threads' cores were around it: the
      * round trip between them, the slower of the probes just before and just after (ns),
      * and the larger core share (mb_core_share); NULL: not probed */

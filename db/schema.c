@@ -273,6 +273,10 @@ static const char *const migrations[] = {
      * -c lists them; '' before dlperf stored it): whether the launcher bound the ranks,
      * which Open MPI does up to one rank a core and not beyond */
     "ALTER TABLE run_rank ADD COLUMN cpus TEXT NOT NULL DEFAULT '';",
+    /* v24: how long validate waited before a round for the threads' cores to come near, the
+     * placement the calibration priced (seconds; 0: near at once, no wait, or before dlperf
+     * waited): the host keeps the vCPUs apart for minutes at a time */
+    "ALTER TABLE run ADD COLUMN placement_wait_s REAL NOT NULL DEFAULT 0;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

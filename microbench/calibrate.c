@@ -130,7 +130,6 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
 enum { CATCHUP_NEAR = 2, CATCHUP_MAX = 2 };
 static const double CATCHUP_BUDGET = 0.34; /* of the scheduled passes' time: about one of 3 */
 static const double CATCHUP_MIN_S = 5;     /* a short calibration's budget: time to wait out a stretch apart */
-static const double CATCHUP_POLL_S = 0.2;  /* the wait between probes while the cores are apart */
 
 /* What the passes over the lists keep per kernel (index i over all families' lists). */
 typedef struct {
@@ -243,19 +242,6 @@ static int near_passes(const MeasurementRow *m)
 
 /* Sleeps until the probe finds the threads' cores near (a round trip under MB_FAR_RTT
  * times the fastest seen). False at the deadline or on a stop. */
-static bool wait_until_near(const CalState *s, double deadline_s, volatile sig_atomic_t *stop)
-{
-    for (;;) {
-        const double rtt = mb_core_rtt_ns(s->threads);
-        if (rtt > 0 && rtt < MB_FAR_RTT * s->rtt_fastest)
-            return true;
-        if (mb_now_s() + CATCHUP_POLL_S >= deadline_s || (stop && *stop))
-            return false;
-        const struct timespec ts = {0, (long)(CATCHUP_POLL_S * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-}
-
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
                  const MbFamily *fams, int nfams, MbProgress progress, void *progress_ctx,
                  volatile sig_atomic_t *stop, char *err, size_t errlen)
@@ -431,7 +417,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         rc = 1;
                         goto store_pending;
                     }
-                    if (!wait_until_near(&s, deadline_s, stop))
+                    if (!mb_wait_until_near(s.threads, s.rtt_fastest, deadline_s, stop))
                         continue; /* out of time (or stopping): the next kernels find it so too */
                     MeasurementRow m;
                     char terr[256] = "";

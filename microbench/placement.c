@@ -30,6 +30,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdatomic.h>
+#include <time.h>
 
 enum { PROBE_BURSTS = 3, PROBE_TRIPS = 64 };
 static const double PROBE_DEADLINE_S = 2e-3;
@@ -88,6 +89,21 @@ double mb_core_rtt_ns(int threads)
     if (!ran)
         return 0; /* a team of one thread (OMP_THREAD_LIMIT): nothing to measure */
     return isfinite(best) ? 1e9 * best : 1e9 * PROBE_DEADLINE_S / PROBE_TRIPS;
+}
+
+bool mb_wait_until_near(int threads, double near_ns, double deadline_s, volatile sig_atomic_t *stop)
+{
+    if (threads < 2 || !(near_ns > 0))
+        return false;
+    for (;;) {
+        const double rtt = mb_core_rtt_ns(threads);
+        if (rtt > 0 && rtt < MB_FAR_RTT * near_ns)
+            return true;
+        if (mb_now_s() + MB_NEAR_POLL_S >= deadline_s || (stop && *stop))
+            return false;
+        const struct timespec ts = {0, (long)(MB_NEAR_POLL_S * 1e9)};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* ---- whether the two threads have a core each ----

@@ -202,14 +202,14 @@ if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; 
 fi
 # every round classed by the cores' distance: far (x1.5 or more before or after the run) or
 # near; the error at the calibration's placement is against the near rounds' median. A model
-# whose two rounds were both far gets up to two more, until one is near: 3 rounds means the
-# third was near, 4 that the third was far
+# with no more near rounds than far ones gets up to two more, until its near ones outnumber
+# the others: 2 rounds means both were near, 3 that the third made two near of three
 if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 --rounds 2 --json; then
     if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
         [ "$(json "json_extract(j, '\$.models[0].rounds') BETWEEN 2 AND 4 AND json_extract(j, '\$.models[0].rounds_far')
                    + json_extract(j, '\$.models[0].rounds_near') = json_extract(j, '\$.models[0].rounds')
-                   AND (json_extract(j, '\$.models[0].rounds') = 2 OR json_extract(j, '\$.models[0].rounds_far') >= 2)
-                   AND (json_extract(j, '\$.models[0].rounds') <> 3 OR json_extract(j, '\$.models[0].rounds_near') = 1)
+                   AND (json_extract(j, '\$.models[0].rounds') <> 2 OR json_extract(j, '\$.models[0].rounds_far') = 0)
+                   AND (json_extract(j, '\$.models[0].rounds') <> 3 OR json_extract(j, '\$.models[0].rounds_near') = 2)
                    AND json_extract(j, '\$.summary_full.near_placement.runs') = json_extract(j, '\$.models[0].rounds')
                    AND json_extract(j, '\$.models[0].rounds_one_core') BETWEEN 0 AND json_extract(j, '\$.models[0].rounds_far')
                    AND json_extract(j, '\$.summary_full.near_placement.runs_one_core') = json_extract(j, '\$.models[0].rounds_one_core')
@@ -222,18 +222,30 @@ if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmu
                       AND one_core_rounds BETWEEN 0 AND far_rounds
                       FROM validation ORDER BY id DESC LIMIT 1")" = 1 ] &&
             ok validate-near-rounds || fail validate-near-rounds "$(head -c 600 "$T/out"); $(sql "SELECT rounds, far_rounds, near_rounds, measured_near_s FROM validation ORDER BY id DESC LIMIT 1")"
+        # a round that found the cores apart waited for them (at most 120 s, all waits at
+        # most the runs' time + 30 s): the runs' waits add up to the summary's
+        n=$(json "json_extract(j, '\$.models[0].rounds')")
+        [ "$(json "json_extract(j, '\$.placement_wait.max_per_run_s') = 120
+                   AND json_extract(j, '\$.placement_wait.runs_ran_out') BETWEEN 0 AND json_extract(j, '\$.placement_wait.runs_waited')
+                   AND json_extract(j, '\$.placement_wait.runs_waited') BETWEEN 0 AND $n
+                   AND json_extract(j, '\$.placement_wait.waited_s') BETWEEN 0 AND 150")" = 1 ] &&
+            [ "$(sql "SELECT count(*) FROM (SELECT placement_wait_s FROM run ORDER BY id DESC LIMIT $n) WHERE placement_wait_s > 0")" \
+              -le "$(json "json_extract(j, '\$.placement_wait.runs_waited')")" ] &&
+            [ "$(sql "SELECT abs(sum(placement_wait_s) - $(json "json_extract(j, '\$.placement_wait.waited_s')")) < 1e-6
+                      FROM (SELECT placement_wait_s FROM run ORDER BY id DESC LIMIT $n)")" = 1 ] &&
+            ok validate-wait-near || fail validate-wait-near "$(json "json_extract(j, '\$.placement_wait')"); $(sql "SELECT placement, placement_wait_s FROM run ORDER BY id DESC LIMIT $n")"
     else
         [ "$(json "json_extract(j, '\$.models[0].rounds_far') IS NULL AND json_extract(j, '\$.models[0].measured_near_s') IS NULL")" = 1 ] &&
             ok validate-near-rounds || fail validate-near-rounds "$(head -c 600 "$T/out")"
     fi
 fi
-run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 &&
-    [ "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")" = 2 ] && ok validate-min-time-exact ||
-    fail validate-min-time-exact "$(sql "SELECT steps FROM run ORDER BY id DESC LIMIT 1")"
+run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 --wait-near 0 &&
+    [ "$(sql "SELECT steps, placement_wait_s FROM run ORDER BY id DESC LIMIT 1")" = "2|0.0" ] && ok validate-min-time-exact ||
+    fail validate-min-time-exact "$(sql "SELECT steps, placement_wait_s FROM run ORDER BY id DESC LIMIT 1")"
 # rounds: every model run once per round, measured by the median of the rounds' medians;
 # the validation row points at the round nearest it, every round's run is stored. A model
-# whose every round found the cores at another distance than calibrated gets up to as many
-# rounds again (3-6 runs each; on a VM whose host moves the vCPUs, either happens)
+# with no more rounds at the calibration's distance of the cores than at another gets up to
+# as many rounds again (3-6 runs each; on a VM whose host moves the vCPUs, either happens)
 runs_before=$(sql "SELECT count(*) FROM run")
 if run validate-rounds 0 "$DLPERF" validate basic-lstm p3b1 --batch 4 --steps 2 --warmup 0 --min-time 0 --rounds 3; then
     taken=$(sql "SELECT sum(rounds) FROM (SELECT rounds FROM validation ORDER BY id DESC LIMIT 2)")
@@ -290,6 +302,8 @@ if run run-one-thread 0 "$DLPERF" run p3b1 --batch 4 --steps 2 --warmup 0 --thre
 fi
 run validate-bad-rounds 2 "$DLPERF" validate basic-lstm --rounds 11 &&
     expect validate-bad-rounds "$T/err" "--rounds '11': expected an integer from 1 to 10" && one_line validate-bad-rounds
+run validate-bad-wait-near 2 "$DLPERF" validate basic-lstm --wait-near -1 &&
+    expect validate-bad-wait-near "$T/err" "--wait-near '-1': expected seconds from 0 (run at any placement) to 3600" && one_line validate-bad-wait-near
 run validate-bad-min-time 2 "$DLPERF" validate basic-lstm --min-time soon &&
     expect validate-bad-min-time "$T/err" "--min-time 'soon': expected seconds from 0 to 3600" && one_line validate-bad-min-time
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db/db.h"
@@ -1022,6 +1023,45 @@ static void test_calibrate_near_catch_up(void **state)
     db_close(db);
 }
 
+/* The wait for near (calibrate's catch-up, validate's rounds): true at once where the cores
+ * are near, true after the probes that find them apart where they come back, false once the
+ * deadline passes where they do not (having slept, not spun, through it), false with one
+ * thread or no near mark. */
+static int wait_probes, wait_apart_for;
+static double wait_rtt_ns(int threads)
+{
+    (void)threads;
+    return wait_probes++ < wait_apart_for ? 400.0 : 50.0;
+}
+
+static void test_wait_until_near(void **state)
+{
+    (void)state;
+    mb_placement_fake = (MbPlacementProbes){wait_rtt_ns, fake_share};
+    wait_probes = 0, wait_apart_for = 0;
+    assert_true(mb_wait_until_near(2, 60, mb_now_s() + 10, NULL));
+    assert_int_equal(wait_probes, 1);
+    wait_probes = 0, wait_apart_for = 3; /* apart for three probes: near at the fourth */
+    double t0 = mb_now_s();
+    assert_true(mb_wait_until_near(2, 60, t0 + 10, NULL));
+    assert_int_equal(wait_probes, 4);
+    assert_true(mb_now_s() - t0 >= 3 * MB_NEAR_POLL_S * 0.9);
+    wait_probes = 0, wait_apart_for = 1000; /* never near: the deadline */
+    t0 = mb_now_s();
+    const clock_t cpu0 = clock();
+    assert_false(mb_wait_until_near(2, 60, t0 + 1.0, NULL));
+    const double waited = mb_now_s() - t0;
+    assert_true(waited >= 1.0 - MB_NEAR_POLL_S && waited < 1.0 + MB_NEAR_POLL_S);
+    assert_true((double)(clock() - cpu0) / CLOCKS_PER_SEC < 0.5 * waited); /* asleep */
+    volatile sig_atomic_t stop = 1; /* a stop: after one probe */
+    wait_probes = 0;
+    assert_false(mb_wait_until_near(2, 60, mb_now_s() + 10, &stop));
+    assert_int_equal(wait_probes, 1);
+    assert_false(mb_wait_until_near(1, 60, mb_now_s() + 10, NULL)); /* nothing to wait for */
+    assert_false(mb_wait_until_near(2, 0, mb_now_s() + 10, NULL));
+    mb_placement_fake = (MbPlacementProbes){0};
+}
+
 static void test_calibrate_leaves_out_what_does_not_fit(void **state)
 {
     (void)state;
@@ -1135,6 +1175,7 @@ int main(void)
         cmocka_unit_test(test_core_share),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_near_catch_up, setup_tmp, teardown_tmp),
+        cmocka_unit_test(test_wait_until_near),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),
         cmocka_unit_test(test_machine_detect),
