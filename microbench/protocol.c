@@ -777,15 +777,30 @@ static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
  * times vary little, take MB_WARM_MIN_SAMPLES warm samples; the others stop early, after
  * as many, once they add up to a tenth of the sampling time target: with the convolutions
  * timed cold as well, nine warm executions of each and a flush before each cold sample
- * took the default calibration from 685 s to 925 s. */
-enum { MB_WARM_SAMPLES = 9, MB_WARM_MIN_SAMPLES = 3 };
+ * took the default calibration from 685 s to 925 s.
+ *
+ * Settling: one execution after a cold sample does not leave a working set of megabytes
+ * where a step leaves it. On the Zen 4 VM (32 MiB L3, a victim cache of the cores' L2s),
+ * SGD over 2.1M and 3.4M parameters (25, 41 MB moved) ran after a flush at 182-278 and
+ * 282-490 us, then 112-147 and 231-293, and settled only at the fourth or fifth execution
+ * (90-96, 160-250 us); the calibration's three warm samples caught the second to fourth
+ * (234, 474 us) and P3B1's update, 266 us in its near steps, was priced 629 (stop 40). So
+ * a memory-bound kernel whose data is within twice the last-level cache runs
+ * MB_WARM_SETTLE untimed executions before its warm samples; GEMMs and convolutions (whose
+ * arithmetic hides the transient) and long kernels (DRAM-sized) do not. */
+enum { MB_WARM_SAMPLES = 9, MB_WARM_MIN_SAMPLES = 3, MB_WARM_SETTLE = 3 };
 
-static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, int samples, const MbProtocol *p,
+static double time_warm(const OpDesc *d, MbBuffers *b, int fresh, int settle, int samples, const MbProtocol *p,
                         double *scratch)
 {
     int n = p->max_reps < samples ? p->max_reps : samples;
     if (n < 1)
         n = 1;
+    for (int i = 0; i < settle; i++) {
+        if (fresh >= 0)
+            memcpy(b->bufs[fresh], b->before[fresh], b->info[fresh].bytes);
+        (void)time_inner(d, b, 1);
+    }
     double *t = scratch; /* max_reps long */
     double spent = 0;
     for (int i = 0; i < n; i++) {
@@ -924,7 +939,8 @@ int mb_time_op_probed(const OpDesc *d, const MbProtocol *p, int threads, Measure
         const int n = long_kernel                                     ? p->long_min_reps
                       : compute_kernel || share < MB_WARM_MIN_SAMPLES ? MB_WARM_MIN_SAMPLES
                                                                       : share;
-        m->warm_s = time_warm(d, &b, fresh, n, p, sorted);
+        const bool settles = !compute_kernel && !long_kernel && cost.bytes <= 2.0 * (double)mb_llc_bytes();
+        m->warm_s = time_warm(d, &b, fresh, settles ? MB_WARM_SETTLE : 0, n, p, sorted);
     }
 
     /* Validation, outside the timed region, by the checking rank (the others computed the
