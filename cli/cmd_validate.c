@@ -36,8 +36,20 @@ typedef struct {
     bool holdout, trace, zoo, weak_scaling, scaling_given;
 } ValidateOpts;
 
-enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_ROUNDS, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, OPT_MIN_TIME, OPT_WAIT_NEAR, TOP_MISSES = 5,
-       MAX_MODELS = 64 };
+enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_ROUNDS, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, OPT_MIN_TIME,
+       OPT_WAIT_NEAR, TOP_MISSES = 5, MAX_MODELS = 64 };
+
+/* A duration option: seconds from 0 (zero_means says what 0 does, or "") to 3600. */
+static int parse_seconds(const Cli *cli, const char *opt, const char *arg, const char *zero_means, double *out)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(arg, &end);
+    if (end == arg || *end || errno || !(v >= 0 && v <= 3600))
+        return cli_error(cli, EXIT_USAGE, "%s '%s': expected seconds from 0%s to 3600", opt, arg, zero_means);
+    *out = v;
+    return 0;
+}
 
 static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -47,25 +59,8 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_STEPS: return cli_parse_int(cli, "--steps", arg, 1, 1000000, &o->steps);
     case OPT_WARMUP: return cli_parse_int(cli, "--warmup", arg, 0, 100000, &o->warmup);
     case OPT_ROUNDS: return cli_parse_int(cli, "--rounds", arg, 1, MB_MAX_ROUNDS, &o->rounds);
-    case OPT_MIN_TIME: {
-        char *end;
-        errno = 0;
-        const double v = strtod(arg, &end);
-        if (end == arg || *end || errno || !(v >= 0 && v <= 3600))
-            return cli_error(cli, EXIT_USAGE, "--min-time '%s': expected seconds from 0 to 3600", arg);
-        o->min_time_s = v;
-        return 0;
-    }
-    case OPT_WAIT_NEAR: {
-        char *end;
-        errno = 0;
-        const double v = strtod(arg, &end);
-        if (end == arg || *end || errno || !(v >= 0 && v <= 3600))
-            return cli_error(cli, EXIT_USAGE, "--wait-near '%s': expected seconds from 0 (run at any placement) to 3600",
-                             arg);
-        o->wait_near_s = v;
-        return 0;
-    }
+    case OPT_MIN_TIME: return parse_seconds(cli, "--min-time", arg, "", &o->min_time_s);
+    case OPT_WAIT_NEAR: return parse_seconds(cli, "--wait-near", arg, " (run at any placement)", &o->wait_near_s);
     case OPT_HOLDOUT: o->holdout = true; return 0;
     case OPT_TRACE: o->trace = true; return 0;
     case OPT_ZOO: o->zoo = true; return 0;
@@ -1255,7 +1250,8 @@ static void print_text(const CalibrationRow *cal, const Cli *cli, const ModelRes
     }
     if (pw->waits > 0)
         printf("cores apart before %d run%s: waited %.0f s in all for them to come near (--wait-near %.0f s a run), "
-               "%d ran apart when the wait ran out\n", pw->waits, pw->waits == 1 ? "" : "s", pw->waited_s, vo->wait_near_s, pw->ran_out);
+               "%d ran apart when the wait ran out\n",
+               pw->waits, pw->waits == 1 ? "" : "s", pw->waited_s, vo->wait_near_s, pw->ran_out);
     /* the errors at the calibration's placement of the cores: each model's median over its
      * runs whose cores were not farther apart (which misses the placement explains); a
      * model with no such run by all of them */

@@ -400,9 +400,12 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
     fi
 fi
 # a calibration in rounds: each sample keeps its pass, and --show gives the machine's
-# relative time in each pass (a slow stretch of a shared machine shows there)
+# relative time in each pass (a slow stretch of a shared machine shows there); a kernel
+# left short of near passes by a host that moved the cores takes up to two catch-up
+# passes (rounds 2 and 3)
 if run calibrate-rounds 0 "$DLPERF" calibrate --quick --only stream --rounds 2 --db "$T/rounds.db"; then
-    [ "$(sqlite3 "$T/rounds.db" "SELECT COUNT(DISTINCT round) FROM sample")" = 2 ] && ok calibrate-rounds-passes \
+    [ "$(sqlite3 "$T/rounds.db" "SELECT COUNT(DISTINCT CASE WHEN round < 2 THEN round END) = 2 AND MAX(round) <= 3
+                                 FROM sample")" = 1 ] && ok calibrate-rounds-passes \
         || fail calibrate-rounds-passes "$(sqlite3 "$T/rounds.db" "SELECT round, COUNT(*) FROM sample GROUP BY round")"
     run calibrate-rounds-show 0 "$DLPERF" calibrate --show --db "$T/rounds.db" &&
         expect calibrate-rounds-show "$T/out" "^passes: each kernel's median in a pass over its price, median of [0-9]* kernels: [0-9.]* / [0-9.]*"
