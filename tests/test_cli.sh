@@ -216,7 +216,7 @@ if run validate-near 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmu
                    AND json_extract(j, '\$.summary_full.near_placement.every_model_max_abs_error_pct') IS NOT NULL
                    AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].measured_near_s') IS NULL)
                    AND (json_extract(j, '\$.models[0].rounds_near') = 0) = (json_extract(j, '\$.models[0].full.error_near_pct') IS NULL)
-                   AND (json_extract(j, '\$.models[0].rounds_near') < 2
+                   AND (json_extract(j, '\$.models[0].rounds_near') <> json_extract(j, '\$.models[0].rounds')
                         OR json_extract(j, '\$.models[0].measured_near_s') = json_extract(j, '\$.models[0].measured_median_s'))")" = 1 ] &&
             [ "$(sql "SELECT rounds BETWEEN 2 AND 4 AND far_rounds + near_rounds = rounds AND (near_rounds > 0) = (measured_near_s > 0)
                       AND one_core_rounds BETWEEN 0 AND far_rounds
