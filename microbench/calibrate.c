@@ -417,7 +417,8 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         rc = 1;
                         goto store_pending;
                     }
-                    if (!mb_wait_until_near(s.threads, s.rtt_fastest, deadline_s, stop))
+                    /* no hold: the pass's probes around each sample leave out those taken apart */
+                    if (!mb_wait_until_near(s.threads, s.rtt_fastest, 0, deadline_s, stop))
                         continue; /* out of time (or stopping): the next kernels find it so too */
                     MeasurementRow m;
                     char terr[256] = "";

@@ -77,12 +77,14 @@ double mb_core_share(int threads);
 /* A share this high or more: the threads were on one core. */
 #define MB_SHARED_CORE 1.5
 /* Waits, asleep between probes (MB_NEAR_POLL_S), until the round trip between the threads'
- * cores is under MB_FAR_RTT x near_ns (near as the calibration's fastest) or until
- * deadline_s (mb_now_s's clock) or *stop (NULL: none). True once near (at once where it
- * already is); false when the deadline or a stop came first, or with fewer than 2 threads
- * or no near mark (nothing to wait for). Used where a measurement must be taken at the
- * placement the calibration priced: the calibration's near catch-up, validate's rounds. */
-bool mb_wait_until_near(int threads, double near_ns, double deadline_s, volatile sig_atomic_t *stop);
+ * cores has been under MB_FAR_RTT x near_ns (near as the calibration's fastest) at every
+ * probe for hold_s seconds (0: one near probe), or until deadline_s (mb_now_s's clock) or
+ * *stop (NULL: none). True once near (at once where it already is and hold_s is 0); false
+ * when the deadline or a stop came first, or with fewer than 2 threads or no near mark
+ * (nothing to wait for). Used where a measurement must be taken at the placement the
+ * calibration priced: the calibration's near catch-up, validate's rounds. */
+bool mb_wait_until_near(int threads, double near_ns, double hold_s, double deadline_s,
+                        volatile sig_atomic_t *stop);
 #define MB_NEAR_POLL_S 0.2
 /* Tests play a host that moves the cores: non-NULL members answer in place of the real
  * probes (mb_core_rtt_ns, mb_core_share). NULL in every program. */

@@ -91,15 +91,24 @@ double mb_core_rtt_ns(int threads)
     return isfinite(best) ? 1e9 * best : 1e9 * PROBE_DEADLINE_S / PROBE_TRIPS;
 }
 
-bool mb_wait_until_near(int threads, double near_ns, double deadline_s, volatile sig_atomic_t *stop)
+bool mb_wait_until_near(int threads, double near_ns, double hold_s, double deadline_s,
+                        volatile sig_atomic_t *stop)
 {
     if (threads < 2 || !(near_ns > 0))
         return false;
+    double near_since = -1; /* when the probes' current run of near readings began (-1: none) */
     for (;;) {
         const double rtt = mb_core_rtt_ns(threads);
-        if (rtt > 0 && rtt < MB_FAR_RTT * near_ns)
-            return true;
-        if (mb_now_s() + MB_NEAR_POLL_S >= deadline_s || (stop && *stop))
+        const double now = mb_now_s();
+        if (rtt > 0 && rtt < MB_FAR_RTT * near_ns) {
+            if (near_since < 0)
+                near_since = now;
+            if (now - near_since >= hold_s)
+                return true;
+        } else {
+            near_since = -1;
+        }
+        if (now + MB_NEAR_POLL_S >= deadline_s || (stop && *stop))
             return false;
         const struct timespec ts = {0, (long)(MB_NEAR_POLL_S * 1e9)};
         nanosleep(&ts, NULL);

@@ -1026,39 +1026,51 @@ static void test_calibrate_near_catch_up(void **state)
 /* The wait for near (calibrate's catch-up, validate's rounds): true at once where the cores
  * are near, true after the probes that find them apart where they come back, false once the
  * deadline passes where they do not (having slept, not spun, through it), false with one
- * thread or no near mark. */
-static int wait_probes, wait_apart_for;
+ * thread or no near mark. With a hold, near must last that long at every probe: a near
+ * reading between apart ones starts the hold again. */
+static int wait_probes;
+static const char *wait_script; /* probe i reads wait_script[i] ('a' apart, 'n' near), 'n' past its end */
 static double wait_rtt_ns(int threads)
 {
     (void)threads;
-    return wait_probes++ < wait_apart_for ? 400.0 : 50.0;
+    const int i = wait_probes++;
+    return i < (int)strlen(wait_script) && wait_script[i] == 'a' ? 400.0 : 50.0;
 }
 
 static void test_wait_until_near(void **state)
 {
     (void)state;
     mb_placement_fake = (MbPlacementProbes){wait_rtt_ns, fake_share};
-    wait_probes = 0, wait_apart_for = 0;
-    assert_true(mb_wait_until_near(2, 60, mb_now_s() + 10, NULL));
+    wait_probes = 0, wait_script = "";
+    assert_true(mb_wait_until_near(2, 60, 0, mb_now_s() + 10, NULL));
     assert_int_equal(wait_probes, 1);
-    wait_probes = 0, wait_apart_for = 3; /* apart for three probes: near at the fourth */
+    wait_probes = 0, wait_script = "aaa"; /* apart for three probes: near at the fourth */
     double t0 = mb_now_s();
-    assert_true(mb_wait_until_near(2, 60, t0 + 10, NULL));
+    assert_true(mb_wait_until_near(2, 60, 0, t0 + 10, NULL));
     assert_int_equal(wait_probes, 4);
     assert_true(mb_now_s() - t0 >= 3 * MB_NEAR_POLL_S * 0.9);
-    wait_probes = 0, wait_apart_for = 1000; /* never near: the deadline */
+    /* a hold of two polls: the near reading between apart ones does not count; near from the
+     * fifth probe on, held at the seventh (two polls later) */
+    wait_probes = 0, wait_script = "anaa";
+    t0 = mb_now_s();
+    assert_true(mb_wait_until_near(2, 60, 2 * MB_NEAR_POLL_S * 0.99, t0 + 10, NULL));
+    assert_int_equal(wait_probes, 7);
+    assert_true(mb_now_s() - t0 >= 6 * MB_NEAR_POLL_S * 0.9);
+    wait_probes = 0, wait_script = "nanananananananananananananana"; /* never near for long */
+    assert_false(mb_wait_until_near(2, 60, 2 * MB_NEAR_POLL_S * 0.99, mb_now_s() + 1.0, NULL));
+    wait_probes = 0, wait_script = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; /* never near: the deadline */
     t0 = mb_now_s();
     const clock_t cpu0 = clock();
-    assert_false(mb_wait_until_near(2, 60, t0 + 1.0, NULL));
+    assert_false(mb_wait_until_near(2, 60, 0, t0 + 1.0, NULL));
     const double waited = mb_now_s() - t0;
     assert_true(waited >= 1.0 - MB_NEAR_POLL_S && waited < 1.0 + MB_NEAR_POLL_S);
     assert_true((double)(clock() - cpu0) / CLOCKS_PER_SEC < 0.5 * waited); /* asleep */
     volatile sig_atomic_t stop = 1; /* a stop: after one probe */
     wait_probes = 0;
-    assert_false(mb_wait_until_near(2, 60, mb_now_s() + 10, &stop));
+    assert_false(mb_wait_until_near(2, 60, 0, mb_now_s() + 10, &stop));
     assert_int_equal(wait_probes, 1);
-    assert_false(mb_wait_until_near(1, 60, mb_now_s() + 10, NULL)); /* nothing to wait for */
-    assert_false(mb_wait_until_near(2, 0, mb_now_s() + 10, NULL));
+    assert_false(mb_wait_until_near(1, 60, 0, mb_now_s() + 10, NULL)); /* nothing to wait for */
+    assert_false(mb_wait_until_near(2, 0, 0, mb_now_s() + 10, NULL));
     mb_placement_fake = (MbPlacementProbes){0};
 }
 
