@@ -128,7 +128,15 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
  * (ranks calibrating together share the cores' placement and would have to agree on every
  * wait). */
 enum { CATCHUP_NEAR = 2, CATCHUP_MAX = 2 };
-static const double CATCHUP_BUDGET = 0.34; /* of the scheduled passes' time: about one of 3 */
+/* A tie-break. Two near passes that disagree price the kernel at their mean: a slow stretch
+ * of the host in one of them costs half its excess (stop 44's zoo calibration: 1,042 of
+ * 2,809 kernels with two near passes or more had them over x1.15 apart; alexnet-owt's
+ * 72x9216x4096 GEMM 48.1 and 77.7 ms, priced 64.2, 45.3 in the steps; its 5x5 convolution
+ * 207 and 248 ms, priced 228, 185 in the steps: the model priced 13% high). So a kernel with
+ * an even count of near passes whose medians differ by more than the protocol's
+ * catchup_split (MB_CATCHUP_SPLIT) is timed once more near, in the same catch-up, and
+ * priced by the median of the odd count. */
+static const double CATCHUP_BUDGET = 0.5; /* of the scheduled passes' time: the short kernels and the tie-breaks */
 static const double CATCHUP_MIN_S = 5;     /* a short calibration's budget: time to wait out a stretch apart */
 
 /* What the passes over the lists keep per kernel (index i over all families' lists). */
@@ -240,8 +248,29 @@ static int near_passes(const MeasurementRow *m)
     return n;
 }
 
-/* Sleeps until the probe finds the threads' cores near (a round trip under MB_FAR_RTT
- * times the fastest seen). False at the deadline or on a stop. */
+/* How far kernel i's near passes disagree (mb_pass_split): each pass's median of its near
+ * samples, the samples the near price takes. */
+static double near_pass_split(const CalState *s, int i, const MeasurementRow *m)
+{
+    const int passes = (int)strlen(m->pass_placement);
+    bool not_near_pass[MB_PASSES_MAX];
+    passes_other_than(m->pass_placement, passes, 'n', not_near_pass);
+    for (int j = 0; j < s->npooled[i]; j++) /* rounds > 1, threads > 1: every sample probed */
+        s->sample_mask[j] = isfinite(s->rtt_fastest) && s->pooled_rtt[i][j] >= MB_FAR_RTT * s->rtt_fastest;
+    return mb_pass_split(s->pooled[i], s->pooled_round[i], s->npooled[i], passes, not_near_pass, s->sample_mask,
+                         s->scratch);
+}
+
+/* Whether kernel i, priced so far as m, takes another near pass in the catch-up: short of
+ * CATCHUP_NEAR near passes, or an even count of them split by more than the protocol's
+ * catchup_split. */
+static bool needs_catch_up(const CalState *s, int i, const MeasurementRow *m)
+{
+    const int near = near_passes(m);
+    return near < CATCHUP_NEAR || (near % 2 == 0 && s->pass.catchup_split > 0 &&
+                                     near_pass_split(s, i, m) > s->pass.catchup_split);
+}
+
 int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int threads,
                  const MbFamily *fams, int nfams, MbProgress progress, void *progress_ctx,
                  volatile sig_atomic_t *stop, char *err, size_t errlen)
@@ -314,7 +343,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     }
 
     double start = mb_now_s();
-    int done = 0, npending = 0;
+    int done = 0, npending = 0, nsplit = 0; /* nsplit: of the pending, those for a tie-break */
     for (int round = 0; round < rounds; round++) {
         for (int f = 0, i = 0; f < nfams; f++) {
             for (int j = 0; j < fams[f].n; j++, i++) {
@@ -364,11 +393,12 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                                        s.scratch);
                 }
                 /* short of near passes: priced again after its catch-ups, stored then */
-                const bool defer = trc == 0 && last && catch_up && near_passes(&m) < CATCHUP_NEAR;
+                const bool defer = trc == 0 && last && catch_up && needs_catch_up(&s, i, &m);
                 if (defer) {
                     pending[i] = m;
                     pending_family[i] = fams[f].family;
                     npending++;
+                    nsplit += near_passes(&m) >= CATCHUP_NEAR;
                 }
                 /* A kernel that was timed but computed wrong results is stored as evidence
                  * (validated = 0) and still fails the calibration: a wrong kernel must never
@@ -403,15 +433,16 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         const double budget_s = fmax(CATCHUP_BUDGET * (mb_now_s() - start), CATCHUP_MIN_S);
         const double deadline_s = mb_now_s() + budget_s;
         if (db)
-            fprintf(stderr, "calibrate: %d kernels with fewer than %d passes at the near placement: timed again while "
-                            "the cores are near, up to %d more passes each, for %.0f s at most\n",
-                    npending, CATCHUP_NEAR, s.stride - rounds, budget_s);
-        int caught = 0, timed = 0;
+            fprintf(stderr, "calibrate: %d kernels with fewer than %d passes at the near placement and %d whose near "
+                            "passes differ by more than x%.2f: timed again while the cores are near, up to %d more "
+                            "passes each, for %.0f s at most\n",
+                    npending - nsplit, CATCHUP_NEAR, nsplit, p->catchup_split, s.stride - rounds, budget_s);
+        int timed = 0;
         for (int c = rounds; c < s.stride && mb_now_s() < deadline_s; c++) {
             for (int f = 0, i = 0; f < nfams; f++) {
                 for (int j = 0; j < fams[f].n; j++, i++) {
-                    /* each round gives the kernels still short one more pass */
-                    if ((int)strlen(pending[i].pass_placement) != c || near_passes(&pending[i]) >= CATCHUP_NEAR)
+                    /* each round gives the kernels still short (or split) one more pass */
+                    if ((int)strlen(pending[i].pass_placement) != c || !needs_catch_up(&s, i, &pending[i]))
                         continue;
                     if (stop && *stop) {
                         rc = 1;
@@ -438,16 +469,22 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     price_pooled(&s, i, &m, c + 1);
                     pending[i] = m;
                     timed++;
-                    caught += near_passes(&m) >= CATCHUP_NEAR;
                     if (progress)
                         progress(timed, npending * (s.stride - rounds), "catch-up", keys[i], mb_now_s() - start,
                                  progress_ctx);
                 }
             }
         }
+        int short_left = 0, split_left = 0;
+        for (int i = 0; i < total_in; i++)
+            if (pending_family[i] && needs_catch_up(&s, i, &pending[i])) {
+                short_left += near_passes(&pending[i]) < CATCHUP_NEAR;
+                split_left += near_passes(&pending[i]) >= CATCHUP_NEAR;
+            }
         if (db)
-            fprintf(stderr, "calibrate: the near catch-up timed %d passes; %d of %d kernels now have %d near passes\n",
-                    timed, caught, npending, CATCHUP_NEAR);
+            fprintf(stderr, "calibrate: the near catch-up timed %d passes; of its %d kernels, %d are still short of %d "
+                            "near passes and %d split by more than x%.2f\n",
+                    timed, npending, short_left, CATCHUP_NEAR, split_left, p->catchup_split);
     }
     rc = 0;
 store_pending:

@@ -22,6 +22,10 @@
 typedef enum { MB_QUICK, MB_DEFAULT, MB_FULL, MB_MODE_COUNT } MbMode;
 const char *mb_mode_name(MbMode m); /* "quick", "default", "full" */
 
+/* The near catch-up's tie-break (MbProtocol.catchup_split; microbench/calibrate.c says why):
+ * near passes more than this ratio apart get one more. */
+#define MB_CATCHUP_SPLIT 1.15
+
 typedef struct {
     const char *mode;     /* "quick" | "default" | "full" */
     int warmups;          /* executions discarded before timing */
@@ -33,6 +37,9 @@ typedef struct {
     double long_s;        /* a kernel whose first execution takes at least this long ... */
     int long_min_reps;    /* ... is warmed up once and sampled at least this often */
     int rounds;           /* mb_calibrate: passes over the kernel list (1: one) */
+    double catchup_split; /* mb_calibrate's near catch-up: one more near pass for a kernel whose
+                             near passes, an even count, differ by more than this ratio
+                             (mb_pass_split; 0: never; below 1: always) */
 } MbProtocol;
 
 enum { MB_MAX_ROUNDS = MB_PASSES_MAX }; /* calibrate --rounds at most (db.h: each pass's placement is stored) */
@@ -62,6 +69,14 @@ void mb_row_stats(MeasurementRow *m, double *samples, int n, int inner, double *
  * 0 if n is 0. */
 double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
                       const bool *sample_off, double *scratch);
+
+/* The largest over the smallest of the same per-pass medians, the marked passes and
+ * samples always left out (1 with fewer than two passes left): how far apart the passes a
+ * price pools disagree (the calibration's near catch-up gives an even count of near passes
+ * split by more than MbProtocol.catchup_split one more, so their median is not the mean of a fast
+ * and a slow one). */
+double mb_pass_split(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
+                     const bool *sample_off, double *scratch);
 
 /* ---- where the kernel threads' cores are (placement.c) ---- */
 /* The round trip of a cache line between OpenMP threads 0 and 1 now, in ns (the fastest of

@@ -58,11 +58,12 @@ MbProtocol mb_protocol(MbMode mode)
     MbProtocol p;
     if (mode == MB_QUICK) {
         p = (MbProtocol){.mode = "quick", .warmups = 1, .min_reps = 3, .max_reps = 10, .min_sample_s = 1e-3,
-                         .target_s = 0.12, .ci_frac = 0.05, .long_s = 0.25, .long_min_reps = 2, .rounds = 1};
+                         .target_s = 0.12, .ci_frac = 0.05, .long_s = 0.25, .long_min_reps = 2, .rounds = 1,
+                         .catchup_split = MB_CATCHUP_SPLIT};
     } else {
         p = (MbProtocol){.mode = mb_mode_name(mode), .warmups = 2, .min_reps = 5, .max_reps = 25,
                          .min_sample_s = 2e-3, .target_s = 0.5, .ci_frac = 0.03, .long_s = 0.25,
-                         .long_min_reps = 3, .rounds = 1};
+                         .long_min_reps = 3, .rounds = 1, .catchup_split = MB_CATCHUP_SPLIT};
     }
     return p;
 }
@@ -131,14 +132,15 @@ static bool sample_marked(int i, const int *round, const bool *pass_off, const b
     return (pass_off && pass_off[round ? round[i] : 0]) || (sample_off && sample_off[i]);
 }
 
-double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
-                      const bool *sample_off, double *scratch)
+/* The medians of the passes' samples into medians (MB_MAX_ROUNDS of them at most), as
+ * mb_pass_median takes them; returns how many. */
+static int pass_medians(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
+                        const bool *sample_off, bool strict, double *scratch, double *medians)
 {
-    /* the marked passes and samples count only where there is no other */
-    bool any_unmarked = false;
+    /* the marked passes and samples count only where there is no other (strict: never) */
+    bool any_unmarked = strict;
     for (int i = 0; i < n && !any_unmarked; i++)
         any_unmarked = !sample_marked(i, round, pass_off, sample_off);
-    double medians[MB_MAX_ROUNDS];
     int npass = 0;
     for (int r = 0; r < rounds && npass < MB_MAX_ROUNDS; r++) {
         int k = 0;
@@ -150,10 +152,29 @@ double mb_pass_median(const double *samples, const int *round, int n, int rounds
         gsl_sort(scratch, 1, (size_t)k);
         medians[npass++] = gsl_stats_median_from_sorted_data(scratch, 1, (size_t)k);
     }
+    return npass;
+}
+
+double mb_pass_median(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
+                      const bool *sample_off, double *scratch)
+{
+    double medians[MB_MAX_ROUNDS];
+    const int npass = pass_medians(samples, round, n, rounds, pass_off, sample_off, false, scratch, medians);
     if (npass == 0)
         return 0;
     gsl_sort(medians, 1, (size_t)npass);
     return gsl_stats_median_from_sorted_data(medians, 1, (size_t)npass);
+}
+
+double mb_pass_split(const double *samples, const int *round, int n, int rounds, const bool *pass_off,
+                     const bool *sample_off, double *scratch)
+{
+    double medians[MB_MAX_ROUNDS];
+    const int npass = pass_medians(samples, round, n, rounds, pass_off, sample_off, true, scratch, medians);
+    if (npass < 2)
+        return 1;
+    gsl_sort(medians, 1, (size_t)npass);
+    return medians[0] > 0 ? medians[npass - 1] / medians[0] : 1;
 }
 
 void mb_stats(double *samples, int n, MbStats *out)

@@ -413,6 +413,17 @@ if run calibrate-rounds 0 "$DLPERF" calibrate --quick --only stream --rounds 2 -
         [ "$(json "json_array_length(json_extract(j, '\$.passes.relative_time')) = 2 AND json_extract(j, '\$.passes.kernels') > 0")" = 1 ] \
             && ok calibrate-rounds-json-valid || fail calibrate-rounds-json-valid "$(head -c 300 "$T/out")"
     fi
+    # the DRAM limit with the cores apart, beside the near one: a copy whose STREAM kernels
+    # ran twice as fast in their passes apart (as the EPYC VM's did, x1.5) shows triad apart
+    # at twice near's, in the text and the JSON
+    cp "$T/rounds.db" "$T/apart.db"
+    sqlite3 "$T/apart.db" "UPDATE measurement SET apart_s = median_s / 2 WHERE kind = 'stream'"
+    if run calibrate-show-dram-apart 0 "$DLPERF" calibrate --show --json --db "$T/apart.db"; then
+        [ "$(json "abs(json_extract(j, '\$.limits.stream_triad_apart_gbs') / json_extract(j, '\$.limits.stream_triad_gbs') - 2) < 1e-9")" = 1 ] \
+            && ok calibrate-show-dram-apart-json || fail calibrate-show-dram-apart-json "$(json "json_extract(j, '\$.limits.stream_triad_gbs')")"
+        run calibrate-show-dram-apart-text 0 "$DLPERF" calibrate --show --db "$T/apart.db" &&
+            expect calibrate-show-dram-apart-text "$T/out" "with the cores apart (their passes apart):.* STREAM triad [0-9.]* GB/s (x2.00 near's)"
+    fi
 fi
 run show-and-measure 2 "$DLPERF" calibrate --show --quick && expect show-and-measure "$T/err" "measures nothing" && one_line show-and-measure
 run quick-and-full 2 "$DLPERF" calibrate --quick --full && expect quick-and-full "$T/err" "choose one" && one_line quick-and-full

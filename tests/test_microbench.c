@@ -804,6 +804,28 @@ static void test_pass_median_far(void **state)
     assert_float_equal(mb_pass_median(t, round, 8, 3, far0, NULL, scratch), 694.5, 1e-12);
 }
 
+/* How far a kernel's passes disagree: the slowest pass's median over the fastest's, the
+ * marked passes and samples left out (never counted back in, unlike the price), 1 with
+ * fewer than two passes: alexnet-owt's GEMM of stop 44, near passes 48.1 and 77.7 ms. */
+static void test_pass_split(void **state)
+{
+    (void)state;
+    const double t[] = {47.5, 48.1, 48.7, 55.0, 57.5, 61.4, 67.7, 77.7, 84.9, 40.0};
+    const int round[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 2};
+    double scratch[10];
+    const bool apart1[3] = {false, true, false}, all[3] = {true, true, true};
+    bool sample_off[10] = {false};
+    sample_off[9] = true; /* pass 2's last sample taken apart */
+    assert_float_equal(mb_pass_split(t, round, 9, 3, apart1, NULL, scratch), 77.7 / 48.1, 1e-12);
+    assert_float_equal(mb_pass_split(t, round, 10, 3, apart1, sample_off, scratch), 77.7 / 48.1, 1e-12);
+    /* unmarked, pass 2's medians with its fast sample: (67.7 + 77.7) / 2 */
+    assert_float_equal(mb_pass_split(t, round, 10, 3, apart1, NULL, scratch), 0.5 * (67.7 + 77.7) / 48.1, 1e-12);
+    assert_float_equal(mb_pass_split(t, round, 9, 3, NULL, NULL, scratch), 77.7 / 48.1, 1e-12); /* 57.5 between */
+    assert_float_equal(mb_pass_split(t, round, 3, 3, NULL, NULL, scratch), 1.0, 0.0);   /* one pass */
+    assert_float_equal(mb_pass_split(t, round, 9, 3, all, NULL, scratch), 1.0, 0.0);    /* none left */
+    assert_float_equal(mb_pass_split(t, round, 0, 3, NULL, NULL, scratch), 1.0, 0.0);
+}
+
 /* Samples taken with the cores apart (by the probes around each) are left out of their
  * pass's median, a pass left with none has no vote, and all count where every one is
  * marked; with a pass marked too, only the samples of the others. */
@@ -950,8 +972,9 @@ static void query_text(const char *path, const char *sql, long long arg, char *o
     query_done(st, h);
 }
 
-/* Kernels that the scheduled passes leave with fewer than two near passes are timed again
- * once the cores are near, up to two more passes each, and priced from their near passes;
+/* Kernels that the scheduled passes leave with fewer than two near passes (or with an even
+ * count split by more than the protocol's catchup_split) are timed again once the cores are
+ * near, up to two more passes each, and priced from their near passes;
  * where the cores never come back near, they are stored as the scheduled passes left them
  * once the catch-up's time is up; a stop during the catch-up keeps them all. */
 static void test_calibrate_near_catch_up(void **state)
@@ -963,6 +986,7 @@ static void test_calibrate_near_catch_up(void **state)
     MbFamily fams[] = {{"a", ops, 2}};
     MbProtocol p = fast_protocol();
     p.rounds = 2;
+    p.catchup_split = 0; /* no tie-break: the split of two near passes is the host's (below) */
     mb_placement_fake = (MbPlacementProbes){fake_rtt_ns, fake_share};
     for (int near_again = 1; near_again >= 0; near_again--) {
         fake_probes = 0;
@@ -1019,6 +1043,22 @@ static void test_calibrate_near_catch_up(void **state)
     assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 2);
     assert_int_equal(query_int(path, "SELECT SUM(LENGTH(pass_placement)) FROM measurement WHERE calibration_id = ?",
                                cal), 5);
+    /* the tie-break: with a split below 1 every even count of near passes takes one more
+     * (relu's two, after its catch-up, a third; sgd's two came from both catch-up passes:
+     * none left), and the price is the median of the odd count */
+    fake_probes = 0;
+    fake_near_again = false;
+    p.catchup_split = 0.5;
+    const int64_t cal_split = begin_calibration_rounds(db, 2);
+    CatchUpLog ls = {.near_after_passes = true};
+    stop = 0;
+    assert_int_equal(mb_calibrate(db, cal_split, &p, 2, fams, 1, catch_up_progress, &ls, &stop, err, sizeof err), 0);
+    char relu[OP_KEY_MAX], sql[512], letters[16];
+    op_key(&ops[0], relu);
+    snprintf(sql, sizeof sql, "SELECT pass_placement FROM measurement WHERE calibration_id = ? AND key = '%s'", relu);
+    query_text(path, sql, cal_split, letters, sizeof letters);
+    assert_string_equal(letters, "nann");
+    assert_int_equal(ls.catch_ups, 4);
     mb_placement_fake = (MbPlacementProbes){0};
     db_close(db);
 }
@@ -1183,6 +1223,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_pass_median),
         cmocka_unit_test(test_pass_median_far), cmocka_unit_test(test_pass_median_samples),
+        cmocka_unit_test(test_pass_split),
         cmocka_unit_test(test_core_rtt),
         cmocka_unit_test(test_core_share),
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
