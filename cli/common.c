@@ -27,15 +27,29 @@ int cli_default_threads(void)
 
 int cli_error(const Cli *cli, int code, const char *fmt, ...)
 {
+    /* The line goes out in one write: under mpirun every rank may fail at once, and a
+     * line written piecemeal interleaves with the others' and with mpirun's own. */
+    char line[2048];
+    int n;
+    if (comm_env_size() > 1) /* which rank failed, in a job's merged stderr */
+        n = snprintf(line, sizeof line, "dlperf %s (rank %d of %d): ", cli->cmd, comm_env_rank(),
+                     comm_env_size());
+    else
+        n = snprintf(line, sizeof line, "dlperf %s: ", cli->cmd);
     va_list ap;
     va_start(ap, fmt);
-    if (comm_env_size() > 1) /* which rank failed, in a job's merged stderr */
-        fprintf(stderr, "dlperf %s (rank %d of %d): ", cli->cmd, comm_env_rank(), comm_env_size());
-    else
-        fprintf(stderr, "dlperf %s: ", cli->cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (n >= 0 && (size_t)n < sizeof line)
+        n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+    line[len++] = '\n';
+    fflush(stderr);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(STDERR_FILENO, line + off, len - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
     return code;
 }
 
