@@ -473,7 +473,8 @@ double session_runtime_bytes(void)
         void *bufs[] = {c, a, b};
         op_run(&g, bufs, NULL);
     }
-    free(a), free(b), free(c); /* above the mmap threshold: their pages leave the RSS */
+    /* above the mmap threshold (one process): their pages leave the RSS */
+    ops_buffer_free(a, bytes), ops_buffer_free(b, bytes), ops_buffer_free(c, bytes);
     runtime = current_rss_bytes();
     return runtime;
 }

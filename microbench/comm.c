@@ -275,7 +275,7 @@ int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *sc
         double failed = buf ? 0 : 1;
         comm_allreduce_max_f64(&failed, 1);
         if (failed) {
-            free(buf);
+            ops_buffer_free(buf, sorted[i]);
             snprintf(err, errlen, "allreduce memory probe: cannot allocate %zu bytes on %s", sorted[i],
                      buf ? "another rank" : "this rank");
             return -1;
@@ -286,7 +286,7 @@ int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *sc
         const double before = current_rss_bytes();
         comm_allreduce_sum_f32(buf, nf);
         double grown = fmax(current_rss_bytes() - before, 0);
-        free(buf);
+        ops_buffer_free(buf, sorted[i]);
         comm_allreduce_max_f64(&grown, 1);
         sorted[probed] = sorted[i];
         scratch[probed++] = grown;

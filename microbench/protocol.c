@@ -238,7 +238,7 @@ static double pool_bytes(void)
 
 static void pool_drop(int i)
 {
-    free(pool[i].p);
+    ops_buffer_free(pool[i].p, pool[i].cap);
     pool[i] = pool[--pool_n];
 }
 
@@ -468,7 +468,7 @@ void mb_release(void)
 {
     while (pool_n > 0)
         pool_drop(0);
-    free(flush_buf);
+    ops_buffer_free(flush_buf, flush_words * sizeof(uint64_t));
     flush_buf = NULL;
 }
 

@@ -164,7 +164,7 @@ static int arenas_alloc(Arenas *a, Plan *plans, int nplans, double data_bytes, i
 static void arenas_free(Arenas *a)
 {
     for (int k = 0; k < ARENA_COUNT; k++)
-        free(a->base[k]);
+        ops_buffer_free(a->base[k], round_up(a->bytes[k] ? a->bytes[k] : ALIGN));
     memset(a, 0, sizeof *a);
 }
 

@@ -301,8 +301,10 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
 void trainer_free(Trainer *t)
 {
     for (int a = 0; a < ARENA_COUNT; a++)
-        free(t->mem[a]);
-    free(t->data);
+        if (t->mem[a])
+            ops_buffer_free(t->mem[a], buffer_bytes(t->plan.arena_bytes[a]));
+    if (t->data)
+        ops_buffer_free(t->data, buffer_bytes(t->batch_stride * (size_t)t->nbatches));
     free(t->buckets);
     plan_free(&t->plan);
     memset(t, 0, sizeof *t);

@@ -2158,17 +2158,34 @@ bool op_key_parse(const char *key, OpDesc *d)
 
 enum { HUGE_PAGE_BYTES = 2 << 20 };
 
+/* The bytes ops_buffer_alloc takes for a buffer of `bytes`: whole huge pages from 2 MiB. */
+static size_t buffer_span(size_t bytes)
+{
+    const size_t align = bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : 64;
+    return (bytes + align - 1) / align * align;
+}
+
 void *ops_buffer_alloc(size_t bytes)
 {
-    const size_t huge = HUGE_PAGE_BYTES;
-    const size_t align = bytes >= huge ? huge : 64;
-    const size_t n = (bytes + align - 1) / align * align;
-    void *p = aligned_alloc(align, n ? n : align);
+    const size_t n = buffer_span(bytes);
+    void *p = aligned_alloc(n >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : 64, n ? n : 64);
 #ifdef MADV_HUGEPAGE
-    if (p && n >= huge)
+    if (p && n >= HUGE_PAGE_BYTES)
         (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: without THP, 4 KiB pages */
 #endif
     return p;
+}
+
+void ops_buffer_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+#ifdef MADV_NOHUGEPAGE
+    const size_t n = buffer_span(bytes);
+    if (n >= HUGE_PAGE_BYTES)
+        (void)madvise(p, n, MADV_NOHUGEPAGE);
+#endif
+    free(p);
 }
 
 /* Whether madvise(MADV_HUGEPAGE) gets huge pages: THP's mode is "[always]" or

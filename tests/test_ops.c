@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <malloc.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -2511,6 +2512,68 @@ static void test_vecmath_accuracy(void **state)
  * Threads, library facts, programmer errors
  * ------------------------------------------------------------------------------------- */
 
+/* The VmFlags of the mapping of this process that holds `addr` (/proc/self/smaps), into
+ * flags; false where none does. */
+static bool vma_flags(const void *addr, char *flags, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return false;
+    char line[512];
+    bool inside = false, found = false;
+    const uintptr_t a = (uintptr_t)addr;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = a >= lo && a < hi;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            size_t n = strlen(line + 8);
+            n = n < len ? n : len - 1;
+            memcpy(flags, line + 8, n);
+            flags[n] = '\0';
+            found = true;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* A kernel buffer's huge-page advice ends with it: freed into the heap (where every buffer
+ * goes once the mmap threshold is raised, as under mpirun), its range must not stay
+ * advised, or the heap's later small objects fault whole 2 MiB pages. In a child process:
+ * the threshold stays raised for good. Skipped where the kernel keeps no huge-page advice. */
+static void test_buffer_free_takes_back_huge_page_advice(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        mallopt(M_MMAP_THRESHOLD, 1 << 30);
+        mallopt(M_TRIM_THRESHOLD, 1 << 30);
+        const size_t bytes = 8u << 20;
+        void *keep = malloc(64); /* the heap's top stays above the buffer once it is freed */
+        char *p = ops_buffer_alloc(bytes);
+        void *above = malloc(64);
+        char flags[256];
+        if (!p || !keep || !above || !vma_flags(p + bytes / 2, flags, sizeof flags))
+            _exit(3);
+        if (!strstr(flags, " hg"))
+            _exit(2); /* no THP advice kept by this kernel: nothing to take back */
+        ops_buffer_free(p, bytes);
+        if (!vma_flags(p + bytes / 2, flags, sizeof flags))
+            _exit(4); /* the heap gave the range back: no advice left either */
+        _exit(strstr(flags, " hg") ? 1 : strstr(flags, " nh") ? 0 : 5);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    const int code = WEXITSTATUS(status);
+    if (code == 2 || code == 4)
+        skip();
+    assert_int_equal(code, 0);
+}
+
 static void test_threads_and_blas(void **state)
 {
     (void)state;
@@ -2971,6 +3034,7 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
+        cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),
         cmocka_unit_test(test_threads_and_blas),
         cmocka_unit_test(test_programmer_errors_abort),
     };
