@@ -41,7 +41,9 @@ int cli_error(const Cli *cli, int code, const char *fmt, ...)
     if (n >= 0 && (size_t)n < sizeof line)
         n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+    size_t len = n < 0 ? 0 : (size_t)n;
+    if (len > sizeof line - 2) /* truncated: the newline still ends it */
+        len = sizeof line - 2;
     line[len++] = '\n';
     fflush(stderr);
     for (size_t off = 0; off < len;) {

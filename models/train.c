@@ -300,11 +300,9 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
 
 void trainer_free(Trainer *t)
 {
-    for (int a = 0; a < ARENA_COUNT; a++)
-        if (t->mem[a])
-            ops_buffer_free(t->mem[a], buffer_bytes(t->plan.arena_bytes[a]));
-    if (t->data)
-        ops_buffer_free(t->data, buffer_bytes(t->batch_stride * (size_t)t->nbatches));
+    for (int a = 0; a < ARENA_COUNT; a++) /* NULL (the input arena, a failed init): a no-op */
+        ops_buffer_free(t->mem[a], buffer_bytes(t->plan.arena_bytes[a]));
+    ops_buffer_free(t->data, buffer_bytes(t->batch_stride * (size_t)t->nbatches));
     free(t->buckets);
     plan_free(&t->plan);
     memset(t, 0, sizeof *t);
