@@ -92,7 +92,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(BUILD)/libdlperf.a
 
 MPI_TEST_BIN = $(BUILD)/tests/mpi/equivalence
 
-test: $(BUILD)/dlperf $(TEST_BIN) $(MPI_TEST_BIN)
+test: $(BUILD)/dlperf $(TEST_BIN) $(MPI_TEST_BIN) $(BUILD)/bench/allreduce_series
 	@BUILD=$(BUILD) tests/run_tests.sh
 
 asan:
@@ -103,7 +103,13 @@ demo: $(BUILD)/dlperf
 	$(BUILD)/dlperf calibrate --quick --models p1b1,alexnet-owt,basic-lstm
 	$(BUILD)/dlperf validate p1b1 alexnet-owt basic-lstm
 
-bench: $(BUILD)/dlperf
+# built by `make bench`, not run there (it needs mpirun and takes minutes; README, "bench/");
+# tests/test_mpi.sh runs it for a second
+$(BUILD)/bench/allreduce_series: bench/allreduce_series.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+bench: $(BUILD)/dlperf $(BUILD)/bench/allreduce_series
 	@scripts/install-deps.sh --bench
 	bench/roofline.py
 	bench/sweep_speed.py

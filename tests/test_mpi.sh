@@ -399,3 +399,15 @@ if run validate-np4-full-node 0 mpi 4 "$DLPERF" validate p3b1 --batch 20 --steps
 fi
 run validate-scaling-needs-mpi 2 "$DLPERF" validate p3b1 --scaling weak &&
     expect validate-scaling-needs-mpi "$T/err" "run validate under mpirun"
+
+# ---- bench/allreduce_series: the host's steadiness check runs, and refuses bad input ----
+if run allreduce-series 0 mpi 2 "$BUILD/bench/allreduce_series" 4096 1 0.5; then
+    expect allreduce-series-header "$T/out" '^window_start_s,samples,p10_ms,median_ms,p90_ms$'
+    # every window has samples and p10 <= median <= p90
+    if awk -F, '/^[0-9]/ { n++; if ($2 < 1 || $3 > $4 || $4 > $5) bad++ } END { exit !(n >= 1 && !bad) }' "$T/out"; then
+        ok allreduce-series-windows
+    else fail allreduce-series-windows "$(head -c 400 "$T/out")"; fi
+    expect allreduce-series-summary "$T/out" "^# windows' medians: .* over [0-9]* windows"
+fi
+run allreduce-series-bad-bytes 2 mpi 2 "$BUILD/bench/allreduce_series" 2 &&
+    expect allreduce-series-bad-bytes "$T/err" "allreduce_series: BYTES '2': give a byte count from 4"
