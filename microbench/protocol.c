@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>     /* CLFLUSHOPT's feature bit */
@@ -395,29 +394,11 @@ static uint64_t *flush_buf;
 static size_t flush_words;
 static volatile uint64_t flush_sink; /* keeps the flush's reads from being optimised away */
 
-/* The flush buffer has a mapping of its own (huge pages advised, as a kernel buffer's), never
- * the heap. One process gets that from malloc anyway (it is above glibc's mmap threshold),
- * but under mpirun the threshold is raised (comm_reuse_collective_buffers) and a heap flush
- * buffer slowed the collective timed after it: 4 ranks on 2 vCPUs summing 33.6 MB in place
- * after reading it, medians 22.1, 22.8 and 23.1 ms against 18.3, 17.5 and 18.1 ms after
- * reading a mapping of its own, alternated 10 s runs (stop 45); training, which flushes
- * nothing, sums at the faster speed. Why the heap placement matters is not known. */
-static uint64_t *flush_map(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 void mb_flush_caches(void)
 {
     if (!flush_buf) {
         flush_words = 2 * mb_llc_bytes() / sizeof(uint64_t);
-        flush_buf = flush_map(flush_words * sizeof(uint64_t));
+        flush_buf = ops_buffer_alloc(flush_words * sizeof(uint64_t));
         if (!flush_buf)
             return;
         for (size_t i = 0; i < flush_words; i++)
@@ -487,8 +468,7 @@ void mb_release(void)
 {
     while (pool_n > 0)
         pool_drop(0);
-    if (flush_buf)
-        munmap(flush_buf, flush_words * sizeof(uint64_t));
+    ops_buffer_free(flush_buf, flush_words * sizeof(uint64_t));
     flush_buf = NULL;
 }
 
