@@ -411,3 +411,5 @@ if run allreduce-series 0 mpi 2 "$BUILD/bench/allreduce_series" 4096 1 0.5; then
 fi
 run allreduce-series-bad-bytes 2 mpi 2 "$BUILD/bench/allreduce_series" 2 &&
     expect allreduce-series-bad-bytes "$T/err" "allreduce_series: BYTES '2': give a byte count from 4"
+run allreduce-series-bad-flush 2 mpi 2 "$BUILD/bench/allreduce_series" 4096 1 1 disk &&
+    expect allreduce-series-bad-flush "$T/err" "allreduce_series: FLUSH 'disk': give map or heap"
