@@ -15,12 +15,13 @@
  *   mpirun -np 4 --oversubscribe build/bench/allreduce_series [BYTES [SECONDS [WINDOW_S [FLUSH]]]]
  *
  * Defaults: 33,570,816 bytes (basic-lstm's gradients), 60 s, 5 s windows, FLUSH `map` (the
- * 64 MiB read from a mapping of its own); `heap` reads a block of the heap instead, where
- * dlperf's calibration under mpirun has it (its raised mmap threshold): the collective after
- * it ran 15-30% slower at np=4 on the Zen 4 VM (docs/accuracy.md, "The flush buffer out of
- * the heap"). On the 2-vCPU
- * EPYC Zen 4 VM (docs/accuracy.md, "The collective alone, minute by minute") the medians of
- * 20 s runs minutes apart moved by x1.58 at np=4 and x1.24 at np=2.
+ * 64 MiB read from a mapping of its own); `heap` reads a huge-page-advised heap block
+ * instead (written out here rather than taken from ops_buffer_alloc, to keep dlperf's code
+ * out), where dlperf's calibration has its flush buffer under mpirun. On the 2-vCPU EPYC
+ * Zen 4 VM (docs/accuracy.md, "The collective alone, minute by minute" and "The flush
+ * buffer out of the heap"): 20 s runs minutes apart moved by x1.14-1.58 at np=4 and
+ * x1.20-1.24 at np=2, and the heap flush slowed the collective after it by 7-45% at np=4
+ * and 19-54% at np=2.
  */
 #define _GNU_SOURCE
 #include <errno.h>
