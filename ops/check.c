@@ -100,7 +100,195 @@ static void check_gemm(Check *ck, const GemmDesc *g, float *const f[], float *co
             ref += (double)g->beta * b0[0][idx];
             mag += fabs((double)g->beta * b0[0][idx]);
         }
+        if (g->bias) {
+            ref += f[3][j];
+            mag += fabs(f[3][j]);
+        }
         check_one(ck, C[idx], ref, mag);
+    }
+}
+
+/* each sample picks a matrix of the batch and an element in it */
+static void check_bmm(Check *ck, const BmmDesc *g, float *const f[], float *const b0[], int samples, uint64_t seed)
+{
+    const size_t mk = (size_t)g->m * g->k, kn = (size_t)g->k * g->n, mn = (size_t)g->m * g->n;
+    Sampler s = sampler_init((size_t)g->batch * mn, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t b = idx / mn, e = idx % mn, i = e / (size_t)g->n, j = e % (size_t)g->n;
+        const float *A = f[1] + b * mk, *B = f[2] + b * kn;
+        double acc = 0.0, mag = 0.0;
+        for (size_t p = 0; p < (size_t)g->k; p++) {
+            const double a = g->trans_a ? A[p * (size_t)g->m + i] : A[i * (size_t)g->k + p];
+            const double v = g->trans_b ? B[j * (size_t)g->k + p] : B[p * (size_t)g->n + j];
+            acc += a * v;
+            mag += fabs(a * v);
+        }
+        double ref = (double)g->alpha * acc;
+        mag *= fabs((double)g->alpha);
+        if (g->beta != 0.0f) {
+            ref += (double)g->beta * b0[0][idx];
+            mag += fabs((double)g->beta * b0[0][idx]);
+        }
+        check_one(ck, f[0][idx], ref, mag);
+    }
+}
+
+/* a row's mean and rstd in double */
+static void ln_row_stats(const float *x, size_t h, double eps, double *mean, double *rstd)
+{
+    double s = 0, s2 = 0;
+    for (size_t j = 0; j < h; j++)
+        s += x[j];
+    *mean = s / (double)h;
+    for (size_t j = 0; j < h; j++)
+        s2 += (x[j] - *mean) * (x[j] - *mean);
+    *rstd = 1.0 / sqrt(s2 / (double)h + eps);
+}
+
+static void check_layernorm(Check *ck, OpPhase phase, const LayerNormDesc *l, float *const f[], float *const b0[],
+                            int samples, uint64_t seed)
+{
+    const size_t n = (size_t)l->n, h = (size_t)l->h;
+    if (phase == PHASE_FWD) { /* y | mean | rstd | x | gamma | beta */
+        const float *x = f[3], *g = f[4], *b = f[5];
+        Sampler s = sampler_init(n * h, samples, seed);
+        size_t idx;
+        while (sampler_next(&s, &idx)) {
+            const size_t i = idx / h, j = idx % h;
+            double m, r;
+            ln_row_stats(x + i * h, h, l->eps, &m, &r);
+            const double xhat = (x[idx] - m) * r;
+            check_one(ck, f[0][idx], xhat * g[j] + b[j], fabs(xhat * g[j]) + fabs(b[j]) + 4 * fabs(g[j]));
+            check_one(ck, f[1][i], m, fabs(m) + 1);
+            check_one(ck, f[2][i], r, r);
+        }
+    } else if (phase == PHASE_BWD_WEIGHTS) { /* dgamma | dbeta | dy | x | mean | rstd */
+        const float *dy = f[2], *x = f[3], *mean = f[4], *rstd = f[5];
+        Sampler s = sampler_init(h, samples, seed);
+        size_t j;
+        while (sampler_next(&s, &j)) {
+            double g = l->accumulate ? b0[0][j] : 0.0, b = l->accumulate ? b0[1][j] : 0.0, mg = fabs(g), mb = fabs(b);
+            for (size_t i = 0; i < n; i++) {
+                const double v = dy[i * h + j], xhat = ((double)x[i * h + j] - mean[i]) * rstd[i];
+                g += v * xhat, mg += fabs(v * xhat);
+                b += v, mb += fabs(v);
+            }
+            check_one(ck, f[0][j], g, mg);
+            check_one(ck, f[1][j], b, mb);
+        }
+    } else { /* dx | dy | x | gamma | mean | rstd */
+        const float *dy = f[1], *x = f[2], *gm = f[3], *mean = f[4], *rstd = f[5];
+        Sampler s = sampler_init(n * h, samples, seed);
+        size_t idx;
+        while (sampler_next(&s, &idx)) {
+            const size_t i = idx / h;
+            const double m = mean[i], r = rstd[i];
+            double sg = 0, sgx = 0, mag = 0;
+            for (size_t j = 0; j < h; j++) {
+                const double g = (double)dy[i * h + j] * gm[j], xh = (x[i * h + j] - m) * r;
+                sg += g, sgx += g * xh, mag += fabs(g) * (1 + fabs(xh));
+            }
+            sg /= (double)h, sgx /= (double)h, mag /= (double)h;
+            const double g = (double)dy[idx] * gm[idx % h], xh = (x[idx] - m) * r;
+            double ref = r * (g - sg - xh * sgx), mg = r * (fabs(g) + mag * (1 + fabs(xh)));
+            if (l->accumulate) {
+                ref += b0[0][idx];
+                mg += fabs(b0[0][idx]);
+            }
+            check_one(ck, f[0][idx], ref, mg);
+        }
+    }
+}
+
+static void check_softmax(Check *ck, OpPhase phase, const SoftmaxDesc *m, float *const f[], float *const b0[],
+                          int samples, uint64_t seed)
+{
+    const size_t h = (size_t)m->h;
+    Sampler s = sampler_init((size_t)m->n * h, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t i = idx / h;
+        if (phase == PHASE_FWD) { /* y | x */
+            const float *x = f[1] + i * h;
+            double mx = x[0], sum = 0;
+            for (size_t j = 0; j < h; j++)
+                mx = fmax(mx, x[j]);
+            for (size_t j = 0; j < h; j++)
+                sum += exp(x[j] - mx);
+            const double ref = exp(f[1][idx] - mx) / sum;
+            check_one(ck, f[0][idx], ref, ref * (1 + fabs(f[1][idx] - mx)));
+        } else { /* dx | dy | y */
+            const float *dy = f[1] + i * h, *y = f[2] + i * h;
+            double dot = 0, mag = 0;
+            for (size_t j = 0; j < h; j++)
+                dot += (double)dy[j] * y[j], mag += fabs((double)dy[j] * y[j]);
+            double ref = f[2][idx] * (f[1][idx] - dot), mg = fabs(f[2][idx]) * (fabs(f[1][idx]) + mag);
+            if (m->accumulate) {
+                ref += b0[0][idx];
+                mg += fabs(b0[0][idx]);
+            }
+            check_one(ck, f[0][idx], ref, mg);
+        }
+    }
+}
+
+/* a op b in double, with the magnitude of its terms */
+static double binary_ref(BinaryKind op, double a, double b, double *mag)
+{
+    switch (op) {
+    case BIN_ADD: *mag = fabs(a) + fabs(b); return a + b;
+    case BIN_MUL: *mag = fabs(a * b); return a * b;
+    case BIN_DIV: *mag = fabs(a / b); return a / b;
+    default: { /* pow as exp(b ln a): its error grows with |b ln a| */
+        const double p = pow(a, b);
+        *mag = fabs(p) * (1 + fabs(b * log(a)));
+        return p;
+    }
+    }
+}
+
+/* the two partial derivatives of a op b */
+static void binary_grad_ref(BinaryKind op, double a, double b, double *ga, double *gb)
+{
+    switch (op) {
+    case BIN_ADD: *ga = 1, *gb = 1; break;
+    case BIN_MUL: *ga = b, *gb = a; break;
+    case BIN_DIV: *ga = 1 / b, *gb = -a / (b * b); break;
+    default: *ga = b * pow(a, b - 1), *gb = pow(a, b) * log(a); break;
+    }
+}
+
+static void check_binary(Check *ck, const OpDesc *d, float *const f[], float *const b0[], int samples,
+                         uint64_t seed)
+{
+    const BinaryDesc *bd = &d->u.binary;
+    const bool two = d->kind == OP_BINARY;
+    Sampler s = sampler_init(bd->count, samples, seed);
+    size_t i;
+    while (sampler_next(&s, &i)) {
+        if (d->phase == PHASE_FWD) { /* y | a | b */
+            double mag;
+            const double ref = binary_ref(bd->op, f[1][i], two ? f[2][i] : bd->scalar, &mag);
+            check_one(ck, f[0][i], ref, mag);
+            continue;
+        }
+        /* binary: da | db | dy | a | b; scalar: da | dy | a */
+        const double dy = two ? f[2][i] : f[1][i], a = two ? f[3][i] : f[2][i], b = two ? f[4][i] : bd->scalar;
+        double ga, gb, mag;
+        binary_grad_ref(bd->op, a, b, &ga, &gb);
+        binary_ref(bd->op, a, b, &mag);
+        const double scale = bd->op == BIN_POW ? 1 + fabs(b * log(a)) : 2;
+        double ra = dy * ga, ma = fabs(dy * ga) * scale;
+        if (bd->accumulate)
+            ra += b0[0][i], ma += fabs(b0[0][i]);
+        check_one(ck, f[0][i], ra, ma);
+        if (two) {
+            double rb = dy * gb, mb = fabs(dy * gb) * scale;
+            if (bd->accumulate)
+                rb += b0[1][i], mb += fabs(b0[1][i]);
+            check_one(ck, f[1][i], rb, mb);
+        }
     }
 }
 
@@ -299,6 +487,12 @@ static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f
             switch (a->act) {
             case ACT_RELU: ref = x > 0 ? x : 0.0; mag = fabs(ref); break;
             case ACT_SIGMOID: ref = sigmoid_d(x); mag = ref + fabs(x) * ref * (1.0 - ref); break;
+            case ACT_GELU: {
+                const double cdf = 0.5 * (1 + erf(x / sqrt(2.0)));
+                ref = x * cdf;
+                mag = fabs(x) * (cdf + 1.0);
+                break;
+            }
             default: ref = tanh(x); mag = fabs(ref) + fabs(x) * (1.0 - ref * ref); break;
             }
             check_one(ck, f[0][idx], ref, mag);
@@ -308,6 +502,12 @@ static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f
             switch (a->act) {
             case ACT_RELU: ref = y > 0 ? dy : 0.0; mag = fabs(ref); break;
             case ACT_SIGMOID: ref = dy * y * (1.0 - y); mag = fabs(dy * y) * (1.0 + fabs(y)); break;
+            case ACT_GELU: { /* y_saved is the forward input x */
+                const double cdf = 0.5 * (1 + erf(y / sqrt(2.0))), pdf = exp(-0.5 * y * y) / sqrt(2 * M_PI);
+                ref = dy * (cdf + y * pdf);
+                mag = fabs(dy) * (cdf + fabs(y) * pdf * (2 + y * y));
+                break;
+            }
             default: ref = dy * (1.0 - y * y); mag = fabs(dy) * (1.0 + y * y); break;
             }
             check_one(ck, f[0][idx], ref, mag);
@@ -974,6 +1174,11 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
     case OP_SPMM: check_spmm(&ck, &d->u.spmm, bufs, samples, seed); break;
     case OP_PEAK_FMA: check_peak(&ck, &d->u.peak, f); break;
     case OP_MEMBW: check_membw(&ck, &d->u.membw, f, samples, seed); break;
+    case OP_BMM: check_bmm(&ck, &d->u.bmm, f, b0, samples, seed); break;
+    case OP_LAYERNORM: check_layernorm(&ck, d->phase, &d->u.ln, f, b0, samples, seed); break;
+    case OP_SOFTMAX: check_softmax(&ck, d->phase, &d->u.softmax, f, b0, samples, seed); break;
+    case OP_BINARY:
+    case OP_SCALAR: check_binary(&ck, d, f, b0, samples, seed); break;
     default: OPS_ASSERT(!"unreachable op kind");
     }
     if (max_err)

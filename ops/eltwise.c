@@ -128,6 +128,27 @@ static void act_tanh_span(float *y, const float *x, size_t n)
         y[i] = vm_tanh(x[i]);
 }
 
+/* GELU, the exact form: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)) */
+OPS_TARGET_CLONES
+static void act_gelu_span(float *y, const float *x, size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++)
+        y[i] = 0.5f * x[i] * (1.0f + vm_erf(x[i] * 0.70710678118654752f));
+}
+
+/* d/dx x Phi(x) = Phi(x) + x phi(x), from the input x */
+OPS_TARGET_CLONES
+static void act_gelu_grad_span(float *dx, const float *dy, const float *x, size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        const float cdf = 0.5f * (1.0f + vm_erf(x[i] * 0.70710678118654752f));
+        const float pdf = 0.39894228040143268f * vm_exp(-0.5f * x[i] * x[i]);
+        dx[i] = dy[i] * (cdf + x[i] * pdf);
+    }
+}
+
 OPS_TARGET_CLONES
 static void act_relu_grad_span(float *dx, const float *dy, const float *y, size_t n)
 {
@@ -166,6 +187,7 @@ void act_forward(float *y, const float *x, const ActDesc *d)
             case ACT_RELU: act_relu_span(y + lo, x + lo, hi - lo); break;
             case ACT_SIGMOID: act_sigmoid_span(y + lo, x + lo, hi - lo); break;
             case ACT_TANH: act_tanh_span(y + lo, x + lo, hi - lo); break;
+            case ACT_GELU: act_gelu_span(y + lo, x + lo, hi - lo); break;
             default: break;
             }
         }
@@ -173,7 +195,8 @@ void act_forward(float *y, const float *x, const ActDesc *d)
 }
 
 /* Contract: dx (count) = dy * f'(y) with y the forward output (relu: y > 0, sigmoid:
- * y(1-y), tanh: 1-y^2); written, not accumulated; dx may alias dy. */
+ * y(1-y), tanh: 1-y^2), or for GELU with y the forward input x (Phi(x) + x phi(x));
+ * written, not accumulated; dx may alias dy. */
 void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc *d)
 {
     OPS_ASSERT(dx && dy && y && d && d->act >= 0 && d->act < ACT_COUNT);
@@ -187,6 +210,7 @@ void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc
             case ACT_RELU: act_relu_grad_span(dx + lo, dy + lo, y + lo, hi - lo); break;
             case ACT_SIGMOID: act_sigmoid_grad_span(dx + lo, dy + lo, y + lo, hi - lo); break;
             case ACT_TANH: act_tanh_grad_span(dx + lo, dy + lo, y + lo, hi - lo); break;
+            case ACT_GELU: act_gelu_grad_span(dx + lo, dy + lo, y + lo, hi - lo); break;
             default: break;
             }
         }

@@ -47,10 +47,14 @@ static const char *const KIND_NAMES[OP_KIND_COUNT] = {
     [OP_ADAM] = "adam",
     [OP_GRU_CELL] = "gru_cell", [OP_SPMM] = "spmm",
     [OP_PEAK_FMA] = "peak_fma", [OP_MEMBW] = "membw",
+    [OP_BMM] = "bmm",         [OP_LAYERNORM] = "layernorm",
+    [OP_SOFTMAX] = "softmax", [OP_BINARY] = "binary",
+    [OP_SCALAR] = "scalar",
 };
 static const char *const PHASE_NAMES[PHASE_COUNT] = {"fwd", "bwd_data", "bwd_weights",
                                                      "update"};
-static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
+static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh", "gelu"};
+static const char *const BINARY_NAMES[BIN_COUNT] = {"add", "mul", "pow", "div"};
 static const char *const POOL_NAMES[2] = {"max", "avg"};
 static const char *const STREAM_NAMES[STREAM_COUNT] = {"copy", "scale", "add", "triad"};
 static const char *const MEMBW_NAMES[MEMBW_COUNT] = {"read", "triad", "handoff", "cross", "retain", "shared"};
@@ -63,6 +67,11 @@ const char *op_kind_name(OpKind k)
 const char *op_phase_name(OpPhase p)
 {
     return (p >= 0 && p < PHASE_COUNT) ? PHASE_NAMES[p] : "?";
+}
+
+const char *op_binary_name(BinaryKind b)
+{
+    return (b >= 0 && b < BIN_COUNT) ? BINARY_NAMES[b] : "?";
 }
 
 const char *op_act_name(ActKind a)
@@ -206,7 +215,51 @@ static const char *desc_check(const OpDesc *d)
             return "gemm: matrix too large";
         if (!isfinite(g->alpha) || !isfinite(g->beta))
             return "gemm: alpha and beta must be finite";
+        if (g->bias && (g->alpha != 1.0f || g->beta != 0.0f))
+            return "gemm: a GEMM with bias has alpha 1 and beta 0 (nn.Linear)";
         return NULL;
+    }
+    case OP_BMM: {
+        const BmmDesc *g = &d->u.bmm;
+        if (!phase_in(d->phase, TRAIN))
+            return "bmm: phase must be fwd, bwd_data or bwd_weights";
+        if (g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1)
+            return "bmm: batch, m, n, k must be >= 1";
+        if ((double)g->batch * g->m * g->k > OPS_MAX_ELEMS || (double)g->batch * g->k * g->n > OPS_MAX_ELEMS ||
+            (double)g->batch * g->m * g->n > OPS_MAX_ELEMS)
+            return "bmm: matrices too large";
+        if (!isfinite(g->alpha) || !isfinite(g->beta))
+            return "bmm: alpha and beta must be finite";
+        return NULL;
+    }
+    case OP_LAYERNORM: {
+        const LayerNormDesc *l = &d->u.ln;
+        if (!phase_in(d->phase, TRAIN))
+            return "layernorm: phase must be fwd, bwd_data or bwd_weights";
+        if (l->n < 1 || l->h < 1 || (double)l->n * l->h > OPS_MAX_ELEMS)
+            return "layernorm: n and h must be >= 1 (and the tensor at most 2^40)";
+        if (!(l->eps > 0.0f) || !isfinite(l->eps))
+            return "layernorm: eps must be finite and > 0";
+        return NULL;
+    }
+    case OP_SOFTMAX: {
+        const SoftmaxDesc *m = &d->u.softmax;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "softmax: phase must be fwd or bwd_data";
+        if (m->n < 1 || m->h < 1 || (double)m->n * m->h > OPS_MAX_ELEMS)
+            return "softmax: n and h must be >= 1 (and the tensor at most 2^40)";
+        return NULL;
+    }
+    case OP_BINARY:
+    case OP_SCALAR: {
+        const BinaryDesc *b = &d->u.binary;
+        if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+            return "binary/scalar: phase must be fwd or bwd_data";
+        if (b->op < 0 || b->op >= BIN_COUNT)
+            return "binary/scalar: op must be add, mul, pow or div";
+        if (d->kind == OP_SCALAR && !isfinite(b->scalar))
+            return "scalar: the scalar must be finite";
+        return count_check(b->count);
     }
     case OP_CONV2D:
         if (!phase_in(d->phase, TRAIN))
@@ -231,6 +284,8 @@ static const char *desc_check(const OpDesc *d)
             return "act: phase must be fwd or bwd_data";
         if (d->u.act.act < 0 || d->u.act.act >= ACT_COUNT)
             return "act: unknown activation";
+        if (d->u.act.act == ACT_GELU && d->u.act.in_place)
+            return "act: GELU is never in place (its backward reads the forward input)";
         return count_check(d->u.act.count);
     case OP_SOFTMAX_XENT:
         if (!phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
@@ -417,6 +472,8 @@ static const char *desc_check(const OpDesc *d)
         return "unknown op kind";
     }
 }
+
+const char *op_desc_check(const OpDesc *d) { return desc_check(d); }
 
 static void desc_assert_valid(const OpDesc *d, const char *file, int line)
 {
@@ -775,6 +832,56 @@ OpDesc op_membw_retain(int threads, size_t bytes_per_thread, long idle_us)
     return d;
 }
 
+OpDesc op_gemm_bias(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b)
+{
+    OpDesc d = {.kind = OP_GEMM, .phase = phase};
+    d.u.gemm = (GemmDesc){.m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b, .alpha = 1.0f,
+                          .beta = 0.0f, .bias = true};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta)
+{
+    OpDesc d = {.kind = OP_BMM, .phase = phase};
+    d.u.bmm = (BmmDesc){.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
+                        .alpha = 1.0f, .beta = beta};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_layernorm(OpPhase phase, int n, int h, float eps)
+{
+    OpDesc d = {.kind = OP_LAYERNORM, .phase = phase};
+    d.u.ln = (LayerNormDesc){.n = n, .h = h, .eps = eps, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_softmax(OpPhase phase, int n, int h)
+{
+    OpDesc d = {.kind = OP_SOFTMAX, .phase = phase};
+    d.u.softmax = (SoftmaxDesc){.n = n, .h = h, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_binary(OpPhase phase, BinaryKind op, size_t count)
+{
+    OpDesc d = {.kind = OP_BINARY, .phase = phase};
+    d.u.binary = (BinaryDesc){.op = op, .count = count, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_scalar(OpPhase phase, BinaryKind op, size_t count, float scalar)
+{
+    OpDesc d = {.kind = OP_SCALAR, .phase = phase};
+    d.u.binary = (BinaryDesc){.op = op, .count = count, .scalar = scalar, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Cost
  *
@@ -808,6 +915,19 @@ OpDesc op_membw_retain(int threads, size_t bytes_per_thread, long idle_us)
  *            bwd 15 (the mirror image)
  *   spmm    2 per nonzero of A per column of B; peak_fma 2 per FMA;
  *   membw   read, handoff and cross 1 per element per pass (the add), triad 2.
+ *   gemm with bias: + 1 per element of C (the add); bmm 2 per multiply-add as GEMM
+ *   act gelu fwd 8 (x/sqrt2, erf as 4: its polynomial and exp counted as a transcendental
+ *           plus 3, the 1+, halving and the product), bwd 12 (erf, exp(-x^2/2), the
+ *           products and the sum)
+ *   layernorm fwd 7 per element (sum, sum of squares as a multiply-add, subtract, times
+ *           rstd, multiply-add with gamma and beta), bwd_data 9 (g = dy*gamma, two sums,
+ *           the xhat terms), bwd_weights 4 (dy*xhat as a multiply-add, xhat 2), +1 when
+ *           accumulating
+ *   softmax fwd 4 (max, subtract, exp, scale), bwd 4 (the dot product as a multiply-add,
+ *           subtract, multiply), +1 when accumulating
+ *   binary / scalar fwd add, mul, div 1, pow 3 (exp of b log a: log, multiply, exp);
+ *           bwd add 0, mul 2, div 5 (dy/b; -dy*a/b^2 4), pow 8 (pow 3, ln 1, 4 products),
+ *           scalar bwd add 0, mul 1, div 1, pow 5; +1 per gradient when accumulating
  * Bytes: compulsory traffic, each input read once and each output written once; a buffer
  * that is read and written (INOUT: GEMM C with beta != 0, in-place bias, accumulated
  * gradients, optimizer state, running statistics, the loss a penalty adds to) counts twice.
@@ -821,6 +941,9 @@ OpDesc op_membw_retain(int threads, size_t bytes_per_thread, long idle_us)
  * column indices, row pointers), B and C once; peak_fma no bytes; membw every byte of the
  * working set once per pass (read, handoff, cross) or each array once per pass (triad), times the
  * threads.
+ * GEMM with bias adds the bias vector; BMM counts each operand once as GEMM does.
+ * Layer norm, softmax, binary and scalar count their tensors once, the per-row statistics
+ * (mean, rstd) and gamma/beta too; an accumulated gradient twice.
  * ------------------------------------------------------------------------------------- */
 
 OpCost op_cost(const OpDesc *d)
@@ -834,6 +957,63 @@ OpCost op_cost(const OpDesc *d)
         const double m = g->m, n = g->n, k = g->k;
         c.flops = 2.0 * m * n * k;
         c.bytes = F * (m * k + k * n + m * n * (g->beta != 0.0f ? 2.0 : 1.0));
+        if (g->bias) {
+            c.flops += m * n;
+            c.bytes += F * n;
+        }
+        break;
+    }
+    case OP_BMM: {
+        const BmmDesc *g = &d->u.bmm;
+        const double b = g->batch, m = g->m, n = g->n, k = g->k;
+        c.flops = 2.0 * b * m * n * k;
+        c.bytes = F * b * (m * k + k * n + m * n * (g->beta != 0.0f ? 2.0 : 1.0));
+        break;
+    }
+    case OP_LAYERNORM: {
+        const LayerNormDesc *l = &d->u.ln;
+        const double e = (double)l->n * l->h, rows = l->n, h = l->h, acc = l->accumulate ? 1.0 : 0.0;
+        if (d->phase == PHASE_FWD) { /* x; y; gamma, beta; mean, rstd */
+            c.flops = 7.0 * e;
+            c.bytes = F * (2.0 * e + 2.0 * h + 2.0 * rows);
+        } else if (d->phase == PHASE_BWD_DATA) { /* dy, x, (dx read); dx; gamma; mean, rstd */
+            c.flops = (9.0 + acc) * e;
+            c.bytes = F * ((3.0 + acc) * e + h + 2.0 * rows);
+        } else { /* dy, x; mean, rstd; dgamma, dbeta (read too when accumulating) */
+            c.flops = (4.0 + acc) * e;
+            c.bytes = F * (2.0 * e + 2.0 * rows + 2.0 * (1.0 + acc) * h);
+        }
+        break;
+    }
+    case OP_SOFTMAX: {
+        const SoftmaxDesc *m = &d->u.softmax;
+        const double e = (double)m->n * m->h, acc = m->accumulate ? 1.0 : 0.0;
+        if (d->phase == PHASE_FWD) {
+            c.flops = 4.0 * e;
+            c.bytes = F * 2.0 * e;
+        } else {
+            c.flops = (4.0 + acc) * e;
+            c.bytes = F * (3.0 + acc) * e;
+        }
+        break;
+    }
+    case OP_BINARY:
+    case OP_SCALAR: {
+        static const double fwd[BIN_COUNT] = {1, 1, 3, 1}, bwd2[BIN_COUNT] = {0, 2, 8, 5},
+                            bwd1[BIN_COUNT] = {0, 1, 5, 1};
+        const BinaryDesc *b = &d->u.binary;
+        const double e = (double)b->count, acc = b->accumulate ? 1.0 : 0.0;
+        const bool two = d->kind == OP_BINARY;
+        if (d->phase == PHASE_FWD) {
+            c.flops = fwd[b->op] * e;
+            c.bytes = F * (two ? 3.0 : 2.0) * e;
+        } else if (two) { /* dy, a, b; da, db (read too when accumulating) */
+            c.flops = (bwd2[b->op] + 2.0 * acc) * e;
+            c.bytes = F * (3.0 + 2.0 * (1.0 + acc)) * e;
+        } else { /* dy, a; da */
+            c.flops = (bwd1[b->op] + acc) * e;
+            c.bytes = F * (2.0 + 1.0 + acc) * e;
+        }
         break;
     }
     case OP_CONV2D: {
@@ -868,7 +1048,7 @@ OpCost op_cost(const OpDesc *d)
         break;
     }
     case OP_ACT: {
-        static const double fwd[ACT_COUNT] = {1, 4, 1}, bwd[ACT_COUNT] = {1, 3, 3};
+        static const double fwd[ACT_COUNT] = {1, 4, 1, 8}, bwd[ACT_COUNT] = {1, 3, 3, 12};
         const double n = (double)d->u.act.count;
         if (d->phase == PHASE_FWD) {
             c.flops = fwd[d->u.act.act] * n;
@@ -1105,6 +1285,76 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         info[n++] = buf_f("C", (size_t)g->m * (size_t)g->n, g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
         info[n++] = buf_f("A", (size_t)g->m * (size_t)g->k, BUF_IN);
         info[n++] = buf_f("B", (size_t)g->k * (size_t)g->n, BUF_IN);
+        if (g->bias)
+            info[n++] = buf_f("bias", (size_t)g->n, BUF_IN);
+        break;
+    }
+    case OP_BMM: {
+        const BmmDesc *g = &d->u.bmm;
+        const size_t b = (size_t)g->batch;
+        info[n++] = buf_f("C", b * (size_t)g->m * (size_t)g->n, g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
+        info[n++] = buf_f("A", b * (size_t)g->m * (size_t)g->k, BUF_IN);
+        info[n++] = buf_f("B", b * (size_t)g->k * (size_t)g->n, BUF_IN);
+        break;
+    }
+    case OP_LAYERNORM: {
+        const LayerNormDesc *l = &d->u.ln;
+        const size_t e = (size_t)l->n * (size_t)l->h, rows = (size_t)l->n, h = (size_t)l->h;
+        const BufRole acc = l->accumulate ? BUF_INOUT : BUF_OUT;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", e, BUF_OUT);
+            info[n++] = buf_f("mean", rows, BUF_OUT);
+            info[n++] = buf_f("rstd", rows, BUF_OUT);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("gamma", h, BUF_IN);
+            info[n++] = buf_f("beta", h, BUF_IN);
+        } else if (d->phase == PHASE_BWD_WEIGHTS) {
+            info[n++] = buf_f("dgamma", h, acc);
+            info[n++] = buf_f("dbeta", h, acc);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("mean", rows, BUF_IN);
+            info[n++] = buf_f("rstd", rows, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", e, acc);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("x", e, BUF_IN);
+            info[n++] = buf_f("gamma", h, BUF_IN);
+            info[n++] = buf_f("mean", rows, BUF_IN);
+            info[n++] = buf_f("rstd", rows, BUF_IN);
+        }
+        break;
+    }
+    case OP_SOFTMAX: {
+        const size_t e = (size_t)d->u.softmax.n * (size_t)d->u.softmax.h;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", e, BUF_OUT);
+            info[n++] = buf_f("x", e, BUF_IN);
+        } else {
+            info[n++] = buf_f("dx", e, d->u.softmax.accumulate ? BUF_INOUT : BUF_OUT);
+            info[n++] = buf_f("dy", e, BUF_IN);
+            info[n++] = buf_f("y", e, BUF_IN);
+        }
+        break;
+    }
+    case OP_BINARY:
+    case OP_SCALAR: {
+        const BinaryDesc *b = &d->u.binary;
+        const BufRole acc = b->accumulate ? BUF_INOUT : BUF_OUT;
+        if (d->phase == PHASE_FWD) {
+            info[n++] = buf_f("y", b->count, BUF_OUT);
+            info[n++] = buf_f("a", b->count, BUF_IN);
+            if (d->kind == OP_BINARY)
+                info[n++] = buf_f("b", b->count, BUF_IN);
+        } else {
+            info[n++] = buf_f("da", b->count, acc);
+            if (d->kind == OP_BINARY)
+                info[n++] = buf_f("db", b->count, acc);
+            info[n++] = buf_f("dy", b->count, BUF_IN);
+            info[n++] = buf_f("a", b->count, BUF_IN);
+            if (d->kind == OP_BINARY)
+                info[n++] = buf_f("b", b->count, BUF_IN);
+        }
         break;
     }
     case OP_CONV2D: {
@@ -1166,7 +1416,7 @@ int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         } else {
             info[n++] = buf_f("dx", d->u.act.count, BUF_OUT);
             info[n++] = buf_f("dy", d->u.act.count, BUF_IN);
-            info[n++] = buf_f("y", d->u.act.count, BUF_IN);
+            info[n++] = buf_f(d->u.act.act == ACT_GELU ? "x" : "y", d->u.act.count, BUF_IN);
         }
         break;
     case OP_SOFTMAX_XENT: {
@@ -1447,7 +1697,39 @@ void op_run(const OpDesc *d, void *const bufs[], void *workspace)
     float *ws = workspace;
     switch (d->kind) {
     case OP_GEMM:
-        gemm_run(f[0], f[1], f[2], &d->u.gemm);
+        if (d->u.gemm.bias)
+            gemm_bias_run(f[0], f[1], f[2], f[3], &d->u.gemm);
+        else
+            gemm_run(f[0], f[1], f[2], &d->u.gemm);
+        break;
+    case OP_BMM:
+        bmm_run(f[0], f[1], f[2], &d->u.bmm);
+        break;
+    case OP_LAYERNORM:
+        if (d->phase == PHASE_FWD)
+            layernorm_forward(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.ln);
+        else if (d->phase == PHASE_BWD_WEIGHTS)
+            layernorm_backward_weights(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.ln);
+        else
+            layernorm_backward_data(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.ln);
+        break;
+    case OP_SOFTMAX:
+        if (d->phase == PHASE_FWD)
+            softmax_forward(f[0], f[1], &d->u.softmax);
+        else
+            softmax_backward_data(f[0], f[1], f[2], &d->u.softmax);
+        break;
+    case OP_BINARY:
+        if (d->phase == PHASE_FWD)
+            binary_forward(f[0], f[1], f[2], &d->u.binary);
+        else
+            binary_backward_data(f[0], f[1], f[2], f[3], f[4], &d->u.binary);
+        break;
+    case OP_SCALAR:
+        if (d->phase == PHASE_FWD)
+            scalar_forward(f[0], f[1], &d->u.binary);
+        else
+            scalar_backward_data(f[0], f[1], f[2], &d->u.binary);
         break;
     case OP_CONV2D:
         if (d->phase == PHASE_FWD)
@@ -1630,6 +1912,8 @@ static bool key_enums_ok(const OpDesc *d)
         return d->u.gru.act >= 0 && d->u.gru.act < ACT_COUNT;
     if (d->kind == OP_MEMBW)
         return d->u.membw.kind >= 0 && d->u.membw.kind < MEMBW_COUNT;
+    if (d->kind == OP_BINARY || d->kind == OP_SCALAR)
+        return d->u.binary.op >= 0 && d->u.binary.op < BIN_COUNT;
     return true;
 }
 
@@ -1647,8 +1931,31 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX])
         if (g->alpha != 1.0f && len > 0 && len < OP_KEY_MAX)
             len += snprintf(out + len, (size_t)(OP_KEY_MAX - len), " alpha=%.9g",
                             (double)g->alpha);
+        if (g->bias && len > 0 && len < OP_KEY_MAX) /* absent otherwise: GEMM keys unchanged */
+            len += snprintf(out + len, (size_t)(OP_KEY_MAX - len), " bias=1");
         break;
     }
+    case OP_BMM: {
+        const BmmDesc *g = &d->u.bmm;
+        len = snprintf(out, OP_KEY_MAX, "%s b=%d m=%d n=%d k=%d ta=%d tb=%d beta=%.9g", kn, g->batch, g->m, g->n,
+                       g->k, (int)g->trans_a, (int)g->trans_b, (double)g->beta);
+        if (g->alpha != 1.0f && len > 0 && len < OP_KEY_MAX)
+            len += snprintf(out + len, (size_t)(OP_KEY_MAX - len), " alpha=%.9g", (double)g->alpha);
+        break;
+    }
+    case OP_LAYERNORM:
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d h=%d acc=%d", kn, ph, d->u.ln.n, d->u.ln.h,
+                       d->phase != PHASE_FWD && d->u.ln.accumulate);
+        break;
+    case OP_SOFTMAX:
+        len = snprintf(out, OP_KEY_MAX, "%s %s n=%d h=%d acc=%d", kn, ph, d->u.softmax.n, d->u.softmax.h,
+                       d->phase != PHASE_FWD && d->u.softmax.accumulate);
+        break;
+    case OP_BINARY:
+    case OP_SCALAR:
+        len = snprintf(out, OP_KEY_MAX, "%s %s %s count=%zu acc=%d", kn, ph, BINARY_NAMES[d->u.binary.op],
+                       d->u.binary.count, d->phase != PHASE_FWD && d->u.binary.accumulate);
+        break;
     case OP_CONV2D: {
         const ConvDesc *v = &d->u.conv;
         len = snprintf(out, OP_KEY_MAX,
@@ -1905,10 +2212,54 @@ bool op_key_parse(const char *key, OpDesc *d)
         g->trans_b = tb;
         g->beta = kc_float(&kc, "beta");
         g->alpha = 1.0f;
+        if (kc.ok && strncmp(kc.p, " alpha=", 7) == 0)
+            g->alpha = kc_float(&kc, "alpha");
+        if (kc.ok && *kc.p == ' ') {
+            if (kc_int(&kc, "bias") != 1)
+                return false;
+            g->bias = true;
+        }
+        break;
+    }
+    case OP_BMM: {
+        BmmDesc *g = &r.u.bmm;
+        r.phase = PHASE_FWD;
+        g->batch = kc_int(&kc, "b");
+        g->m = kc_int(&kc, "m");
+        g->n = kc_int(&kc, "n");
+        g->k = kc_int(&kc, "k");
+        const int ta = kc_int(&kc, "ta"), tb = kc_int(&kc, "tb");
+        if (ta > 1 || tb > 1)
+            return false;
+        g->trans_a = ta;
+        g->trans_b = tb;
+        g->beta = kc_float(&kc, "beta");
+        g->alpha = 1.0f;
         if (kc.ok && *kc.p == ' ')
             g->alpha = kc_float(&kc, "alpha");
         break;
     }
+    case OP_LAYERNORM:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.ln.n = kc_int(&kc, "n");
+        r.u.ln.h = kc_int(&kc, "h");
+        r.u.ln.accumulate = kc_int(&kc, "acc") != 0;
+        r.u.ln.eps = 1e-5f; /* PyTorch's nn.LayerNorm default */
+        break;
+    case OP_SOFTMAX:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.softmax.n = kc_int(&kc, "n");
+        r.u.softmax.h = kc_int(&kc, "h");
+        r.u.softmax.accumulate = kc_int(&kc, "acc") != 0;
+        break;
+    case OP_BINARY:
+    case OP_SCALAR:
+        r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);
+        r.u.binary.op = (BinaryKind)kc_word(&kc, BINARY_NAMES, BIN_COUNT);
+        r.u.binary.count = kc_size(&kc, "count");
+        r.u.binary.accumulate = kc_int(&kc, "acc") != 0;
+        r.u.binary.scalar = 2.0f;
+        break;
     case OP_CONV2D: {
         ConvDesc *v = &r.u.conv;
         r.phase = (OpPhase)kc_word(&kc, PHASE_NAMES, PHASE_COUNT);

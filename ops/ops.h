@@ -61,6 +61,12 @@ typedef enum {
     OP_SPMM,         /* C = A * B with A sparse (CSR) and B, C dense (DeepBench sparse)    */
     OP_PEAK_FMA,     /* register-resident FMA chains: the compute roof (microbench only)  */
     OP_MEMBW,        /* read / triad sweeps of a working set: each memory level's bandwidth */
+    /* ---- the transformer's building blocks, and what published GPU per-op data times ---- */
+    OP_BMM,          /* batched GEMM: batch independent C[b] = alpha*op(A[b])*op(B[b]) + beta*C[b] */
+    OP_LAYERNORM,    /* layer normalisation over the last dimension of (n, h)               */
+    OP_SOFTMAX,      /* softmax over the last dimension of (n, h), on its own (no loss)     */
+    OP_BINARY,       /* element-wise y = a op b (add, mul, pow, div), same shapes           */
+    OP_SCALAR,       /* element-wise y = a op s with a scalar s (add, mul, pow, div)         */
     OP_KIND_COUNT
 } OpKind;
 
@@ -72,19 +78,70 @@ typedef enum {
     PHASE_COUNT
 } OpPhase;
 
-typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_COUNT } ActKind;
+typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_GELU, ACT_COUNT } ActKind;
+typedef enum { BIN_ADD, BIN_MUL, BIN_POW, BIN_DIV, BIN_COUNT } BinaryKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
 typedef enum { PAD_VALID, PAD_SAME } PadMode; /* TF semantics, see conv_desc_init */
 typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_RETAIN, MEMBW_SHARED, MEMBW_COUNT } MembwKind;
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
- * trans_a: A is stored (k x m); trans_b: B is stored (n x k). */
+ * trans_a: A is stored (k x m); trans_b: B is stored (n x k).
+ * bias: C = op(A) op(B) + bias, the bias (n) added to every row (PyTorch's nn.Linear,
+ * addmm: input (m, k), weight stored (n, k), trans_b = 1); alpha 1, beta 0. Its gradient
+ * is OP_BIAS BWD_WEIGHTS over dC viewed as (m, n, 1). */
 typedef struct {
     int m, n, k;
     bool trans_a, trans_b;
     float alpha, beta;
+    bool bias;
 } GemmDesc;
+
+/* batch independent products, each C[b](m x n) = alpha * op(A[b]) op(B[b]) + beta * C[b],
+ * the matrices of one operand tightly packed one after another (A[b] at b*m*k), the
+ * conventions of GemmDesc (torch.bmm, attention's Q K^T and P V). Its gradients are BMMs
+ * too: for C = A B, dA = dC B^T (trans_b) and dB = A^T dC (trans_a), accumulated with
+ * beta = 1. */
+typedef struct {
+    int batch, m, n, k;
+    bool trans_a, trans_b;
+    float alpha, beta;
+} BmmDesc;
+
+/* Layer normalisation over the last dimension of x (n, h) (PyTorch nn.LayerNorm(h)):
+ * mean and biased variance of each row, rstd = 1/sqrt(var + eps),
+ * y = (x - mean) * rstd * gamma + beta with gamma, beta (h). FWD saves mean (n), rstd (n).
+ * BWD_WEIGHTS: dgamma (+)= sum_n dy * xhat, dbeta (+)= sum_n dy (xhat = (x - mean) * rstd).
+ * BWD_DATA: dx (+)= rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma.
+ * eps > 0 (not part of the key: it does not change the work). */
+typedef struct {
+    int n, h;
+    float eps;
+    bool accumulate;
+} LayerNormDesc;
+
+/* Softmax over the last dimension of x (n, h), stable (the row's max subtracted):
+ * FWD y = exp(x - max) / sum exp(x - max). BWD_DATA dx (+)= y * (dy - sum_j dy_j y_j). */
+typedef struct {
+    int n, h;
+    bool accumulate;
+} SoftmaxDesc;
+
+/* Element-wise arithmetic over `count` values. OP_BINARY: y = a op b (no broadcast);
+ * OP_SCALAR: y = a op scalar (PyTorch's tensor-scalar forms). BWD_DATA, written or added
+ * by accumulate:
+ *   add  da = dy, db = dy          mul  da = dy * b, db = dy * a
+ *   div  da = dy / b, db = -dy * a / b^2
+ *   pow  da = dy * b * a^(b-1), db = dy * a^b * ln a   (a > 0: pow is computed as
+ *        exp(b ln a), the form a GPU's powf takes; a <= 0 is outside its domain here)
+ * OP_SCALAR's da is the same with b = scalar. The scalar is not part of the key: no kernel
+ * here changes its work with it (PyTorch's x ** 2 special case is not copied). */
+typedef struct {
+    BinaryKind op;
+    size_t count;
+    float scalar;     /* OP_SCALAR */
+    bool accumulate;
+} BinaryDesc;
 
 /* Convolution over x (n, c, h, w) with w (k, c/groups, r, s) giving y (n, k, out_h, out_w).
  * Padding may be asymmetric (TF "SAME" puts the extra pixel at the bottom/right).
@@ -121,11 +178,14 @@ typedef struct {
     bool accumulate;
 } BiasDesc;
 
-/* Element-wise activation over `count` values. FWD: y = f(x). BWD_DATA: dx = dy * f'(y),
- * written (never accumulated). The derivative is taken from the forward OUTPUT y for all
- * three kinds (relu: y > 0). in_place: y overwrites x (FWD), dx overwrites dy (BWD_DATA) —
- * one buffer fewer, and half the memory traffic of a separate output (no write-allocate
- * reads), so a layer's fused activation is a different kernel from a separate one. */
+/* Element-wise activation over `count` values. FWD: y = f(x). BWD_DATA: dx = dy * f'(.),
+ * written (never accumulated). The derivative is taken from the forward OUTPUT y for relu,
+ * sigmoid and tanh (relu: y > 0); GELU's (the exact form of PyTorch's nn.GELU,
+ * y = x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))) from the forward INPUT x, since y does not
+ * determine x, so a GELU is never in place. in_place: y overwrites x (FWD), dx overwrites
+ * dy (BWD_DATA) — one buffer fewer, and half the memory traffic of a separate output (no
+ * write-allocate reads), so a layer's fused activation is a different kernel from a
+ * separate one. */
 typedef struct {
     ActKind act;
     size_t count;
@@ -370,6 +430,10 @@ typedef struct {
         KlDesc kl;
         GruCellDesc gru;
         SpmmDesc spmm;
+        BmmDesc bmm;
+        LayerNormDesc ln;
+        SoftmaxDesc softmax;
+        BinaryDesc binary;
         PeakDesc peak;
         MembwDesc membw;
     } u;
@@ -440,6 +504,13 @@ OpDesc op_norm1(OpPhase phase, size_t count);
 OpDesc op_gru_cell(OpPhase phase, int batch, int hidden, ActKind act);
 /* sparsity in [0, 1): the fraction of zeros of A; nnz_per_row = max(1, round(k * (1 - s))). */
 OpDesc op_spmm(int m, int n, int k, double sparsity);
+/* GEMM with a bias row added (alpha 1, beta 0): nn.Linear's forward. */
+OpDesc op_gemm_bias(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b);
+OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta);
+OpDesc op_layernorm(OpPhase phase, int n, int h, float eps);
+OpDesc op_softmax(OpPhase phase, int n, int h);
+OpDesc op_binary(OpPhase phase, BinaryKind op, size_t count);
+OpDesc op_scalar(OpPhase phase, BinaryKind op, size_t count, float scalar);
 /* fma_per_thread rounded up to a multiple of PEAK_FMA_QUANTUM. */
 OpDesc op_peak_fma(int threads, long fma_per_thread);
 /* bytes_per_thread rounded up to a multiple of 192; passes >= 1. */
@@ -533,6 +604,19 @@ bool op_pool_global(const OpDesc *d);
  *   PEAK_FMA          out(threads)
  *   MEMBW   READ      out(threads) | x(threads * bytes_per_thread / 4)
  *           TRIAD     a | b | c    (each threads * bytes_per_thread / 12 floats)
+ *   GEMM with bias    C | A | B | bias(n)
+ *   BMM               C(inout if beta!=0) | A | B        (batch matrices each)
+ *   LAYERNORM FWD     y | mean(n) | rstd(n) | x | gamma(h) | beta(h)
+ *           BWD_W     dgamma | dbeta | dy | x | mean | rstd
+ *           BWD_DATA  dx | dy | x | gamma | mean | rstd
+ *   SOFTMAX FWD       y | x
+ *           BWD_DATA  dx | dy | y
+ *   BINARY  FWD       y | a | b
+ *           BWD_DATA  da | db | dy | a | b
+ *   SCALAR  FWD       y | a
+ *           BWD_DATA  da | dy | a
+ *   ACT gelu BWD_DATA dx | dy | x      (GELU's derivative needs its input, not its output;
+ *                                       an in-place GELU is refused for that reason)
  */
 int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS]);
 
@@ -565,7 +649,12 @@ bool op_key_parse(const char *key, OpDesc *d);
 
 const char *op_kind_name(OpKind k);   /* "gemm", "conv2d", ...  */
 const char *op_phase_name(OpPhase p); /* "fwd", "bwd_data", "bwd_weights", "update" */
-const char *op_act_name(ActKind a);   /* "relu", "sigmoid", "tanh" */
+const char *op_act_name(ActKind a);   /* "relu", "sigmoid", "tanh", "gelu" */
+const char *op_binary_name(BinaryKind b); /* "add", "mul", "pow", "div" */
+/* NULL if d is a descriptor the kernels take (shape, phase, enums), else why not: for
+ * descriptors built from input (imported measurements), which the constructors would
+ * refuse with an assertion. */
+const char *op_desc_check(const OpDesc *d);
 bool op_kind_from_name(const char *name, OpKind *out);
 
 /* ---- library facts ---- */

@@ -129,4 +129,20 @@ static inline float vm_tanh(float x)
                             (vm_float_to_bits(big) & ~use_small));
 }
 
+/* erf(x) by Abramowitz and Stegun 7.1.26: 1 - t (a1 + t (a2 + ...)) exp(-x^2) with
+ * t = 1 / (1 + p |x|), the sign put back; absolute error below 1.5e-7 (and exp's own), which
+ * is what GELU's 1 + erf needs (it is never relative to a tiny erf). */
+static inline float vm_erf(float x)
+{
+    const float ax = __builtin_fabsf(x);
+    const float t = 1.0f / (1.0f + 0.3275911f * ax);
+    float p = 1.061405429f;
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    const float r = 1.0f - p * t * vm_exp(-ax * ax);
+    return __builtin_copysignf(r, x);
+}
+
 #endif

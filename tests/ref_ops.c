@@ -174,7 +174,10 @@ void ref_act_forward(double *y, const float *x, ActKind act, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
         const double v = x[i];
-        y[i] = act == ACT_RELU ? (v > 0 ? v : 0) : act == ACT_SIGMOID ? 1 / (1 + exp(-v)) : tanh(v);
+        y[i] = act == ACT_RELU      ? (v > 0 ? v : 0)
+               : act == ACT_SIGMOID ? 1 / (1 + exp(-v))
+               : act == ACT_GELU    ? 0.5 * v * (1 + erf(v / sqrt(2.0)))
+                                    : tanh(v);
     }
 }
 
@@ -182,8 +185,11 @@ void ref_act_backward_data(double *dx, const float *dy, const float *y, ActKind 
                            size_t count)
 {
     for (size_t i = 0; i < count; i++) {
-        const double v = y[i];
-        const double d = act == ACT_RELU ? (v > 0) : act == ACT_SIGMOID ? v * (1 - v) : 1 - v * v;
+        const double v = y[i]; /* GELU: the forward input */
+        const double d = act == ACT_RELU      ? (v > 0)
+                         : act == ACT_SIGMOID ? v * (1 - v)
+                         : act == ACT_GELU    ? 0.5 * (1 + erf(v / sqrt(2.0))) + v * exp(-0.5 * v * v) / sqrt(2 * M_PI)
+                                              : 1 - v * v;
         dx[i] = dy[i] * d;
     }
 }

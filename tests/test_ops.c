@@ -664,26 +664,33 @@ static void act_case(ActKind a, size_t count, uint64_t seed)
     ref_act_forward(ref, x, a, count);
     assert_true(tu_close(key, y, ref, count, 1e-6, 1e-5));
     expect_spot_ok(&f, fb, NULL);
-    /* fused in place (its own descriptor and key): the same values */
-    const OpDesc fip = op_act_in_place(PHASE_FWD, a, count);
-    float *xi = tu_dup(x, count);
-    void *fi[] = {xi}, *fi0[] = {x};
-    run(&fip, fi);
-    assert_true(tu_close_f("act fwd in place", xi, y, count, 0, 0));
-    expect_spot_ok(&fip, fi, fi0);
+    /* GELU's backward reads the forward input, so it is never in place */
+    const bool gelu = a == ACT_GELU;
+    float *xi = NULL, *dyi = NULL;
+    if (!gelu) { /* fused in place (its own descriptor and key): the same values */
+        const OpDesc fip = op_act_in_place(PHASE_FWD, a, count);
+        xi = tu_dup(x, count);
+        void *fi[] = {xi}, *fi0[] = {x};
+        run(&fip, fi);
+        assert_true(tu_close_f("act fwd in place", xi, y, count, 0, 0));
+        expect_spot_ok(&fip, fi, fi0);
+    }
 
     op_key(&b, key);
-    void *bb[] = {dx, dy, y};
+    float *saved = gelu ? x : y;
+    void *bb[] = {dx, dy, saved};
     run(&b, bb);
-    ref_act_backward_data(ref, dy, y, a, count);
+    ref_act_backward_data(ref, dy, saved, a, count);
     assert_true(tu_close(key, dx, ref, count, 1e-6, 1e-5));
     expect_spot_ok(&b, bb, NULL);
-    const OpDesc bip = op_act_in_place(PHASE_BWD_DATA, a, count);
-    float *dyi = tu_dup(dy, count);
-    void *bi[] = {dyi, y}, *bi0[] = {dy, NULL};
-    run(&bip, bi);
-    assert_true(tu_close_f("act bwd in place", dyi, dx, count, 0, 0));
-    expect_spot_ok(&bip, bi, bi0);
+    if (!gelu) {
+        const OpDesc bip = op_act_in_place(PHASE_BWD_DATA, a, count);
+        dyi = tu_dup(dy, count);
+        void *bi[] = {dyi, y}, *bi0[] = {dy, NULL};
+        run(&bip, bi);
+        assert_true(tu_close_f("act bwd in place", dyi, dx, count, 0, 0));
+        expect_spot_ok(&bip, bi, bi0);
+    }
 
     if (count <= 4096) { /* finite differences of L = sum f(x) r, r = dy */
         FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {count}};
@@ -2174,6 +2181,13 @@ static void test_keys(void **state)
         op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1), op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
         op_membw(MEMBW_SHARED, 2, 1u << 20, 1),
         op_membw_retain(2, 1u << 20, 0), op_membw_retain(1, 192, MEMBW_IDLE_MAX_US),
+        op_gemm_bias(PHASE_FWD, 32768, 4096, 1024, false, true), op_act(PHASE_FWD, ACT_GELU, 65536),
+        op_act(PHASE_BWD_DATA, ACT_GELU, 3), op_bmm(PHASE_FWD, 2560, 384, 384, 64, false, true, 0.0f),
+        op_bmm(PHASE_BWD_DATA, 12, 64, 196, 196, true, false, 1.0f),
+        op_layernorm(PHASE_FWD, 32768, 1600, 1e-5f), op_layernorm(PHASE_BWD_DATA, 8, 768, 1e-5f),
+        op_layernorm(PHASE_BWD_WEIGHTS, 1, 1, 1e-5f), op_softmax(PHASE_FWD, 32768, 10240),
+        op_softmax(PHASE_BWD_DATA, 4, 4), op_binary(PHASE_FWD, BIN_POW, 1000), op_binary(PHASE_BWD_DATA, BIN_DIV, 7),
+        op_scalar(PHASE_FWD, BIN_MUL, 1u << 30, 0.5f), op_scalar(PHASE_BWD_DATA, BIN_ADD, 1, 3.0f),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -2183,9 +2197,37 @@ static void test_keys(void **state)
     for (int k = 0; k < OP_KIND_COUNT; k++)
         assert_true(seen[k]); /* every kind covered */
 
+    OpDesc xd0;
     OpDesc nk = op_gru_cell(PHASE_BWD_DATA, 32, 2816, ACT_RELU);
     op_key(&nk, key);
     assert_string_equal(key, "gru_cell bwd_data relu batch=32 hidden=2816");
+    /* the transformer's kinds, and a GEMM without bias keyed as before the flag existed */
+    nk = op_gemm(PHASE_FWD, 60, 2000, 60483, false, false, 0.0f);
+    op_key(&nk, key);
+    assert_string_equal(key, "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0");
+    nk = op_gemm_bias(PHASE_FWD, 1024, 2560, 2560, false, true);
+    op_key(&nk, key);
+    assert_string_equal(key, "gemm m=1024 n=2560 k=2560 ta=0 tb=1 beta=0 bias=1");
+    nk = op_bmm(PHASE_FWD, 192, 96, 196, 196, false, false, 0.0f);
+    op_key(&nk, key);
+    assert_string_equal(key, "bmm b=192 m=96 n=196 k=196 ta=0 tb=0 beta=0");
+    nk = op_layernorm(PHASE_BWD_DATA, 32768, 1600, 1e-5f);
+    op_key(&nk, key);
+    assert_string_equal(key, "layernorm bwd_data n=32768 h=1600 acc=1");
+    nk = op_softmax(PHASE_FWD, 32768, 10240);
+    op_key(&nk, key);
+    assert_string_equal(key, "softmax fwd n=32768 h=10240 acc=0");
+    nk = op_binary(PHASE_FWD, BIN_ADD, 52428800);
+    op_key(&nk, key);
+    assert_string_equal(key, "binary fwd add count=52428800 acc=0");
+    nk = op_scalar(PHASE_BWD_DATA, BIN_POW, 100, 3.0f);
+    op_key(&nk, key);
+    assert_string_equal(key, "scalar bwd_data pow count=100 acc=1");
+    nk = op_act(PHASE_FWD, ACT_GELU, 1000);
+    op_key(&nk, key);
+    assert_string_equal(key, "act fwd gelu count=1000");
+    assert_false(op_key_parse("act fwd gelu count=1000 inplace=1", &xd0)); /* no in-place GELU */
+    assert_false(op_key_parse("gemm m=2 n=2 k=2 ta=0 tb=0 beta=1 bias=1", &xd0)); /* bias has beta 0 */
     nk = op_spmm(7680, 1500, 2560, 0.95);
     op_key(&nk, key);
     assert_string_equal(key, "spmm m=7680 n=1500 k=2560 nnz_row=128");
@@ -2289,7 +2331,7 @@ static void test_keys(void **state)
         "pool2d bwd_weights max n=1 c=1 h=4 w=4 r=2 s=2 sh=2 sw=2 p=0,0,0,0 acc=0",
         "pool2d fwd max n=1 c=1 h=4 w=4 r=2 s=2 sh=2 sw=2 p=2,0,0,0 acc=0",
         "pool2d fwd min n=1 c=1 h=4 w=4 r=2 s=2 sh=2 sw=2 p=0,0,0,0 acc=0",
-        "bias bwd_data n=1 c=1 spatial=1 acc=0", "act fwd gelu count=3",
+        "bias bwd_data n=1 c=1 spatial=1 acc=0", 
         "act bwd_weights relu count=3", "act fwd relu count=0", "sgd count=18446744073709551616",
         "stream fwd triad count=3", "stream triad count=3 q=3", "zero count=5x",
         "lstm_cell fwd batch=1", "sqerr fwd n=1 features=1 mean=2",
@@ -2991,6 +3033,267 @@ static void test_peak_and_membw(void **state)
  * would leave every OpenMP path of the small test shapes untested. */
 enum { TEST_PAR_MIN = 32768 };
 
+
+/* ---------------------------------------------------------------------------------------
+ * The transformer's kinds: GEMM with bias, batched GEMM, layer norm, softmax, element-wise
+ * arithmetic. Each against a double reference, spot-checked, and every backward against
+ * central finite differences of its forward.
+ * ------------------------------------------------------------------------------------- */
+
+static void test_gemm_bias(void **state)
+{
+    (void)state;
+    const int m = 37, n = 23, k = 19;
+    OpDesc f = op_gemm_bias(PHASE_FWD, m, n, k, false, true); /* nn.Linear: weight (n, k) */
+    float *A = tu_floats((size_t)m * k), *W = tu_floats((size_t)n * k), *b = tu_floats((size_t)n);
+    float *C = tu_floats((size_t)m * n), *R = tu_floats((size_t)m * n), *db = tu_floats((size_t)n);
+    double *ref = tu_doubles((size_t)m * n);
+    tu_fill_uniform(A, (size_t)m * k, -1, 1, 4101);
+    tu_fill_uniform(W, (size_t)n * k, -1, 1, 4102);
+    tu_fill_uniform(b, (size_t)n, -1, 1, 4103);
+    tu_fill_uniform(R, (size_t)m * n, -1, 1, 4104);
+    tu_fill_const(C, (size_t)m * n, NAN); /* written, never read */
+    void *fb[] = {C, A, W, b};
+    run(&f, fb);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = b[j];
+            for (int p = 0; p < k; p++)
+                s += (double)A[i * k + p] * W[j * k + p];
+            ref[i * n + j] = s;
+        }
+    assert_true(tu_close("gemm bias", C, ref, (size_t)m * n, REF_ATOL, REF_RTOL));
+    expect_spot_ok(&f, fb, NULL);
+    const OpCost c = op_cost(&f);
+    assert_true(c.flops == 2.0 * m * n * k + (double)m * n);
+    /* the bias gradient is OP_BIAS BWD_WEIGHTS over dC viewed as (m, n, 1) */
+    OpDesc bw = op_bias(PHASE_BWD_WEIGHTS, m, n, 1);
+    bw.u.bias.accumulate = false;
+    void *bb[] = {db, R};
+    run(&bw, bb);
+    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {(size_t)m * n}};
+    assert_true(tu_grad_check("gemm bias db", b, (size_t)n, db, fwd_objective, &o, FD_SAMPLES, 4105, FD_EPS, FD_ATOL,
+                              FD_RTOL));
+    free(A), free(W), free(b), free(C), free(R), free(db), free(ref);
+}
+
+static void bmm_case(int batch, int m, int n, int k, bool ta, bool tb, uint64_t seed)
+{
+    const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+    float *A = tu_floats(batch * sa), *B = tu_floats(batch * sb), *C = tu_floats(batch * sc);
+    float *R = tu_floats(batch * sc), *dA = tu_floats(batch * sa), *dB = tu_floats(batch * sb);
+    double *ref = tu_doubles(batch * sc);
+    tu_fill_uniform(A, batch * sa, -1, 1, seed);
+    tu_fill_uniform(B, batch * sb, -1, 1, seed + 1);
+    tu_fill_uniform(R, batch * sc, -1, 1, seed + 2);
+    OpDesc f = op_bmm(PHASE_FWD, batch, m, n, k, ta, tb, 0.0f);
+    void *fb[] = {C, A, B};
+    run(&f, fb);
+    for (int q = 0; q < batch; q++)
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int p = 0; p < k; p++) {
+                    const double a = ta ? A[q * sa + (size_t)p * m + i] : A[q * sa + (size_t)i * k + p];
+                    const double v = tb ? B[q * sb + (size_t)j * k + p] : B[q * sb + (size_t)p * n + j];
+                    s += a * v;
+                }
+                ref[q * sc + (size_t)i * n + j] = s;
+            }
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    assert_true(tu_close(key, C, ref, batch * sc, REF_ATOL, REF_RTOL));
+    expect_spot_ok(&f, fb, NULL);
+    /* the gradients are BMMs: with C = op(A) op(B) and dC = R,
+     *   ta=0: dA (m, k) = R op(B)^T       ta=1: dA (k, m) = op(B) R^T
+     *   tb=0: dB (k, n) = op(A)^T R       tb=1: dB (n, k) = R^T op(A) */
+    OpDesc ga = ta ? op_bmm(PHASE_BWD_DATA, batch, k, m, n, tb, true, 0.0f)
+                   : op_bmm(PHASE_BWD_DATA, batch, m, k, n, false, !tb, 0.0f);
+    void *gab[] = {dA, ta ? (void *)B : (void *)R, ta ? (void *)R : (void *)B};
+    run(&ga, gab);
+    OpDesc gb = tb ? op_bmm(PHASE_BWD_WEIGHTS, batch, n, k, m, true, ta, 0.0f)
+                   : op_bmm(PHASE_BWD_WEIGHTS, batch, k, n, m, !ta, false, 0.0f);
+    void *gbb[] = {dB, tb ? (void *)R : (void *)A, tb ? (void *)A : (void *)R};
+    run(&gb, gbb);
+    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {batch * sc}};
+    assert_true(tu_grad_check("bmm dA", A, batch * sa, dA, fwd_objective, &o, FD_SAMPLES, seed + 3, FD_EPS, FD_ATOL,
+                              FD_RTOL));
+    assert_true(tu_grad_check("bmm dB", B, batch * sb, dB, fwd_objective, &o, FD_SAMPLES, seed + 4, FD_EPS, FD_ATOL,
+                              FD_RTOL));
+    /* beta = 1 accumulates into C (the forward again: the finite differences left C at a
+     * perturbed operand) */
+    run(&f, fb);
+    OpDesc acc = op_bmm(PHASE_FWD, batch, m, n, k, ta, tb, 1.0f);
+    float *C0 = tu_dup(C, batch * sc);
+    void *ab[] = {C, A, B}, *a0[] = {C0, NULL, NULL};
+    run(&acc, ab);
+    for (size_t i = 0; i < batch * sc; i++)
+        ref[i] *= 2;
+    assert_true(tu_close("bmm beta=1", C, ref, batch * sc, REF_ATOL, REF_RTOL));
+    expect_spot_ok(&acc, ab, a0);
+    free(A), free(B), free(C), free(R), free(dA), free(dB), free(ref), free(C0);
+}
+
+static void test_bmm(void **state)
+{
+    (void)state;
+    bmm_case(3, 5, 7, 4, false, false, 4200);
+    bmm_case(2, 6, 3, 5, true, false, 4210);
+    bmm_case(4, 3, 6, 8, false, true, 4220);
+    bmm_case(2, 4, 4, 3, true, true, 4230);
+}
+
+static void layernorm_case(int n, int h, uint64_t seed)
+{
+    const size_t e = (size_t)n * h;
+    float *x = tu_floats(e), *y = tu_floats(e), *g = tu_floats(h), *b = tu_floats(h), *mean = tu_floats(n);
+    float *rstd = tu_floats(n), *R = tu_floats(e), *dx = tu_floats(e), *dg = tu_floats(h), *dbt = tu_floats(h);
+    double *ref = tu_doubles(e);
+    tu_fill_uniform(x, e, -2, 2, seed);
+    tu_fill_uniform(g, h, 0.5f, 1.5f, seed + 1);
+    tu_fill_uniform(b, h, -1, 1, seed + 2);
+    tu_fill_uniform(R, e, -1, 1, seed + 3);
+    OpDesc f = op_layernorm(PHASE_FWD, n, h, 1e-5f);
+    void *fb[] = {y, mean, rstd, x, g, b};
+    run(&f, fb);
+    for (int i = 0; i < n; i++) {
+        double s = 0, s2 = 0;
+        for (int j = 0; j < h; j++)
+            s += x[(size_t)i * h + j];
+        const double mu = s / h;
+        for (int j = 0; j < h; j++)
+            s2 += (x[(size_t)i * h + j] - mu) * (x[(size_t)i * h + j] - mu);
+        const double r = 1 / sqrt(s2 / h + 1e-5);
+        for (int j = 0; j < h; j++)
+            ref[(size_t)i * h + j] = (x[(size_t)i * h + j] - mu) * r * g[j] + b[j];
+    }
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    assert_true(tu_close(key, y, ref, e, REF_ATOL, REF_RTOL));
+    expect_spot_ok(&f, fb, NULL);
+    OpDesc bw = op_layernorm(PHASE_BWD_WEIGHTS, n, h, 1e-5f), bd = op_layernorm(PHASE_BWD_DATA, n, h, 1e-5f);
+    bw.u.ln.accumulate = bd.u.ln.accumulate = false;
+    void *wb[] = {dg, dbt, R, x, mean, rstd}, *db[] = {dx, R, x, g, mean, rstd};
+    tu_fill_const(dx, e, NAN);
+    run(&bw, wb);
+    run(&bd, db);
+    expect_spot_ok(&bw, wb, NULL);
+    expect_spot_ok(&bd, db, NULL);
+    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {e}};
+    assert_true(tu_grad_check("layernorm dx", x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 4, FD_EPS, FD_ATOL,
+                              FD_RTOL));
+    assert_true(tu_grad_check("layernorm dgamma", g, h, dg, fwd_objective, &o, FD_SAMPLES, seed + 5, FD_EPS, FD_ATOL,
+                              FD_RTOL));
+    assert_true(tu_grad_check("layernorm dbeta", b, h, dbt, fwd_objective, &o, FD_SAMPLES, seed + 6, FD_EPS,
+                              FD_ATOL, FD_RTOL));
+    /* accumulating adds to what is there */
+    OpDesc ba = op_layernorm(PHASE_BWD_DATA, n, h, 1e-5f);
+    float *acc = tu_floats(e), *acc0 = tu_floats(e);
+    tu_fill_uniform(acc, e, -1, 1, seed + 7);
+    memcpy(acc0, acc, e * sizeof *acc);
+    void *ab[] = {acc, R, x, g, mean, rstd}, *a0[] = {acc0, NULL, NULL, NULL, NULL, NULL};
+    run(&ba, ab);
+    for (size_t i = 0; i < e; i++)
+        ref[i] = (double)acc0[i] + dx[i];
+    assert_true(tu_close("layernorm dx accumulated", acc, ref, e, 1e-6, 1e-5));
+    expect_spot_ok(&ba, ab, a0);
+    free(x), free(y), free(g), free(b), free(mean), free(rstd), free(R), free(dx), free(dg), free(dbt), free(ref);
+    free(acc), free(acc0);
+}
+
+static void test_layernorm(void **state)
+{
+    (void)state;
+    layernorm_case(6, 17, 4300);
+    layernorm_case(64, 768, 4310); /* crosses the parallel threshold */
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    const int n = 9, h = 31;
+    const size_t e = (size_t)n * h;
+    float *x = tu_floats(e), *y = tu_floats(e), *R = tu_floats(e), *dx = tu_floats(e);
+    double *ref = tu_doubles(e);
+    tu_fill_uniform(x, e, -4, 4, 4400);
+    tu_fill_uniform(R, e, -1, 1, 4401);
+    x[0] = 80.0f; /* the max is subtracted: no overflow */
+    OpDesc f = op_softmax(PHASE_FWD, n, h);
+    void *fb[] = {y, x};
+    run(&f, fb);
+    for (int i = 0; i < n; i++) {
+        double mx = x[(size_t)i * h], s = 0;
+        for (int j = 0; j < h; j++)
+            mx = fmax(mx, x[(size_t)i * h + j]);
+        for (int j = 0; j < h; j++)
+            s += exp(x[(size_t)i * h + j] - mx);
+        for (int j = 0; j < h; j++)
+            ref[(size_t)i * h + j] = exp(x[(size_t)i * h + j] - mx) / s;
+    }
+    assert_true(tu_close("softmax fwd", y, ref, e, 1e-6, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    OpDesc b = op_softmax(PHASE_BWD_DATA, n, h);
+    b.u.softmax.accumulate = false;
+    void *bb[] = {dx, R, y};
+    run(&b, bb);
+    expect_spot_ok(&b, bb, NULL);
+    x[0] = 1.0f; /* finite differences away from the saturated row */
+    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {e}};
+    run(&f, fb);
+    run(&b, bb);
+    assert_true(tu_grad_check("softmax dx", x, e, dx, fwd_objective, &o, FD_SAMPLES, 4402, FD_EPS, FD_ATOL, FD_RTOL));
+    free(x), free(y), free(R), free(dx), free(ref);
+}
+
+static void binary_case(OpKind kind, BinaryKind op, uint64_t seed)
+{
+    const size_t n = 300;
+    const bool two = kind == OP_BINARY;
+    float *a = tu_floats(n), *b = tu_floats(n), *y = tu_floats(n), *R = tu_floats(n), *da = tu_floats(n);
+    float *db = tu_floats(n);
+    double *ref = tu_doubles(n);
+    /* positive operands: pow's domain, and division away from 0 */
+    tu_fill_uniform(a, n, 0.5f, 2.0f, seed);
+    tu_fill_uniform(b, n, op == BIN_POW ? -1.0f : 0.5f, 2.0f, seed + 1);
+    tu_fill_uniform(R, n, -1, 1, seed + 2);
+    const float sc = 1.7f;
+    OpDesc f = two ? op_binary(PHASE_FWD, op, n) : op_scalar(PHASE_FWD, op, n, sc);
+    void *fb[] = {y, a, b};
+    run(&f, fb);
+    for (size_t i = 0; i < n; i++) {
+        const double p = a[i], q = two ? b[i] : sc;
+        ref[i] = op == BIN_ADD ? p + q : op == BIN_MUL ? p * q : op == BIN_DIV ? p / q : pow(p, q);
+    }
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    assert_true(tu_close(key, y, ref, n, 1e-6, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    OpDesc g = two ? op_binary(PHASE_BWD_DATA, op, n) : op_scalar(PHASE_BWD_DATA, op, n, sc);
+    g.u.binary.accumulate = false;
+    tu_fill_const(da, n, NAN), tu_fill_const(db, n, NAN); /* written, never read */
+    void *gb2[] = {da, db, R, a, b}, *gb1[] = {da, R, a};
+    run(&g, two ? gb2 : gb1);
+    expect_spot_ok(&g, two ? gb2 : gb1, NULL);
+    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {n}};
+    assert_true(tu_grad_check("da", a, n, da, fwd_objective, &o, FD_SAMPLES, seed + 3, 1e-3, FD_ATOL, FD_RTOL));
+    if (two)
+        assert_true(tu_grad_check("db", b, n, db, fwd_objective, &o, FD_SAMPLES, seed + 4, 1e-3, FD_ATOL, FD_RTOL));
+    free(a), free(b), free(y), free(R), free(da), free(db), free(ref);
+}
+
+static void test_binary_scalar(void **state)
+{
+    (void)state;
+    for (int op = 0; op < BIN_COUNT; op++) {
+        binary_case(OP_BINARY, (BinaryKind)op, 4500 + 10 * op);
+        binary_case(OP_SCALAR, (BinaryKind)op, 4600 + 10 * op);
+    }
+    /* an in-place GELU has no input left for its backward: refused */
+    OpDesc d = op_act(PHASE_FWD, ACT_GELU, 10);
+    d.u.act.in_place = true;
+    assert_non_null(op_desc_check(&d));
+}
+
 int main(void)
 {
     ops_set_parallel_min(TEST_PAR_MIN);
@@ -3010,6 +3313,11 @@ int main(void)
         cmocka_unit_test(test_pool_finite_differences),
         cmocka_unit_test(test_bias),
         cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_gemm_bias),
+        cmocka_unit_test(test_bmm),
+        cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_binary_scalar),
         cmocka_unit_test(test_softmax_xent),
         cmocka_unit_test(test_sqerr),
         cmocka_unit_test(test_lstm_cell),
