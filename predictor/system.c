@@ -3,9 +3,11 @@
 #include "predictor/system.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* generated from systems/ by scripts/embed-specs.sh */
 extern const char *const dlperf_builtin_spec_paths[];
@@ -167,13 +169,92 @@ bool device_host_floor(const DeviceSpec *d)
     return d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0;
 }
 
+/* The fields that carry evidence between devices (device_transfer.h): architecture, SMs,
+ * clocks, FP32 lanes, L2, memory type, power, and the names published data give the part.
+ * All optional; each checked against a plausible range. */
+static int parse_device_shape(Ctx *c, const cJSON *o, DeviceSpec *d)
+{
+    static const char *const ARCHS[] = {"kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper",
+                                        "blackwell", "cdna", "cdna2", "cdna3", "x86", NULL};
+    static const char *const MEMORIES[] = {"GDDR5", "GDDR5X", "GDDR6", "GDDR6X", "HBM", "HBM2", "HBM2e",
+                                           "HBM3", "HBM3e", "DDR4", "DDR5", NULL};
+    double l2_mb;
+    if (get_string(c, o, "arch", false, d->arch, sizeof d->arch) ||
+        get_number(c, o, "compute_capability", false, 0, 1.0, true, 20.0, &d->compute_capability) ||
+        get_int(c, o, "sm_count", false, 0, 1, 100000, &d->sm_count) ||
+        get_number(c, o, "boost_clock_mhz", false, 0, 50, true, 10000, &d->boost_clock_mhz) ||
+        get_number(c, o, "base_clock_mhz", false, 0, 50, true, 10000, &d->base_clock_mhz) ||
+        get_int(c, o, "fp32_lanes_per_sm", false, 0, 1, 4096, &d->fp32_lanes_per_sm) ||
+        get_int(c, o, "fp32_lanes_shared_int32", false, 0, 0, 4096, &d->fp32_lanes_shared_int32) ||
+        get_number(c, o, "l2_mb", false, 0, 0, false, 65536, &l2_mb) ||
+        get_string(c, o, "memory_type", false, d->memory_type, sizeof d->memory_type) ||
+        get_number(c, o, "tdp_w", false, 0, 1, true, 100000, &d->tdp_w))
+        return -1;
+    if (cJSON_GetObjectItemCaseSensitive(o, "compute_capability") && d->compute_capability < 1.0)
+        return bad(c, "compute_capability", "expected a number >= 1 and <= 20 (e.g. 8.0)", NULL);
+    d->l2_bytes = l2_mb * 1048576.0; /* vendors state L2 in binary megabytes */
+    if (d->arch[0]) {
+        int i = 0;
+        while (ARCHS[i] && strcmp(ARCHS[i], d->arch) != 0)
+            i++;
+        if (!ARCHS[i])
+            return bad(c, "arch", "'%s': expected kepler, maxwell, pascal, volta, turing, ampere, ada, hopper, "
+                                  "blackwell, cdna, cdna2, cdna3 or x86", d->arch);
+    }
+    if (d->memory_type[0]) {
+        int i = 0;
+        while (MEMORIES[i] && strcmp(MEMORIES[i], d->memory_type) != 0)
+            i++;
+        if (!MEMORIES[i])
+            return bad(c, "memory_type", "'%s': expected GDDR5, GDDR5X, GDDR6, GDDR6X, HBM, HBM2, HBM2e, HBM3, "
+                                         "HBM3e, DDR4 or DDR5", d->memory_type);
+    }
+    if (d->fp32_lanes_shared_int32 > 0 && d->fp32_lanes_per_sm > 0 &&
+        d->fp32_lanes_shared_int32 > d->fp32_lanes_per_sm)
+        return bad(c, "fp32_lanes_shared_int32", "more than fp32_lanes_per_sm", NULL);
+    /* a typo in SMs, lanes or clock shows as a peak the three do not make */
+    if (d->sm_count > 0 && d->fp32_lanes_per_sm > 0 && d->boost_clock_mhz > 0) {
+        const double made = 2.0 * d->sm_count * d->fp32_lanes_per_sm * d->boost_clock_mhz * 1e6;
+        const double peak = d->peak_flops[PREC_FP32];
+        if (fabs(made / peak - 1) > 0.10) {
+            char why[192];
+            snprintf(why, sizeof why,
+                     "sm_count %d x fp32_lanes_per_sm %d x 2 x boost_clock_mhz %.0f = %.2f TFLOP/s, not within 10%% "
+                     "of peak_tflops.fp32 %.2f", d->sm_count, d->fp32_lanes_per_sm, d->boost_clock_mhz, made / 1e12,
+                     peak / 1e12);
+            return bad(c, "sm_count", "%s", why);
+        }
+    }
+    const cJSON *al = cJSON_GetObjectItemCaseSensitive(o, "aliases");
+    if (al) {
+        if (!cJSON_IsArray(al) || cJSON_GetArraySize(al) > 8)
+            return bad(c, "aliases", "expected an array of at most 8 names (as published data sets spell the "
+                                     "device)", NULL);
+        for (const cJSON *it = al->child; it; it = it->next) {
+            if (!cJSON_IsString(it) || !it->valuestring[0] || strlen(it->valuestring) >= sizeof d->aliases[0])
+                return bad(c, "aliases", "each alias is a non-empty string of at most 63 characters", NULL);
+            for (int j = 0; j < d->naliases; j++)
+                if (strcasecmp(d->aliases[j], it->valuestring) == 0)
+                    return bad(c, "aliases", "'%s' appears twice", it->valuestring);
+            snprintf(d->aliases[d->naliases++], sizeof d->aliases[0], "%s", it->valuestring);
+        }
+    }
+    return 0;
+}
+
 static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
 {
     static const char *const fields[] = {"format", "version", "name", "title", "kind", "year", "peak_tflops",
                                          "memory_gb", "memory_gbs", "launch_overhead_us", "host_step_us", "host_op_us",
-                                         "host_conv_op_us", "sources", "notes", NULL};
+                                         "host_conv_op_us", "arch", "compute_capability", "sm_count",
+                                         "boost_clock_mhz", "base_clock_mhz", "fp32_lanes_per_sm",
+                                         "fp32_lanes_shared_int32", "l2_mb", "memory_type", "tdp_w", "aliases",
+                                         "sources", "notes", NULL};
     static const char *const figures[] = {"peak_tflops", "memory_gb", "memory_gbs", "launch_overhead_us",
-                                          "host_step_us", "host_op_us", "host_conv_op_us", NULL};
+                                          "host_step_us", "host_op_us", "host_conv_op_us", "arch",
+                                          "compute_capability", "sm_count", "boost_clock_mhz", "base_clock_mhz",
+                                          "fp32_lanes_per_sm", "fp32_lanes_shared_int32", "l2_mb", "memory_type",
+                                          "tdp_w", NULL};
     memset(d, 0, sizeof *d);
     char kind[16];
     if (check_header(c, o, SPEC_DEVICE) || check_fields(c, o, fields) || get_name(c, o, "name", d->name) ||
@@ -222,6 +303,8 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
     }
     if (d->peak_flops[PREC_FP32] <= 0)
         return bad(c, "peak_tflops.fp32", "missing; every device needs its fp32 peak", NULL);
+    if (parse_device_shape(c, o, d) != 0)
+        return -1;
     return check_sources(c, o, figures);
 }
 

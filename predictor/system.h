@@ -38,6 +38,19 @@ typedef struct {
      * op, seconds. The device waits for the host where an op's host time exceeds its device
      * time (whatif.h). 0: not modelled (a CPU device runs its own ops). */
     double host_step_s, host_op_s, host_conv_op_s;
+    /* What carries evidence from one GPU to another (device_transfer.h); 0 or "" where the
+     * sheet does not give it. */
+    char arch[16];                 /* "volta", "ampere", "ada", "hopper", ... */
+    double compute_capability;
+    int sm_count;                  /* streaming multiprocessors (compute units) */
+    double boost_clock_mhz, base_clock_mhz;
+    int fp32_lanes_per_sm;         /* FP32 FMA lanes per SM per clock */
+    int fp32_lanes_shared_int32;   /* of those, the ones that issue INT32 too (GA10x, Ada) */
+    double l2_bytes;
+    char memory_type[16];          /* "HBM2", "GDDR6", ... */
+    double tdp_w;
+    char aliases[8][64];           /* the names published data sets give it */
+    int naliases;
 } DeviceSpec;
 
 /* Whether d prices an eager framework's host time (any of its host figures above 0). */
