@@ -145,5 +145,6 @@ int predict_summa(Cli *cli, const WhatIfOpts *o);
 int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts *o);
 int cmd_run(int argc, char **argv, Cli *cli);
 int cmd_validate(int argc, char **argv, Cli *cli);
+int cmd_import(int argc, char **argv, Cli *cli);
 
 #endif

@@ -355,12 +355,12 @@ int db_calibration_begin(Db *db, CalibrationRow *c)
     return run_stmt(db, &c->id,
                     "INSERT INTO calibration (machine_id, mode, status, started_at, pid, hostname,"
                     " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-                    " mpi_library, rounds, llc_bytes, threading, runtime_rss_bytes)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "IsssIsiisssss" "siIsd", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
+                    " mpi_library, rounds, llc_bytes, threading, runtime_rss_bytes, device, precision, source)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsssIsiisssss" "siIsd" "sss", c->machine_id, c->mode, c->status, c->started_at, c->pid, host,
                     s->threads, s->ranks, s->blas_core, s->blas_config, s->blas_choice, s->compiler,
                     s->git_commit, s->mpi_library, c->rounds > 1 ? c->rounds : 1, c->llc_bytes, s->threading,
-                    c->runtime_rss_bytes);
+                    c->runtime_rss_bytes, c->device, c->precision[0] ? c->precision : "fp32", c->source);
 }
 
 int db_calibration_finish(Db *db, int64_t calibration_id, const char *status)
@@ -446,7 +446,8 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
     snprintf(sql, sizeof sql,
              "SELECT id, machine_id, mode, status, started_at, coalesce(finished_at,''), pid,"
              " threads, ranks, blas_core, blas_config, blas_choice, compiler, git_commit,"
-             " mpi_library, threading, rounds, llc_bytes, runtime_rss_bytes, rtt_fastest_ns FROM calibration %s",
+             " mpi_library, threading, rounds, llc_bytes, runtime_rss_bytes, rtt_fastest_ns, device, precision,"
+             " source FROM calibration %s",
              where_order);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
@@ -468,6 +469,9 @@ static int calibration_lookup(Db *db, const char *where_order, int64_t machine_i
         out->llc_bytes = sqlite3_column_int64(st, 17);
         out->runtime_rss_bytes = sqlite3_column_double(st, 18);
         out->rtt_fastest_ns = sqlite3_column_double(st, 19);
+        col_text(st, 20, out->device, sizeof out->device);
+        col_text(st, 21, out->precision, sizeof out->precision);
+        col_text(st, 22, out->source, sizeof out->source);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
@@ -488,7 +492,7 @@ int db_calibration_latest_ranks(Db *db, int64_t machine_id, int threads, int ran
     char where[256];
     snprintf(where, sizeof where,
              "WHERE machine_id = ? AND threads = ? AND ranks = %d AND status = 'complete'"
-             " AND mode NOT LIKE 'comm%%' ORDER BY id DESC LIMIT 1",
+             " AND mode NOT LIKE 'comm%%' AND device = '' ORDER BY id DESC LIMIT 1",
              ranks);
     return calibration_lookup(db, where, machine_id, threads, out);
 }
@@ -508,30 +512,185 @@ int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, Calibratio
                               machine_id, ranks, out);
 }
 
+/* ---- calibrations of other devices ---- */
+
+int db_device_machine(Db *db, const char *device, const char *title, int64_t *machine_id)
+{
+    MachineRow m = {0};
+    if (strlen(device) + strlen("device:") >= sizeof m.fingerprint)
+        return fail(db, "device name '%s' is longer than %zu characters", device,
+                    sizeof m.fingerprint - 1 - strlen("device:"));
+    snprintf(m.fingerprint, sizeof m.fingerprint, "device:%s", device);
+    snprintf(m.cpu_model, sizeof m.cpu_model, "%s", title && title[0] ? title : device);
+    if (db_machine_upsert(db, &m) != 0)
+        return -1;
+    *machine_id = m.id;
+    return 0;
+}
+
+int db_device_calibrations(Db *db, const char *device, const char *precision,
+                           int (*fn)(const CalibrationRow *c, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT id FROM calibration WHERE device = ?1 AND status = 'complete'"
+                           " AND (?2 IS NULL OR precision = ?2) ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_text(st, 1, device, -1, SQLITE_TRANSIENT);
+    if (precision)
+        sqlite3_bind_text(st, 2, precision, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 2);
+    /* the ids first: fn may query the database (its measurements) while this reads */
+    int64_t *ids = NULL;
+    int n = 0, cap = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(ids, (size_t)cap * sizeof *ids);
+            if (!grown) {
+                free(ids);
+                sqlite3_finalize(st);
+                return fail(db, "out of memory listing the calibrations of device %s", device);
+            }
+            ids = grown;
+        }
+        ids[n++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(ids);
+        return fail_sqlite(db, "device calibration lookup");
+    }
+    int ret = 0;
+    for (int i = 0; i < n; i++) {
+        CalibrationRow c;
+        if (db_calibration_get(db, ids[i], &c) != 0) {
+            ret = -1;
+            break;
+        }
+        if (fn(&c, ctx) != 0)
+            break;
+    }
+    free(ids);
+    return ret;
+}
+
+int db_device_fits_put(Db *db, const char *device, const char *precision, const DeviceFitRow *rows, int n)
+{
+    const bool own = sqlite3_get_autocommit(db->h) != 0;
+    if (own && db_begin(db) != 0)
+        return -1;
+    char now[32];
+    db_now_iso(now);
+    if (run_stmt(db, NULL, "DELETE FROM device_fit WHERE device = ? AND precision = ?", "ss", device, precision) != 0)
+        goto fail;
+    for (int i = 0; i < n; i++) {
+        const DeviceFitRow *r = &rows[i];
+        if (run_stmt(db, NULL,
+                     "INSERT INTO device_fit (device, precision, grp, form, params, points, fit_err, band,"
+                     " calibrations, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     "sssssiddss", device, precision, r->group, r->form, r->params, r->points, r->fit_err, r->band,
+                     r->calibrations, now) != 0)
+            goto fail;
+    }
+    if (own && db_commit(db) != 0)
+        goto fail;
+    return 0;
+fail:
+    if (own)
+        db_rollback(db);
+    return -1;
+}
+
+int db_device_fits_foreach(Db *db, const char *device, const char *precision,
+                           int (*fn)(const DeviceFitRow *r, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT grp, form, params, points, fit_err, band, calibrations FROM device_fit"
+                           " WHERE device = ? AND precision = ? ORDER BY grp",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_text(st, 1, device, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, precision, -1, SQLITE_TRANSIENT);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        DeviceFitRow r = {0};
+        snprintf(r.device, sizeof r.device, "%s", device);
+        snprintf(r.precision, sizeof r.precision, "%s", precision);
+        col_text(st, 0, r.group, sizeof r.group);
+        col_text(st, 1, r.form, sizeof r.form);
+        col_text(st, 2, r.params, sizeof r.params);
+        r.points = sqlite3_column_int(st, 3);
+        r.fit_err = sqlite3_column_double(st, 4);
+        r.band = sqlite3_column_double(st, 5);
+        col_text(st, 6, r.calibrations, sizeof r.calibrations);
+        if (fn(&r, ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "device fit read");
+}
+
+int db_device_evidence_foreach(Db *db,
+                               int (*fn)(const char *device, const char *precision, int calibrations,
+                                         int measurements, void *ctx),
+                               void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT c.device, c.precision, count(DISTINCT c.id), count(m.id)"
+                           " FROM calibration c LEFT JOIN measurement m ON m.calibration_id = c.id"
+                           " WHERE c.device != '' AND c.status = 'complete'"
+                           " GROUP BY c.device, c.precision ORDER BY c.device, c.precision",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char device[48], precision[8];
+        col_text(st, 0, device, sizeof device);
+        col_text(st, 1, precision, sizeof precision);
+        if (fn(device, precision, sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "device evidence read");
+}
+
 int db_measurement_insert(Db *db, MeasurementRow *m)
 {
-    if (db_begin(db) != 0)
+    const bool own = sqlite3_get_autocommit(db->h) != 0; /* else inside the caller's transaction */
+    if (own && db_begin(db) != 0)
         return -1;
     if (run_stmt(db, &m->id,
                  "INSERT INTO measurement (calibration_id, family, key, kind, phase, threads, warmups,"
                  " reps, inner, median_s, min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops,"
-                 " bytes, validated, max_err, warm_s, far_passes, shared_passes, pass_placement, apart_s)"
-                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 "Issssiiiiddddddddd" "iddii" "sd", m->calibration_id, m->family, m->key, m->kind, m->phase,
+                 " bytes, validated, max_err, warm_s, far_passes, shared_passes, pass_placement, apart_s,"
+                 " framework, source, scope)"
+                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 "Issssiiiiddddddddd" "iddii" "sd" "sss", m->calibration_id, m->family, m->key, m->kind, m->phase,
                  m->threads, m->warmups, m->reps, m->inner, m->median_s, m->min_s, m->max_s, m->mean_s,
                  m->stddev_s, m->ci95_lo_s, m->ci95_hi_s, m->flops, m->bytes, (int)m->validated,
-                 m->max_err, m->warm_s, m->far_passes, m->shared_passes, m->pass_placement, m->apart_s) != 0)
+                 m->max_err, m->warm_s, m->far_passes, m->shared_passes, m->pass_placement, m->apart_s,
+                 m->framework, m->source, m->scope) != 0)
         goto fail;
     for (int i = 0; m->samples && i < m->nsamples; i++)
         if (run_stmt(db, NULL, "INSERT INTO sample (measurement_id, rep, time_s, round, rtt_ns) VALUES (?,?,?,?,?)",
                      "Iidid", m->id, i, m->samples[i], m->sample_rounds ? m->sample_rounds[i] : 0,
                      m->sample_rtt_ns ? m->sample_rtt_ns[i] : 0.0) != 0)
             goto fail;
-    if (db_commit(db) != 0)
+    if (own && db_commit(db) != 0)
         goto fail;
     return 0;
 fail:
-    db_rollback(db);
+    if (own)
+        db_rollback(db);
     return -1;
 }
 
@@ -543,7 +702,7 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
                            "SELECT id, family, key, kind, phase, threads, warmups, reps, inner, median_s,"
                            " min_s, max_s, mean_s, stddev_s, ci95_lo_s, ci95_hi_s, flops, bytes,"
                            " validated, max_err, coalesce(warm_s, 0), far_passes, shared_passes,"
-                           " pass_placement, apart_s"
+                           " pass_placement, apart_s, framework, source, scope"
                            " FROM measurement"
                            " WHERE calibration_id = ? ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK)
@@ -573,6 +732,9 @@ int db_measurement_foreach(Db *db, int64_t calibration_id,
         m.shared_passes = sqlite3_column_int(st, 22);
         col_text(st, 23, m.pass_placement, sizeof m.pass_placement);
         m.apart_s = sqlite3_column_double(st, 24);
+        col_text(st, 25, m.framework, sizeof m.framework);
+        col_text(st, 26, m.source, sizeof m.source);
+        col_text(st, 27, m.scope, sizeof m.scope);
         if (fn(&m, ctx) != 0) {
             rc = SQLITE_DONE;
             break;

@@ -65,6 +65,13 @@ typedef struct {
     double rtt_fastest_ns;    /* the fastest round trip its placement probes saw: between its
                                  threads, or (comm) the node's first two ranks; 0: not probed */
     SoftwareInfo sw;
+    /* v25: a calibration of another device (dlperf import): the device's spec-sheet name
+     * ('' for this machine), the precision its measurements ran at ("fp32", "tf32",
+     * "fp16", "bf16"; this machine's are fp32) and what was imported ("neusight:
+     * FILE, FILE"; '' for this machine's own) */
+    char device[48];
+    char precision[8];
+    char source[512];
 } CalibrationRow;
 
 /* One timed kernel (microbench protocol result). */
@@ -103,6 +110,15 @@ typedef struct {
     const double *sample_rtt_ns; /* v22: the round trip between the threads' cores around each
                                     sample, the slower probe (ns); NULL: not probed (one thread) */
     int nsamples;
+    /* v25: measurements of other devices: the framework and libraries that timed it
+     * ("PyTorch 2.1.0, CUDA 12.1, cuDNN 8.9.2"), where it came from (FILE:LINE, several
+     * lines where one key was measured more than once) and what the time covers:
+     * "kernel" (the device's time of the op's kernels, as CUDA events see it) or
+     * "framework" (a framework's call, its host overhead included); all '' for this
+     * machine's own measurements */
+    char framework[96];
+    char source[160];
+    char scope[12];
 } MeasurementRow;
 
 typedef struct {
@@ -291,7 +307,37 @@ int db_calibration_latest_ranks(Db *db, int64_t machine_id, int threads, int ran
 /* Latest complete communication calibration (mode "comm" / "comm-quick", measured under
  * mpirun) of the machine with `ranks` ranks, or with the most ranks if ranks is 0. */
 int db_comm_calibration_latest(Db *db, int64_t machine_id, int ranks, CalibrationRow *out);
+/* Inserts a measurement and its samples: in a transaction of its own, or inside the
+ * caller's (db_begin) when one is open, so that an import commits all its rows or none. */
 int db_measurement_insert(Db *db, MeasurementRow *m);
+
+/* ---- calibrations of other devices (dlperf import) ---- */
+/* The machine row a device's calibrations belong to (fingerprint "device:NAME", the
+ * device's title as its model), inserted if new; sets *machine_id. */
+int db_device_machine(Db *db, const char *device, const char *title, int64_t *machine_id);
+/* Calls fn for every complete calibration of the device (precision NULL: any), oldest
+ * first; fn returns nonzero to stop. */
+int db_device_calibrations(Db *db, const char *device, const char *precision,
+                           int (*fn)(const CalibrationRow *c, void *ctx), void *ctx);
+/* A fit of one group of a device's evidence (predictor/device_evidence.h). */
+typedef struct {
+    char device[48], precision[8], group[48], form[12];
+    char params[256];       /* the form's parameters, space-separated */
+    int points;
+    double fit_err, band;   /* mean |relative error| over its points; its band (relative) */
+    char calibrations[512]; /* the calibration ids fitted, comma-separated */
+} DeviceFitRow;
+/* Replaces every fit of (device, precision) by rows[0..n), in one transaction. */
+int db_device_fits_put(Db *db, const char *device, const char *precision, const DeviceFitRow *rows, int n);
+/* Calls fn for every stored fit of (device, precision), by group. */
+int db_device_fits_foreach(Db *db, const char *device, const char *precision,
+                           int (*fn)(const DeviceFitRow *r, void *ctx), void *ctx);
+/* Calls fn once per device and precision with complete calibrations: how many
+ * calibrations and measurements it holds, by device name. */
+int db_device_evidence_foreach(Db *db,
+                               int (*fn)(const char *device, const char *precision, int calibrations,
+                                         int measurements, void *ctx),
+                               void *ctx);
 /* Calls fn for every measurement of the calibration (samples not loaded). fn returns
  * nonzero to stop. */
 int db_measurement_foreach(Db *db, int64_t calibration_id,

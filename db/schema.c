@@ -277,6 +277,30 @@ static const char *const migrations[] = {
      * placement the calibration priced (seconds; 0: near at once, no wait, or before dlperf
      * waited): the host keeps the vCPUs apart for minutes at a time */
     "ALTER TABLE run ADD COLUMN placement_wait_s REAL NOT NULL DEFAULT 0;",
+    /* v25: calibrations of devices that are not this machine. Measurements made elsewhere
+     * (a GPU timed by tools/gpu_calibrate.py, published per-op results imported with
+     * `dlperf import`) are stored as a calibration of the device's spec sheet (device, ''
+     * for this machine), one per precision, under the machine row 'device:NAME'; source
+     * names the format and files. Each measurement says what framework and libraries
+     * timed it, where it came from (file:line) and what its time covers (scope: 'kernel',
+     * the device's time of the op's kernels; 'framework', a framework's call with its host
+     * overhead; '' this machine's own protocol) */
+    "ALTER TABLE calibration ADD COLUMN device TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE calibration ADD COLUMN precision TEXT NOT NULL DEFAULT 'fp32';"
+    "ALTER TABLE calibration ADD COLUMN source TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE measurement ADD COLUMN framework TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE measurement ADD COLUMN source TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE measurement ADD COLUMN scope TEXT NOT NULL DEFAULT '';"
+    "CREATE INDEX calibration_by_device ON calibration(device, precision, status);"
+    /* and the fits of a device's evidence (predictor/device_evidence.h): per group of ops
+     * the kernel form's parameters (space-separated numbers), the points fitted, the fit's
+     * error and band, and the calibrations fitted (comma-separated ids: a fit is stale once
+     * they differ from the device's complete calibrations) */
+    "CREATE TABLE device_fit ("
+    "  device TEXT NOT NULL, precision TEXT NOT NULL, grp TEXT NOT NULL, form TEXT NOT NULL,"
+    "  params TEXT NOT NULL, points INTEGER NOT NULL, fit_err REAL NOT NULL, band REAL NOT NULL,"
+    "  calibrations TEXT NOT NULL, created_at TEXT NOT NULL,"
+    "  PRIMARY KEY (device, precision, grp)) WITHOUT ROWID;",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }
