@@ -466,6 +466,8 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
 static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
 {
     for (int a = 0; a < ACT_COUNT; a++) { /* a separate activation layer, and one fused */
+        if (a == ACT_GELU)
+            continue; /* the transformer family's, never in place */
         list_push(out, max, n, op_act(PHASE_FWD, (ActKind)a, count));
         list_push(out, max, n, op_act(PHASE_BWD_DATA, (ActKind)a, count));
         list_push(out, max, n, op_act_in_place(PHASE_FWD, (ActKind)a, count));
@@ -513,6 +515,61 @@ int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
         for (int c = 0; c < 2; c++) {
             list_push(out, max, &n, op_softmax_xent(PHASE_FWD, b, classes[c]));
             list_push(out, max, &n, op_softmax_xent(PHASE_BWD_DATA, b, classes[c]));
+        }
+    return n;
+}
+
+/* ---- the transformer's building blocks ---- */
+
+/* A transformer layer's ops at GPT-2-small-like sizes over a few token counts: attention's
+ * batched GEMMs (Q K^T and P V over batch x heads, and their gradients' transposes), the
+ * linear layers with bias, layer norm and softmax over (tokens, width) in all their phases,
+ * GELU, and the element-wise ops (residual adds, scaling) at sizes from in-cache to DRAM.
+ * quick: one token count and the forward phases. */
+int mb_list_transformer(MbMode mode, OpDesc *out, int max)
+{
+    const bool quick = mode == MB_QUICK;
+    static const int seqs[] = {128, 256, 512};
+    static const int hidden[] = {256, 768};
+    int n = 0;
+    for (int si = quick ? 1 : 0; si < (quick ? 2 : 3); si++)
+        for (int hi = 0; hi < 2; hi++) {
+            const int seq = seqs[si], h = hidden[hi], heads = h / 64, batch = 4, bh = batch * heads;
+            const int tokens = batch * seq;
+            list_push(out, max, &n, op_bmm(PHASE_FWD, bh, seq, seq, 64, false, true, 0.0f)); /* Q K^T */
+            list_push(out, max, &n, op_bmm(PHASE_FWD, bh, seq, 64, seq, false, false, 0.0f)); /* P V */
+            if (!quick) {
+                list_push(out, max, &n, op_bmm(PHASE_BWD_DATA, bh, seq, seq, 64, false, true, 0.0f));
+                list_push(out, max, &n, op_bmm(PHASE_BWD_WEIGHTS, bh, 64, seq, seq, true, false, 0.0f));
+            }
+            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens, 3 * h, h, false, true)); /* QKV */
+            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens, 4 * h, h, false, true)); /* MLP up */
+            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens, h, 4 * h, false, true)); /* MLP down */
+            for (int ph = PHASE_FWD; ph <= (quick ? PHASE_FWD : PHASE_BWD_WEIGHTS); ph++) {
+                OpDesc ln = op_layernorm((OpPhase)ph, tokens, h, 1e-5f);
+                ln.u.ln.accumulate = false;
+                list_push(out, max, &n, ln);
+            }
+            for (int ph = PHASE_FWD; ph <= (quick ? PHASE_FWD : PHASE_BWD_DATA); ph++) {
+                OpDesc sm = op_softmax((OpPhase)ph, bh * seq, seq);
+                sm.u.softmax.accumulate = false;
+                list_push(out, max, &n, sm);
+            }
+            list_push(out, max, &n, op_act(PHASE_FWD, ACT_GELU, (size_t)tokens * 4 * h));
+            if (!quick)
+                list_push(out, max, &n, op_act(PHASE_BWD_DATA, ACT_GELU, (size_t)tokens * 4 * h));
+        }
+    /* element-wise arithmetic from in-cache to DRAM sizes */
+    for (int e = quick ? 16 : 14; e <= 24; e += quick ? 8 : 2)
+        for (int op = 0; op < BIN_COUNT; op++) {
+            const size_t count = (size_t)1 << e;
+            list_push(out, max, &n, op_binary(PHASE_FWD, (BinaryKind)op, count));
+            list_push(out, max, &n, op_scalar(PHASE_FWD, (BinaryKind)op, count, 2.0f));
+            if (!quick) {
+                OpDesc b = op_binary(PHASE_BWD_DATA, (BinaryKind)op, count);
+                b.u.binary.accumulate = false;
+                list_push(out, max, &n, b);
+            }
         }
     return n;
 }

@@ -512,9 +512,31 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
             } else if (d->u.act.act == ACT_TANH) {
                 *lo = -0.99f;
                 *hi = 0.99f;
-            } else {
+            } else if (d->u.act.act == ACT_RELU) {
                 *relu_clamp = true; /* half zeros, as after a real ReLU */
-            }
+            } /* GELU's is its input: the default range */
+        }
+        break;
+    case OP_BINARY:
+    case OP_SCALAR: {
+        /* the operands (a; b for binary) positive: pow's domain, and divisions away from 0 */
+        const int a = d->phase == PHASE_FWD ? 1 : d->kind == OP_BINARY ? 3 : 2;
+        if (i == a || (d->kind == OP_BINARY && i == a + 1)) {
+            *lo = 0.5f;
+            *hi = 2.0f;
+        }
+        break;
+    }
+    case OP_LAYERNORM:
+        if (d->phase != PHASE_FWD && i == 5) { /* rstd */
+            *lo = 0.5f;
+            *hi = 1.5f;
+        }
+        break;
+    case OP_SOFTMAX:
+        if (d->phase == PHASE_BWD_DATA && i == 2) { /* probabilities */
+            *lo = 0.0f;
+            *hi = 1.0f;
         }
         break;
     case OP_SOFTMAX_XENT:

@@ -177,14 +177,17 @@ const char *price_source_name(PriceSource s)
     return names[s];
 }
 
-static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM; }
+static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM || k == OP_BMM; }
 
 /* Ops whose kernel does not depend on the training phase share one group (GEMM, whose
  * transposes are features; sparse GEMM; zero and copy, one memset / memcpy whichever
  * phase a plan puts them in — a residual's gradient copy is priced from the element-wise
  * sweep's copies); the others are grouped by kind, phase and variant (activation and
  * whether in place, pooling, STREAM or memory kernel, batch-norm mode, GRU activation). */
-static bool phase_free(OpKind k) { return k == OP_GEMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY; }
+static bool phase_free(OpKind k)
+{
+    return k == OP_GEMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY || k == OP_BMM;
+}
 
 static int group_of(const OpDesc *d)
 {
@@ -203,6 +206,8 @@ static int group_of(const OpDesc *d)
         sub = d->u.membw.kind;
     else if (d->kind == OP_MOMENTUM)
         sub = d->u.update.nesterov;
+    else if (d->kind == OP_BINARY || d->kind == OP_SCALAR)
+        sub = d->u.binary.op;
     return (int)d->kind * 64 + phase * 8 + sub;
 }
 
@@ -237,8 +242,21 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
         const GemmDesc *g = &d->u.gemm;
         x[0] = lg(g->m), x[1] = lg(g->n), x[2] = lg(g->k);
         x[3] = g->trans_a, x[4] = g->trans_b, x[5] = g->beta != 0.0f;
-        return 6;
+        x[6] = g->bias;
+        return 7;
     }
+    case OP_BMM: {
+        const BmmDesc *g = &d->u.bmm;
+        x[0] = lg(g->m), x[1] = lg(g->n), x[2] = lg(g->k), x[3] = lg(g->batch);
+        x[4] = g->trans_a, x[5] = g->trans_b, x[6] = g->beta != 0.0f;
+        return 7;
+    }
+    case OP_LAYERNORM: /* rows of h values: the row length sets how a row's sums vectorise */
+        x[0] = lg(c.bytes), x[1] = lg(d->u.ln.h), x[2] = d->u.ln.accumulate;
+        return 3;
+    case OP_SOFTMAX:
+        x[0] = lg(c.bytes), x[1] = lg(d->u.softmax.h), x[2] = d->u.softmax.accumulate;
+        return 3;
     case OP_CONV2D: {
         const ConvDesc *v = &d->u.conv;
         x[0] = lg(v->k / v->groups);
@@ -317,6 +335,9 @@ static int batch_fields(OpDesc *d, int *f[MAX_BATCH_FIELDS])
     case OP_CHANNEL_COPY: f[0] = &d->u.chan.n; return 1;
     case OP_EMBEDDING: f[0] = &d->u.embed.n; return 1;
     case OP_KL_SPARSITY: f[0] = &d->u.kl.n; return 1;
+    case OP_BMM: f[0] = &d->u.bmm.batch; f[1] = &d->u.bmm.m; return 2;
+    case OP_LAYERNORM: f[0] = &d->u.ln.n; return 1;
+    case OP_SOFTMAX: f[0] = &d->u.softmax.n; return 1;
     default: return 0;
     }
 }

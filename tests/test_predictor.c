@@ -143,6 +143,48 @@ static void test_fitted_predicts_unseen_shapes(void **state)
     cm_free(cm);
 }
 
+
+/* The transformer's kinds are priced as the others are: a calibration's sweep of each
+ * (microbench/lists.c, the transformer family) fits shapes it never measured. Truth: a
+ * batched GEMM at 100 GFLOP/s plus 2 us, the row-wise and element-wise kinds at 10 GB/s
+ * plus 1 us. */
+static double bw_truth(OpDesc d) { return 1e-6 + op_cost(&d).bytes / 10e9; }
+
+static void test_transformer_kinds_fitted(void **state)
+{
+    (void)state;
+    CostModel *cm = cm_new();
+    static const int sz[] = {32, 64, 128, 256, 512};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 5; c += 2) {
+                OpDesc d = op_bmm(PHASE_FWD, 8 << c, sz[a], sz[b], 64, false, true, 0.0f);
+                add(cm, d, 2e-6 + op_cost(&d).flops / 100e9);
+            }
+    for (int n = 64; n <= 16384; n *= 4) /* rows and row lengths varied apart */
+        for (int h = 64; h <= 4096; h *= 4) {
+            add(cm, op_layernorm(PHASE_FWD, n, h, 1e-5f), bw_truth(op_layernorm(PHASE_FWD, n, h, 1e-5f)));
+            add(cm, op_softmax(PHASE_FWD, n, h), bw_truth(op_softmax(PHASE_FWD, n, h)));
+        }
+    for (int e = 12; e <= 24; e += 2) {
+        add(cm, op_binary(PHASE_FWD, BIN_ADD, (size_t)1 << e), bw_truth(op_binary(PHASE_FWD, BIN_ADD, (size_t)1 << e)));
+        add(cm, op_act(PHASE_FWD, ACT_GELU, (size_t)1 << e), bw_truth(op_act(PHASE_FWD, ACT_GELU, (size_t)1 << e)));
+    }
+    cm_fit(cm);
+    const OpDesc unseen[] = {op_bmm(PHASE_FWD, 48, 200, 300, 64, false, true, 0.0f),
+                             op_layernorm(PHASE_FWD, 3000, 700, 1e-5f), op_softmax(PHASE_FWD, 1500, 300),
+                             op_binary(PHASE_FWD, BIN_ADD, 3000000), op_act(PHASE_FWD, ACT_GELU, 777777)};
+    for (size_t i = 0; i < sizeof unseen / sizeof unseen[0]; i++) {
+        const OpPrice p = price(cm, unseen[i]);
+        const double want = unseen[i].kind == OP_BMM ? 2e-6 + op_cost(&unseen[i]).flops / 100e9 : bw_truth(unseen[i]);
+        char key[OP_KEY_MAX];
+        op_key(&unseen[i], key);
+        if (p.source != PRICE_FITTED || fabs(p.time_s - want) > 0.15 * want)
+            fail_msg("%s: %s %.4g s, truth %.4g s", key, price_source_name(p.source), p.time_s, want);
+    }
+    cm_free(cm);
+}
+
 static void test_fit_is_positive_and_grows_with_size(void **state)
 {
     /* element-wise times with a cache effect at the small end, linear out of cache */
@@ -1003,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_scaled_from_another_batch),
         cmocka_unit_test(test_scaled_gemm_follows_the_fit),
         cmocka_unit_test(test_fitted_predicts_unseen_shapes),
+        cmocka_unit_test(test_transformer_kinds_fitted),
         cmocka_unit_test(test_fit_is_positive_and_grows_with_size),
         cmocka_unit_test(test_roofline_from_measured_limits),
         cmocka_unit_test(test_holdout),
