@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/calibration_show.h"
+#include "cli/evidence_show.h"
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "microbench/mb.h"
@@ -25,13 +26,13 @@ static void on_signal(int sig) { stop_requested = sig; }
 
 typedef enum {
     FAM_PEAK, FAM_MEMORY, FAM_MODEL_OP, FAM_GEMM_SWEEP, FAM_GEMM_DEEPBENCH, FAM_CONV_DEEPBENCH,
-    FAM_RNN_DEEPBENCH, FAM_SPARSE, FAM_CNN_SWEEP, FAM_STREAM, FAM_ELTWISE, NFAMILIES
+    FAM_RNN_DEEPBENCH, FAM_SPARSE, FAM_CNN_SWEEP, FAM_STREAM, FAM_ELTWISE, FAM_TRANSFORMER, NFAMILIES
 } Family;
 static const char *const family_names[NFAMILIES] = {
     "peak", "memory", "model-op", "gemm-sweep", "gemm-deepbench", "conv-deepbench", "rnn-deepbench", "sparse",
-    "cnn-sweep", "stream", "eltwise"};
+    "cnn-sweep", "stream", "eltwise", "transformer"};
 #define FAMILY_LIST "peak, memory, model-op, gemm-sweep, gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, " \
-                    "cnn-sweep, stream, eltwise"
+                    "cnn-sweep, stream, eltwise, transformer"
 enum { MAX_MODELS = 64 };
 /* Default and full calibrations measure the models' ops at the batch whose training step
  * is at most this many FLOPs (plan_batch_within; the default batch for the small models,
@@ -48,9 +49,10 @@ typedef struct {
     int batch;                /* --batch for the model ops, default: each model's */
     int rounds;               /* --rounds: passes over the lists (default 1) */
     int show_ranks;           /* --show --ranks N: the calibration N ranks measured at once (0: one process's) */
+    const char *show_device;  /* --show --device NAME: the evidence of a device that is not this machine */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -110,9 +112,10 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     CalOpts *o = ctx;
     ItemCtx ic = {cli, o};
-    o->any_measure_option |= id != OPT_SHOW && id != OPT_RANKS;
+    o->any_measure_option |= id != OPT_SHOW && id != OPT_RANKS && id != OPT_DEVICE;
     switch (id) {
     case OPT_SHOW: o->show = true; return 0;
+    case OPT_DEVICE: o->show_device = arg; return 0;
     case OPT_RANKS: return cli_parse_int(cli, "--ranks", arg, 1, 1 << 20, &o->show_ranks);
     case OPT_QUICK: o->quick = true; return 0;
     case OPT_FULL: o->full = true; return 0;
@@ -392,6 +395,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"rounds", required_argument, NULL, OPT_ROUNDS},
                                          {"ranks", required_argument, NULL, OPT_RANKS},
+                                         {"device", required_argument, NULL, OPT_DEVICE},
                                          {0}};
     CalOpts co = {.rounds = 1};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
@@ -401,6 +405,19 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
     if (co.show && comm_env_size() > 1)
         return cli_error(cli, EXIT_USAGE, "--show prints; run it on one process, without mpirun");
+    if (co.show_device && !co.show)
+        return cli_error(cli, EXIT_USAGE, "--device goes with --show (the evidence of a device that is not this "
+                                          "machine); 'dlperf import FILE... --device NAME' stores measurements of one");
+    if (co.show && co.show_device) {
+        if (co.any_measure_option || co.show_ranks)
+            return cli_error(cli, EXIT_USAGE, "--show --device prints a device's evidence; it measures nothing");
+        Db *db = cli_db_open(cli);
+        if (!db)
+            return EXIT_FAIL;
+        rc = evidence_show(cli, db, co.show_device);
+        db_close(db);
+        return rc;
+    }
     if (co.show)
         return co.any_measure_option
                    ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
@@ -462,6 +479,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         [FAM_CNN_SWEEP] = mb_list_cnn_sweep(mode, lists[FAM_CNN_SWEEP], LIST_MAX),
         [FAM_STREAM] = mb_list_stream(mode, lists[FAM_STREAM], LIST_MAX),
         [FAM_ELTWISE] = mb_list_eltwise(mode, lists[FAM_ELTWISE], LIST_MAX),
+        [FAM_TRANSFORMER] = mb_list_transformer(mode, lists[FAM_TRANSFORMER], LIST_MAX),
     };
     MbFamily fams[NFAMILIES];
     int nfams = 0;

@@ -21,6 +21,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "cli/session.h"
+#include "cli/validate_device.h"
 #include "microbench/mb.h"
 #include "ops/comm.h"
 
@@ -1526,6 +1527,8 @@ static cJSON *result_json(const ModelResult *res, int nm, const ValidateOpts *vo
 
 int cmd_validate(int argc, char **argv, Cli *cli)
 {
+    if (validate_device_wanted(argc, argv))
+        return validate_device(cli, argc, argv);
     static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_NO_QUIRK_OPTION,
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"steps", required_argument, NULL, OPT_STEPS},

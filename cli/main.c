@@ -9,7 +9,7 @@
 
 #define FAMILY_LIST_HELP "peak, memory, model-op, gemm-sweep,\n" \
     "                   gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, cnn-sweep, stream,\n" \
-    "                   eltwise; comm (under mpirun only, alone)"
+    "                   eltwise, transformer; comm (under mpirun only, alone)"
 
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
@@ -37,7 +37,8 @@ static const Command commands[] = {
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
      "                        [--rounds N] [--threads N] [--db FILE] [--json]\n"
-     "       dlperf calibrate --show [--ranks P] [--threads N] [--db FILE] [--json]\n\n"
+     "       dlperf calibrate --show [--ranks P] [--threads N] [--db FILE] [--json]\n"
+     "       dlperf calibrate --show --device NAME [--db FILE] [--json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
      "bandwidth of each memory level), the ops of the models' training steps, GEMM sweeps,\n"
      "DeepBench's GEMM, convolution (three phases), RNN and sparse kernels with seed 004's\n"
@@ -71,6 +72,27 @@ static const Command commands[] = {
      "                   GFLOP/s and GB/s against the measured limits, per family\n"
      "  --ranks P        with --show: the calibration P ranks measured at once under mpirun\n"
      "                   (the one data-parallel predictions of P ranks per node use)\n"
+     "  --device NAME    with --show: the evidence of a device that is not this machine (its\n"
+     "                   imported calibrations): op kinds, phases, precisions, shapes, times,\n"
+     "                   frameworks, and the kernel forms fitted to them\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
+    {"import", cmd_import, "store measurements made elsewhere as a calibration of that device",
+     "usage: dlperf import FILE... --device NAME [--format dlperf|neusight|deepbench|cde]\n"
+     "                     [--precision P] [--dry-run] [--db FILE] [--json]\n\n"
+     "Stores the measurements of a device dlperf does not run on (a GPU timed with\n"
+     "tools/gpu_calibrate.py, or published per-op results) as calibrations of its spec sheet,\n"
+     "one per precision: each row under the op key the predictor prices, with its precision,\n"
+     "the framework and libraries that timed it, what its time covers and FILE:LINE.\n"
+     "Predictions for systems of that device price from them; other devices' predictions\n"
+     "carry them over by the sheets. Every row of every file is checked first: a bad row\n"
+     "refuses the import with FILE:LINE, the field and what would be valid, and nothing is\n"
+     "written. Rows of other devices (files that list several), of precisions dlperf does not\n"
+     "price (int8) or without a time are counted and skipped. Formats: docs/import-format.md.\n"
+     "  --device NAME    the device's spec sheet ('dlperf systems'; rows whose device column\n"
+     "                   names another device, by the sheet's name or aliases, are skipped)\n"
+     "  --format F       the files' format (default: recognised from each file's header)\n"
+     "  --precision P    import only rows of this precision\n"
+     "  --dry-run        read and check everything, store nothing\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--holdout]\n"
@@ -188,7 +210,9 @@ static const Command commands[] = {
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL... | --zoo] [--holdout] [--trace] [--steps N] [--warmup N]\n"
      "                       [--min-time S] [--rounds N] [--wait-near S] [--batch N] [--threads N]\n"
-     "                       [--json]\n\n"
+     "                       [--json]\n"
+     "       dlperf validate --device NAME [--without-own] [--format F] [--precision P] [--csv OUT]\n"
+     "                       FILE...\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
      "with a per-op trace, then prints and stores predicted s/iter, measured median s/iter\n"
      "(min..max), the error, the memory the run planned against its peak RSS, the error\n"
@@ -221,7 +245,15 @@ static const Command commands[] = {
      "                   0: run at any placement)\n"
      "  --batch N        batch size for every model (default: each model's)\n"
      CLI_NO_QUIRK_HELP
-     "\ncommon options:\n" CLI_COMMON_HELP},
+     "\ncommon options:\n" "\n--device NAME FILE...: a device that is not this machine, checked against measurements\n"
+     "the database did not learn from: every row of the files (formats as for import) is\n"
+     "priced on NAME from the evidence (its own, else other devices' carried over by their\n"
+     "sheets) and compared with its time; errors by op class and by what priced each row.\n"
+     "  --without-own    price NAME as if it had no evidence of its own (leave one device out)\n"
+     "  --format F       dlperf, neusight, deepbench or cde (default: from each file's header)\n"
+     "  --precision P    the rows' precision to compare (default fp32)\n"
+     "  --csv OUT        every row's measured and predicted time and source, as CSV\n"
+     CLI_COMMON_HELP},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -1,0 +1,433 @@
+/* predictor/device_price.c — an op's price on another device in the order of evidence
+ * (device_price.h). */
+#include "predictor/device_price.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const SOURCE_NAMES[DP_SOURCE_COUNT] = {"exact",   "fitted",         "transfer",
+                                                          "similar", "cpu-efficiency", "roofline"};
+
+const char *dp_source_name(DevPriceSource s) { return s >= 0 && s < DP_SOURCE_COUNT ? SOURCE_NAMES[s] : "?"; }
+
+void gpu_sheet_of(const DeviceSpec *d, Precision prec, GpuSheet *out)
+{
+    memset(out, 0, sizeof *out);
+    out->peak_flops = d->peak_flops[prec];
+    const double lanes = d->fp32_lanes_per_sm, shared = d->fp32_lanes_shared_int32;
+    if (prec == PREC_FP32 && lanes > 0 && shared > 0 && shared < lanes)
+        out->peak_flops *= (lanes - shared) / lanes;
+    out->bw_Bps = d->mem_Bps;
+    out->l2_bytes = d->l2_bytes;
+    out->sms = d->sm_count;
+    out->byte_scale = precision_bytes(prec) / 4.0;
+    out->tensor = prec == PREC_TF32 || prec == PREC_FP16 || prec == PREC_BF16;
+}
+
+struct DevicePricer {
+    DeviceSpec dev;
+    Precision prec;
+    GpuSheet sheet;
+    double feat[TF_COUNT];
+    TransferPool *pool;
+    DeviceEvidence *own; /* in the pool; NULL: none, or DP_NO_OWN */
+    const CostModel *cpu;
+    unsigned flags;
+};
+
+/* ---- the pool: every device with evidence at the precision, fitted (fits cached) ---- */
+
+typedef struct {
+    char names[256][48];
+    int n;
+    const char *precision;
+} DeviceList;
+
+static int list_device(const char *device, const char *precision, int calibrations, int measurements, void *ctx)
+{
+    DeviceList *l = ctx;
+    (void)calibrations;
+    if (strcmp(precision, l->precision) == 0 && measurements > 0 && l->n < 256)
+        snprintf(l->names[l->n++], sizeof l->names[0], "%s", device);
+    return 0;
+}
+
+typedef struct {
+    char list[512];
+} CalList;
+
+static int append_id(const CalibrationRow *c, void *ctx)
+{
+    CalList *l = ctx;
+    size_t n = strlen(l->list);
+    snprintf(l->list + n, sizeof l->list - n, "%s%lld", n > 0 ? "," : "", (long long)c->id);
+    return 0;
+}
+
+typedef struct {
+    DeviceEvidence *ev;
+    const char *want;
+    int loaded, stale;
+} FitLoad;
+
+static int load_fit(const DeviceFitRow *r, void *ctx)
+{
+    FitLoad *l = ctx;
+    if (strcmp(r->calibrations, l->want) != 0) {
+        l->stale = 1;
+        return 1;
+    }
+    GpuGroupFit f = {.points = r->points, .fit_err = r->fit_err, .band = r->band};
+    snprintf(f.group, sizeof f.group, "%s", r->group);
+    if (gpu_form_parse(r->form, &f.form) != 0) {
+        l->stale = 1;
+        return 1;
+    }
+    const int np = gpu_form_nparams(f.form);
+    const char *s = r->params;
+    for (int i = 0; i < np; i++) {
+        char *end;
+        f.p[i] = strtod(s, &end);
+        if (end == s) {
+            l->stale = 1;
+            return 1;
+        }
+        s = end;
+    }
+    if (dev_ev_set_fit(l->ev, &f) != 0) {
+        l->stale = 1;
+        return 1;
+    }
+    l->loaded++;
+    return 0;
+}
+
+static int store_fits(Db *db, const DeviceEvidence *ev, const char *precision, const char *cals)
+{
+    const GpuGroupFit *g;
+    const int n = dev_ev_groups(ev, &g);
+    DeviceFitRow *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
+    if (!rows)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        DeviceFitRow *r = &rows[i];
+        snprintf(r->group, sizeof r->group, "%s", g[i].group);
+        snprintf(r->form, sizeof r->form, "%s", gpu_form_name(g[i].form));
+        size_t l = 0;
+        for (int k = 0; k < gpu_form_nparams(g[i].form); k++)
+            l += (size_t)snprintf(r->params + l, sizeof r->params - l, "%s%.9g", k ? " " : "", g[i].p[k]);
+        r->points = g[i].points;
+        r->fit_err = g[i].fit_err;
+        r->band = g[i].band;
+        snprintf(r->calibrations, sizeof r->calibrations, "%s", cals);
+    }
+    const int rc = db_device_fits_put(db, dev_ev_device(ev), precision, rows, n);
+    free(rows);
+    return rc;
+}
+
+static int load_pool(DevicePricer *p, Db *db, void (*progress)(const char *, int, void *), void *ctx, char *err,
+                     size_t errlen)
+{
+    const char *prec = precision_name(p->prec);
+    DeviceList l = {.n = 0, .precision = prec};
+    if (db_device_evidence_foreach(db, list_device, &l) != 0) {
+        snprintf(err, errlen, "%s", db_errmsg(db));
+        return -1;
+    }
+    for (int i = 0; i < l.n; i++) {
+        DeviceSpec spec;
+        char e2[512];
+        if (device_load(db, l.names[i], &spec, e2, sizeof e2) != 0)
+            continue; /* evidence of a device whose sheet is gone: nothing to carry it by */
+        GpuSheet sheet;
+        gpu_sheet_of(&spec, p->prec, &sheet);
+        DeviceEvidence *ev = dev_ev_new(spec.name, &sheet);
+        if (!ev) {
+            snprintf(err, errlen, "out of memory loading the evidence of %s", spec.name);
+            return -1;
+        }
+        const int pts = dev_ev_load(ev, db, prec, err, errlen);
+        if (pts < 0) {
+            dev_ev_free(ev);
+            return -1;
+        }
+        CalList cl = {""};
+        snprintf(cl.list, sizeof cl.list, "%s:", GPU_MODEL_VERSION);
+        if (db_device_calibrations(db, spec.name, prec, append_id, &cl) != 0) {
+            dev_ev_free(ev);
+            snprintf(err, errlen, "%s", db_errmsg(db));
+            return -1;
+        }
+        FitLoad fl = {.ev = ev, .want = cl.list};
+        if (db_device_fits_foreach(db, spec.name, prec, load_fit, &fl) != 0) {
+            dev_ev_free(ev);
+            snprintf(err, errlen, "%s", db_errmsg(db));
+            return -1;
+        }
+        const GpuGroupFit *g;
+        const bool fresh = !fl.stale && fl.loaded > 0 && fl.loaded == dev_ev_groups(ev, &g);
+        if (!fresh) {
+            if (progress)
+                progress(spec.name, pts, ctx);
+            DeviceEvidence *fitted = dev_ev_new(spec.name, &sheet); /* drop stale fits */
+            if (!fitted) {
+                dev_ev_free(ev);
+                snprintf(err, errlen, "out of memory fitting %s", spec.name);
+                return -1;
+            }
+            dev_ev_free(ev);
+            ev = fitted;
+            if (dev_ev_load(ev, db, prec, err, errlen) < 0) {
+                dev_ev_free(ev);
+                return -1;
+            }
+            dev_ev_fit(ev);
+            if (store_fits(db, ev, prec, cl.list) != 0) {
+                /* a read-only database still prices: the fit is made again next time */
+            }
+        } else
+            dev_ev_fit(ev); /* the exact-key index */
+        double feat[TF_COUNT];
+        transfer_features(&spec, feat);
+        if (tp_add(p->pool, ev, feat) != 0) {
+            dev_ev_free(ev);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostModel *cpu, unsigned flags,
+                      void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
+                      size_t errlen)
+{
+    DevicePricer *p = calloc(1, sizeof *p);
+    if (!p || !(p->pool = tp_new())) {
+        free(p);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->dev = *dev;
+    p->prec = prec;
+    p->cpu = cpu;
+    p->flags = flags;
+    gpu_sheet_of(dev, prec, &p->sheet);
+    transfer_features(dev, p->feat);
+    if (db && load_pool(p, db, progress, ctx, err, errlen) != 0) {
+        dp_free(p);
+        return NULL;
+    }
+    if (!(flags & DP_NO_OWN))
+        p->own = tp_find(p->pool, dev->name);
+    return p;
+}
+
+void dp_free(DevicePricer *p)
+{
+    if (!p)
+        return;
+    tp_free(p->pool);
+    free(p);
+}
+
+bool dp_has_evidence(const DevicePricer *p)
+{
+    if (p->own)
+        return true;
+    for (int i = 0; i < tp_count(p->pool); i++)
+        if (strcmp(dev_ev_device(tp_device(p->pool, i)), p->dev.name) != 0)
+            return true;
+    return false;
+}
+
+int dp_pool_devices(const DevicePricer *p) { return tp_count(p->pool); }
+int dp_own_points(const DevicePricer *p) { return p->own ? dev_ev_points(p->own) : 0; }
+
+static const char *exclude_of(const DevicePricer *p) { return p->flags & DP_NO_OWN ? p->dev.name : NULL; }
+
+int dp_pool_groups(const DevicePricer *p, char (**groups)[GPU_GROUP_MAX], int *n)
+{
+    int cap = 0;
+    *groups = NULL;
+    *n = 0;
+    for (int i = 0; i < tp_count(p->pool); i++) {
+        const GpuGroupFit *g;
+        const int m = dev_ev_groups(tp_device(p->pool, i), &g);
+        for (int j = 0; j < m; j++) {
+            int k = 0;
+            while (k < *n && strcmp((*groups)[k], g[j].group) != 0)
+                k++;
+            if (k < *n)
+                continue;
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 32;
+                char(*v)[GPU_GROUP_MAX] = realloc(*groups, (size_t)cap * sizeof *v);
+                if (!v) {
+                    free(*groups);
+                    *groups = NULL;
+                    *n = 0;
+                    return -1;
+                }
+                *groups = v;
+            }
+            snprintf((*groups)[(*n)++], GPU_GROUP_MAX, "%s", g[j].group);
+        }
+    }
+    return 0;
+}
+
+int dp_group_params(DevicePricer *p, const char *group, GpuGroupFit *out, bool *own, TransferInfo *info)
+{
+    memset(info, 0, sizeof *info);
+    const GpuGroupFit *f = p->own ? dev_ev_group(p->own, group) : NULL;
+    if (f) {
+        *out = *f;
+        *own = true;
+        return 0;
+    }
+    *own = false;
+    return tp_params(p->pool, group, p->feat, exclude_of(p), out, info) == 0 ? 0 : 1;
+}
+
+static void first_word(const char *s, char *out, size_t n)
+{
+    size_t l = strcspn(s, " ");
+    snprintf(out, n, "%.*s", (int)l, s);
+}
+
+/* A group of the same form to price an op of a group nothing measured: the device's own
+ * (the most points; one of the same op kind first), else the one most devices have. */
+static bool similar_group(const DevicePricer *p, const GpuShape *s, char out[GPU_GROUP_MAX], bool *own)
+{
+    char kind[GPU_GROUP_MAX], k2[GPU_GROUP_MAX];
+    first_word(s->group, kind, sizeof kind);
+    int best = -1;
+    bool best_kind = false;
+    if (p->own) {
+        const GpuGroupFit *g;
+        const int n = dev_ev_groups(p->own, &g);
+        for (int i = 0; i < n; i++) {
+            if (g[i].form != s->form || strstr(g[i].group, "@framework"))
+                continue;
+            first_word(g[i].group, k2, sizeof k2);
+            const bool same = strcmp(kind, k2) == 0;
+            if ((same && !best_kind) || (same == best_kind && g[i].points > best)) {
+                best = g[i].points;
+                best_kind = same;
+                snprintf(out, GPU_GROUP_MAX, "%s", g[i].group);
+            }
+        }
+        if (best >= 0) {
+            *own = true;
+            return true;
+        }
+    }
+    /* the pool: count the devices holding each candidate group */
+    for (int i = 0; i < tp_count(p->pool); i++) {
+        const DeviceEvidence *ev = tp_device(p->pool, i);
+        if (exclude_of(p) && strcmp(dev_ev_device(ev), exclude_of(p)) == 0)
+            continue;
+        const GpuGroupFit *g;
+        const int n = dev_ev_groups(ev, &g);
+        for (int j = 0; j < n; j++) {
+            if (g[j].form != s->form || strstr(g[j].group, "@framework"))
+                continue;
+            int holders = 0;
+            for (int k = 0; k < tp_count(p->pool); k++)
+                if (dev_ev_group(tp_device(p->pool, k), g[j].group))
+                    holders++;
+            first_word(g[j].group, k2, sizeof k2);
+            const bool same = strcmp(kind, k2) == 0;
+            if ((same && !best_kind) || (same == best_kind && holders > best)) {
+                best = holders;
+                best_kind = same;
+                snprintf(out, GPU_GROUP_MAX, "%s", g[j].group);
+            }
+        }
+    }
+    *own = false;
+    return best >= 0;
+}
+
+int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    GpuShape s;
+    const bool described = gpu_shape(d, p->sheet.byte_scale, &s);
+    if (described)
+        snprintf(out->group, sizeof out->group, "%s", s.group);
+    /* the device's own evidence */
+    if (described && p->own) {
+        EvSource src;
+        if (dev_ev_price(p->own, d, &out->time_s, &out->lo_s, &out->hi_s, &src) == 0) {
+            out->source = src == EV_EXACT ? DP_EXACT : DP_FITTED;
+            return 0;
+        }
+    }
+    /* other devices' evidence of the group */
+    if (described && p->sheet.peak_flops > 0 && p->sheet.bw_Bps > 0) {
+        GpuGroupFit f;
+        TransferInfo info;
+        if (tp_params(p->pool, s.group, p->feat, exclude_of(p), &f, &info) == 0 &&
+            (s.form != GF_TILES || p->sheet.sms > 0)) {
+            out->time_s = gpu_model_time(&s, &p->sheet, f.p);
+            out->lo_s = out->time_s / (1 + f.band);
+            out->hi_s = out->time_s * (1 + f.band);
+            out->source = DP_TRANSFER;
+            snprintf(out->from, sizeof out->from, "%s", info.nearest);
+            return 0;
+        }
+        /* a group of the same form */
+        char g[GPU_GROUP_MAX];
+        bool own;
+        if (similar_group(p, &s, g, &own) && (s.form != GF_TILES || p->sheet.sms > 0)) {
+            const GpuGroupFit *gf = own ? dev_ev_group(p->own, g) : NULL;
+            if (!gf && tp_params(p->pool, g, p->feat, exclude_of(p), &f, &info) == 0)
+                gf = &f;
+            if (gf) {
+                out->time_s = gpu_model_time(&s, &p->sheet, gf->p);
+                const double band = 2 * (gf->band > 0.1 ? gf->band : 0.1);
+                out->lo_s = out->time_s / (1 + band);
+                out->hi_s = out->time_s * (1 + band);
+                out->source = DP_SIMILAR;
+                snprintf(out->from, sizeof out->from, "%s", g);
+                return 0;
+            }
+        }
+    }
+    const OpCost c = op_cost(d);
+    const double byte_scale = p->sheet.byte_scale;
+    const double peak = p->dev.peak_flops[p->prec];
+    const double roof = fmax(peak > 0 ? c.flops / peak : 0, p->dev.mem_Bps > 0 ? c.bytes * byte_scale / p->dev.mem_Bps : 0);
+    /* this machine's efficiency at the op, carried to the device's roofline */
+    if (p->cpu) {
+        OpPrice pr;
+        char e2[256];
+        if (cm_price_cached(p->cpu, d, 0.0, &pr, e2, sizeof e2) == 0) {
+            double peak_here, bw_here;
+            cm_limits(p->cpu, &peak_here, &bw_here);
+            const double roof_here =
+                fmax(peak_here > 0 ? c.flops / peak_here : 0, bw_here > 0 ? c.bytes / bw_here : 0);
+            const double eff = pr.time_s > 0 && roof_here > 0 ? fmin(1.0, roof_here / pr.time_s) : 1.0;
+            out->time_s = roof / eff + p->dev.launch_s;
+            out->lo_s = roof + p->dev.launch_s;
+            out->hi_s = 2 * out->time_s;
+            out->source = DP_CPU;
+            return 0;
+        }
+    }
+    if (!(roof > 0)) {
+        snprintf(err, errlen, "%s: no evidence prices this op on %s and its roofline is 0", op_kind_name(d->kind),
+                 p->dev.name);
+        return -1;
+    }
+    out->time_s = roof + p->dev.launch_s;
+    out->lo_s = out->time_s;
+    out->hi_s = 4 * out->time_s;
+    out->source = DP_ROOFLINE;
+    return 0;
+}

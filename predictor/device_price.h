@@ -1,0 +1,67 @@
+/* predictor/device_price.h — the price of an op on a device that is not this machine, from
+ * the best evidence there is, in this order:
+ *   exact, fitted  the device's own measurements (device_evidence.h);
+ *   transfer       other devices' evidence of the op's group, carried over by their sheets
+ *                  (device_transfer.h);
+ *   similar        the device's (or, transferred, other devices') evidence of a group of
+ *                  the same kernel form — an activation priced like another activation —
+ *                  for an op nothing measured; its band doubled;
+ *   cpu-efficiency this machine's efficiency at the op carried to the device's roofline
+ *                  (the CPU's calibration, whatif.h): only where no GPU evidence of any
+ *                  group of the form exists;
+ *   roofline       the device's roofline alone, nothing else known; band up to 4x.
+ * Each price names its source and band. Evidence comes from the database (imported and
+ * measured calibrations of devices, their fits cached there) and from the compact profiles
+ * of built-in sheets (a fresh clone's evidence).
+ */
+#ifndef DLPERF_DEVICE_PRICE_H
+#define DLPERF_DEVICE_PRICE_H
+
+#include "db/db.h"
+#include "ops/ops.h"
+#include "predictor/device_transfer.h"
+#include "predictor/gpu_model.h"
+#include "predictor/predict.h"
+#include "predictor/system.h"
+
+typedef enum { DP_EXACT, DP_FITTED, DP_TRANSFER, DP_SIMILAR, DP_CPU, DP_ROOFLINE, DP_SOURCE_COUNT } DevPriceSource;
+const char *dp_source_name(DevPriceSource s); /* "exact", "fitted", "transfer", "similar", "cpu-efficiency", "roofline" */
+
+typedef struct {
+    double time_s, lo_s, hi_s;
+    DevPriceSource source;
+    char group[GPU_GROUP_MAX];
+    char from[GPU_GROUP_MAX]; /* transfer: the nearest source device; similar: the group used */
+} DevPrice;
+
+/* The forms' view of a device's sheet at a precision (gpu_model.h): its peak (at fp32 the
+ * lanes a GEMM can use), bandwidth, SMs, L2. */
+void gpu_sheet_of(const DeviceSpec *d, Precision prec, GpuSheet *out);
+
+typedef struct DevicePricer DevicePricer;
+
+enum { DP_NO_OWN = 1 }; /* price as if the device had no evidence of its own */
+
+/* Prices ops on device dev at precision prec. cpu (may be NULL) is this machine's cost model
+ * for the cpu-efficiency path. progress (may be NULL) is told of each device fitted (the
+ * first prediction after an import fits its evidence; the fits are stored). NULL with err
+ * on failure. */
+DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostModel *cpu, unsigned flags,
+                      void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
+                      size_t errlen);
+void dp_free(DevicePricer *p);
+/* Whether the device or others have evidence at its precision (else only the CPU's
+ * efficiency or the roofline price it). */
+bool dp_has_evidence(const DevicePricer *p);
+/* The devices with evidence at the precision (the pool), and the target's own points. */
+int dp_pool_devices(const DevicePricer *p);
+int dp_own_points(const DevicePricer *p);
+/* The groups any pool device has fitted (groups[0..n), caller frees), and what the device
+ * takes for one of them: its own fit (own true) or the other devices' carried over (info
+ * says from where). 0, or 1 where neither exists. */
+int dp_pool_groups(const DevicePricer *p, char (**groups)[GPU_GROUP_MAX], int *n);
+int dp_group_params(DevicePricer *p, const char *group, GpuGroupFit *out, bool *own, TransferInfo *info);
+/* Prices d. 0, or -1 with err (an op no form prices and no CPU calibration to fall back on). */
+int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,254 @@
+/* predictor/device_transfer.c — other devices' evidence carried over by their sheets
+ * (device_transfer.h). */
+#include "predictor/device_transfer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void transfer_features(const DeviceSpec *d, double f[TF_COUNT])
+{
+    const double lanes = d->fp32_lanes_per_sm, shared = d->fp32_lanes_shared_int32;
+    double peak = d->peak_flops[PREC_FP32];
+    if (lanes > 0 && shared > 0 && shared < lanes)
+        peak *= (lanes - shared) / lanes;
+    f[0] = peak > 0 ? log(peak) : NAN;
+    f[1] = d->mem_Bps > 0 ? log(d->mem_Bps) : NAN;
+    f[2] = d->sm_count > 0 ? log(d->sm_count) : NAN;
+    f[3] = d->l2_bytes > 0 ? log(d->l2_bytes) : NAN;
+    f[4] = d->memory_type[0] ? (strncmp(d->memory_type, "HBM", 3) == 0 ? 1.0 : 0.0) : NAN;
+    f[5] = d->year > 0 ? d->year : NAN;
+    f[6] = d->tdp_w > 0 ? log(d->tdp_w) : NAN;
+}
+
+typedef struct {
+    DeviceEvidence *ev;
+    double feat[TF_COUNT];
+} PoolDevice;
+
+/* How a group's parameters carry over, learned per (group, device left out): the reach of
+ * the similarity average and its leave-one-out error. */
+typedef struct {
+    char group[GPU_GROUP_MAX], exclude[48];
+    double h, err;
+} Learned;
+
+struct TransferPool {
+    PoolDevice *dev;
+    int n, cap;
+    Learned *learned;
+    int nlearned, lcap;
+};
+
+TransferPool *tp_new(void) { return calloc(1, sizeof(TransferPool)); }
+
+int tp_add(TransferPool *p, DeviceEvidence *ev, const double feat[TF_COUNT])
+{
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 8;
+        PoolDevice *v = realloc(p->dev, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->dev = v;
+        p->cap = cap;
+    }
+    p->dev[p->n].ev = ev;
+    memcpy(p->dev[p->n].feat, feat, sizeof p->dev[p->n].feat);
+    p->n++;
+    p->nlearned = 0; /* the reach is learned anew over the new set */
+    return 0;
+}
+
+void tp_free(TransferPool *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n; i++)
+        dev_ev_free(p->dev[i].ev);
+    free(p->dev);
+    free(p->learned);
+    free(p);
+}
+
+int tp_count(const TransferPool *p) { return p->n; }
+DeviceEvidence *tp_device(const TransferPool *p, int i) { return i >= 0 && i < p->n ? p->dev[i].ev : NULL; }
+
+DeviceEvidence *tp_find(const TransferPool *p, const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(dev_ev_device(p->dev[i].ev), name) == 0)
+            return p->dev[i].ev;
+    return NULL;
+}
+
+/* each feature's spread over the pool's devices (1 where it does not vary) */
+static void spreads(const TransferPool *p, double sd[TF_COUNT])
+{
+    for (int j = 0; j < TF_COUNT; j++) {
+        double s = 0, s2 = 0;
+        int n = 0;
+        for (int i = 0; i < p->n; i++)
+            if (isfinite(p->dev[i].feat[j])) {
+                s += p->dev[i].feat[j];
+                s2 += p->dev[i].feat[j] * p->dev[i].feat[j];
+                n++;
+            }
+        const double var = n > 1 ? (s2 - s * s / n) / (n - 1) : 0;
+        sd[j] = var > 1e-12 ? sqrt(var) : 1.0;
+    }
+}
+
+static bool skipped(const PoolDevice *d, const char *a, const char *b)
+{
+    const char *name = dev_ev_device(d->ev);
+    return (a && strcmp(name, a) == 0) || (b && strcmp(name, b) == 0);
+}
+
+/* The group's parameters from the pool's devices but a and b: each parameter's
+ * similarity-weighted average (in its search coordinate) with reach h. */
+static int combine(const TransferPool *p, const char *group, const double tf[TF_COUNT], const char *a, const char *b,
+                   double h, GpuGroupFit *out, TransferInfo *info)
+{
+    double sd[TF_COUNT];
+    spreads(p, sd);
+    enum { SRC_MAX = 64 };
+    double w[SRC_MAX], x[SRC_MAX][GPU_PARAMS_MAX], band = 0, sw = 0, wmax = -1;
+    int n = 0, np = 0;
+    GpuForm form = GF_STREAM;
+    for (int i = 0; i < p->n && n < SRC_MAX; i++) {
+        if (skipped(&p->dev[i], a, b))
+            continue;
+        const GpuGroupFit *g = dev_ev_group(p->dev[i].ev, group);
+        if (!g)
+            continue;
+        double d2 = 0;
+        for (int j = 0; j < TF_COUNT; j++)
+            if (isfinite(tf[j]) && isfinite(p->dev[i].feat[j])) {
+                const double z = (tf[j] - p->dev[i].feat[j]) / sd[j];
+                d2 += z * z;
+            }
+        const double wi = isinf(h) ? 1.0 : exp(-d2 / (2 * h * h));
+        if (!(wi > 1e-300))
+            continue;
+        form = g->form;
+        np = gpu_form_nparams(form);
+        for (int k = 0; k < np; k++)
+            x[n][k] = gpu_param_to_search(form, k, g->p[k]);
+        w[n] = wi;
+        band += wi * g->band;
+        sw += wi;
+        if (info && wi > wmax) {
+            wmax = wi;
+            snprintf(info->nearest, sizeof info->nearest, "%s", dev_ev_device(p->dev[i].ev));
+        }
+        n++;
+    }
+    if (n == 0 || sw <= 0)
+        return 1;
+    memset(out, 0, sizeof *out);
+    snprintf(out->group, sizeof out->group, "%s", group);
+    out->form = form;
+    for (int k = 0; k < np; k++) {
+        double mean = 0;
+        for (int i = 0; i < n; i++)
+            mean += w[i] * x[i][k];
+        out->p[k] = gpu_param_from_search(form, k, mean / sw);
+    }
+    out->band = band / sw;
+    if (info)
+        info->sources = n;
+    return 0;
+}
+
+static const double REACH[] = {0.5, 1.0, 2.0, 4.0, INFINITY};
+
+/* The mean |relative error| over the left-out devices (each its own mean over at most 1500
+ * of its points) of the group's parameters carried to each from the others with reach h. */
+static double loo_error(const TransferPool *p, const char *group, const char *exclude, const int *idx, int nd,
+                        double h)
+{
+    double total = 0;
+    int counted = 0;
+    for (int a = 0; a < nd; a++) {
+        const PoolDevice *d = &p->dev[idx[a]];
+        GpuGroupFit f;
+        if (combine(p, group, d->feat, exclude, dev_ev_device(d->ev), h, &f, NULL) != 0)
+            continue;
+        GpuShape *s;
+        double *t;
+        const int n = dev_ev_group_points(d->ev, group, &s, &t);
+        if (n <= 0)
+            continue;
+        const int stride = n > 1500 ? n / 1500 : 1;
+        double e = 0;
+        int m = 0;
+        for (int i = 0; i < n; i += stride, m++)
+            e += fabs(gpu_model_time(&s[i], dev_ev_sheet(d->ev), f.p) / t[i] - 1);
+        free(s), free(t);
+        total += e / m;
+        counted++;
+    }
+    return counted ? total / counted : INFINITY;
+}
+
+/* Learns how far the similarity reaches for the group, leaving each device out in turn:
+ * the reach whose average predicts the left-out devices' own measurements best. (A line in
+ * one sheet feature per parameter was tried too, learned the same way: with NeuSight's five
+ * training devices it won on the left-out devices and lost on the unseen ones, a line
+ * through too few points; docs/gpu-pricing.md.) */
+static void learn(TransferPool *p, const char *group, const char *exclude, Learned *L)
+{
+    int idx[64], nd = 0;
+    for (int i = 0; i < p->n && nd < 64; i++)
+        if (!skipped(&p->dev[i], exclude, NULL) && dev_ev_group(p->dev[i].ev, group))
+            idx[nd++] = i;
+    L->h = INFINITY;
+    L->err = 0;
+    if (nd < 2)
+        return;
+    double best = INFINITY;
+    for (size_t r = 0; r < sizeof REACH / sizeof REACH[0]; r++) {
+        const double e = loo_error(p, group, exclude, idx, nd, REACH[r]);
+        if (e < best) {
+            best = e;
+            L->h = REACH[r];
+        }
+    }
+    L->err = isfinite(best) ? best : 0;
+}
+
+int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], const char *exclude, GpuGroupFit *out,
+              TransferInfo *info)
+{
+    TransferInfo local;
+    if (!info)
+        info = &local;
+    memset(info, 0, sizeof *info);
+    const char *ex = exclude ? exclude : "";
+    int l = 0;
+    while (l < p->nlearned && !(strcmp(p->learned[l].group, group) == 0 && strcmp(p->learned[l].exclude, ex) == 0))
+        l++;
+    if (l == p->nlearned) {
+        if (p->nlearned == p->lcap) {
+            int cap = p->lcap ? 2 * p->lcap : 32;
+            Learned *v = realloc(p->learned, (size_t)cap * sizeof *v);
+            if (!v)
+                return -1;
+            p->learned = v;
+            p->lcap = cap;
+        }
+        Learned *L = &p->learned[p->nlearned++];
+        snprintf(L->group, sizeof L->group, "%s", group);
+        snprintf(L->exclude, sizeof L->exclude, "%s", ex);
+        learn(p, group, exclude, L);
+    }
+    const Learned *L = &p->learned[l];
+    if (combine(p, group, tf, exclude, NULL, L->h, out, info) != 0)
+        return 1;
+    info->h = L->h;
+    info->loo_err = L->err;
+    if (L->err > out->band)
+        out->band = L->err;
+    return 0;
+}
