@@ -79,7 +79,7 @@ int cmd_import(int argc, char **argv, Cli *cli)
     rc = device_load(db, a.device, &dev, err, sizeof err);
     if (rc != 0) {
         db_close(db);
-        return cli_error(cli, rc == DB_NOT_FOUND ? EXIT_USAGE : EXIT_FAIL,
+        return cli_error(cli, EXIT_USAGE,
                          "--device %s: %s ('dlperf systems' lists the devices; 'dlperf systems add FILE' adds a "
                          "sheet)", a.device, err);
     }

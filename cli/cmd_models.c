@@ -143,10 +143,10 @@ int cmd_models(int argc, char **argv, Cli *cli)
 
 typedef struct {
     int batch;
-    bool layers;
+    bool layers, ops, csv;
 } ProfileOpts;
 
-enum { OPT_BATCH = 1, OPT_LAYERS };
+enum { OPT_BATCH = 1, OPT_LAYERS, OPT_OPS, OPT_CSV };
 
 static int profile_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -154,8 +154,71 @@ static int profile_option(Cli *cli, int id, const char *arg, void *ctx)
     switch (id) {
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_LAYERS: o->layers = true; return 0;
+    case OPT_OPS: o->ops = true; return 0;
+    case OPT_CSV: o->csv = true; return 0;
     }
     return EXIT_USAGE;
+}
+
+/* The distinct op keys of a training step with how often each runs, its kind, phase, FLOPs
+ * and bytes per execution: a table, JSON, or CSV with a key column for
+ * tools/gpu_calibrate.py (dlperf's import keys). */
+static int print_ops(const Cli *cli, const ModelSpec *m, const Plan *p, bool csv)
+{
+    typedef struct {
+        char key[OP_KEY_MAX];
+        int count, first;
+    } Distinct;
+    Distinct *d = calloc((size_t)(p->nops > 0 ? p->nops : 1), sizeof *d);
+    if (!d)
+        return cli_error(cli, EXIT_FAIL, "out of memory listing %d ops", p->nops);
+    int n = 0;
+    for (int i = 0; i < p->nops; i++) {
+        char key[OP_KEY_MAX];
+        op_key(&p->ops[i].desc, key);
+        int j = 0;
+        while (j < n && strcmp(d[j].key, key) != 0)
+            j++;
+        if (j == n) {
+            snprintf(d[n].key, sizeof d[n].key, "%s", key);
+            d[n++].first = i;
+        }
+        d[j].count++;
+    }
+    if (cli->json) {
+        cJSON *arr = cJSON_CreateArray();
+        for (int j = 0; j < n; j++) {
+            const OpDesc *od = &p->ops[d[j].first].desc;
+            const OpCost c = op_cost(od);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "key", d[j].key);
+            cJSON_AddStringToObject(o, "kind", op_kind_name(od->kind));
+            cJSON_AddStringToObject(o, "phase", op_phase_name(od->phase));
+            cJSON_AddNumberToObject(o, "count", d[j].count);
+            cJSON_AddNumberToObject(o, "flops", c.flops);
+            cJSON_AddNumberToObject(o, "bytes", c.bytes);
+            cJSON_AddItemToArray(arr, o);
+        }
+        json_print(arr);
+    } else if (csv) {
+        printf("# %s at batch %d: %d ops a training step, %d distinct\nkey,kind,phase,count,flops,bytes\n", m->name,
+               p->batch, p->nops, n);
+        for (int j = 0; j < n; j++) {
+            const OpDesc *od = &p->ops[d[j].first].desc;
+            const OpCost c = op_cost(od);
+            printf("\"%s\",%s,%s,%d,%.17g,%.17g\n", d[j].key, op_kind_name(od->kind), op_phase_name(od->phase),
+                   d[j].count, c.flops, c.bytes);
+        }
+    } else {
+        printf("%s at batch %d: %d ops a training step, %d distinct\n\n# %5s %12s %12s  key\n", m->name, p->batch,
+               p->nops, n, "count", "GFLOP", "MB");
+        for (int j = 0; j < n; j++) {
+            const OpCost c = op_cost(&p->ops[d[j].first].desc);
+            printf("  %5d %12.4f %12.3f  %s\n", d[j].count, c.flops / 1e9, c.bytes / 1e6, d[j].key);
+        }
+    }
+    free(d);
+    return EXIT_OK;
 }
 
 /* Per-layer FLOPs by phase, and the largest workspace any of the layer's ops needs. */
@@ -179,16 +242,26 @@ int cmd_profile(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {
         CLI_COMMON_OPTIONS, CLI_MODEL_FILE_OPTION, {"batch", required_argument, NULL, OPT_BATCH},
-        {"layers", no_argument, NULL, OPT_LAYERS}, {0}};
+        {"layers", no_argument, NULL, OPT_LAYERS}, {"ops", no_argument, NULL, OPT_OPS},
+        {"csv", no_argument, NULL, OPT_CSV}, {0}};
     ProfileOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, profile_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
+    if (po.csv && !po.ops)
+        return cli_error(cli, EXIT_USAGE, "--csv lists the step's ops: give --ops with it");
+    if (po.csv && cli->json)
+        return cli_error(cli, EXIT_USAGE, "--csv and --json are two formats; choose one");
     const ModelSpec *m;
     Plan p;
     if ((rc = cli_model_plan(cli, argc, argv, po.batch, &m, &p)))
         return rc;
     const int batch = p.batch;
+    if (po.ops) { /* the step's distinct ops: what tools/gpu_calibrate.py times on a GPU */
+        rc = print_ops(cli, m, &p, po.csv);
+        plan_free(&p);
+        return rc;
+    }
     double flops[PHASE_COUNT];
     plan_flops(&p, flops);
     double total_flops = 0;

@@ -15,19 +15,31 @@
 #include "predictor/parallel.h"
 #include "predictor/whatif.h"
 
-/* What every what-if command needs: this machine's calibration (the efficiency source),
- * the system, its communication parameters and the algorithm(s). */
+/* What every what-if command needs: the system, how its device is priced (this machine's
+ * calibration for this machine; for another device the evidence in the order of
+ * device_price.h, this machine's calibration the last resort, not needed where the device
+ * has evidence), its communication parameters and the algorithm(s). */
 typedef struct {
     Db *db;
     MachineRow machine;
-    CalibrationRow cal;
+    CalibrationRow cal; /* id 0: none used */
     CostModel *cm;
+    DevicePricer *dp;
     SystemSpec sys;
     CommParams comm;
     AllreduceAlgo algo;
     bool all_algos;
     Precision prec;
 } WhatIf;
+
+static void whatif_close(WhatIf *w);
+
+static void fitting(const char *device, int points, void *ctx)
+{
+    (void)ctx;
+    if (progress_enabled())
+        fprintf(stderr, "dlperf: fitting the evidence of %s (%d measurements; stored for next time)\n", device, points);
+}
 
 static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
 {
@@ -48,16 +60,48 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         db_close(w->db);
         return cli_error(cli, EXIT_USAGE, "--system: %s", err);
     }
-    if (cli_machine(cli, w->db, &w->machine) || session_calibration(cli, w->db, &w->machine, &w->cal, &w->cm)) {
-        db_close(w->db);
-        return EXIT_FAIL;
-    }
-    if (o->no_host) /* a compiled or graph-captured step: the device never waits for the host */
-        w->sys.device.host_step_s = w->sys.device.host_op_s = w->sys.device.host_conv_op_s = 0;
     if (whatif_check_precision(&w->sys.device, w->prec, err, sizeof err) != 0) {
         db_close(w->db);
         return cli_error(cli, EXIT_USAGE, "%s", err);
     }
+    if (cli_machine(cli, w->db, &w->machine)) {
+        db_close(w->db);
+        return EXIT_FAIL;
+    }
+    if (w->sys.device.calibrated) {
+        if (session_calibration(cli, w->db, &w->machine, &w->cal, &w->cm)) {
+            db_close(w->db);
+            return EXIT_FAIL;
+        }
+    } else {
+        /* this machine's calibration, where there is one, prices only what no GPU evidence
+         * does */
+        const int found = db_calibration_latest(w->db, w->machine.id, cli->threads, &w->cal);
+        if (found < 0) {
+            db_close(w->db);
+            return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(w->db));
+        }
+        if (found == 0 && !(w->cm = cm_load(w->db, w->cal.id, err, sizeof err))) {
+            db_close(w->db);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+        if (found != 0)
+            w->cal.id = 0;
+        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, 0, fitting, NULL, err, sizeof err))) {
+            whatif_close(w);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+        if (!dp_has_evidence(w->dp) && !w->cm) {
+            whatif_close(w);
+            return cli_error(cli, EXIT_FAIL,
+                             "%s: nothing prices %s at %s: no GPU measurements in %s at that precision (dlperf import "
+                             "FILE... --device NAME; README, 'GPU evidence') and no calibration of this machine "
+                             "whose efficiency could stand in (dlperf calibrate)",
+                             w->sys.name, w->sys.device.name, precision_name(w->prec), cli->db_path);
+        }
+    }
+    if (o->no_host) /* a compiled or graph-captured step: the device never waits for the host */
+        w->sys.device.host_step_s = w->sys.device.host_op_s = w->sys.device.host_conv_op_s = 0;
     if (!o->allreduce)
         w->algo = whatif_default_algo(&w->sys);
     w->comm = whatif_comm_params(&w->sys, w->cm, w->prec);
@@ -66,9 +110,11 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
 
 static void whatif_close(WhatIf *w)
 {
+    dp_free(w->dp);
     cm_free(w->cm);
     if (w->db)
         db_close(w->db);
+    w->dp = NULL, w->cm = NULL, w->db = NULL;
 }
 
 /* The per-device step at a batch (plan built and priced). */
@@ -78,35 +124,45 @@ static int device_step(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch,
     char err[512];
     if (plan_build(m, batch, &p, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
-    int rc = whatif_device_step(&p, w->cm, &w->sys.device, w->prec, out, err, sizeof err);
+    int rc = whatif_device_step(&p, w->cm, w->dp, &w->sys.device, w->prec, out, err, sizeof err);
     *grad_bytes = (double)p.arena_bytes[ARENA_GRAD];
     plan_free(&p);
     return rc ? cli_error(cli, EXIT_FAIL, "%s", err) : 0;
 }
 
-static void explain_pricing(const WhatIf *w)
+static void explain_pricing(const WhatIf *w, const DeviceStep *step)
 {
     const DeviceSpec *d = &w->sys.device;
-    if (d->calibrated)
+    if (d->calibrated) {
         printf("how it is priced: this machine's calibration %lld (%d threads), its own uncertainty band\n",
                (long long)w->cal.id, w->cal.sw.threads);
-    else {
-        printf("how it is priced: this machine's efficiency at every op (calibration %lld: time against its own\n"
-               "  roofline) transferred to the %s's roofline at %s (%.1f TFLOP/s, %.0f GB/s) plus %.1f us launch\n"
-               "  per op;",
-               (long long)w->cal.id, d->name, precision_name(w->prec), d->peak_flops[w->prec] / 1e12, d->mem_Bps / 1e9,
-               d->launch_s * 1e6);
-        if (device_host_floor(d))
-            printf(" each op takes at least the host's time for it in an eager framework (%.1f us, %.1f us a\n"
-                   "  convolution or batch norm; %.0f us a step: the sheet's host figures, a GPU's default PyTorch\n"
-                   "  eager as measured; --no-host for a compiled step);", d->host_op_s * 1e6, d->host_conv_op_s * 1e6,
-                   d->host_step_s * 1e6);
-        else
-            printf(" no host time (--no-host or the sheet's figures);");
-        printf("\n  band: the device's roofline .. %gx the estimate (measured on an H200: PyTorch steps 0.7x..1.6x\n"
-               "  the estimate in fp32, up to 2.4x in tf32, 4x in bf16: the tensor cores' and the memory-bound\n"
-               "  ops' efficiency is not this CPU's)\n", whatif_band_factor(w->prec));
+        return;
     }
+    int total = 0;
+    for (int k = 0; k < DP_SOURCE_COUNT; k++)
+        total += step ? step->priced_by[k] : 0;
+    printf("how it is priced (%s at %s, predictor/device_price.h):", d->name, precision_name(w->prec));
+    if (step && total > 0) {
+        static const char *const what[DP_SOURCE_COUNT] = {
+            "measured on it (exact)", "fitted to its measurements", "carried over from other GPUs' measurements",
+            "priced like a similar op", "this CPU's efficiency on its roofline (calibration, flagged)",
+            "its roofline alone (nothing measured)"};
+        for (int k = 0; k < DP_SOURCE_COUNT; k++)
+            if (step->priced_by[k])
+                printf("\n  %4d of %d ops %s", step->priced_by[k], total, what[k]);
+        printf("\n  (%d GPU%s with evidence at %s%s)", dp_pool_devices(w->dp), dp_pool_devices(w->dp) == 1 ? "" : "s",
+               precision_name(w->prec), dp_own_points(w->dp) ? ", its own among them" : ", none of them this one");
+    }
+    if (device_host_floor(d))
+        printf("\n  each op takes at least the host's time for it in an eager framework (%.1f us, %.1f us a\n"
+               "  convolution or batch norm; %.0f us a step: the sheet's host figures, a GPU's default PyTorch\n"
+               "  eager as measured; --no-host for a compiled step)%s", d->host_op_s * 1e6, d->host_conv_op_s * 1e6,
+               d->host_step_s * 1e6, step && step->host_bound ? "" : "");
+    else
+        printf("\n  no host time (--no-host or the sheet's figures)");
+    if (step && step->host_bound)
+        printf(": %d ops host-bound", step->host_bound);
+    printf("\n");
 }
 
 /* --pipeline S: the model's layers in S stages on S devices, micro-batches of batch / M. */
@@ -129,7 +185,7 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
     double *op_s = calloc((size_t)p.nops, sizeof *op_s), *layer_s = calloc((size_t)p.nlayers, sizeof *layer_s);
     double *out_bytes = calloc((size_t)p.nlayers, sizeof *out_bytes);
     DeviceStep step;
-    int rc = whatif_device_ops(&p, w->cm, &w->sys.device, w->prec, &step, op_s, err, sizeof err);
+    int rc = whatif_device_ops(&p, w->cm, w->dp, &w->sys.device, w->prec, &step, op_s, err, sizeof err);
     if (rc) {
         free(op_s), free(layer_s), free(out_bytes);
         plan_free(&p);
@@ -174,7 +230,7 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
         printf("%s on %s, pipeline of %d stages (%s links), batch %d in %d micro-batches of %d, %s\n", m->name,
                w->sys.name, pe.stages, intra ? w->sys.intra.name : w->sys.inter.name, batch, M, micro,
                precision_name(w->prec));
-        explain_pricing(w);
+        explain_pricing(w, &step);
         printf("\n%5s %-14s %-14s %12s %14s\n", "stage", "first layer", "last layer", "f+b / micro", "sends / micro");
         for (int s = 0; s < pe.stages; s++) {
             int end = s + 1 < pe.stages ? pe.first_layer[s + 1] : p.nlayers;
@@ -310,7 +366,7 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
     char b[6][32];
     printf("%s on %s (%s): %d node(s) x %d = %d devices, %s, batch %d per device (global %d)\n", m->name, w.sys.name,
            w.sys.title, nodes, w.sys.devices_per_node, pt.ranks, precision_name(w.prec), batch, pt.global_batch);
-    explain_pricing(&w);
+    explain_pricing(&w, &step);
     printf("\nper device   %s per iteration (band %s .. %s): forward %s, backward %s, update %s\n",
            fmt_time(step.compute_s, b[0], 32), fmt_time(step.lo_s, b[1], 32), fmt_time(step.hi_s, b[2], 32),
            fmt_time(step.fwd_s, b[3], 32), fmt_time(step.bwd_s, b[4], 32), fmt_time(step.update_s, b[5], 32));
@@ -722,7 +778,7 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
                w.sys.devices_per_node, w.sys.device.name, precision_name(w.prec), weak ? "weak" : "strong",
                weak ? "batch per device fixed" : "global batch split over the devices",
                so.w.overlap ? "overlapped with backward" : "summed after backward");
-        explain_pricing(&w);
+        explain_pricing(&w, &ref);
         printf("\n%7s %8s %-13s %7s %10s %10s %10s %12s %9s %6s %6s\n", "nodes", "devices", "allreduce", "batch/dev",
                "compute", "allreduce", "iteration", epoch ? "epoch" : "samples/s", "speedup", "eff", "comm");
         for (int i = 0; i < np; i++) {

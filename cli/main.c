@@ -26,12 +26,16 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"profile", cmd_profile, "per-layer shapes, parameters, FLOPs per phase and memory of a model",
      "usage: dlperf profile MODEL [--batch N] [--layers] [--json]\n"
-     "       dlperf profile --model-file FILE [--batch N] [--layers] [--json]\n\n"
+     "       dlperf profile --model-file FILE [--batch N] [--layers] [--json]\n"
+     "       dlperf profile MODEL [--batch N] --ops [--csv | --json]\n\n"
      "The profile comes from the same expansion as the training step and the prediction:\n"
      "FLOPs per phase for one iteration, and the memory a run allocates, by category.\n"
      "  --batch N        batch size (default: the model's)\n"
      "  --layers         one row per layer: output shape, params, FLOPs per phase,\n"
      "                   activation and workspace bytes\n"
+     "  --ops            the training step's distinct ops: their keys (what calibrations and\n"
+     "                   imports store), how often each runs, FLOPs and bytes\n"
+     "  --csv            with --ops: as CSV, the input of tools/gpu_calibrate.py --ops\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",

@@ -36,6 +36,7 @@ struct DeviceEvidence {
     GpuGroupFit *fits;     /* dev_ev_groups' view */
     KeyRef *keys;          /* sorted by key, for exact lookups (built by dev_ev_fit) */
     int nkeys;
+    double stream_eff;     /* the median e_inf of its stream-form groups; 0: none */
 };
 
 DeviceEvidence *dev_ev_new(const char *device, const GpuSheet *h)
@@ -202,7 +203,7 @@ static int cmp_double(const void *a, const void *b)
 
 static int cmp_keyref(const void *a, const void *b) { return strcmp(((const KeyRef *)a)->key, ((const KeyRef *)b)->key); }
 
-static void fit_group(DeviceEvidence *e, Group *G)
+static void fit_group(DeviceEvidence *e, Group *G, const double *fixed)
 {
     GpuShape *s = malloc((size_t)G->n * sizeof *s);
     double *t = malloc((size_t)G->n * sizeof *t), *err = malloc((size_t)G->n * sizeof *err);
@@ -214,7 +215,7 @@ static void fit_group(DeviceEvidence *e, Group *G)
         s[i] = e->pts[G->idx[i]].s;
         t[i] = e->pts[G->idx[i]].t;
     }
-    G->fit.fit_err = gpu_model_fit(s, t, G->n, &e->sheet, G->fit.p);
+    G->fit.fit_err = gpu_model_fit(s, t, G->n, &e->sheet, fixed, G->fit.p);
     G->fit.points = G->n;
     for (int i = 0; i < G->n; i++) {
         Point *p = &e->pts[G->idx[i]];
@@ -241,13 +242,43 @@ static void build_keys(DeviceEvidence *e)
     qsort(e->keys, (size_t)e->nkeys, sizeof *e->keys, cmp_keyref);
 }
 
+/* The median bandwidth share e_inf of the device's stream-form groups (its kernel-scope
+ * element-wise ops): how much of its bandwidth a memory-bound kernel reaches on it. */
+static double stream_eff_of(const DeviceEvidence *e)
+{
+    double v[256];
+    int n = 0;
+    const int k = gpu_param_index(GF_STREAM, "e_inf");
+    for (int g = 0; g < e->ngroups && n < 256; g++)
+        if (e->groups[g].fitted && e->groups[g].fit.form == GF_STREAM && !strstr(e->groups[g].fit.group, "@framework"))
+            v[n++] = e->groups[g].fit.p[k];
+    if (n == 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 void dev_ev_fit(DeviceEvidence *e)
 {
+    /* the row reductions last: their bandwidth share is the device's streaming one (a
+     * softmax reads and writes its rows as an element-wise op does), so that their own
+     * parameters say what they cost beyond it (their arithmetic per element, short rows) */
     for (int g = 0; g < e->ngroups; g++)
-        if (!e->groups[g].fitted && e->groups[g].n > 0)
-            fit_group(e, &e->groups[g]);
+        if (!e->groups[g].fitted && e->groups[g].n > 0 && e->groups[g].fit.form != GF_ROWS)
+            fit_group(e, &e->groups[g], NULL);
+    e->stream_eff = stream_eff_of(e);
+    double fixed[GPU_PARAMS_MAX];
+    for (int i = 0; i < GPU_PARAMS_MAX; i++)
+        fixed[i] = NAN;
+    if (e->stream_eff > 0)
+        fixed[gpu_param_index(GF_ROWS, "e_inf")] = e->stream_eff;
+    for (int g = 0; g < e->ngroups; g++)
+        if (!e->groups[g].fitted && e->groups[g].n > 0 && e->groups[g].fit.form == GF_ROWS)
+            fit_group(e, &e->groups[g], fixed);
     build_keys(e);
 }
+
+double dev_ev_stream_eff(const DeviceEvidence *e) { return e->stream_eff; }
 
 int dev_ev_set_fit(DeviceEvidence *e, const GpuGroupFit *f)
 {

@@ -48,8 +48,11 @@ int dev_ev_add(DeviceEvidence *e, const OpDesc *d, double time_s, double lo_s, d
 /* Adds every measurement of the device's complete calibrations at `precision`; returns
  * how many, or -1 with err. */
 int dev_ev_load(DeviceEvidence *e, Db *db, const char *precision, char *err, size_t errlen);
-/* Fits every group with points. */
+/* Fits every group with points: the stream-form groups first, then the row reductions with
+ * their bandwidth share set to the device's streaming one (dev_ev_stream_eff). */
 void dev_ev_fit(DeviceEvidence *e);
+/* The median bandwidth share (e_inf) of the device's element-wise groups, 0 if it has none. */
+double dev_ev_stream_eff(const DeviceEvidence *e);
 /* Sets a group's parameters directly (from a stored fit or a sheet's profile) instead of
  * fitting them. 0, or -1 if out of memory. */
 int dev_ev_set_fit(DeviceEvidence *e, const GpuGroupFit *f);

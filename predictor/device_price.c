@@ -12,6 +12,21 @@ static const char *const SOURCE_NAMES[DP_SOURCE_COUNT] = {"exact",   "fitted",  
 
 const char *dp_source_name(DevPriceSource s) { return s >= 0 && s < DP_SOURCE_COUNT ? SOURCE_NAMES[s] : "?"; }
 
+double dp_cpu_band_factor(Precision prec)
+{
+    /* The largest measured / estimated step on an H200 with every op priced from this
+     * CPU's efficiency (12-14 configurations per precision, host figures in): fp32 1.6,
+     * tf32 2.4, bf16 4.0, rounded up. Tensor-core precisions are the least known: the
+     * memory-bound ops (batch norm, pooling, layout transposes) take most of their step and
+     * the CPU's efficiency says little of them. */
+    switch (prec) {
+    case PREC_TF32: return 3;
+    case PREC_FP16:
+    case PREC_BF16: return 4;
+    default: return 2;
+    }
+}
+
 void gpu_sheet_of(const DeviceSpec *d, Precision prec, GpuSheet *out)
 {
     memset(out, 0, sizeof *out);
@@ -35,6 +50,7 @@ struct DevicePricer {
     DeviceEvidence *own; /* in the pool; NULL: none, or DP_NO_OWN */
     const CostModel *cpu;
     unsigned flags;
+    double stream_eff; /* the device's streaming bandwidth share: own, or carried over; 0: not yet */
 };
 
 /* ---- the pool: every device with evidence at the precision, fitted (fits cached) ---- */
@@ -201,14 +217,14 @@ static int load_pool(DevicePricer *p, Db *db, void (*progress)(const char *, int
     return 0;
 }
 
-DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostModel *cpu, unsigned flags,
-                      void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
-                      size_t errlen)
+DevicePricer *dp_new(const DeviceSpec *dev, Precision prec, TransferPool *pool, const CostModel *cpu, unsigned flags)
 {
     DevicePricer *p = calloc(1, sizeof *p);
-    if (!p || !(p->pool = tp_new())) {
+    if (!p)
+        return NULL;
+    p->pool = pool ? pool : tp_new();
+    if (!p->pool) {
         free(p);
-        snprintf(err, errlen, "out of memory");
         return NULL;
     }
     p->dev = *dev;
@@ -217,6 +233,20 @@ DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostM
     p->flags = flags;
     gpu_sheet_of(dev, prec, &p->sheet);
     transfer_features(dev, p->feat);
+    if (!(flags & DP_NO_OWN))
+        p->own = tp_find(p->pool, dev->name);
+    return p;
+}
+
+DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostModel *cpu, unsigned flags,
+                      void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
+                      size_t errlen)
+{
+    DevicePricer *p = dp_new(dev, prec, NULL, cpu, flags);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     if (db && load_pool(p, db, progress, ctx, err, errlen) != 0) {
         dp_free(p);
         return NULL;
@@ -299,6 +329,41 @@ static void first_word(const char *s, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)l, s);
 }
 
+/* The device's streaming bandwidth share: its own element-wise groups' where it has them,
+ * else the median of what other devices' element-wise groups carry over to it. */
+static double target_stream_eff(DevicePricer *p)
+{
+    if (p->stream_eff > 0)
+        return p->stream_eff;
+    if (p->own && dev_ev_stream_eff(p->own) > 0)
+        return p->stream_eff = dev_ev_stream_eff(p->own);
+    char(*groups)[GPU_GROUP_MAX];
+    int n;
+    if (dp_pool_groups(p, &groups, &n) != 0)
+        return 0;
+    double v[256];
+    int m = 0;
+    const int k = gpu_param_index(GF_STREAM, "e_inf");
+    for (int i = 0; i < n && m < 256; i++) {
+        GpuGroupFit f;
+        TransferInfo info;
+        if (strstr(groups[i], "@framework") || tp_params(p->pool, groups[i], p->feat, exclude_of(p), &f, &info) != 0 ||
+            f.form != GF_STREAM)
+            continue;
+        v[m++] = f.p[k];
+    }
+    free(groups);
+    if (m == 0)
+        return 0;
+    for (int i = 1; i < m; i++) /* insertion sort: a few dozen groups */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            const double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return p->stream_eff = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
 /* A group of the same form to price an op of a group nothing measured: the device's own
  * (the most points; one of the same op kind first), else the one most devices have. */
 static bool similar_group(const DevicePricer *p, const GpuShape *s, char out[GPU_GROUP_MAX], bool *own)
@@ -374,6 +439,8 @@ int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t 
         TransferInfo info;
         if (tp_params(p->pool, s.group, p->feat, exclude_of(p), &f, &info) == 0 &&
             (s.form != GF_TILES || p->sheet.sms > 0)) {
+            if (s.form == GF_ROWS && target_stream_eff(p) > 0) /* fitted against the device's own */
+                f.p[gpu_param_index(GF_ROWS, "e_inf")] = target_stream_eff(p);
             out->time_s = gpu_model_time(&s, &p->sheet, f.p);
             out->lo_s = out->time_s / (1 + f.band);
             out->hi_s = out->time_s * (1 + f.band);
@@ -415,7 +482,7 @@ int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t 
             const double eff = pr.time_s > 0 && roof_here > 0 ? fmin(1.0, roof_here / pr.time_s) : 1.0;
             out->time_s = roof / eff + p->dev.launch_s;
             out->lo_s = roof + p->dev.launch_s;
-            out->hi_s = 2 * out->time_s;
+            out->hi_s = dp_cpu_band_factor(p->prec) * out->time_s;
             out->source = DP_CPU;
             return 0;
         }

@@ -34,6 +34,9 @@ typedef struct {
     char from[GPU_GROUP_MAX]; /* transfer: the nearest source device; similar: the group used */
 } DevPrice;
 
+/* The band's upper end over a price from this CPU's efficiency, at a precision. */
+double dp_cpu_band_factor(Precision prec);
+
 /* The forms' view of a device's sheet at a precision (gpu_model.h): its peak (at fp32 the
  * lanes a GEMM can use), bandwidth, SMs, L2. */
 void gpu_sheet_of(const DeviceSpec *d, Precision prec, GpuSheet *out);
@@ -50,6 +53,9 @@ DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostM
                       void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
                       size_t errlen);
 void dp_free(DevicePricer *p);
+/* The same over a pool built by the caller (owned from now on; NULL: an empty one): for
+ * tests and in-memory use. */
+DevicePricer *dp_new(const DeviceSpec *dev, Precision prec, TransferPool *pool, const CostModel *cpu, unsigned flags);
 /* Whether the device or others have evidence at its precision (else only the CPU's
  * efficiency or the roofline price it). */
 bool dp_has_evidence(const DevicePricer *p);

@@ -67,6 +67,16 @@ int gpu_form_nparams(GpuForm f)
     return n;
 }
 
+int gpu_param_index(GpuForm f, const char *name)
+{
+    int n;
+    const Param *p = params_of(f, &n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(p[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
 const char *gpu_param_name(GpuForm f, int i)
 {
     int n;
@@ -270,6 +280,9 @@ typedef struct {
     GpuForm form;
     int np;
     const Param *par;
+    int nfree;
+    int free_idx[GPU_PARAMS_MAX]; /* the search coordinates' parameters */
+    double base[GPU_PARAMS_MAX];  /* every parameter; the fixed ones keep these values */
 } FitData;
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -306,8 +319,9 @@ static double loss(const gsl_vector *x, void *ctx)
 {
     const FitData *f = ctx;
     double p[GPU_PARAMS_MAX];
-    for (int i = 0; i < f->np; i++)
-        p[i] = from_search(&f->par[i], gsl_vector_get(x, (size_t)i));
+    memcpy(p, f->base, sizeof p);
+    for (int i = 0; x && i < f->nfree; i++)
+        p[f->free_idx[i]] = from_search(&f->par[f->free_idx[i]], gsl_vector_get(x, (size_t)i));
     const double delta = 0.1; /* Huber: quadratic within 10%, linear beyond (outliers) */
     double sum = 0;
     for (int i = 0; i < f->n; i++) {
@@ -320,13 +334,16 @@ static double loss(const gsl_vector *x, void *ctx)
 
 static double minimise(FitData *f, double *p)
 {
-    gsl_vector *x = gsl_vector_alloc((size_t)f->np), *step = gsl_vector_alloc((size_t)f->np);
-    for (int i = 0; i < f->np; i++) {
-        gsl_vector_set(x, (size_t)i, to_search(&f->par[i], p[i]));
+    memcpy(f->base, p, sizeof f->base);
+    if (f->nfree == 0)
+        return loss(NULL, f);
+    gsl_vector *x = gsl_vector_alloc((size_t)f->nfree), *step = gsl_vector_alloc((size_t)f->nfree);
+    for (int i = 0; i < f->nfree; i++) {
+        gsl_vector_set(x, (size_t)i, to_search(&f->par[f->free_idx[i]], p[f->free_idx[i]]));
         gsl_vector_set(step, (size_t)i, 1.0);
     }
-    gsl_multimin_function fn = {.n = (size_t)f->np, .f = loss, .params = f};
-    gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)f->np);
+    gsl_multimin_function fn = {.n = (size_t)f->nfree, .f = loss, .params = f};
+    gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)f->nfree);
     gsl_multimin_fminimizer_set(m, &fn, x, step);
     for (int it = 0; it < 4000; it++) {
         if (gsl_multimin_fminimizer_iterate(m) != 0)
@@ -335,15 +352,15 @@ static double minimise(FitData *f, double *p)
             break;
     }
     const double best = m->fval;
-    for (int i = 0; i < f->np; i++)
-        p[i] = from_search(&f->par[i], gsl_vector_get(m->x, (size_t)i));
+    for (int i = 0; i < f->nfree; i++)
+        p[f->free_idx[i]] = from_search(&f->par[f->free_idx[i]], gsl_vector_get(m->x, (size_t)i));
     gsl_multimin_fminimizer_free(m);
     gsl_vector_free(x);
     gsl_vector_free(step);
     return best;
 }
 
-double gpu_model_fit(const GpuShape *s, const double *t, int n, const GpuSheet *h, double *p)
+double gpu_model_fit(const GpuShape *s, const double *t, int n, const GpuSheet *h, const double *fixed, double *p)
 {
     if (n <= 0)
         return -1;
@@ -368,8 +385,12 @@ double gpu_model_fit(const GpuShape *s, const double *t, int n, const GpuSheet *
         lt[k] = log(t[i]);
     }
     FitData f = {.s = ss, .logt = lt, .n = k, .h = h, .form = form, .np = np, .par = par};
-    for (int i = 0; i < np; i++)
-        p[i] = par[i].start;
+    for (int i = 0; i < np; i++) {
+        const bool fix = fixed && !isnan(fixed[i]);
+        p[i] = fix ? fixed[i] : par[i].start;
+        if (!fix)
+            f.free_idx[f.nfree++] = i;
+    }
     double best = minimise(&f, p);
     /* restarts from the best point: the simplex shrinks onto a floor's edge */
     for (int r = 0; r < 2; r++) {

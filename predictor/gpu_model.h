@@ -38,7 +38,7 @@ int gpu_form_parse(const char *s, GpuForm *out);
 
 enum { GPU_PARAMS_MAX = 8, GPU_GROUP_MAX = 48 };
 /* The forms' version: fits stored under another are made again (device_price.c). */
-#define GPU_MODEL_VERSION "gm2"
+#define GPU_MODEL_VERSION "gm3"
 
 /* What the forms read of a device's sheet, at one precision. */
 typedef struct {
@@ -82,8 +82,10 @@ double gpu_model_time(const GpuShape *s, const GpuSheet *h, const double *p);
 /* Fits the parameters of one group to n observed times (seconds) of shapes s[] on sheet h:
  * the parameters that minimise a robust (Huber, 10%) loss of the log time ratio, within
  * their bounds (GSL's Nelder-Mead simplex: the tiling's floors make the time piecewise).
- * Fills p and returns the mean absolute relative error of the fit over the points; -1 if
- * n is 0. */
-double gpu_model_fit(const GpuShape *s, const double *t, int n, const GpuSheet *h, double *p);
+ * fixed (may be NULL) holds parameters not to fit (NAN for those to fit). Fills p and
+ * returns the mean absolute relative error of the fit over the points; -1 if n is 0. */
+double gpu_model_fit(const GpuShape *s, const double *t, int n, const GpuSheet *h, const double *fixed, double *p);
+/* The index of the parameter named `name` in form f, -1 if none. */
+int gpu_param_index(GpuForm f, const char *name);
 
 #endif

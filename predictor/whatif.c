@@ -13,24 +13,12 @@ double whatif_host_op_s(const DeviceSpec *d, OpKind kind)
     return kind == OP_CONV2D || kind == OP_BATCHNORM ? d->host_conv_op_s : d->host_op_s;
 }
 
-double whatif_band_factor(Precision prec)
-{
-    /* The largest measured / estimated step on an H200 (stop 34, 12-14 configurations per
-     * precision, host figures in): fp32 1.6, tf32 2.4, bf16 4.0, rounded up. Tensor-core
-     * precisions are the least known: the memory-bound ops (batch norm, pooling, layout
-     * transposes) take most of their step and the CPU's efficiency says little of them. */
-    switch (prec) {
-    case PREC_TF32: return 3;
-    case PREC_FP16:
-    case PREC_BF16: return 4;
-    default: return 2;
-    }
-}
+double whatif_band_factor(Precision prec) { return dp_cpu_band_factor(prec); }
 
-int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
-                       char *err, size_t errlen)
+int whatif_device_step(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
+                       DeviceStep *out, char *err, size_t errlen)
 {
-    return whatif_device_ops(p, cm, d, prec, out, NULL, err, errlen);
+    return whatif_device_ops(p, cm, dp, d, prec, out, NULL, err, errlen);
 }
 
 int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_t errlen)
@@ -52,19 +40,19 @@ int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_
     return 0;
 }
 
-int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
-                      double *op_s, char *err, size_t errlen)
+int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
+                      DeviceStep *out, double *op_s, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (whatif_check_precision(d, prec, err, errlen) != 0)
         return -1;
-    const double peak_dev = d->peak_flops[prec];
-    double peak_here, bw_here;
-    cm_limits(cm, &peak_here, &bw_here);
+    if ((d->calibrated && !cm) || (!d->calibrated && !dp)) {
+        snprintf(err, errlen, "internal: %s priced without its %s", d->name,
+                 d->calibrated ? "calibration" : "device pricer");
+        return -1;
+    }
     const double byte_scale = precision_bytes(prec) / 4.0;
-    /* this machine: priced as `predict` prices it, with the cache model; a spec-sheet device
-     * from the cold prices (its efficiency against this machine's DRAM roofline, carried to
-     * the device's own roofline: its caches are not modelled) */
+    /* this machine: priced as `predict` prices it, with the cache model */
     double *cached = NULL, *shared = NULL; /* shared: the bytes written over the other core's lines */
     if (d->calibrated) {
         const size_t nslots = (size_t)(p->nops > 0 ? p->nops : 1);
@@ -80,29 +68,35 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, P
     }
     for (int i = 0; i < p->nops; i++) {
         const OpDesc *od = &p->ops[i].desc;
-        OpPrice pr;
-        if (cm_price_cached(cm, od, cached ? cached[i] : 0.0, &pr, err, errlen) != 0) {
-            free(cached);
-            return -1;
-        }
         double t, lo, hi, roof_dev = 0;
         if (d->calibrated) {
+            OpPrice pr;
+            if (cm_price_cached(cm, od, cached[i], &pr, err, errlen) != 0) {
+                free(cached);
+                return -1;
+            }
             const double extra = pred_shared_write_extra_s(p, cm, i, shared[i]);
             pr.time_s += extra;
             t = pr.time_s, lo = pr.lo_s + extra, hi = pr.hi_s + extra;
+            out->roofline_s += pr.time_s;
         } else {
+            DevPrice pr;
+            if (dp_price(dp, od, &pr, err, errlen) != 0)
+                return -1;
             const OpCost c = op_cost(od);
-            double roof_here = fmax(peak_here > 0 ? c.flops / peak_here : 0, bw_here > 0 ? c.bytes / bw_here : 0);
-            double eff = pr.time_s > 0 && roof_here > 0 ? fmin(1.0, roof_here / pr.time_s) : 1.0;
-            roof_dev = fmax(c.flops / peak_dev, c.bytes * byte_scale / d->mem_Bps);
+            roof_dev = fmax(d->peak_flops[prec] > 0 ? c.flops / d->peak_flops[prec] : 0,
+                            d->mem_Bps > 0 ? c.bytes * byte_scale / d->mem_Bps : 0);
             const double host = whatif_host_op_s(d, od->kind);
-            t = fmax(roof_dev / eff + d->launch_s, host);
-            lo = fmax(roof_dev + d->launch_s, host);
-            hi = whatif_band_factor(prec) * t;
+            t = fmax(pr.time_s, host);
+            lo = fmax(pr.lo_s, host);
+            hi = fmax(pr.hi_s, host);
+            if (host > pr.time_s)
+                out->host_bound++;
+            out->priced_by[pr.source]++;
+            out->roofline_s += roof_dev;
         }
         if (op_s)
             op_s[i] = t;
-        out->roofline_s += d->calibrated ? pr.time_s : roof_dev;
         out->compute_s += t, out->lo_s += lo, out->hi_s += hi;
         switch (od->phase) {
         case PHASE_FWD: out->fwd_s += t; break;

@@ -1,17 +1,18 @@
 /* predictor/whatif.h — predictions for systems that exist only as spec sheets, and their
  * data-parallel scaling over nodes.
  *
- * How an uncalibrated device is priced: every op is first priced on this machine from its
- * calibration (predict.h), which gives this machine's efficiency at that op against its own
- * roofline, e = max(FLOPs / peak, bytes / DRAM bandwidth) / t_here (at most 1). The op on
- * the device is assumed to reach the same efficiency against the device's roofline at the
- * chosen precision (peak FLOP/s of that precision; fp16/bf16 move half the bytes), plus the
- * device's per-kernel launch overhead, and no less than the host's time for the op in the
- * framework that drives the device (an eager framework issues each op from Python through
- * autograd; where that takes longer than the kernel, the device waits):
- *     t_device = max(FLOPs / peak_device[prec], bytes * bytes_per_value / 4 / bw_device) / e + launch
+ * How a device that is not this machine is priced: every op by device_price.h, from the
+ * best evidence there is (the device's own measurements, other devices' carried over by
+ * their sheets, a similar op's, and only last this machine's efficiency carried to the
+ * device's roofline), and no less than the host's time for the op in the framework that
+ * drives the device (an eager framework issues each op from Python through autograd;
+ * where that takes longer than the kernel, the device waits):
  *     t_op     = max(t_device, host_op)      host_op: per conv/batch-norm op, or any other op
  *     step     = sum of t_op + host_step     (loss, zero_grad, the optimizer's call)
+ * This machine's efficiency, where it is what prices an op: its time here against this
+ * machine's roofline, e = max(FLOPs / peak, bytes / DRAM bandwidth) / t_here (at most 1),
+ * carried to the device's roofline at the precision plus its launch overhead:
+ *     t_device = max(FLOPs / peak_device[prec], bytes * bytes_per_value / 4 / bw_device) / e + launch
  * The host figures come from the device sheet, defaulting for a GPU to PyTorch eager as
  * measured (system.c); `--no-host` zeroes them (a compiled or graph-captured step).
  * The band runs from the device's roofline (every op at efficiency 1, with the host floor)
@@ -32,6 +33,7 @@
 
 #include "models/plan.h"
 #include "predictor/comm_model.h"
+#include "predictor/device_price.h"
 #include "predictor/predict.h"
 #include "predictor/system.h"
 
@@ -41,6 +43,8 @@ typedef struct {
     double mem_bytes;              /* the plan's memory per device */
     bool fits;                     /* mem_bytes <= the device's capacity */
     double roofline_s;             /* the device's roofline of the plan (every op at efficiency 1) */
+    int priced_by[DP_SOURCE_COUNT];/* a device that is not this machine: its ops by what priced them */
+    int host_bound;                /* ops whose host time exceeds their device time */
 } DeviceStep;
 
 /* 0 if device d has a peak at prec (this machine: fp32 only), else -1 with err naming the
@@ -52,13 +56,14 @@ double whatif_host_op_s(const DeviceSpec *d, OpKind kind);
 /* The band's upper end over the estimate at this precision (uncalibrated devices). */
 double whatif_band_factor(Precision prec);
 
-/* Prices plan p on device d at precision prec from this machine's cost model. Returns 0,
- * or -1 with err (an op the calibration cannot price, a precision the device lacks). */
-int whatif_device_step(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
-                       char *err, size_t errlen);
+/* Prices plan p on device d at precision prec: this machine (d->calibrated) from its cost
+ * model cm, any other device from dp (device_price.h, opened for d at prec). Returns 0, or
+ * -1 with err (an op nothing can price, a precision the device lacks). */
+int whatif_device_step(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
+                       DeviceStep *out, char *err, size_t errlen);
 /* The same, with each op's device time in op_s[0..p->nops) (for per-layer splits). */
-int whatif_device_ops(const Plan *p, const CostModel *cm, const DeviceSpec *d, Precision prec, DeviceStep *out,
-                      double *op_s, char *err, size_t errlen);
+int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
+                      DeviceStep *out, double *op_s, char *err, size_t errlen);
 
 /* The system's communication as CommParams (this machine's fitted links for the intra
  * part of a calibrated device when comm is given). */

@@ -36,7 +36,7 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 # Shell tests (CLI end to end; MPI jobs): one "ok NAME" / "FAIL NAME: why" line each.
-for sh_test in tests/test_cli.sh tests/test_systems.sh tests/test_mpi.sh; do
+for sh_test in tests/test_cli.sh tests/test_systems.sh tests/test_gpu.sh tests/test_mpi.sh; do
     name=$(basename "$sh_test")
     start=$(date +%s)
     BUILD="$BUILD" sh "$sh_test" >"$log" 2>&1

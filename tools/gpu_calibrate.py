@@ -431,6 +431,8 @@ def main(argv=None):
     ap.add_argument("--max-reps", type=int, default=500)
     ap.add_argument("--framework-rows", action="store_true", help="also a 'framework' row per op (wall clock)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device-name", help="the device column's name (default: what PyTorch calls the GPU; "
+                                          "dlperf import matches it with the sheet's name and aliases)")
     a = ap.parse_args(argv)
     try:
         import torch
@@ -460,6 +462,8 @@ def main(argv=None):
     else:
         name = "cpu"
         framework = "PyTorch %s, CPU" % torch.__version__
+    if a.device_name:
+        name = a.device_name
     timer = Timer(torch, a.device)
     out = sys.stdout if a.out == "-" else open(a.out, "w", newline="")
     w = csv.writer(out)

@@ -1,0 +1,279 @@
+/* tests/test_gpu.c — the GPU pricing of predictor/: the kernel forms, their fit, a device's
+ * evidence (exact and fitted), the transfer between devices on a small synthetic set of
+ * devices (each device's times made by the forms from one set of parameters in its own
+ * sheet's units, so a transfer that works recovers a left-out device), and the order of
+ * evidence (own, transfer, similar, this CPU's efficiency, roofline). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predictor/device_evidence.h"
+#include "predictor/device_price.h"
+#include "predictor/device_transfer.h"
+#include "predictor/gpu_model.h"
+#include "tests/testutil.h"
+
+static GpuSheet sheet(double tflops, double gbs, int sms)
+{
+    return (GpuSheet){.peak_flops = tflops * 1e12, .bw_Bps = gbs * 1e9, .l2_bytes = 40.0 * 1048576, .sms = sms,
+                      .byte_scale = 1.0};
+}
+
+/* the parameters every synthetic device's times are made with */
+static void truth_params(GpuForm f, double *p)
+{
+    for (int i = 0; i < gpu_form_nparams(f); i++) {
+        double lo, hi, start;
+        gpu_param_bounds(f, i, &lo, &hi, &start);
+        p[i] = start;
+    }
+    if (f == GF_TILES) {
+        p[gpu_param_index(f, "u")] = 0.85;
+        p[gpu_param_index(f, "s")] = 1.0; /* no power limit */
+    }
+}
+
+static double noisy(double t, TuRng *r) { return t * (1.0 + 0.02 * (tu_rng_uniform(r) - 0.5)); }
+
+static void test_forms_are_sane(void **state)
+{
+    (void)state;
+    const GpuSheet h = sheet(19.5, 1555, 108);
+    double p[GPU_PARAMS_MAX];
+    truth_params(GF_TILES, p);
+    GpuShape s;
+    double prev = 0;
+    for (int n = 256; n <= 8192; n *= 2) { /* a larger GEMM takes longer, at most the peak's speed */
+        const OpDesc d = op_gemm(PHASE_FWD, n, n, n, false, false, 0.0f);
+        assert_true(gpu_shape(&d, 1.0, &s));
+        assert_int_equal(s.form, GF_TILES);
+        const double t = gpu_model_time(&s, &h, p);
+        assert_true(t > prev);
+        assert_true(t >= s.flops / h.peak_flops);
+        prev = t;
+    }
+    /* one more tile row than the SMs hold makes a second wave */
+    const OpDesc a = op_bmm(PHASE_FWD, 108, 128, 128, 1024, false, false, 0.0f);
+    const OpDesc b = op_bmm(PHASE_FWD, 109, 128, 128, 1024, false, false, 0.0f);
+    GpuShape sa, sb;
+    gpu_shape(&a, 1.0, &sa);
+    gpu_shape(&b, 1.0, &sb);
+    assert_true(gpu_model_time(&sb, &h, p) > 1.5 * gpu_model_time(&sa, &h, p));
+    /* a memory-bound op follows the bandwidth */
+    double q[GPU_PARAMS_MAX];
+    truth_params(GF_STREAM, q);
+    const OpDesc e = op_binary(PHASE_FWD, BIN_ADD, (size_t)1 << 28);
+    assert_true(gpu_shape(&e, 1.0, &s));
+    assert_int_equal(s.form, GF_STREAM);
+    const double te = gpu_model_time(&s, &h, q);
+    assert_true(te > s.bytes / h.bw_Bps && te < 3 * s.bytes / h.bw_Bps);
+    /* half precision moves half the bytes */
+    GpuShape s2;
+    gpu_shape(&e, 0.5, &s2);
+    assert_true(fabs(s2.bytes - 0.5 * s.bytes) < 1.0);
+    /* the microbenchmark-only kinds have no form */
+    const OpDesc m = op_peak_fma(1, 192);
+    assert_false(gpu_shape(&m, 1.0, &s));
+}
+
+/* times of a set of GEMMs and element-wise ops on sheet h, made by the forms at the true
+ * parameters, 2% noise */
+static DeviceEvidence *synthetic_device(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too)
+{
+    DeviceEvidence *e = dev_ev_new(name, h);
+    TuRng r = tu_rng(seed);
+    double p[GPU_PARAMS_MAX], q[GPU_PARAMS_MAX];
+    truth_params(GF_TILES, p);
+    truth_params(GF_STREAM, q);
+    for (int i = 0; i < 300; i++) {
+        const int m = 32 << tu_rng_below(&r, 7), n = 32 << tu_rng_below(&r, 7), k = 32 << tu_rng_below(&r, 7);
+        const OpDesc d = op_gemm(PHASE_FWD, m, n, k, false, false, 0.0f);
+        GpuShape s;
+        gpu_shape(&d, 1.0, &s);
+        assert_int_equal(dev_ev_add(e, &d, noisy(gpu_model_time(&s, h, p), &r), 0, 0, false), 0);
+    }
+    for (int i = 0; stream_too && i < 40; i++) {
+        const OpDesc d = op_binary(PHASE_FWD, BIN_ADD, (size_t)1 << (10 + i % 18));
+        GpuShape s;
+        gpu_shape(&d, 1.0, &s);
+        assert_int_equal(dev_ev_add(e, &d, noisy(gpu_model_time(&s, h, q), &r), 0, 0, false), 0);
+    }
+    dev_ev_fit(e);
+    return e;
+}
+
+static void test_own_evidence_exact_and_fitted(void **state)
+{
+    (void)state;
+    const GpuSheet h = sheet(14, 900, 80);
+    DeviceEvidence *e = synthetic_device("synth-a", &h, 7, true);
+    const GpuGroupFit *g = dev_ev_group(e, "gemm");
+    assert_non_null(g);
+    assert_true(g->fit_err < 0.03); /* the forms recover their own times */
+    /* a measured key is priced by its measurement */
+    const OpDesc d = op_gemm(PHASE_FWD, 100, 200, 300, false, false, 0.0f);
+    assert_int_equal(dev_ev_add(e, &d, 1.234e-3, 0, 0, false), 0);
+    dev_ev_fit(e);
+    double t, lo, hi;
+    EvSource src;
+    assert_int_equal(dev_ev_price(e, &d, &t, &lo, &hi, &src), 0);
+    assert_int_equal(src, EV_EXACT);
+    assert_true(fabs(t - 1.234e-3) < 1e-12 && lo <= t && t <= hi);
+    /* a backward key is the same kernel whatever its accumulate flag says */
+    char k1[OP_KEY_MAX], k2[OP_KEY_MAX];
+    OpDesc c = op_conv2d(PHASE_BWD_DATA, 8, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1), c2 = c;
+    c2.u.conv.accumulate = false;
+    dev_ev_key(&c, k1);
+    dev_ev_key(&c2, k2);
+    assert_string_equal(k1, k2);
+    /* an unseen shape is fitted, within a few percent of the truth */
+    const OpDesc u = op_gemm(PHASE_FWD, 1500, 700, 2500, false, false, 0.0f);
+    assert_int_equal(dev_ev_price(e, &u, &t, &lo, &hi, &src), 0);
+    assert_int_equal(src, EV_FITTED);
+    double p[GPU_PARAMS_MAX];
+    truth_params(GF_TILES, p);
+    GpuShape s;
+    gpu_shape(&u, 1.0, &s);
+    const double want = gpu_model_time(&s, &h, p);
+    if (fabs(t / want - 1) > 0.05)
+        fail_msg("unseen GEMM fitted %.4g s, truth %.4g s", t, want);
+    /* a group the device never measured: not its evidence */
+    const OpDesc ln = op_layernorm(PHASE_FWD, 1024, 768, 1e-5f);
+    assert_int_equal(dev_ev_price(e, &ln, &t, &lo, &hi, &src), 1);
+    dev_ev_free(e);
+}
+
+static void features_of(double tflops, double gbs, int sms, int year, double f[TF_COUNT])
+{
+    DeviceSpec d = {.gpu = true, .year = year, .sm_count = sms, .mem_Bps = gbs * 1e9, .l2_bytes = 40.0 * 1048576,
+                    .tdp_w = 300};
+    d.peak_flops[PREC_FP32] = tflops * 1e12;
+    snprintf(d.memory_type, sizeof d.memory_type, "HBM2");
+    transfer_features(&d, f);
+}
+
+static void test_transfer_recovers_a_left_out_device(void **state)
+{
+    (void)state;
+    /* four devices whose times all follow the same parameters in their own sheet's units */
+    static const struct {
+        const char *name;
+        double tflops, gbs;
+        int sms, year;
+    } devs[] = {{"synth-p", 9.3, 732, 56, 2016}, {"synth-v", 14, 900, 80, 2017}, {"synth-a", 19.5, 1555, 108, 2020},
+                {"synth-h", 60, 3350, 132, 2022}};
+    TransferPool *pool = tp_new();
+    for (size_t i = 0; i < 3; i++) {
+        const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
+        double f[TF_COUNT];
+        features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
+        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 100 + i, true), f), 0);
+    }
+    /* the fourth has no evidence: its GEMMs come from the other three's, carried by its sheet */
+    const GpuSheet h4 = sheet(devs[3].tflops, devs[3].gbs, devs[3].sms);
+    double f4[TF_COUNT];
+    features_of(devs[3].tflops, devs[3].gbs, devs[3].sms, devs[3].year, f4);
+    GpuGroupFit g;
+    TransferInfo info;
+    assert_int_equal(tp_params(pool, "gemm", f4, NULL, &g, &info), 0);
+    assert_int_equal(info.sources, 3);
+    assert_true(info.loo_err < 0.05); /* each of the three predicted from the other two */
+    double p[GPU_PARAMS_MAX];
+    truth_params(GF_TILES, p);
+    TuRng r = tu_rng(5);
+    double err = 0;
+    for (int i = 0; i < 50; i++) {
+        const OpDesc d = op_gemm(PHASE_FWD, 64 << tu_rng_below(&r, 6), 64 << tu_rng_below(&r, 6),
+                                 64 << tu_rng_below(&r, 6), false, false, 0.0f);
+        GpuShape s;
+        gpu_shape(&d, 1.0, &s);
+        err += fabs(gpu_model_time(&s, &h4, g.p) / gpu_model_time(&s, &h4, p) - 1);
+    }
+    if (err / 50 > 0.05)
+        fail_msg("transferred GEMMs %.1f%% off the left-out device's truth", 100 * err / 50);
+    /* leaving a device out: it is not among the sources, and its own fit is not used */
+    assert_int_equal(tp_params(pool, "gemm", f4, "synth-a", &g, &info), 0);
+    assert_int_equal(info.sources, 2);
+    assert_string_not_equal(info.nearest, "synth-a");
+    /* a group no device has */
+    assert_int_equal(tp_params(pool, "layernorm fwd", f4, NULL, &g, &info), 1);
+    tp_free(pool);
+}
+
+/* The order of evidence through the device pricer: the device's own measurements first,
+ * then other devices' of the op's group, then a similar group's, and with nothing of the
+ * op's form, the roofline; leaving the device's own out prices it from the others. */
+static void test_order_of_evidence(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double tflops, gbs;
+        int sms, year;
+        bool stream;
+    } devs[] = {{"synth-v", 14, 900, 80, 2017, true}, {"synth-a", 19.5, 1555, 108, 2020, true},
+                {"synth-target", 60, 3350, 132, 2022, false}};
+    TransferPool *pool = tp_new();
+    for (size_t i = 0; i < 3; i++) {
+        const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
+        double f[TF_COUNT];
+        features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
+        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f), 0);
+    }
+    DeviceSpec dev = {.gpu = true, .year = 2022, .sm_count = 132, .mem_Bps = 3350e9, .l2_bytes = 40.0 * 1048576,
+                      .launch_s = 5e-6, .tdp_w = 300};
+    snprintf(dev.name, sizeof dev.name, "synth-target");
+    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
+    dev.peak_flops[PREC_FP32] = 60e12;
+    char err[256];
+    DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    assert_non_null(p);
+    assert_true(dp_has_evidence(p));
+    DevPrice pr;
+    const OpDesc g = op_gemm(PHASE_FWD, 1000, 1000, 1000, false, false, 0.0f);
+    assert_int_equal(dp_price(p, &g, &pr, err, sizeof err), 0);
+    assert_int_equal(pr.source, DP_FITTED); /* its own GEMMs */
+    const OpDesc add = op_binary(PHASE_FWD, BIN_ADD, 1u << 24);
+    assert_int_equal(dp_price(p, &add, &pr, err, sizeof err), 0);
+    assert_int_equal(pr.source, DP_TRANSFER); /* no element-wise evidence of its own */
+    const OpDesc mul = op_binary(PHASE_FWD, BIN_MUL, 1u << 24);
+    assert_int_equal(dp_price(p, &mul, &pr, err, sizeof err), 0);
+    assert_int_equal(pr.source, DP_SIMILAR); /* nobody measured a mul: priced like the add */
+    assert_string_equal(pr.from, "binary fwd add");
+    const OpDesc ln = op_layernorm(PHASE_FWD, 1024, 768, 1e-5f);
+    assert_int_equal(dp_price(p, &ln, &pr, err, sizeof err), 0);
+    assert_int_equal(pr.source, DP_ROOFLINE); /* no row reduction anywhere, no CPU calibration */
+    assert_true(pr.hi_s >= 3.9 * pr.time_s);
+    dp_free(p);
+    /* its own left out: the GEMMs come from the other two */
+    pool = tp_new();
+    for (size_t i = 0; i < 3; i++) {
+        const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
+        double f[TF_COUNT];
+        features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
+        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f), 0);
+    }
+    p = dp_new(&dev, PREC_FP32, pool, NULL, DP_NO_OWN);
+    assert_int_equal(dp_price(p, &g, &pr, err, sizeof err), 0);
+    assert_int_equal(pr.source, DP_TRANSFER);
+    assert_string_not_equal(pr.from, "synth-target");
+    dp_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_forms_are_sane),
+        cmocka_unit_test(test_own_evidence_exact_and_fitted),
+        cmocka_unit_test(test_transfer_recovers_a_left_out_device),
+        cmocka_unit_test(test_order_of_evidence),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

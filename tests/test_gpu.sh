@@ -1,0 +1,220 @@
+#!/bin/sh
+# tests/test_gpu.sh — GPU evidence end to end: `dlperf import` of every format (dlperf's own
+# CSV, NeuSight's, DeepBench's, CDE's) from small files written here, every kind of refused
+# row (FILE:LINE, the field, nothing imported), `calibrate --show --device`, `validate
+# --device` against measurements, `predict --system` priced from GPU evidence without any
+# calibration of this machine, and tools/gpu_calibrate.py on PyTorch's CPU device (skipped,
+# saying so, where PyTorch is absent). Prints "ok NAME" or "FAIL NAME: why" per check.
+BUILD=${BUILD:-build}
+. tests/shlib.sh
+
+calibrations() { sqlite3 "$1" "SELECT count(*) FROM calibration WHERE device != ''" 2>/dev/null || echo 0; }
+
+# ---- dlperf's own CSV ----
+DB1="$T/own.db"
+cat >"$T/own.csv" <<'EOF'
+# a GPU timed by tools/gpu_calibrate.py
+key,precision,time_ms,min_ms,max_ms,stddev_ms,reps,framework,scope,device
+gemm m=1024 n=1024 k=1024 ta=0 tb=0 beta=0,fp32,0.25,0.24,0.27,0.01,20,PyTorch 2.4,kernel,NVIDIA A100-PCIE-40GB
+gemm m=2048 n=2048 k=2048 ta=0 tb=0 beta=0,fp32,1.9,1.85,2.0,0.02,20,PyTorch 2.4,kernel,NVIDIA A100-PCIE-40GB
+gemm m=1024 n=1024 k=1024 ta=0 tb=0 beta=0,fp32,0.26,,,,20,PyTorch 2.4,kernel,NVIDIA A100-PCIE-40GB
+"binary fwd add count=16777216 acc=0",fp32,0.16,,,,20,PyTorch 2.4,kernel,NVIDIA A100-PCIE-40GB
+gemm m=1024 n=1024 k=1024 ta=0 tb=0 beta=0,fp16,0.02,,,,20,PyTorch 2.4,kernel,NVIDIA A100-PCIE-40GB
+gemm m=512 n=512 k=512 ta=0 tb=0 beta=0,fp32,0.05,,,,20,PyTorch 2.4,kernel,Tesla T4
+EOF
+run import-own 0 "$DLPERF" import "$T/own.csv" --device a100-pcie-40gb --db "$DB1"
+expect import-own "$T/out" "imported 4 measurements of a100-pcie-40gb"
+expect import-own-merged "$T/out" "1 repeating a key"
+expect import-own-skipped "$T/out" "1 of other devices"
+[ "$(sqlite3 "$DB1" "SELECT count(*) FROM calibration WHERE device = 'a100-pcie-40gb'")" = 2 ] &&
+    ok import-own-one-calibration-per-precision || fail import-own-one-calibration-per-precision "$(sql "SELECT * FROM calibration")"
+[ "$(sqlite3 "$DB1" "SELECT source FROM measurement WHERE key LIKE 'binary%'")" = "own.csv:6" ] &&
+    ok import-own-source-line || fail import-own-source-line "$(sqlite3 "$DB1" "SELECT source FROM measurement")"
+[ "$(sqlite3 "$DB1" "SELECT round(median_s * 1e6) FROM measurement WHERE key LIKE 'gemm m=1024%' AND calibration_id IN (SELECT id FROM calibration WHERE precision = 'fp32')")" = 255.0 ] &&
+    ok import-own-median-of-repeats || fail import-own-median-of-repeats "$(sqlite3 "$DB1" "SELECT key, median_s FROM measurement")"
+run import-own-json 0 "$DLPERF" import "$T/own.csv" --device a100-pcie-40gb --db "$DB1" --dry-run --json
+[ "$(json "json_extract(j, '\$.measurements')")" = 4 ] && [ "$(json "json_extract(j, '\$.dry_run')")" = 1 ] &&
+    ok import-dry-run-json || fail import-dry-run-json "$(cat "$T/out")"
+[ "$(calibrations "$DB1")" = 2 ] && ok import-dry-run-writes-nothing || fail import-dry-run-writes-nothing "$(calibrations "$DB1")"
+
+# refused rows: FILE:LINE, the field, what would be valid, and nothing imported
+bad_row() { # NAME ROW EXPECTED
+    printf 'key,precision,time_ms\ngemm m=8 n=8 k=8 ta=0 tb=0 beta=0,fp32,0.01\n%s\n' "$2" >"$T/bad.csv"
+    before=$(calibrations "$DB1")
+    run "import-refuses-$1" 2 "$DLPERF" import "$T/bad.csv" --device a100-pcie-40gb --db "$DB1" &&
+        expect "import-refuses-$1" "$T/err" "$3" && one_line "import-refuses-$1"
+    [ "$(calibrations "$DB1")" = "$before" ] && ok "import-refuses-$1-nothing-written" ||
+        fail "import-refuses-$1-nothing-written" "$(calibrations "$DB1") calibrations, were $before"
+}
+bad_row key 'gemm m=8 n=8,fp32,0.01' "bad.csv:3: field 'key'"
+bad_row precision 'gemm m=8 n=8 k=8 ta=0 tb=0 beta=0,int8,0.01' "bad.csv:3: field 'precision' = 'int8': expected fp64, fp32"
+bad_row time 'gemm m=8 n=8 k=8 ta=0 tb=0 beta=0,fp32,-3' "bad.csv:3: field 'time_ms' = '-3': expected a time in milliseconds"
+bad_row time-text 'gemm m=8 n=8 k=8 ta=0 tb=0 beta=0,fp32,fast' "bad.csv:3: field 'time_ms' = 'fast'"
+bad_row quote '"gemm m=8 n=8 k=8 ta=0 tb=0 beta=0,fp32,0.01' "bad.csv:3: a quoted field is not closed"
+printf 'key,precision,time_ms,colour\n' >"$T/bad.csv"
+run import-refuses-column 2 "$DLPERF" import "$T/bad.csv" --device a100-pcie-40gb --db "$DB1" &&
+    expect import-refuses-column "$T/err" "unknown column 'colour'"
+run import-needs-device 2 "$DLPERF" import "$T/own.csv" --db "$DB1" && expect import-needs-device "$T/err" "--device NAME is required"
+run import-unknown-device 2 "$DLPERF" import "$T/own.csv" --device gtx-9999 --db "$DB1" &&
+    expect import-unknown-device "$T/err" "--device gtx-9999" && one_line import-unknown-device
+run import-unknown-format 2 "$DLPERF" import "$T/own.csv" --device t4 --format xlsx --db "$DB1" &&
+    expect import-unknown-format "$T/err" "expected dlperf, neusight, deepbench or cde"
+run import-missing-file 2 "$DLPERF" import "$T/nothing.csv" --device t4 --db "$DB1" && expect import-missing-file "$T/err" "cannot be read"
+run import-no-row 2 "$DLPERF" import "$T/own.csv" --device v100-pcie-32gb --db "$DB1" &&
+    expect import-no-row "$T/err" "no row of v100-pcie-32gb to import"
+printf 'colour,size\nred,3\n' >"$T/what.csv"
+run import-unknown-header 2 "$DLPERF" import "$T/what.csv" --device t4 --db "$DB1" &&
+    expect import-unknown-header "$T/err" "the header names no format dlperf reads"
+
+# ---- NeuSight's files (two devices in one file, as its test files are) ----
+DB2="$T/neusight.db"
+H='OPName,Latency,Device,Torch Version,CUDNN Version,Kernel Name,Warps per SM,Blocks per SM,Grid x,Grid y,Grid z,Block x,Block y,Block z,CUDA Version'
+{
+    echo "$H,Kernels,B,M,N,K"
+    echo 'bmm,0.2386,Tesla T4,p2.1.0,8902,"volta_sgemm_128x64_nn, with a comma",1,1,1,1,1,1,1,1,cu121,;k,192,96,196,196'
+    echo 'bmm,0.5,NVIDIA L4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,;k,192,96,196,196'
+    echo 'linear,1.13,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,;k,1,1024,2560,2560'
+} >"$T/ns_bmm.csv"
+{
+    echo "$H,B,H,large"
+    echo 'add,0.767,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,32768,1600,True'
+    echo 'gelu,0.9,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,32768,1600,True'
+    echo 'ln,0.81,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,32768,1600,True'
+    echo 'softmax,0.71,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,32768,1600,True'
+} >"$T/ns_elem.csv"
+{
+    echo "$H,Kernels,B,Input_Channel,Output_Channel,Kernel_Szie,Input_Size,Stride,Padding"
+    echo 'conv,2.71,Tesla T4,p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,;k,38,893,326,3,5,1,1'
+} >"$T/ns_conv.csv"
+run import-neusight 0 "$DLPERF" import "$T/ns_bmm.csv" "$T/ns_elem.csv" "$T/ns_conv.csv" --device t4 --db "$DB2"
+expect import-neusight "$T/out" "imported 7 measurements of t4"
+expect import-neusight-other-device "$T/out" "1 of other devices"
+[ "$(sqlite3 "$DB2" "SELECT framework FROM measurement LIMIT 1")" = "PyTorch 2.1.0, CUDA 12.1, cuDNN 8.9.2" ] &&
+    ok import-neusight-framework || fail import-neusight-framework "$(sqlite3 "$DB2" "SELECT framework FROM measurement")"
+keys=$(sqlite3 "$DB2" "SELECT key FROM measurement ORDER BY key" | tr '\n' '|')
+for k in "bmm b=192 m=96 n=196 k=196 ta=0 tb=0 beta=0" "gemm m=1024 n=2560 k=2560 ta=0 tb=1 beta=0 bias=1" \
+         "act fwd gelu count=52428800" "layernorm fwd n=32768 h=1600 acc=0" "binary fwd add count=52428800 acc=0" \
+         "conv2d fwd n=38 c=893 h=5 w=5 k=326 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"; do
+    case "$keys" in *"$k"*) ok "import-neusight-key-${k%% *}" ;; *) fail "import-neusight-key-${k%% *}" "$k not in $keys" ;; esac
+done
+sed 's/,192,96,196,196$/,192,96,0,196/' "$T/ns_bmm.csv" >"$T/ns_bad.csv"
+run import-neusight-refuses 2 "$DLPERF" import "$T/ns_bad.csv" --device t4 --db "$DB2" &&
+    expect import-neusight-refuses "$T/err" "ns_bad.csv:2: field 'N' = '0': expected an integer from 1"
+sed 's/^add,/frobnicate,/' "$T/ns_elem.csv" >"$T/ns_bad.csv"
+run import-neusight-refuses-op 2 "$DLPERF" import "$T/ns_bad.csv" --device t4 --db "$DB2" &&
+    expect import-neusight-refuses-op "$T/err" "field 'OPName' = 'frobnicate': expected bmm, linear, conv"
+
+# ---- DeepBench's results (tidy CSV: GEMM and convolution) ----
+DB3="$T/deepbench.db"
+# a sheet of the test's own, so that the alias the rows give is this one's whatever the
+# built-in sheets call DeepBench's V100
+cat >"$T/testv100.json" <<'EOF2'
+{"format": "dlperf-device", "version": 1, "name": "test-v100", "title": "a V100 as DeepBench's rows name it",
+ "kind": "gpu", "year": 2017, "peak_tflops": {"fp32": 15.7, "fp16": 125}, "memory_gb": 16, "memory_gbs": 900,
+ "sm_count": 80, "boost_clock_mhz": 1530, "fp32_lanes_per_sm": 64, "l2_mb": 6, "memory_type": "HBM2",
+ "aliases": ["NV_V100"],
+ "sources": {"peak_tflops": "test", "memory_gb": "test", "memory_gbs": "test", "sm_count": "test",
+             "boost_clock_mhz": "test", "fp32_lanes_per_sm": "test", "l2_mb": "test", "memory_type": "test"}}
+EOF2
+run systems-add-test-device 0 "$DLPERF" systems add "$T/testv100.json" --db "$DB3"
+{
+    echo 'device,suite,precision,app,M,N,K,a_trans,b_trans,time_ms,tflops,gflops,padded_kernels,sheet,file'
+    echo 'NV_V100,train,Float,,1760,16,1760,N,N,0.05,1,,0,Results FP32,results/train/DeepBench_NV_V100.xlsx'
+    echo 'NV_V100,train,"16 bit inputs, 16 bit multiplication, 32 bit addition",,1760,16,1760,N,N,0.02,1,,0,Results - FP16 ip,x.xlsx'
+    echo 'NV_V100,inference,"GEMM, Conv: Int8 multiplication, 32 bit accumulation",,1760,16,1760,N,N,0.01,1,,0,m,x.xlsx'
+    echo 'NV_T4,train,Float,,1760,16,1760,N,T,0.09,1,,0,Results FP32,x.xlsx'
+    echo 'NV_V100,train,Float,,35,8457,2560,T,N,0.2,1,,0,Results FP32,x.xlsx'
+} >"$T/db_gemm.csv"
+{
+    echo 'device,suite,precision,app,W,H,C,N,K,R,S,pad_h,pad_w,stride_v,stride_h,P,Q,fwd_ms,bwd_data_ms,bwd_filter_ms,total_ms,fwd_tflops,bwd_data_tflops,bwd_filter_tflops,fwd_algo,padded_kernels,sheet,file'
+    echo 'NV_V100,train,Float,,700,161,1,4,32,5,20,0,0,2,2,341,79,0.4,0.9,1.2,,,,,,0,Results FP32,x.xlsx'
+    echo 'NV_V100,train,Float,,54,54,64,8,64,3,3,1,1,1,1,54,54,0.1,,0.3,,,,,,0,Results FP32,x.xlsx'
+} >"$T/db_conv.csv"
+run import-deepbench 0 "$DLPERF" import "$T/db_gemm.csv" "$T/db_conv.csv" --device test-v100 --db "$DB3"
+expect import-deepbench "$T/out" "imported 8 measurements of test-v100"
+expect import-deepbench-skips "$T/out" "1 of other devices, 1 of precisions not imported"
+[ "$(sqlite3 "$DB3" "SELECT count(*) FROM calibration")" = 2 ] && ok import-deepbench-fp32-and-fp16 ||
+    fail import-deepbench-fp32-and-fp16 "$(sqlite3 "$DB3" "SELECT precision FROM calibration")"
+# column-major C (M x N) = A B is row-major C^T = B^T A^T: m = N, n = M, the transposes swapped
+[ "$(sqlite3 "$DB3" "SELECT count(*) FROM measurement WHERE key = 'gemm m=8457 n=35 k=2560 ta=0 tb=1 beta=0'")" = 1 ] &&
+    ok import-deepbench-gemm-row-major || fail import-deepbench-gemm-row-major "$(sqlite3 "$DB3" "SELECT key FROM measurement")"
+[ "$(sqlite3 "$DB3" "SELECT count(*) FROM measurement WHERE kind = 'conv2d'")" = 5 ] && ok import-deepbench-conv-phases ||
+    fail import-deepbench-conv-phases "$(sqlite3 "$DB3" "SELECT key FROM measurement WHERE kind = 'conv2d'")"
+sed 's/,341,79,/,340,79,/' "$T/db_conv.csv" >"$T/db_bad.csv"
+run import-deepbench-refuses-pq 2 "$DLPERF" import "$T/db_bad.csv" --device test-v100 --db "$DB3" &&
+    expect import-deepbench-refuses-pq "$T/err" "db_bad.csv:2: P, Q = 340, 79 but W, H, R, S"
+printf 'device,suite,precision,app,cell,hidden,N,T,fwd_ms\nNV_V100,train,Float,,lstm,512,16,25,1.0\n' >"$T/db_rnn.csv"
+run import-deepbench-rnn 2 "$DLPERF" import "$T/db_rnn.csv" --device test-v100 --db "$DB3" &&
+    expect import-deepbench-rnn "$T/err" "RNN layer"
+
+# ---- CDE's TensorFlow layer benchmarks ----
+DB4="$T/cde.db"
+{
+    echo 'activation_fct,batchsize,channels_in,channels_out,gpu,kernelsize,matsize,optimizer,padding,precision,strides,timeUsed_max,timeUsed_median,timeUsed_min,timeUsed_std,use_bias'
+    echo '0,46,6,15,0,6,221,0,1,32,1,8.05,7.95,7.88,0.05,False'
+    echo '1,7,11,16,0,3,302,3,1,32,4,0.90,0.87,0.85,0.01,True'
+    echo '0,8,3,8,0,3,32,0,0,32,1,,nan,,,False'
+} >"$T/cde_conv.csv"
+{
+    echo 'activation_fct,batchsize,dim_input,dim_output,gpu,optimizer,precision,timeUsed_max,timeUsed_median,timeUsed_min,timeUsed_std'
+    echo '0,14,3204,1809,0,0,32,0.866,0.788,0.761,0.036'
+} >"$T/cde_dense.csv"
+run import-cde 0 "$DLPERF" import "$T/cde_conv.csv" "$T/cde_dense.csv" --device p100-pcie-16gb --db "$DB4"
+expect import-cde "$T/out" "imported 2 measurements of p100-pcie-16gb"
+expect import-cde-skips "$T/out" "1 without a time, 1 timing no single op"
+[ "$(sqlite3 "$DB4" "SELECT DISTINCT scope FROM measurement")" = framework ] && ok import-cde-framework-scope ||
+    fail import-cde-framework-scope "$(sqlite3 "$DB4" "SELECT scope FROM measurement")"
+sed 's/^0,46,6,15,0,6,221,0,1,/0,46,6,15,0,6,221,0,2,/' "$T/cde_conv.csv" >"$T/cde_bad.csv"
+run import-cde-refuses 2 "$DLPERF" import "$T/cde_bad.csv" --device p100-pcie-16gb --db "$DB4" &&
+    expect import-cde-refuses "$T/err" "cde_bad.csv:2: field 'padding' = '2': expected an integer from 0 to 1"
+
+# ---- what a device has evidence for, and checks against measurements ----
+run show-device 0 "$DLPERF" calibrate --show --device t4 --db "$DB2"
+expect show-device "$T/out" "bmm .*fwd .*fp32"
+expect show-device-fits "$T/out" "fitted kernel forms"
+run show-device-json 0 "$DLPERF" calibrate --show --device t4 --db "$DB2" --json
+[ "$(json "json_array_length(json_extract(j, '\$.evidence'))")" -ge 6 ] && ok show-device-json-kinds ||
+    fail show-device-json-kinds "$(head -c 300 "$T/out")"
+run show-device-none 0 "$DLPERF" calibrate --show --device l4 --db "$DB2"
+expect show-device-none "$T/out" "no calibration of l4"
+expect show-device-carried "$T/out" "carried over from other devices"
+run show-device-needs-show 2 "$DLPERF" calibrate --device t4 --db "$DB2" && expect show-device-needs-show "$T/err" "--device goes with --show"
+run validate-device 0 "$DLPERF" validate --device t4 "$T/ns_elem.csv" --db "$DB2" --csv "$T/rows.csv"
+expect validate-device "$T/out" "layernorm .* 1 "
+[ "$(wc -l <"$T/rows.csv")" = 5 ] && ok validate-device-csv || fail validate-device-csv "$(cat "$T/rows.csv")"
+run validate-device-without-own 0 "$DLPERF" validate --device t4 --without-own "$T/ns_elem.csv" --db "$DB2" --json
+[ "$(json "json_extract(j, '\$.without_own')")" = 1 ] && ok validate-device-without-own-json || fail validate-device-without-own-json "$(cat "$T/out")"
+run validate-device-no-file 2 "$DLPERF" validate --device t4 --db "$DB2" && expect validate-device-no-file "$T/err" "needs measurement FILEs"
+
+# ---- a GPU system priced from GPU evidence, no calibration of this machine in the database ----
+run predict-system-evidence 0 "$DLPERF" predict p1b1 --system p100-pcie-node --db "$DB4"
+expect predict-system-evidence "$T/out" "how it is priced (p100-pcie-16gb at fp32"
+expect predict-system-evidence-sources "$T/out" "of [0-9]* ops"
+run predict-system-evidence-json 0 "$DLPERF" predict p1b1 --system p100-pcie-node --db "$DB4" --json
+[ "$(json "json_extract(j, '\$.iteration_s') > 0")" = 1 ] && ok predict-system-evidence-json || fail predict-system-evidence-json "$(cat "$T/out")"
+run predict-system-nothing 1 "$DLPERF" predict p1b1 --system dgx-h100 --precision bf16 --db "$T/empty.db" &&
+    expect predict-system-nothing "$T/err" "nothing prices h100-sxm5 at bf16" && one_line predict-system-nothing
+
+# ---- the profile's op list, the GPU tool's input ----
+run profile-ops-csv 0 "$DLPERF" profile alexnet-owt --batch 4 --ops --csv
+head -2 "$T/out" | tail -1 | grep -q '^key,kind,phase,count,flops,bytes$' && ok profile-ops-csv-header || fail profile-ops-csv-header "$(head -3 "$T/out")"
+run profile-ops-csv-alone 2 "$DLPERF" profile alexnet-owt --csv && expect profile-ops-csv-alone "$T/err" "--csv lists the step's ops"
+
+# ---- tools/gpu_calibrate.py on PyTorch's CPU device, then imported ----
+if python3 -c 'import torch' 2>/dev/null; then
+    "$DLPERF" profile fmnist-convpool --batch 2 --ops --csv >"$T/ops.csv"
+    if python3 tools/gpu_calibrate.py --device cpu --device-name t4 --ops "$T/ops.csv" \
+        --key "bmm b=2 m=8 n=8 k=4 ta=0 tb=1 beta=0" --key "layernorm fwd n=4 h=64 acc=0" \
+        --reps 3 --min-time 0 --warmup 1 --out "$T/tool.csv" 2>"$T/tool.err"; then
+        ok gpu-tool-cpu
+        run gpu-tool-import 0 "$DLPERF" import "$T/tool.csv" --device t4 --db "$T/tool.db"
+        expect gpu-tool-import "$T/out" "imported [0-9]* measurements of t4"
+        n_ops=$(grep -c '^"' "$T/ops.csv")
+        n_meas=$(sqlite3 "$T/tool.db" "SELECT count(*) FROM measurement")
+        [ "$n_meas" -ge "$n_ops" ] && ok gpu-tool-every-op || fail gpu-tool-every-op "$n_meas measurements for $n_ops ops; $(cat "$T/tool.err")"
+    else
+        fail gpu-tool-cpu "$(tail -3 "$T/tool.err")"
+    fi
+else
+    ok "gpu-tool-cpu (skipped: PyTorch is not installed; apt-get install python3-torch to run it)"
+fi
