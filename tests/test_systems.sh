@@ -85,7 +85,7 @@ if run predict-system 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --pre
     else fail predict-system-json "$(head -c 500 "$T/out")"; fi
 fi
 run predict-system-text 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 4 &&
-    expect predict-system-text "$T/out" "how it is priced: this machine's efficiency" &&
+    expect predict-system-text "$T/out" "ops this CPU's efficiency on its roofline" &&
     expect predict-system-ar "$T/out" "allreduce .*hierarchical over nvlink3 and 8 x ib-hdr"
 # fp16 moves half the bytes and runs on the tensor cores: faster than fp32 on the same device
 run p-fp32 0 "$DLPERF" predict p1b1 --system dgx-a100 --json && f32=$(json "json_extract(j, '\$.compute_s')")
