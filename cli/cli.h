@@ -129,6 +129,9 @@ int cmd_sweep(int argc, char **argv, Cli *cli);
 /* What-if options shared by predict --system and sweep (cli/cmd_sweep.c). */
 typedef struct {
     const char *system;    /* spec-sheet system name */
+    const char *device;    /* or one device of a sheet, on its own (no network) */
+    int mode;              /* PlanMode of the step priced (PLAN_TRAIN by default) */
+    bool without_own;      /* price the device as if it had no evidence of its own */
     const char *precision; /* fp32 (default), fp16, bf16, tf32, fp64 */
     const char *allreduce; /* algorithm name (default: the system's), "all" for sweep */
     bool allow_all;

@@ -21,7 +21,7 @@ typedef struct {
 } PredictOpts;
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
-       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST };
+       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST, OPT_DEVICE, OPT_MODE, OPT_WITHOUT_OWN };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -33,6 +33,20 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_DEVICE_MEMORY: return cli_parse_bytes(cli, "--device-memory", arg, &o->device_memory);
     case OPT_RANKS: return cli_parse_int(cli, "--ranks", arg, 1, 1 << 20, &o->ranks);
     case OPT_SYSTEM: o->w.system = arg; return 0;
+    case OPT_DEVICE: o->w.device = arg; return 0;
+    case OPT_WITHOUT_OWN: o->whatif_option = true; o->w.without_own = true; return 0;
+    case OPT_MODE:
+        o->whatif_option = true;
+        if (strcmp(arg, "train") == 0)
+            o->w.mode = PLAN_TRAIN;
+        else if (strcmp(arg, "fwd-bwd") == 0)
+            o->w.mode = PLAN_FWD_BWD;
+        else if (strcmp(arg, "forward") == 0)
+            o->w.mode = PLAN_INFERENCE;
+        else
+            return cli_error(cli, EXIT_USAGE, "--mode '%s': expected train (forward, backward, update), fwd-bwd "
+                                              "(gradients only, as convnet-benchmarks times) or forward", arg);
+        return 0;
     case OPT_NODES: o->whatif_option = true; return cli_parse_int(cli, "--nodes", arg, 1, 10000000, &o->w.nodes);
     case OPT_PRECISION: o->whatif_option = true; o->w.precision = arg; return 0;
     case OPT_ALLREDUCE: o->whatif_option = true; o->w.allreduce = arg; return 0;
@@ -195,14 +209,21 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"precision", required_argument, NULL, OPT_PRECISION}, {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
         {"overlap", no_argument, NULL, OPT_OVERLAP}, {"pipeline", required_argument, NULL, OPT_PIPELINE},
         {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES}, {"summa", required_argument, NULL, OPT_SUMMA},
-        {"no-host", no_argument, NULL, OPT_NO_HOST}, {0}};
+        {"no-host", no_argument, NULL, OPT_NO_HOST}, {"device", required_argument, NULL, OPT_DEVICE},
+        {"mode", required_argument, NULL, OPT_MODE}, {"without-own", no_argument, NULL, OPT_WITHOUT_OWN}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
         return rc;
-    if (po.whatif_option && !po.w.system)
-        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce, --overlap, --no-host, --pipeline and --summa "
-                                          "describe a spec-sheet system: give --system NAME (see 'dlperf systems')");
+    if (po.w.system && po.w.device)
+        return cli_error(cli, EXIT_USAGE, "--system and --device: a system of devices, or one device; choose one");
+    if (po.w.device && (po.w.nodes > 1 || po.w.allreduce || po.w.overlap || po.w.pipeline || po.w.summa_n))
+        return cli_error(cli, EXIT_USAGE, "--device prices one device on its own; --nodes, --allreduce, --overlap, "
+                                          "--pipeline and --summa need a --system");
+    if (po.whatif_option && !po.w.system && !po.w.device)
+        return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce, --overlap, --no-host, --pipeline, --summa, "
+                                          "--mode and --without-own describe a spec-sheet system: give --system NAME or --device NAME "
+                                          "(see 'dlperf systems')");
     if (po.w.micro_batches && !po.w.pipeline)
         return cli_error(cli, EXIT_USAGE, "--micro-batches goes with --pipeline S");
     if (po.w.pipeline && (po.w.nodes > 1 || po.w.overlap || po.w.allreduce))
@@ -214,7 +235,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
                                               "--batch or --pipeline with it");
         return predict_summa(cli, &po.w);
     }
-    if (po.w.system && (po.ranks || po.holdout || po.device_memory > 0 || po.all_ops))
+    if ((po.w.system || po.w.device) && (po.ranks || po.holdout || po.device_memory > 0 || po.all_ops))
         return cli_error(cli, EXIT_USAGE, "--system predicts a spec-sheet system; --ranks, --holdout, "
                                           "--device-memory and --ops are for this machine");
     const ModelSpec *m;
@@ -222,7 +243,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if ((rc = cli_model_plan(cli, argc, argv, po.batch, &m, &plan)))
         return rc;
     const int batch = plan.batch;
-    if (po.w.system) { /* batch: per device */
+    if (po.w.system || po.w.device) { /* batch: per device */
         plan_free(&plan);
         return predict_on_system(cli, m, batch, &po.w);
     }

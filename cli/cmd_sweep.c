@@ -30,6 +30,7 @@ typedef struct {
     AllreduceAlgo algo;
     bool all_algos;
     Precision prec;
+    int mode; /* PlanMode of the step priced */
 } WhatIf;
 
 static void whatif_close(WhatIf *w);
@@ -44,6 +45,7 @@ static void fitting(const char *device, int points, void *ctx)
 static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
 {
     memset(w, 0, sizeof *w);
+    w->mode = o->mode;
     char err[512];
     if (precision_parse(o->precision ? o->precision : "fp32", &w->prec) != 0)
         return cli_error(cli, EXIT_USAGE, "--precision '%s': expected fp32, fp16, bf16, tf32 or fp64", o->precision);
@@ -56,7 +58,16 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         return cli_error(cli, EXIT_USAGE, "--allreduce all goes with sweep; predict takes one algorithm");
     if (!(w->db = cli_db_open(cli)))
         return EXIT_FAIL;
-    if (system_load(w->db, o->system, &w->sys, err, sizeof err) != 0) {
+    if (o->device) { /* one device on its own: a system of one node of one device */
+        if (device_load(w->db, o->device, &w->sys.device, err, sizeof err) != 0) {
+            db_close(w->db);
+            return cli_error(cli, EXIT_USAGE, "--device: %s", err);
+        }
+        snprintf(w->sys.name, sizeof w->sys.name, "%s", w->sys.device.name);
+        snprintf(w->sys.title, sizeof w->sys.title, "one %.120s", w->sys.device.title);
+        w->sys.devices_per_node = 1;
+        w->sys.nics_per_node = 1;
+    } else if (system_load(w->db, o->system, &w->sys, err, sizeof err) != 0) {
         db_close(w->db);
         return cli_error(cli, EXIT_USAGE, "--system: %s", err);
     }
@@ -87,7 +98,8 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         }
         if (found != 0)
             w->cal.id = 0;
-        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, 0, fitting, NULL, err, sizeof err))) {
+        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, o->without_own ? DP_NO_OWN : 0, fitting, NULL, err,
+                              sizeof err))) {
             whatif_close(w);
             return cli_error(cli, EXIT_FAIL, "%s", err);
         }
@@ -122,7 +134,7 @@ static int device_step(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch,
 {
     Plan p;
     char err[512];
-    if (plan_build(m, batch, &p, err, sizeof err) != 0)
+    if (plan_build_mode(m, batch, (PlanMode)w->mode, &p, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
     int rc = whatif_device_step(&p, w->cm, w->dp, &w->sys.device, w->prec, out, err, sizeof err);
     *grad_bytes = (double)p.arena_bytes[ARENA_GRAD];
