@@ -15,7 +15,7 @@ WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # OpenBLAS: Debian's OpenMP build, named explicitly (headers, library and run path), not
 # the pthread build Debian's alternatives default to. With one thread pool for GEMMs and
 # the kernels' OpenMP regions, no OpenBLAS worker spins on the core an element-wise kernel
-# needs after each GEMM (that made large ops in a step run at one core's speed; README,
+# needs after each GEMM (that made large ops in a step run at one core's speed; docs/runtime.md,
 # Threading).
 BLAS_PKG    = PKG_CONFIG_LIBDIR=/usr/lib/$(shell $(CC) -print-multiarch)/openblas-openmp/pkgconfig pkg-config
 BLAS_CFLAGS = $(shell $(BLAS_PKG) --cflags openblas 2>/dev/null)
@@ -103,7 +103,7 @@ demo: $(BUILD)/dlperf
 	$(BUILD)/dlperf calibrate --quick --models p1b1,alexnet-owt,basic-lstm
 	$(BUILD)/dlperf validate p1b1 alexnet-owt basic-lstm
 
-# built by `make bench`, not run there (it needs mpirun and takes minutes; README, "bench/");
+# built by `make bench`, not run there (it needs mpirun and takes minutes; docs/benchmarks.md);
 # tests/test_mpi.sh runs it for a second
 $(BUILD)/bench/allreduce_series: bench/allreduce_series.c
 	@mkdir -p $(dir $@)

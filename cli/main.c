@@ -48,12 +48,13 @@ static const Command commands[] = {
      "DeepBench's GEMM, convolution (three phases), RNN and sparse kernels with seed 004's\n"
      "shapes, STREAM and element-wise / pooling / normalisation / optimizer sweeps, following\n"
      "the protocol in DESIGN.md: warm-ups discarded, repetitions until the 95% CI is within\n"
-     "5% (quick) or 2% of the median or a time cap, every result validated outside the timed\n"
+     "5% (quick) or 3% of the median or a time cap, every result validated outside the timed\n"
      "region. Every measurement is stored with the machine fingerprint and the software it\n"
      "ran on (threads, OpenBLAS kernels and how they were chosen). Ctrl-C marks the\n"
      "calibration interrupted; an interrupted calibration is never used for predictions.\n"
-     "  --quick          a few shapes of each family (about a minute on 2 cores)\n"
-     "  (default)        DeepBench rows up to 100 GFLOP per kernel, full sweeps (~13 min)\n"
+     "  --quick          a few shapes of each family (under a minute on 2 cores)\n"
+     "  (default)        DeepBench rows up to 100 GFLOP per kernel, full sweeps (8-14 min on 2\n"
+     "                   cores)\n"
      "  --full           DeepBench's complete lists (the largest GEMMs run 15 s each on 2 cores)\n"
      "  --only LIST      families to measure: " FAMILY_LIST_HELP "\n"
      "                   (default: all)\n"
@@ -201,7 +202,7 @@ static const Command commands[] = {
      "                    [--precision P] [--allreduce A|all] [--overlap] [--no-host] [--csv | --json]\n"
      "                    [--plot FILE.svg]\n\n"
      "Predicts data-parallel training of MODEL on NAME (see 'dlperf systems') for every node\n"
-     "count: compute per device (this machine's efficiency per op on the device's roofline),\n"
+     "count: compute per device (each op from the best GPU evidence, as predict --system),\n"
      "the gradients' allreduce over the system's links, iteration and epoch time, speedup\n"
      "over one device, scaling efficiency and the communication fraction.\n"
      "  --nodes LIST     node counts: 1,2,4,...,4096 (default; '...' continues the ratio or\n"
@@ -256,8 +257,10 @@ static const Command commands[] = {
      "                   priced (default 120; all waits at most the runs' own time + 30 s;\n"
      "                   0: run at any placement)\n"
      "  --batch N        batch size for every model (default: each model's)\n"
+     "  --scaling S      under mpirun: strong (the batch split over the ranks) or weak (a\n"
+     "                   batch per rank), as for run\n"
      CLI_NO_QUIRK_HELP
-     "\ncommon options:\n" "\n--device NAME FILE...: a device that is not this machine, checked against measurements\n"
+     "\n--device NAME FILE...: a device that is not this machine, checked against measurements\n"
      "the database did not learn from: every row of the files (formats as for import) is\n"
      "priced on NAME from the evidence (its own, else other devices' carried over by their\n"
      "sheets) and compared with its time; errors by op class and by what priced each row.\n"
@@ -265,7 +268,7 @@ static const Command commands[] = {
      "  --format F       dlperf, neusight, deepbench or cde (default: from each file's header)\n"
      "  --precision P    the rows' precision to compare (default fp32)\n"
      "  --csv OUT        every row's measured and predicted time and source, as CSV\n"
-     CLI_COMMON_HELP},
+     "\ncommon options:\n" CLI_COMMON_HELP},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
