@@ -69,9 +69,9 @@ fi
 printf '{"format": "dlperf-system", "version": 1, "name": "my-cluster", "title": "4 x my-gpu per node, HDR", "device": "my-gpu", "devices_per_node": 4, "intra": "nvlink4", "inter": "ib-hdr", "nics_per_node": 4, "sources": {"devices_per_node": "ours", "nics_per_node": "ours"}}' >"$T/cluster.json"
 run add-system 0 "$DLPERF" systems add "$T/cluster.json" && expect add-system "$T/out" "added system 'my-cluster'"
 
-# ---- predictions need this machine's calibration (the efficiency source) ----
+# ---- with no GPU evidence, predictions need this machine's calibration (the efficiency source) ----
 run predict-system-uncalibrated 1 "$DLPERF" predict p1b1 --system dgx-a100 &&
-    expect predict-system-uncalibrated "$T/err" "run 'dlperf calibrate"
+    expect predict-system-uncalibrated "$T/err" "nothing prices a100-sxm4-80gb at fp32: no GPU measurements"
 run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,gemm-sweep,eltwise,cnn-sweep
 
 if run predict-system 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --precision fp16 --json; then
