@@ -2317,6 +2317,285 @@ static void test_keys(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * Keys are database keys: measurements are stored by them, so every key op_key prints
+ * must stay byte-identical across refactorings. One descriptor of every kind, phase and
+ * variant, with the key as spelled out when the table of kinds was introduced.
+ * ------------------------------------------------------------------------------------- */
+
+static OpDesc kc_alpha(OpDesc d, float a)
+{
+    d.u.gemm.alpha = a;
+    return d;
+}
+
+static OpDesc kc_setacc(OpDesc d, bool acc)
+{
+    switch (d.kind) {
+    case OP_CONV2D: d.u.conv.accumulate = acc; break;
+    case OP_POOL2D: d.u.pool.accumulate = acc; break;
+    case OP_BIAS: d.u.bias.accumulate = acc; break;
+    case OP_BATCHNORM: d.u.bn.accumulate = acc; break;
+    case OP_LRN: d.u.lrn.accumulate = acc; break;
+    case OP_CHANNEL_COPY: d.u.chan.accumulate = acc; break;
+    case OP_EMBEDDING: d.u.embed.accumulate = acc; break;
+    default: break;
+    }
+    return d;
+}
+
+static OpDesc kc_acc_off(OpDesc d) { return kc_setacc(d, false); }
+static OpDesc kc_acc_on(OpDesc d) { return kc_setacc(d, true); }
+
+static OpDesc kc_decay(OpDesc d, size_t n)
+{
+    op_update_set_decay(&d, n, 1e-4f);
+    return d;
+}
+
+static OpDesc kc_batch0(OpDesc d)
+{
+    d.u.conv.n = 0;
+    return d;
+}
+
+typedef struct {
+    OpDesc d;
+    const char *key;
+} KeyCase;
+
+static void test_keys_unchanged(void **state)
+{
+    (void)state;
+    const KeyCase cases[] = {
+        {op_gemm(PHASE_FWD, 60, 2000, 60483, false, false, 0.0f),
+         "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0"},
+        {op_gemm(PHASE_BWD_DATA, 128, 4096, 1024, false, true, 0.0f),
+         "gemm m=128 n=4096 k=1024 ta=0 tb=1 beta=0"},
+        {op_gemm(PHASE_BWD_WEIGHTS, 1024, 4096, 128, true, false, 1.0f),
+         "gemm m=1024 n=4096 k=128 ta=1 tb=0 beta=1"},
+        {op_gemm(PHASE_FWD, 3, 4, 5, true, true, 0.5f),
+         "gemm m=3 n=4 k=5 ta=1 tb=1 beta=0.5"},
+        {kc_alpha(op_gemm(PHASE_FWD, 3, 4, 5, true, true, 0.5f), -0.75f),
+         "gemm m=3 n=4 k=5 ta=1 tb=1 beta=0.5 alpha=-0.75"},
+        {kc_alpha(op_gemm(PHASE_FWD, 7, 8, 9, false, false, 0.0f), 2.0f),
+         "gemm m=7 n=8 k=9 ta=0 tb=0 beta=0 alpha=2"},
+        {op_conv2d(PHASE_FWD, 128, 3, 227, 227, 64, 11, 11, 4, PAD_VALID, 1),
+         "conv2d fwd n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=0"},
+        {op_conv2d(PHASE_BWD_DATA, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2),
+         "conv2d bwd_data n=2 c=4 h=8 w=8 k=6 r=3 s=3 sh=2 sw=2 p=0,0,1,1 g=2 acc=1"},
+        {kc_acc_off(op_conv2d(PHASE_BWD_DATA, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2)),
+         "conv2d bwd_data n=2 c=4 h=8 w=8 k=6 r=3 s=3 sh=2 sw=2 p=0,0,1,1 g=2 acc=0"},
+        {op_conv2d(PHASE_BWD_WEIGHTS, 128, 3, 227, 227, 64, 11, 11, 4, PAD_VALID, 1),
+         "conv2d bwd_weights n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=1"},
+        {kc_acc_off(op_conv2d(PHASE_BWD_WEIGHTS, 32, 64, 56, 56, 64, 3, 3, 1, PAD_SAME, 1)),
+         "conv2d bwd_weights n=32 c=64 h=56 w=56 k=64 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"},
+        {kc_acc_on(op_conv2d(PHASE_FWD, 1, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1)),
+         "conv2d fwd n=1 c=3 h=9 w=9 k=4 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"},
+        {op_conv2d_explicit(PHASE_BWD_DATA, 16, 1, 700, 161, 32, 5, 20, 2, 2, 3, 1, 1),
+         "conv2d bwd_data n=16 c=1 h=700 w=161 k=32 r=5 s=20 sh=2 sw=2 p=3,1,3,1 g=1 acc=1"},
+        {op_conv2d(PHASE_FWD, 1, 3, 12, 12, 4, 7, 7, 2, PAD_SAME, 1),
+         "conv2d fwd n=1 c=3 h=12 w=12 k=4 r=7 s=7 sh=2 sw=2 p=2,2,3,3 g=1 acc=0"},
+        {op_pool2d(PHASE_FWD, POOL_MAX, 128, 64, 112, 112, 3, 2, PAD_SAME),
+         "pool2d fwd max n=128 c=64 h=112 w=112 r=3 s=3 sh=2 sw=2 p=0,0,1,1 acc=0"},
+        {op_pool2d(PHASE_FWD, POOL_AVG, 2, 3, 7, 7, 3, 2, PAD_SAME),
+         "pool2d fwd avg n=2 c=3 h=7 w=7 r=3 s=3 sh=2 sw=2 p=1,1,1,1 acc=0"},
+        {op_pool2d(PHASE_BWD_DATA, POOL_MAX, 2, 3, 8, 8, 3, 2, PAD_SAME),
+         "pool2d bwd_data max n=2 c=3 h=8 w=8 r=3 s=3 sh=2 sw=2 p=0,0,1,1 acc=1"},
+        {kc_acc_off(op_pool2d(PHASE_BWD_DATA, POOL_AVG, 2, 1024, 7, 7, 7, 1, PAD_VALID)),
+         "pool2d bwd_data avg n=2 c=1024 h=7 w=7 r=7 s=7 sh=1 sw=1 p=0,0,0,0 acc=0"},
+        {op_pool2d_global(PHASE_FWD, POOL_MAX, 32, 100, 62, 1),
+         "pool2d fwd max n=32 c=100 h=62 w=1 r=62 s=1 sh=1 sw=1 p=0,0,0,0 acc=0"},
+        {op_pool2d_pads(PHASE_BWD_DATA, POOL_MAX, 1, 96, 55, 55, 3, 2, 0, 0, 1, 1),
+         "pool2d bwd_data max n=1 c=96 h=55 w=55 r=3 s=3 sh=2 sw=2 p=0,0,1,1 acc=1"},
+        {op_bias(PHASE_FWD, 128, 64, 3025),
+         "bias fwd n=128 c=64 spatial=3025 acc=0"},
+        {op_bias(PHASE_BWD_WEIGHTS, 128, 4096, 1),
+         "bias bwd_weights n=128 c=4096 spatial=1 acc=1"},
+        {kc_acc_off(op_bias(PHASE_BWD_WEIGHTS, 16, 64, 16)),
+         "bias bwd_weights n=16 c=64 spatial=16 acc=0"},
+        {op_act(PHASE_FWD, ACT_RELU, 12345),
+         "act fwd relu count=12345"},
+        {op_act(PHASE_FWD, ACT_SIGMOID, 1024),
+         "act fwd sigmoid count=1024"},
+        {op_act(PHASE_FWD, ACT_TANH, 1),
+         "act fwd tanh count=1"},
+        {op_act(PHASE_BWD_DATA, ACT_RELU, 4096),
+         "act bwd_data relu count=4096"},
+        {op_act(PHASE_BWD_DATA, ACT_SIGMOID, 7),
+         "act bwd_data sigmoid count=7"},
+        {op_act(PHASE_BWD_DATA, ACT_TANH, 65536),
+         "act bwd_data tanh count=65536"},
+        {op_act_in_place(PHASE_FWD, ACT_RELU, 12345),
+         "act fwd relu count=12345 inplace=1"},
+        {op_act_in_place(PHASE_FWD, ACT_SIGMOID, 100),
+         "act fwd sigmoid count=100 inplace=1"},
+        {op_act_in_place(PHASE_FWD, ACT_TANH, 100),
+         "act fwd tanh count=100 inplace=1"},
+        {op_act_in_place(PHASE_BWD_DATA, ACT_RELU, 100),
+         "act bwd_data relu count=100 inplace=1"},
+        {op_act_in_place(PHASE_BWD_DATA, ACT_SIGMOID, 100),
+         "act bwd_data sigmoid count=100 inplace=1"},
+        {op_act_in_place(PHASE_BWD_DATA, ACT_TANH, 3),
+         "act bwd_data tanh count=3 inplace=1"},
+        {op_softmax_xent(PHASE_FWD, 128, 1000),
+         "softmax_xent fwd n=128 classes=1000"},
+        {op_softmax_xent(PHASE_BWD_DATA, 1, 2),
+         "softmax_xent bwd_data n=1 classes=2"},
+        {op_sqerr(PHASE_FWD, 60, 60483, true),
+         "sqerr fwd n=60 features=60483 mean=1"},
+        {op_sqerr(PHASE_FWD, 4, 9, false),
+         "sqerr fwd n=4 features=9 mean=0"},
+        {op_sqerr(PHASE_BWD_DATA, 128, 1024, false),
+         "sqerr bwd_data n=128 features=1024 mean=0"},
+        {op_sqerr(PHASE_BWD_DATA, 4, 9, true),
+         "sqerr bwd_data n=4 features=9 mean=1"},
+        {op_lstm_cell(PHASE_FWD, 128, 1024, 1.0f),
+         "lstm_cell fwd batch=128 hidden=1024"},
+        {op_lstm_cell(PHASE_BWD_DATA, 16, 512, 1.0f),
+         "lstm_cell bwd_data batch=16 hidden=512"},
+        {op_sgd(61100840, 0.01f),
+         "sgd count=61100840"},
+        {kc_decay(op_sgd(1000, 0.1f), 1),
+         "sgd count=1000 decay=1"},
+        {op_rmsprop(8392704, 0.001f, 0.9f, 1e-7f),
+         "rmsprop count=8392704"},
+        {kc_decay(op_rmsprop(1000, 0.001f, 0.9f, 1e-7f), 999),
+         "rmsprop count=1000 decay=999"},
+        {op_momentum(25557032, 0.1f, 0.9f, false),
+         "momentum count=25557032 nesterov=0"},
+        {op_momentum(1000, 0.1f, 0.9f, true),
+         "momentum count=1000 nesterov=1"},
+        {kc_decay(op_momentum(25557032, 0.1f, 0.9f, true), 25000000),
+         "momentum count=25557032 nesterov=1 decay=25000000"},
+        {op_adam(1, 0.001f, 0.9f, 0.999f, 1e-7f),
+         "adam count=1"},
+        {kc_decay(op_adam(1000, 0.001f, 0.9f, 0.999f, 1e-7f), 1000),
+         "adam count=1000 decay=1000"},
+        {op_zero(PHASE_FWD, 5),
+         "zero count=5"},
+        {op_zero(PHASE_BWD_DATA, 4096),
+         "zero count=4096"},
+        {op_copy(PHASE_FWD, 1ull << 30),
+         "copy count=1073741824"},
+        {op_copy(PHASE_BWD_WEIGHTS, 77),
+         "copy count=77"},
+        {op_stream(STREAM_COPY, 20000000, 3.0f),
+         "stream copy count=20000000"},
+        {op_stream(STREAM_SCALE, 1, 3.0f),
+         "stream scale count=1"},
+        {op_stream(STREAM_ADD, 2, 3.0f),
+         "stream add count=2"},
+        {op_stream(STREAM_TRIAD, 3, 3.0f),
+         "stream triad count=3"},
+        {op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, true),
+         "batchnorm fwd n=32 c=256 spatial=3136 train=1 acc=0"},
+        {op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, false),
+         "batchnorm fwd n=32 c=256 spatial=3136 train=0 acc=0"},
+        {op_batchnorm(PHASE_BWD_WEIGHTS, 32, 2048, 1, 1e-5f, 0.9f, true),
+         "batchnorm bwd_weights n=32 c=2048 spatial=1 train=1 acc=1"},
+        {kc_acc_off(op_batchnorm(PHASE_BWD_WEIGHTS, 2, 3, 4, 1e-3f, 0.99f, true)),
+         "batchnorm bwd_weights n=2 c=3 spatial=4 train=1 acc=0"},
+        {op_batchnorm(PHASE_BWD_DATA, 128, 64, 12544, 1e-3f, 0.99f, true),
+         "batchnorm bwd_data n=128 c=64 spatial=12544 train=1 acc=1"},
+        {kc_acc_off(op_batchnorm(PHASE_BWD_DATA, 6, 5, 1, 1e-3f, 0.9f, true)),
+         "batchnorm bwd_data n=6 c=5 spatial=1 train=1 acc=0"},
+        {op_lrn(PHASE_FWD, 128, 96, 3025, 5, 1e-4f, 0.75f, 1.0f),
+         "lrn fwd n=128 c=96 spatial=3025 size=5 acc=0"},
+        {op_lrn(PHASE_BWD_DATA, 128, 256, 729, 5, 1e-4f, 0.75f, 2.0f),
+         "lrn bwd_data n=128 c=256 spatial=729 size=5 acc=1"},
+        {kc_acc_off(op_lrn(PHASE_BWD_DATA, 1, 1, 1, 1, 1.0f, 1.0f, 1.0f)),
+         "lrn bwd_data n=1 c=1 spatial=1 size=1 acc=0"},
+        {op_dropout(PHASE_FWD, 4096 * 128, 0.5f, 9u),
+         "dropout fwd count=524288"},
+        {op_dropout(PHASE_BWD_DATA, 7, 0.1f, 0u),
+         "dropout bwd_data count=7"},
+        {op_channel_copy(PHASE_FWD, 32, 256, 64, 192, 784),
+         "channel_copy fwd n=32 c_dst=256 c_src=64 offset=192 spatial=784 acc=0"},
+        {op_channel_copy(PHASE_BWD_DATA, 2, 7, 3, 2, 5),
+         "channel_copy bwd_data n=2 c_dst=7 c_src=3 offset=2 spatial=5 acc=1"},
+        {kc_acc_off(op_channel_copy(PHASE_BWD_DATA, 32, 256, 64, 192, 784)),
+         "channel_copy bwd_data n=32 c_dst=256 c_src=64 offset=192 spatial=784 acc=0"},
+        {op_axpby(PHASE_FWD, 25690112, 1.0f, 1.0f),
+         "axpby count=25690112"},
+        {op_axpby(PHASE_BWD_DATA, 3, -0.5f, 2.0f),
+         "axpby count=3"},
+        {op_embedding(PHASE_FWD, 64 * 400, 20000, 300),
+         "embedding fwd n=25600 vocab=20000 dim=300 acc=0"},
+        {op_embedding(PHASE_BWD_WEIGHTS, 20, 9, 4),
+         "embedding bwd_weights n=20 vocab=9 dim=4 acc=1"},
+        {kc_acc_off(op_embedding(PHASE_BWD_WEIGHTS, 64 * 400, 20000, 300)),
+         "embedding bwd_weights n=25600 vocab=20000 dim=300 acc=0"},
+        {op_kl_sparsity(PHASE_FWD, 10000, 25, 0.01f, 3.0f),
+         "kl_sparsity fwd n=10000 units=25"},
+        {op_kl_sparsity(PHASE_BWD_DATA, 1, 1, 0.5f, 0.0f),
+         "kl_sparsity bwd_data n=1 units=1"},
+        {op_shrink(PHASE_UPDATE, 1000, 0.1f),
+         "shrink count=1000"},
+        {op_shrink(PHASE_FWD, 100, 0.3f),
+         "shrink count=100"},
+        {op_norm1(PHASE_FWD, 123456789),
+         "norm1 count=123456789"},
+        {op_gru_cell(PHASE_FWD, 32, 2816, ACT_RELU),
+         "gru_cell fwd relu batch=32 hidden=2816"},
+        {op_gru_cell(PHASE_FWD, 16, 512, ACT_TANH),
+         "gru_cell fwd tanh batch=16 hidden=512"},
+        {op_gru_cell(PHASE_BWD_DATA, 32, 2816, ACT_RELU),
+         "gru_cell bwd_data relu batch=32 hidden=2816"},
+        {op_gru_cell(PHASE_BWD_DATA, 1, 1, ACT_TANH),
+         "gru_cell bwd_data tanh batch=1 hidden=1"},
+        {op_spmm(7680, 1500, 2560, 0.95),
+         "spmm m=7680 n=1500 k=2560 nnz_row=128"},
+        {op_spmm(1, 1, 1, 0.0),
+         "spmm m=1 n=1 k=1 nnz_row=1"},
+        {op_peak_fma(2, 1000),
+         "peak_fma threads=2 fma=1152"},
+        {op_peak_fma(1, 1L << 28),
+         "peak_fma threads=1 fma=268435584"},
+        {op_membw(MEMBW_READ, 2, 16000, 100),
+         "membw read threads=2 bytes=16128 passes=100"},
+        {op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
+         "membw triad threads=1 bytes=1073741952 passes=1"},
+        {op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1),
+         "membw handoff threads=2 bytes=1048704 passes=1"},
+        {op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
+         "membw cross threads=2 bytes=1048704 passes=1"},
+        {op_membw(MEMBW_SHARED, 2, 1u << 20, 1),
+         "membw shared threads=2 bytes=1048704 passes=1"},
+        {op_membw_retain(2, 4u << 20, 500),
+         "membw retain threads=2 bytes=4194432 passes=1 idle_us=500"},
+        {op_membw_retain(1, 192, MEMBW_IDLE_MAX_US),
+         "membw retain threads=1 bytes=192 passes=1 idle_us=1000000"},
+        {kc_batch0(op_conv2d(PHASE_FWD, 8, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1)),
+         "conv2d fwd n=0 c=3 h=9 w=9 k=4 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"},
+    };
+    bool seen[OP_KIND_COUNT] = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char key[OP_KEY_MAX], again[OP_KEY_MAX];
+        op_key(&cases[i].d, key);
+        if (strcmp(key, cases[i].key) != 0) {
+            fprintf(stderr, "  key changed: '%s', was '%s'\n", key, cases[i].key);
+            fail();
+        }
+        seen[cases[i].d.kind] = true;
+        OpDesc p;
+        const bool normalised = strstr(key, " n=0 ") != NULL;
+        if (op_key_parse(key, &p) == normalised) {
+            fprintf(stderr, "  key '%s' %s\n", key, normalised ? "parses" : "does not parse");
+            fail();
+        }
+        if (!normalised) {
+            op_key(&p, again);
+            assert_string_equal(again, key);
+        }
+    }
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        if (!seen[k]) {
+            fprintf(stderr, "  no key case of kind %s\n", op_kind_name((OpKind)k));
+            fail();
+        }
+}
+
+/* ---------------------------------------------------------------------------------------
  * Spot check: passes after a correct run, fails on one corrupted output element
  * ------------------------------------------------------------------------------------- */
 
@@ -3032,6 +3311,7 @@ int main(void)
         cmocka_unit_test(test_costs),
         cmocka_unit_test(test_buffer_info),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_keys_unchanged),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),
