@@ -7,21 +7,18 @@
  * rtol = 1e-4 is far above fp32 rounding (6e-8 per operation; a dot product of k terms
  * typically loses sqrt(k) of those) and far below what a wrong index, a missing term or a
  * wrong formula produces; atol = 1e-6 covers underflow and values that are zero.
+ * One spot check per kind (spot_check_<kind>, the table's entry in kinds.c names it); they
+ * share the sampler and the tolerance here.
  */
 #include <math.h>
 #include <string.h>
 
-#include "ops/kernels.h"
+#include "ops/kind.h"
 
 #define CHECK_ATOL 1e-6
 #define CHECK_RTOL 1e-4
 
-typedef struct {
-    double worst; /* largest |got - ref| / (atol + rtol * mag) seen */
-    bool ok;
-} Check;
-
-static void check_one(Check *c, double got, double ref, double mag)
+static void check_one(SpotCheck *c, double got, double ref, double mag)
 {
     double e = fabs(got - ref) / (CHECK_ATOL + CHECK_RTOL * fabs(mag));
     if (!(e <= 1.0)) /* NaN fails too */
@@ -77,11 +74,14 @@ static double sigmoid_d(double x)
     return 1.0 / (1.0 + exp(-x));
 }
 
-/* ---- per-kind checks; f[] are the buffers after the run, b0[] the copies before ---- */
+/* ---- per-kind checks (OpSpotFn, kind.h); f[] are the buffers after the run, b0[] the
+ * copies before ---- */
 
-static void check_gemm(Check *ck, const GemmDesc *g, float *const f[], float *const b0[],
-                       int samples, uint64_t seed)
+void spot_check_gemm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const GemmDesc *g = &op->u.gemm;
+    float *const *f = (float *const *)bufs;
     const float *C = f[0], *A = f[1], *B = f[2];
     Sampler s = sampler_init((size_t)g->m * (size_t)g->n, samples, seed);
     size_t idx;
@@ -104,9 +104,12 @@ static void check_gemm(Check *ck, const GemmDesc *g, float *const f[], float *co
     }
 }
 
-static void check_conv(Check *ck, OpPhase phase, const ConvDesc *v, float *const f[],
-                       float *const b0[], int samples, uint64_t seed)
+void spot_check_conv(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const ConvDesc *v = &op->u.conv;
+    float *const *f = (float *const *)bufs;
     const int cg = v->c / v->groups, kg = v->k / v->groups;
     const size_t C = (size_t)v->c, H = (size_t)v->h, W = (size_t)v->w, K = (size_t)v->k;
     const size_t OH = (size_t)v->out_h, OW = (size_t)v->out_w;
@@ -194,9 +197,12 @@ static void pool_win(const PoolDesc *p, size_t oh, size_t ow, long *h0, long *h1
     *w1 = sw + p->win_w > p->w ? p->w : sw + p->win_w;
 }
 
-static void check_pool(Check *ck, OpPhase phase, const PoolDesc *p, float *const f[],
-                       float *const b0[], int samples, uint64_t seed)
+void spot_check_pool(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const PoolDesc *p = &op->u.pool;
+    float *const *f = (float *const *)bufs;
     const size_t H = (size_t)p->h, W = (size_t)p->w, OH = (size_t)p->out_h, OW = (size_t)p->out_w;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -258,9 +264,12 @@ static void check_pool(Check *ck, OpPhase phase, const PoolDesc *p, float *const
     }
 }
 
-static void check_bias(Check *ck, OpPhase phase, const BiasDesc *b, float *const f[],
-                       float *const b0[], int samples, uint64_t seed)
+void spot_check_bias(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const BiasDesc *b = &op->u.bias;
+    float *const *f = (float *const *)bufs;
     const size_t C = (size_t)b->c, SP = (size_t)b->spatial;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -285,9 +294,12 @@ static void check_bias(Check *ck, OpPhase phase, const BiasDesc *b, float *const
     }
 }
 
-static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f[],
-                      float *const b0[], int samples, uint64_t seed)
+void spot_check_act(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const ActDesc *a = &op->u.act;
+    float *const *f = (float *const *)bufs;
     /* in place, the input (x, dy) is buffer 0 as it was before the run */
     const float *in = a->in_place ? b0[0] : f[1], *y_saved = a->in_place ? f[1] : f[2];
     Sampler s = sampler_init(a->count, samples, seed);
@@ -315,9 +327,11 @@ static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f
     }
 }
 
-static void check_xent(Check *ck, OpPhase phase, const XentDesc *x, void *const bufs[],
-                       int samples, uint64_t seed)
+void spot_check_xent(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const XentDesc *x = &op->u.xent;
     const size_t n = (size_t)x->n, K = (size_t)x->classes;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -360,9 +374,12 @@ static void check_xent(Check *ck, OpPhase phase, const XentDesc *x, void *const 
     }
 }
 
-static void check_sqerr(Check *ck, OpPhase phase, const SqErrDesc *q, float *const f[],
-                        int samples, uint64_t seed)
+void spot_check_sqerr(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                      int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const SqErrDesc *q = &op->u.sqerr;
+    float *const *f = (float *const *)bufs;
     const size_t count = (size_t)q->n * (size_t)q->features;
     const double div = (q->mean ? (double)count : 1.0) / (double)q->weight;
     const float *pred = f[1], *target = f[2];
@@ -383,9 +400,12 @@ static void check_sqerr(Check *ck, OpPhase phase, const SqErrDesc *q, float *con
     }
 }
 
-static void check_lstm(Check *ck, OpPhase phase, const LstmCellDesc *l, float *const f[],
-                       int samples, uint64_t seed)
+void spot_check_lstm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const LstmCellDesc *l = &op->u.lstm;
+    float *const *f = (float *const *)bufs;
     const size_t H = (size_t)l->hidden;
     Sampler s = sampler_init((size_t)l->batch * H, samples, seed);
     size_t idx;
@@ -436,9 +456,12 @@ static void check_lstm(Check *ck, OpPhase phase, const LstmCellDesc *l, float *c
 
 /* The decay prefix is checked on its own as well: its last element and, when sampling,
  * as many samples inside it as outside, so a prefix off by one or not applied shows. */
-static void check_update(Check *ck, OpKind kind, const UpdateDesc *u, float *const f[],
-                         float *const b0[], int samples, uint64_t seed)
+void spot_check_update(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                       int samples, uint64_t seed)
 {
+    const OpKind kind = op->kind;
+    const UpdateDesc *u = &op->u.update;
+    float *const *f = (float *const *)bufs;
     const double lr = u->lr;
     const size_t ng = kind == OP_SGD ? 1 : kind == OP_ADAM ? 3 : 2; /* index of g */
     double lr_t = lr;
@@ -516,9 +539,12 @@ static void bn_ref_stats(const BnDesc *b, const float *x, size_t ch, double *mea
     *var = fmax(*meansq - *mean * *mean, 0.0);
 }
 
-static void check_batchnorm(Check *ck, OpPhase phase, const BnDesc *b, float *const f[],
-                            float *const b0[], int samples, uint64_t seed)
+void spot_check_batchnorm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                          int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const BnDesc *b = &op->u.bn;
+    float *const *f = (float *const *)bufs;
     const size_t C = (size_t)b->c, SP = (size_t)b->spatial;
     const size_t e = (size_t)b->n * C * SP;
     const double m = (double)b->n * (double)SP, eps = b->eps;
@@ -593,9 +619,12 @@ static void check_batchnorm(Check *ck, OpPhase phase, const BnDesc *b, float *co
     }
 }
 
-static void check_lrn(Check *ck, OpPhase phase, const LrnDesc *l, float *const f[],
-                      float *const b0[], int samples, uint64_t seed)
+void spot_check_lrn(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const LrnDesc *l = &op->u.lrn;
+    float *const *f = (float *const *)bufs;
     const size_t C = (size_t)l->c, SP = (size_t)l->spatial;
     const int r = l->size / 2;
     const double coef = (double)l->alpha / l->size, beta = l->beta;
@@ -637,9 +666,11 @@ static void check_lrn(Check *ck, OpPhase phase, const LrnDesc *l, float *const f
 }
 
 /* The mask is recomputed from (seed, step, i) exactly and must be 0 or 1/(1-rate). */
-static void check_dropout(Check *ck, OpPhase phase, const DropoutDesc *d, void *const bufs[],
-                          int samples, uint64_t seed)
+void spot_check_dropout(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                        int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const DropoutDesc *d = &op->u.dropout;
     Sampler s = sampler_init(d->count, samples, seed);
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -663,9 +694,12 @@ static void check_dropout(Check *ck, OpPhase phase, const DropoutDesc *d, void *
     }
 }
 
-static void check_channel(Check *ck, OpPhase phase, const ChannelDesc *c, float *const f[],
-                          float *const b0[], int samples, uint64_t seed)
+void spot_check_channel(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                        int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const ChannelDesc *c = &op->u.chan;
+    float *const *f = (float *const *)bufs;
     const size_t SP = (size_t)c->spatial, CD = (size_t)c->c_dst, CS = (size_t)c->c_src;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -689,9 +723,11 @@ static void check_channel(Check *ck, OpPhase phase, const ChannelDesc *c, float 
     }
 }
 
-static void check_axpby(Check *ck, const AxpbyDesc *a, float *const f[], int samples,
-                        uint64_t seed)
+void spot_check_axpby(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                      int samples, uint64_t seed)
 {
+    const AxpbyDesc *a = &op->u.axpby;
+    float *const *f = (float *const *)bufs;
     Sampler s = sampler_init(a->count, samples, seed);
     size_t idx;
     while (sampler_next(&s, &idx)) {
@@ -700,9 +736,11 @@ static void check_axpby(Check *ck, const AxpbyDesc *a, float *const f[], int sam
     }
 }
 
-static void check_embedding(Check *ck, OpPhase phase, const EmbedDesc *e, void *const bufs[],
-                            float *const b0[], int samples, uint64_t seed)
+void spot_check_embedding(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                          int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const EmbedDesc *e = &op->u.embed;
     const size_t D = (size_t)e->dim;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -732,9 +770,12 @@ static void check_embedding(Check *ck, OpPhase phase, const EmbedDesc *e, void *
     }
 }
 
-static void check_kl(Check *ck, OpPhase phase, const KlDesc *k, float *const f[],
-                     float *const b0[], int samples, uint64_t seed)
+void spot_check_kl(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                   int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const KlDesc *k = &op->u.kl;
+    float *const *f = (float *const *)bufs;
     const size_t N = (size_t)k->n, U = (size_t)k->units;
     const double rho = k->rho, beta = k->beta;
     size_t idx;
@@ -774,9 +815,11 @@ static void check_kl(Check *ck, OpPhase phase, const KlDesc *k, float *const f[]
     }
 }
 
-static void check_shrink_norm1(Check *ck, const OpDesc *d, float *const f[], int samples,
-                               uint64_t seed)
+void spot_check_shrink_norm1(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                             int samples, uint64_t seed)
 {
+    const OpDesc *d = op;
+    float *const *f = (float *const *)bufs;
     const size_t n = d->u.mem.count;
     if (d->kind == OP_NORM1) {
         double s = 0.0;
@@ -795,8 +838,11 @@ static void check_shrink_norm1(Check *ck, const OpDesc *d, float *const f[], int
     }
 }
 
-static void check_mem(Check *ck, const OpDesc *d, float *const f[], int samples, uint64_t seed)
+void spot_check_mem(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpDesc *d = op;
+    float *const *f = (float *const *)bufs;
     Sampler s = sampler_init(d->u.mem.count, samples, seed);
     size_t idx;
     const double q = d->u.mem.scalar;
@@ -817,9 +863,12 @@ static void check_mem(Check *ck, const OpDesc *d, float *const f[], int samples,
     }
 }
 
-static void check_gru(Check *ck, OpPhase phase, const GruCellDesc *g, float *const f[], int samples,
-                      uint64_t seed)
+void spot_check_gru(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const GruCellDesc *g = &op->u.gru;
+    float *const *f = (float *const *)bufs;
     const size_t H = (size_t)g->hidden;
     const bool relu = g->act == ACT_RELU;
     Sampler s = sampler_init((size_t)g->batch * H, samples, seed);
@@ -862,8 +911,10 @@ static void check_gru(Check *ck, OpPhase phase, const GruCellDesc *g, float *con
 
 /* Sampled elements of C recomputed from the CSR arrays, whose structure is checked too
  * (monotone row pointers, columns in range): a corrupt pattern must fail, not crash. */
-static void check_spmm(Check *ck, const SpmmDesc *d, void *const bufs[], int samples, uint64_t seed)
+void spot_check_spmm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const SpmmDesc *d = &op->u.spmm;
     const float *c = bufs[0], *values = bufs[1], *b = bufs[4];
     const int32_t *col = bufs[2], *row_ptr = bufs[3];
     const size_t n = (size_t)d->n, nnz = (size_t)d->m * (size_t)d->nnz_per_row;
@@ -894,16 +945,22 @@ static void check_spmm(Check *ck, const SpmmDesc *d, void *const bufs[], int sam
 }
 
 /* Every thread's accumulators end at the chains' fixed point, 1. */
-static void check_peak(Check *ck, const PeakDesc *d, float *const f[])
+void spot_check_peak(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const PeakDesc *d = &op->u.peak;
+    float *const *f = (float *const *)bufs;
     for (int t = 0; t < d->threads; t++)
         check_one(ck, f[0][t], 1.0, 1.0);
 }
 
 /* READ's family: out[t] is the sum of the slice thread t read (SHARED: its own, as it
  * left it); TRIAD: sampled elements recomputed. */
-static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int samples, uint64_t seed)
+void spot_check_membw(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                      int samples, uint64_t seed)
 {
+    const MembwDesc *d = &op->u.membw;
+    float *const *f = (float *const *)bufs;
     if (d->kind != MEMBW_TRIAD) {
         const size_t n = d->bytes_per_thread / sizeof(float);
         for (int t = 0; t < d->threads; t++) {
@@ -939,43 +996,11 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
             if (j != i && info[i].role != BUF_IN && info[j].role == BUF_IN)
                 OPS_ASSERT(bufs[i] != bufs[j]);
     }
-    float *f[OP_MAX_BUFS] = {0}, *b0[OP_MAX_BUFS] = {0};
-    for (int i = 0; i < nb; i++) {
-        f[i] = bufs[i];
+    float *b0[OP_MAX_BUFS] = {0};
+    for (int i = 0; i < nb; i++)
         b0[i] = before ? before[i] : NULL;
-    }
-    Check ck = {.worst = 0.0, .ok = true};
-    switch (d->kind) {
-    case OP_GEMM: check_gemm(&ck, &d->u.gemm, f, b0, samples, seed); break;
-    case OP_CONV2D: check_conv(&ck, d->phase, &d->u.conv, f, b0, samples, seed); break;
-    case OP_POOL2D: check_pool(&ck, d->phase, &d->u.pool, f, b0, samples, seed); break;
-    case OP_BIAS: check_bias(&ck, d->phase, &d->u.bias, f, b0, samples, seed); break;
-    case OP_ACT: check_act(&ck, d->phase, &d->u.act, f, b0, samples, seed); break;
-    case OP_SOFTMAX_XENT: check_xent(&ck, d->phase, &d->u.xent, bufs, samples, seed); break;
-    case OP_SQERR: check_sqerr(&ck, d->phase, &d->u.sqerr, f, samples, seed); break;
-    case OP_LSTM_CELL: check_lstm(&ck, d->phase, &d->u.lstm, f, samples, seed); break;
-    case OP_SGD:
-    case OP_RMSPROP:
-    case OP_MOMENTUM:
-    case OP_ADAM: check_update(&ck, d->kind, &d->u.update, f, b0, samples, seed); break;
-    case OP_ZERO:
-    case OP_COPY:
-    case OP_STREAM: check_mem(&ck, d, f, samples, seed); break;
-    case OP_BATCHNORM: check_batchnorm(&ck, d->phase, &d->u.bn, f, b0, samples, seed); break;
-    case OP_LRN: check_lrn(&ck, d->phase, &d->u.lrn, f, b0, samples, seed); break;
-    case OP_DROPOUT: check_dropout(&ck, d->phase, &d->u.dropout, bufs, samples, seed); break;
-    case OP_CHANNEL_COPY: check_channel(&ck, d->phase, &d->u.chan, f, b0, samples, seed); break;
-    case OP_AXPBY: check_axpby(&ck, &d->u.axpby, f, samples, seed); break;
-    case OP_EMBEDDING: check_embedding(&ck, d->phase, &d->u.embed, bufs, b0, samples, seed); break;
-    case OP_KL_SPARSITY: check_kl(&ck, d->phase, &d->u.kl, f, b0, samples, seed); break;
-    case OP_SHRINK:
-    case OP_NORM1: check_shrink_norm1(&ck, d, f, samples, seed); break;
-    case OP_GRU_CELL: check_gru(&ck, d->phase, &d->u.gru, f, samples, seed); break;
-    case OP_SPMM: check_spmm(&ck, &d->u.spmm, bufs, samples, seed); break;
-    case OP_PEAK_FMA: check_peak(&ck, &d->u.peak, f); break;
-    case OP_MEMBW: check_membw(&ck, &d->u.membw, f, samples, seed); break;
-    default: OPS_ASSERT(!"unreachable op kind");
-    }
+    SpotCheck ck = {.worst = 0.0, .ok = true};
+    op_kind_info(d->kind)->spot(&ck, d, bufs, b0, samples, seed);
     if (max_err)
         *max_err = ck.worst;
     return ck.ok;

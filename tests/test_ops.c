@@ -2588,11 +2588,14 @@ static void test_keys_unchanged(void **state)
             assert_string_equal(again, key);
         }
     }
-    for (int k = 0; k < OP_KIND_COUNT; k++)
+    for (int k = 0; k < OP_KIND_COUNT; k++) {
         if (!seen[k]) {
             fprintf(stderr, "  no key case of kind %s\n", op_kind_name((OpKind)k));
             fail();
         }
+        OpKind back; /* every kind has its own name in the table */
+        assert_true(op_kind_from_name(op_kind_name((OpKind)k), &back) && back == (OpKind)k);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------
