@@ -465,11 +465,15 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
  * out of cache (2^26 = 256 MiB). */
 static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
 {
-    for (int a = 0; a < ACT_COUNT; a++) { /* a separate activation layer, and one fused */
-        list_push(out, max, n, op_act(PHASE_FWD, (ActKind)a, count));
-        list_push(out, max, n, op_act(PHASE_BWD_DATA, (ActKind)a, count));
-        list_push(out, max, n, op_act_in_place(PHASE_FWD, (ActKind)a, count));
-        list_push(out, max, n, op_act_in_place(PHASE_BWD_DATA, (ActKind)a, count));
+    /* relu, sigmoid and tanh, a separate activation layer and one fused (GELU is never in
+     * place) */
+    static const ActKind acts[] = {ACT_RELU, ACT_SIGMOID, ACT_TANH};
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+        const ActKind a = acts[i];
+        list_push(out, max, n, op_act(PHASE_FWD, a, count));
+        list_push(out, max, n, op_act(PHASE_BWD_DATA, a, count));
+        list_push(out, max, n, op_act_in_place(PHASE_FWD, a, count));
+        list_push(out, max, n, op_act_in_place(PHASE_BWD_DATA, a, count));
     }
     /* Bias over (n=16, c=64, spatial): spatial is the contiguous run, as in NCHW conv
      * outputs; 2^14 floats gives spatial = 16, 2^26 gives 65536; below 2^10 fewer channels

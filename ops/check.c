@@ -74,6 +74,17 @@ static double sigmoid_d(double x)
     return 1.0 / (1.0 + exp(-x));
 }
 
+/* the standard normal CDF and density, for GELU */
+static double normal_cdf_d(double x)
+{
+    return 0.5 * erfc(-x / sqrt(2.0));
+}
+
+static double normal_pdf_d(double x)
+{
+    return exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
+}
+
 /* ---- per-kind checks (OpSpotFn, kind.h); f[] are the buffers after the run, b0[] the
  * copies before ---- */
 
@@ -99,6 +110,10 @@ void spot_check_gemm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float 
         if (g->beta != 0.0f) {
             ref += (double)g->beta * b0[0][idx];
             mag += fabs((double)g->beta * b0[0][idx]);
+        }
+        if (g->bias) {
+            ref += f[3][j];
+            mag += fabs(f[3][j]);
         }
         check_one(ck, C[idx], ref, mag);
     }
@@ -311,14 +326,26 @@ void spot_check_act(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *
             switch (a->act) {
             case ACT_RELU: ref = x > 0 ? x : 0.0; mag = fabs(ref); break;
             case ACT_SIGMOID: ref = sigmoid_d(x); mag = ref + fabs(x) * ref * (1.0 - ref); break;
+            case ACT_GELU: {
+                const double p = normal_cdf_d(x);
+                ref = x * p;
+                mag = fabs(ref) + fabs(x) * fabs(p + x * normal_pdf_d(x));
+                break;
+            }
             default: ref = tanh(x); mag = fabs(ref) + fabs(x) * (1.0 - ref * ref); break;
             }
             check_one(ck, f[0][idx], ref, mag);
         } else {
-            const double dy = in[idx], y = y_saved[idx];
+            const double dy = in[idx], y = y_saved[idx]; /* gelu: x */
             double ref, mag;
             switch (a->act) {
             case ACT_RELU: ref = y > 0 ? dy : 0.0; mag = fabs(ref); break;
+            case ACT_GELU: { /* d/dx (Phi + x phi) = phi (2 - x^2): the error x's rounding makes */
+                const double p = normal_cdf_d(y), q = y * normal_pdf_d(y);
+                ref = dy * (p + q);
+                mag = fabs(dy) * (p + fabs(q) + fabs(y) * normal_pdf_d(y) * fabs(2.0 - y * y));
+                break;
+            }
             case ACT_SIGMOID: ref = dy * y * (1.0 - y); mag = fabs(dy * y) * (1.0 + fabs(y)); break;
             default: ref = dy * (1.0 - y * y); mag = fabs(dy) * (1.0 + y * y); break;
             }
@@ -979,6 +1006,250 @@ void spot_check_membw(SpotCheck *ck, const OpDesc *op, void *const bufs[], float
     size_t idx;
     while (sampler_next(&s, &idx))
         check_one(ck, f[0][idx], f[1][idx] + 3.0 * f[2][idx], fabs(f[1][idx]) + 3.0 * fabs(f[2][idx]));
+}
+
+/* ---- the transformer's kinds ---- */
+
+void spot_check_bmm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
+{
+    const BmmDesc *g = &op->u.bmm;
+    float *const *f = (float *const *)bufs;
+    const size_t M = (size_t)g->m, N = (size_t)g->n, K = (size_t)g->k;
+    Sampler s = sampler_init((size_t)g->batch * M * N, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t bi = idx / (M * N), i = idx / N % M, j = idx % N;
+        const float *A = f[1] + bi * M * K, *B = f[2] + bi * K * N;
+        double acc = 0.0, mag = 0.0;
+        for (size_t p = 0; p < K; p++) {
+            const double a = g->trans_a ? A[p * M + i] : A[i * K + p];
+            const double b = g->trans_b ? B[j * K + p] : B[p * N + j];
+            acc += a * b;
+            mag += fabs(a * b);
+        }
+        double ref = (double)g->alpha * acc;
+        mag *= fabs((double)g->alpha);
+        if (g->beta != 0.0f) {
+            ref += (double)g->beta * b0[0][idx];
+            mag += fabs((double)g->beta * b0[0][idx]);
+        }
+        check_one(ck, f[0][idx], ref, mag);
+    }
+}
+
+/* Row statistics in double: mean, biased variance and the mean of squares. */
+static void ln_ref_stats(const float *x, size_t h, double *mean, double *var, double *meansq)
+{
+    double s1 = 0.0, s2 = 0.0;
+    for (size_t j = 0; j < h; j++) {
+        s1 += x[j];
+        s2 += (double)x[j] * x[j];
+    }
+    *mean = s1 / (double)h;
+    *meansq = s2 / (double)h;
+    double c = 0.0;
+    for (size_t j = 0; j < h; j++)
+        c += (x[j] - *mean) * (x[j] - *mean);
+    *var = c / (double)h;
+}
+
+void spot_check_layernorm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                          int samples, uint64_t seed)
+{
+    const LnDesc *l = &op->u.ln;
+    float *const *f = (float *const *)bufs;
+    const size_t N = (size_t)l->n, H = (size_t)l->h;
+    const double eps = l->eps;
+    size_t idx;
+    if (op->phase == PHASE_FWD) {
+        const float *y = f[0], *mean = f[1], *rstd = f[2], *x = f[3], *gamma = f[4], *beta = f[5];
+        Sampler s = sampler_init(N, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double mu, var, msq;
+            ln_ref_stats(x + idx * H, H, &mu, &var, &msq);
+            const double r = 1.0 / sqrt(var + eps);
+            check_one(ck, mean[idx], mu, sqrt(msq)); /* sum|x|/h <= sqrt(mean of squares) */
+            check_one(ck, rstd[idx], r, 0.5 * r * (msq + mu * mu + eps) / (var + eps));
+        }
+        Sampler sy = sampler_init(N * H, samples, seed + 1);
+        while (sampler_next(&sy, &idx)) {
+            const size_t row = idx / H, j = idx % H;
+            double mu, var, msq;
+            ln_ref_stats(x + row * H, H, &mu, &var, &msq);
+            const double a = (double)gamma[j] / sqrt(var + eps);
+            check_one(ck, y[idx], a * ((double)x[idx] - mu) + beta[j],
+                      fabs(a) * (fabs(x[idx]) + fabs(mu) + sqrt(msq)) + fabs(beta[j]));
+        }
+    } else if (op->phase == PHASE_BWD_WEIGHTS) {
+        const float *dy = f[2], *x = f[3], *mean = f[4], *rstd = f[5];
+        Sampler s = sampler_init(H, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double dg = l->accumulate ? b0[0][idx] : 0.0, dgm = fabs(dg);
+            double db = l->accumulate ? b0[1][idx] : 0.0, dbm = fabs(db);
+            for (size_t r = 0; r < N; r++) {
+                const size_t o = r * H + idx;
+                dg += (double)dy[o] * ((double)x[o] - mean[r]) * rstd[r];
+                dgm += fabs((double)dy[o] * rstd[r]) * (fabs(x[o]) + fabs(mean[r]));
+                db += dy[o];
+                dbm += fabs(dy[o]);
+            }
+            check_one(ck, f[0][idx], dg, dgm);
+            check_one(ck, f[1][idx], db, dbm);
+        }
+    } else {
+        const float *dx = f[0], *dy = f[1], *x = f[2], *gamma = f[3], *mean = f[4], *rstd = f[5];
+        Sampler s = sampler_init(N * H, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t row = idx / H, j = idx % H;
+            const double m = mean[row], r = rstd[row];
+            double sg = 0.0, sgm = 0.0, sgx = 0.0, sgxm = 0.0;
+            for (size_t q = 0; q < H; q++) {
+                const double g = (double)dy[row * H + q] * gamma[q];
+                const double xh = ((double)x[row * H + q] - m) * r;
+                sg += g;
+                sgm += fabs(g);
+                sgx += g * xh;
+                sgxm += fabs(g) * (fabs(x[row * H + q]) + fabs(m)) * r;
+            }
+            const double g = (double)dy[idx] * gamma[j], xh = ((double)x[idx] - m) * r;
+            const double xhm = (fabs(x[idx]) + fabs(m)) * r;
+            const double prior = l->accumulate ? b0[0][idx] : 0.0;
+            const double ref = prior + r * (g - sg / (double)H - xh * sgx / (double)H);
+            const double mag = fabs(prior) + r * (fabs(g) + sgm / (double)H + xhm * sgxm / (double)H);
+            check_one(ck, dx[idx], ref, mag);
+        }
+    }
+}
+
+void spot_check_softmax(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                        int samples, uint64_t seed)
+{
+    const SoftmaxDesc *m = &op->u.softmax;
+    float *const *f = (float *const *)bufs;
+    const size_t H = (size_t)m->h;
+    Sampler s = sampler_init((size_t)m->n * H, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t row = idx / H;
+        if (op->phase == PHASE_FWD) {
+            const float *x = f[1] + row * H;
+            double mx = x[0], sum = 0.0;
+            for (size_t j = 1; j < H; j++)
+                mx = x[j] > mx ? x[j] : mx;
+            for (size_t j = 0; j < H; j++)
+                sum += exp(x[j] - mx);
+            const double ref = exp(f[1][idx] - mx) / sum;
+            /* exp's argument carries the rounding of x - max: relative error ~ |x - max| ulp */
+            check_one(ck, f[0][idx], ref, ref * (1.0 + fabs(f[1][idx] - mx)));
+        } else {
+            const float *dy = f[1] + row * H, *y = f[2] + row * H;
+            double dot = 0.0, dotm = 0.0;
+            for (size_t j = 0; j < H; j++) {
+                dot += (double)dy[j] * y[j];
+                dotm += fabs((double)dy[j] * y[j]);
+            }
+            const double prior = m->accumulate ? b0[0][idx] : 0.0;
+            const double yy = f[2][idx], g = f[1][idx];
+            check_one(ck, f[0][idx], prior + yy * (g - dot), fabs(prior) + fabs(yy) * (fabs(g) + dotm));
+        }
+    }
+}
+
+/* a op b in double, with the magnitude of its rounding (pow: exp(b ln a), whose error
+ * scales with |b ln a|) */
+static double binary_ref(BinaryKind op, double a, double b, double *mag)
+{
+    switch (op) {
+    case BIN_ADD: *mag = fabs(a) + fabs(b); return a + b;
+    case BIN_MUL: *mag = fabs(a * b); return a * b;
+    case BIN_DIV: *mag = fabs(a / b); return a / b;
+    default: {
+        const double y = pow(a, b);
+        *mag = fabs(y) * (1.0 + fabs(b * log(a)));
+        return y;
+    }
+    }
+}
+
+/* Both gradients of a op b from dy, in double, with their magnitudes. */
+static void binary_grad_ref(BinaryKind op, double dy, double a, double b, double *da, double *db,
+                            double *dam, double *dbm)
+{
+    switch (op) {
+    case BIN_ADD:
+        *da = *db = dy;
+        *dam = *dbm = fabs(dy);
+        break;
+    case BIN_MUL:
+        *da = dy * b, *db = dy * a;
+        *dam = fabs(*da), *dbm = fabs(*db);
+        break;
+    case BIN_DIV:
+        *da = dy / b, *db = -dy * a / (b * b);
+        *dam = fabs(*da), *dbm = fabs(*db);
+        break;
+    default: {
+        const double y = pow(a, b), l = log(a), e = 1.0 + fabs(b * l);
+        *da = dy * b * y / a, *db = dy * y * l;
+        /* ln a near 0 (a near 1) has an absolute, not a relative, error: |dy y| */
+        *dam = fabs(*da) * e, *dbm = fabs(*db) * e + fabs(dy * y);
+        break;
+    }
+    }
+}
+
+void spot_check_binary(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                       int samples, uint64_t seed)
+{
+    const BinaryDesc *d = &op->u.binary;
+    float *const *f = (float *const *)bufs;
+    Sampler s = sampler_init(d->count, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        if (op->phase == PHASE_FWD) {
+            double mag;
+            const double ref = binary_ref(d->op, f[1][idx], f[2][idx], &mag);
+            check_one(ck, f[0][idx], ref, mag);
+        } else {
+            double da, db, dam, dbm;
+            binary_grad_ref(d->op, f[2][idx], f[3][idx], f[4][idx], &da, &db, &dam, &dbm);
+            const double pa = d->accumulate ? b0[0][idx] : 0.0, pb = d->accumulate ? b0[1][idx] : 0.0;
+            check_one(ck, f[0][idx], pa + da, fabs(pa) + dam);
+            check_one(ck, f[1][idx], pb + db, fabs(pb) + dbm);
+        }
+    }
+}
+
+void spot_check_scalar(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                       int samples, uint64_t seed)
+{
+    const ScalarDesc *d = &op->u.scalar;
+    float *const *f = (float *const *)bufs;
+    const double sc = d->scalar;
+    Sampler s = sampler_init(d->count, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        if (op->phase == PHASE_FWD) {
+            double mag;
+            const double ref = binary_ref(d->op, f[1][idx], sc, &mag);
+            check_one(ck, f[0][idx], ref, mag);
+        } else {
+            const double dy = f[1][idx], a = f[2][idx];
+            double g, mag;
+            switch (d->op) {
+            case BIN_ADD: g = dy; mag = fabs(g); break;
+            case BIN_MUL: g = dy * sc; mag = fabs(g); break;
+            case BIN_DIV: g = dy / sc; mag = fabs(g); break;
+            default:
+                g = dy * sc * pow(a, sc - 1.0);
+                mag = fabs(g) * (1.0 + fabs((sc - 1.0) * log(a)));
+                break;
+            }
+            const double prior = d->accumulate ? b0[0][idx] : 0.0;
+            check_one(ck, f[0][idx], prior + g, fabs(prior) + mag);
+        }
+    }
 }
 
 bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], int samples,

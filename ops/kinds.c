@@ -23,9 +23,11 @@
 static const double F = sizeof(float);
 
 /* =======================================================================================
- * GEMM: C = alpha op(A) op(B) + beta C (gemm.c). One kernel in every phase: the key has
- * no phase and parses as fwd. FLOPs 2mnk; bytes A, B, C (twice when read, beta != 0).
- * Key: m, n, k, ta, tb, beta, and alpha when it is not 1 (parsed as 1 when absent).
+ * GEMM: C = alpha op(A) op(B) + beta C (+ bias) (gemm.c). One kernel in every phase: the
+ * key has no phase and parses as fwd. FLOPs 2mnk, plus m*n for the bias; bytes A, B, C
+ * (twice when read, beta != 0) and the bias (n). Key: m, n, k, ta, tb, beta, then alpha
+ * when it is not 1 and " bias=1" with a bias (each absent otherwise, so the keys of GEMMs
+ * without them are as they were; parsed as 1 and no bias).
  * ===================================================================================== */
 
 OpDesc op_gemm(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b, float beta)
@@ -33,6 +35,14 @@ OpDesc op_gemm(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b, f
     OpDesc d = {.kind = OP_GEMM, .phase = phase};
     d.u.gemm = (GemmDesc){.m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
                           .alpha = 1.0f, .beta = beta};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_gemm_bias(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b)
+{
+    OpDesc d = op_gemm(phase, m, n, k, trans_a, trans_b, 0.0f);
+    d.u.gemm.bias = true;
     DESC_ASSERT_VALID(&d);
     return d;
 }
@@ -56,8 +66,13 @@ static OpCost gemm_cost(const OpDesc *d)
 {
     const GemmDesc *g = &d->u.gemm;
     const double m = g->m, n = g->n, k = g->k;
-    return (OpCost){.flops = 2.0 * m * n * k,
-                    .bytes = F * (m * k + k * n + m * n * (g->beta != 0.0f ? 2.0 : 1.0))};
+    OpCost c = {.flops = 2.0 * m * n * k,
+                .bytes = F * (m * k + k * n + m * n * (g->beta != 0.0f ? 2.0 : 1.0))};
+    if (g->bias) {
+        c.flops += m * n;
+        c.bytes += F * n;
+    }
+    return c;
 }
 
 static int gemm_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
@@ -67,13 +82,18 @@ static int gemm_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
     info[n++] = ops_buf_f("C", (size_t)g->m * (size_t)g->n, g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
     info[n++] = ops_buf_f("A", (size_t)g->m * (size_t)g->k, BUF_IN);
     info[n++] = ops_buf_f("B", (size_t)g->k * (size_t)g->n, BUF_IN);
+    if (g->bias)
+        info[n++] = ops_buf_f("bias", (size_t)g->n, BUF_IN);
     return n;
 }
 
 static void gemm_exec(const OpDesc *d, void *const bufs[], void *ws)
 {
     (void)ws;
-    gemm_run(bufs[0], bufs[1], bufs[2], &d->u.gemm);
+    if (d->u.gemm.bias)
+        gemm_bias_run(bufs[0], bufs[1], bufs[2], bufs[3], &d->u.gemm);
+    else
+        gemm_run(bufs[0], bufs[1], bufs[2], &d->u.gemm);
 }
 
 static int gemm_key(const OpDesc *d, char out[OP_KEY_MAX])
@@ -84,6 +104,8 @@ static int gemm_key(const OpDesc *d, char out[OP_KEY_MAX])
                        (int)g->trans_b, (double)g->beta);
     if (g->alpha != 1.0f)
         len = ops_key_append(out, len, " alpha=%.9g", (double)g->alpha);
+    if (g->bias)
+        len = ops_key_append(out, len, " bias=1");
     return len;
 }
 
@@ -101,8 +123,13 @@ static bool gemm_parse(KeyCursor *kc, OpDesc *r)
     g->trans_b = tb;
     g->beta = kc_float(kc, "beta");
     g->alpha = 1.0f;
-    if (kc->ok && *kc->p == ' ')
+    if (kc_next_is(kc, " alpha="))
         g->alpha = kc_float(kc, "alpha");
+    if (kc_next_is(kc, " bias=")) {
+        if (kc_int(kc, "bias") != 1)
+            return false;
+        g->bias = true;
+    }
     return true;
 }
 
@@ -551,13 +578,16 @@ static bool bias_parse(KeyCursor *kc, OpDesc *r)
 }
 
 /* =======================================================================================
- * ACT (eltwise.c): FLOPs per element fwd relu 1, sigmoid 4 (neg, exp, add, div), tanh 1;
- * bwd relu 1, sigmoid 3, tanh 3. Bytes x, y (fwd); dy, y, dx (bwd); in place the same
- * (the op's traffic, not what a separate output would add). Key: phase, activation,
- * count, and " inplace=1" for the fused in-place kernel (absent otherwise).
+ * ACT (eltwise.c): FLOPs per element fwd relu 1, sigmoid 4 (neg, exp, add, div), tanh 1,
+ * gelu 5 (x/sqrt 2, erf, +1, *0.5, *x; erf counted once, as the other transcendentals);
+ * bwd relu 1, sigmoid 3, tanh 3, gelu 11 (Phi(x) 4 as in the forward, phi(x) 4: square,
+ * -1/2, exp, 1/sqrt(2 pi); x phi, the sum, times dy). Bytes x, y (fwd); dy, y (x for
+ * gelu), dx (bwd); in place the same (the op's traffic, not what a separate output would
+ * add). Key: phase, activation, count, and " inplace=1" for the fused in-place kernel
+ * (absent otherwise).
  * ===================================================================================== */
 
-static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh"};
+static const char *const ACT_NAMES[ACT_COUNT] = {"relu", "sigmoid", "tanh", "gelu"};
 
 const char *op_act_name(ActKind a)
 {
@@ -576,6 +606,7 @@ OpDesc op_act_in_place(OpPhase phase, ActKind act, size_t count)
 {
     OpDesc d = op_act(phase, act, count);
     d.u.act.in_place = true;
+    DESC_ASSERT_VALID(&d); /* GELU is never in place */
     return d;
 }
 
@@ -585,12 +616,15 @@ static const char *act_check(const OpDesc *d)
         return "act: phase must be fwd or bwd_data";
     if (d->u.act.act < 0 || d->u.act.act >= ACT_COUNT)
         return "act: unknown activation";
+    if (d->u.act.act == ACT_GELU && d->u.act.in_place)
+        return "act: gelu cannot run in place (its backward reads the input x, which the "
+               "output would overwrite)";
     return ops_count_check(d->u.act.count);
 }
 
 static OpCost act_cost(const OpDesc *d)
 {
-    static const double fwd[ACT_COUNT] = {1, 4, 1}, bwd[ACT_COUNT] = {1, 3, 3};
+    static const double fwd[ACT_COUNT] = {1, 4, 1, 5}, bwd[ACT_COUNT] = {1, 3, 3, 11};
     const double n = (double)d->u.act.count;
     if (d->phase == PHASE_FWD)
         return (OpCost){.flops = fwd[d->u.act.act] * n, .bytes = F * 2.0 * n};
@@ -611,7 +645,7 @@ static int act_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
     } else {
         info[n++] = ops_buf_f("dx", e, BUF_OUT);
         info[n++] = ops_buf_f("dy", e, BUF_IN);
-        info[n++] = ops_buf_f("y", e, BUF_IN);
+        info[n++] = ops_buf_f(d->u.act.act == ACT_GELU ? "x" : "y", e, BUF_IN);
     }
     return n;
 }
@@ -2204,6 +2238,466 @@ static bool membw_parse(KeyCursor *kc, OpDesc *r)
 }
 
 /* =======================================================================================
+ * BMM (gemm.c): batch GEMMs of GEMM's conventions. One kernel in every phase (its
+ * backward passes are BMMs with transposes, BmmDesc): no phase in the key, parsed as fwd.
+ * FLOPs 2 batch m n k; bytes batch (A, B, C, C again when read: beta != 0).
+ * Key: b (the batch), m, n, k, ta, tb, beta, and alpha when it is not 1 (as GEMM's).
+ * ===================================================================================== */
+
+OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta)
+{
+    OpDesc d = {.kind = OP_BMM, .phase = phase};
+    d.u.bmm = (BmmDesc){.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a,
+                        .trans_b = trans_b, .alpha = 1.0f, .beta = beta};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static const char *bmm_check(const OpDesc *d)
+{
+    const BmmDesc *g = &d->u.bmm;
+    if (!ops_phase_in(d->phase, PH_TRAIN))
+        return "bmm: phase must be fwd, bwd_data or bwd_weights";
+    if (g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1)
+        return "bmm: batch, m, n, k must be >= 1";
+    const double b = g->batch;
+    if (b * g->m * g->k > OPS_MAX_ELEMS || b * g->k * g->n > OPS_MAX_ELEMS ||
+        b * g->m * g->n > OPS_MAX_ELEMS)
+        return "bmm: matrices too large";
+    if (!isfinite(g->alpha) || !isfinite(g->beta))
+        return "bmm: alpha and beta must be finite";
+    return NULL;
+}
+
+static OpCost bmm_cost(const OpDesc *d)
+{
+    const BmmDesc *g = &d->u.bmm;
+    const double b = g->batch, m = g->m, n = g->n, k = g->k;
+    return (OpCost){.flops = 2.0 * b * m * n * k,
+                    .bytes = F * b * (m * k + k * n + m * n * (g->beta != 0.0f ? 2.0 : 1.0))};
+}
+
+static int bmm_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    const BmmDesc *g = &d->u.bmm;
+    const size_t b = (size_t)g->batch;
+    int n = 0;
+    info[n++] = ops_buf_f("C", b * (size_t)g->m * (size_t)g->n, g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
+    info[n++] = ops_buf_f("A", b * (size_t)g->m * (size_t)g->k, BUF_IN);
+    info[n++] = ops_buf_f("B", b * (size_t)g->k * (size_t)g->n, BUF_IN);
+    return n;
+}
+
+static void bmm_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    bmm_run(bufs[0], bufs[1], bufs[2], &d->u.bmm);
+}
+
+static int bmm_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    const BmmDesc *g = &d->u.bmm;
+    int len = snprintf(out, OP_KEY_MAX, "%s b=%d m=%d n=%d k=%d ta=%d tb=%d beta=%.9g",
+                       op_kind_name(d->kind), g->batch, g->m, g->n, g->k, (int)g->trans_a,
+                       (int)g->trans_b, (double)g->beta);
+    if (g->alpha != 1.0f)
+        len = ops_key_append(out, len, " alpha=%.9g", (double)g->alpha);
+    return len;
+}
+
+static bool bmm_parse(KeyCursor *kc, OpDesc *r)
+{
+    BmmDesc *g = &r->u.bmm;
+    r->phase = PHASE_FWD;
+    g->batch = kc_int(kc, "b");
+    g->m = kc_int(kc, "m");
+    g->n = kc_int(kc, "n");
+    g->k = kc_int(kc, "k");
+    const int ta = kc_int(kc, "ta"), tb = kc_int(kc, "tb");
+    if (ta > 1 || tb > 1)
+        return false;
+    g->trans_a = ta;
+    g->trans_b = tb;
+    g->beta = kc_float(kc, "beta");
+    g->alpha = 1.0f;
+    if (kc_next_is(kc, " alpha="))
+        g->alpha = kc_float(kc, "alpha");
+    return true;
+}
+
+/* =======================================================================================
+ * LAYERNORM (rows.c). FLOPs per element of x (the per-row arithmetic is O(n) and ignored):
+ * fwd 8 (the sum 1; the centred sum of squares: subtract, multiply-add 3; y: subtract,
+ * multiply, multiply-add 4); bwd_weights 5 (xhat: subtract, multiply; dy xhat summed as
+ * a multiply-add; dy summed); bwd_data 10 (g = dy gamma 1, xhat 2, sum g 1, sum g xhat as a
+ * multiply-add 2, dx: subtract, multiply-add, times rstd 4), +1 when accumulating.
+ * Bytes: x once in every phase although the kernels read each row two or three times (the
+ * later passes from cache); y, dx, dgamma, dbeta written (read too when accumulating),
+ * gamma and beta (h) and mean, rstd (n). Key: phase, n, h, acc (0 for FWD); eps is a
+ * value (parsed as PyTorch's 1e-5).
+ * ===================================================================================== */
+
+OpDesc op_layernorm(OpPhase phase, int n, int h, float eps)
+{
+    OpDesc d = {.kind = OP_LAYERNORM, .phase = phase};
+    d.u.ln = (LnDesc){.n = n, .h = h, .eps = eps, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static const char *ln_check(const OpDesc *d)
+{
+    const LnDesc *l = &d->u.ln;
+    if (!ops_phase_in(d->phase, PH_TRAIN))
+        return "layernorm: phase must be fwd, bwd_data or bwd_weights";
+    if (l->n < 1 || l->h < 1 || (double)l->n * l->h > OPS_MAX_ELEMS)
+        return "layernorm: n and h must be >= 1 (and the tensor at most 2^40)";
+    if (!(l->eps > 0.0f) || !isfinite(l->eps))
+        return "layernorm: eps must be finite and > 0";
+    return NULL;
+}
+
+static OpCost ln_cost(const OpDesc *d)
+{
+    const LnDesc *l = &d->u.ln;
+    const double e = (double)l->n * l->h, rows = l->n, h = l->h;
+    const double acc = l->accumulate ? 2.0 : 1.0;
+    if (d->phase == PHASE_FWD) /* x; y; gamma, beta; mean, rstd */
+        return (OpCost){.flops = 8.0 * e, .bytes = F * (2.0 * e + 2.0 * h + 2.0 * rows)};
+    if (d->phase == PHASE_BWD_WEIGHTS) /* dy, x; mean, rstd; dgamma, dbeta */
+        return (OpCost){.flops = 5.0 * e, .bytes = F * (2.0 * e + 2.0 * rows + 2.0 * acc * h)};
+    /* dx; dy, x; gamma; mean, rstd */
+    return (OpCost){.flops = (l->accumulate ? 11.0 : 10.0) * e,
+                    .bytes = F * (acc * e + 2.0 * e + h + 2.0 * rows)};
+}
+
+static int ln_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    const LnDesc *l = &d->u.ln;
+    const size_t e = (size_t)l->n * (size_t)l->h, rows = (size_t)l->n, h = (size_t)l->h;
+    const BufRole acc = l->accumulate ? BUF_INOUT : BUF_OUT;
+    int n = 0;
+    if (d->phase == PHASE_FWD) {
+        info[n++] = ops_buf_f("y", e, BUF_OUT);
+        info[n++] = ops_buf_f("mean", rows, BUF_OUT);
+        info[n++] = ops_buf_f("rstd", rows, BUF_OUT);
+        info[n++] = ops_buf_f("x", e, BUF_IN);
+        info[n++] = ops_buf_f("gamma", h, BUF_IN);
+        info[n++] = ops_buf_f("beta", h, BUF_IN);
+    } else if (d->phase == PHASE_BWD_WEIGHTS) {
+        info[n++] = ops_buf_f("dgamma", h, acc);
+        info[n++] = ops_buf_f("dbeta", h, acc);
+        info[n++] = ops_buf_f("dy", e, BUF_IN);
+        info[n++] = ops_buf_f("x", e, BUF_IN);
+        info[n++] = ops_buf_f("mean", rows, BUF_IN);
+        info[n++] = ops_buf_f("rstd", rows, BUF_IN);
+    } else {
+        info[n++] = ops_buf_f("dx", e, acc);
+        info[n++] = ops_buf_f("dy", e, BUF_IN);
+        info[n++] = ops_buf_f("x", e, BUF_IN);
+        info[n++] = ops_buf_f("gamma", h, BUF_IN);
+        info[n++] = ops_buf_f("mean", rows, BUF_IN);
+        info[n++] = ops_buf_f("rstd", rows, BUF_IN);
+    }
+    return n;
+}
+
+static void ln_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    float *const *f = (float *const *)bufs;
+    if (d->phase == PHASE_FWD)
+        layernorm_forward(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.ln);
+    else if (d->phase == PHASE_BWD_WEIGHTS)
+        layernorm_backward_weights(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.ln);
+    else
+        layernorm_backward_data(f[0], f[1], f[2], f[3], f[4], f[5], &d->u.ln);
+}
+
+static int ln_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    const LnDesc *l = &d->u.ln;
+    return snprintf(out, OP_KEY_MAX, "%s %s n=%d h=%d acc=%d", op_kind_name(d->kind),
+                    op_phase_name(d->phase), l->n, l->h, d->phase != PHASE_FWD && l->accumulate);
+}
+
+static bool ln_parse(KeyCursor *kc, OpDesc *r)
+{
+    LnDesc *l = &r->u.ln;
+    r->phase = kc_phase(kc);
+    l->n = kc_int(kc, "n");
+    l->h = kc_int(kc, "h");
+    const int acc = kc_int(kc, "acc");
+    if (acc > 1)
+        return false;
+    l->accumulate = acc;
+    l->eps = 1e-5f;
+    return true;
+}
+
+/* =======================================================================================
+ * SOFTMAX (rows.c). FLOPs per element fwd 5 (max, subtract, exp, sum, scale), bwd 4 (the
+ * row's dot as a multiply-add, subtract, multiply), +1 when accumulating; bytes x and y
+ * (fwd), dy, y and dx (read too when accumulating; bwd). Key: phase, n, h, acc (0 for
+ * FWD).
+ * ===================================================================================== */
+
+OpDesc op_softmax(OpPhase phase, int n, int h)
+{
+    OpDesc d = {.kind = OP_SOFTMAX, .phase = phase};
+    d.u.softmax = (SoftmaxDesc){.n = n, .h = h, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static const char *softmax_check(const OpDesc *d)
+{
+    const SoftmaxDesc *m = &d->u.softmax;
+    if (!ops_phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+        return "softmax: phase must be fwd or bwd_data";
+    if (m->n < 1 || m->h < 1 || (double)m->n * m->h > OPS_MAX_ELEMS)
+        return "softmax: n and h must be >= 1 (and the tensor at most 2^40)";
+    return NULL;
+}
+
+static OpCost softmax_cost(const OpDesc *d)
+{
+    const SoftmaxDesc *m = &d->u.softmax;
+    const double e = (double)m->n * m->h;
+    if (d->phase == PHASE_FWD)
+        return (OpCost){.flops = 5.0 * e, .bytes = F * 2.0 * e};
+    return (OpCost){.flops = (m->accumulate ? 5.0 : 4.0) * e,
+                    .bytes = F * (m->accumulate ? 4.0 : 3.0) * e};
+}
+
+static int softmax_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    const SoftmaxDesc *m = &d->u.softmax;
+    const size_t e = (size_t)m->n * (size_t)m->h;
+    int n = 0;
+    if (d->phase == PHASE_FWD) {
+        info[n++] = ops_buf_f("y", e, BUF_OUT);
+        info[n++] = ops_buf_f("x", e, BUF_IN);
+    } else {
+        info[n++] = ops_buf_f("dx", e, m->accumulate ? BUF_INOUT : BUF_OUT);
+        info[n++] = ops_buf_f("dy", e, BUF_IN);
+        info[n++] = ops_buf_f("y", e, BUF_IN);
+    }
+    return n;
+}
+
+static void softmax_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    if (d->phase == PHASE_FWD)
+        softmax_forward(bufs[0], bufs[1], &d->u.softmax);
+    else
+        softmax_backward_data(bufs[0], bufs[1], bufs[2], &d->u.softmax);
+}
+
+static int softmax_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    const SoftmaxDesc *m = &d->u.softmax;
+    return snprintf(out, OP_KEY_MAX, "%s %s n=%d h=%d acc=%d", op_kind_name(d->kind),
+                    op_phase_name(d->phase), m->n, m->h, d->phase != PHASE_FWD && m->accumulate);
+}
+
+static bool softmax_parse(KeyCursor *kc, OpDesc *r)
+{
+    SoftmaxDesc *m = &r->u.softmax;
+    r->phase = kc_phase(kc);
+    m->n = kc_int(kc, "n");
+    m->h = kc_int(kc, "h");
+    const int acc = kc_int(kc, "acc");
+    if (acc > 1)
+        return false;
+    m->accumulate = acc;
+    return true;
+}
+
+/* =======================================================================================
+ * BINARY and SCALAR (eltwise.c): y = a op b, y = a op s. FLOPs per element: fwd add, mul,
+ * div 1, pow 3 (log, multiply, exp). Binary bwd: add 0 (two copies), mul 2, div 4 (dy/b,
+ * a/b, their product, negated), pow 7 (log, multiply, exp; dy y; times b, over a; dy y
+ * ln a); scalar bwd: add 0 (a copy), mul 1, div 1, pow 5 (log, s - 1 times it, exp, two
+ * multiplies); +2 (binary) or +1 (scalar) when accumulating. Bytes: binary fwd a, b, y;
+ * bwd dy, da, db, and a and b except for add; scalar fwd a, y; bwd dy, da, and a for pow;
+ * da and db read too when accumulating. Key: phase, operator, count, acc (0 for FWD); the
+ * scalar is a value (ScalarDesc), parsed as 2.
+ * ===================================================================================== */
+
+static const char *const BIN_NAMES[BIN_COUNT] = {"add", "mul", "pow", "div"};
+
+const char *op_binary_name(BinaryKind b)
+{
+    return (b >= 0 && b < BIN_COUNT) ? BIN_NAMES[b] : "?";
+}
+
+OpDesc op_binary(OpPhase phase, BinaryKind op, size_t count)
+{
+    OpDesc d = {.kind = OP_BINARY, .phase = phase};
+    d.u.binary = (BinaryDesc){.op = op, .count = count, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_scalar(OpPhase phase, BinaryKind op, size_t count, float scalar)
+{
+    OpDesc d = {.kind = OP_SCALAR, .phase = phase};
+    d.u.scalar = (ScalarDesc){.op = op, .count = count, .scalar = scalar,
+                              .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static const char *binary_check(const OpDesc *d)
+{
+    if (!ops_phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+        return "binary: phase must be fwd or bwd_data";
+    if (d->u.binary.op < 0 || d->u.binary.op >= BIN_COUNT)
+        return "binary: unknown operator";
+    return ops_count_check(d->u.binary.count);
+}
+
+static const char *scalar_check(const OpDesc *d)
+{
+    const ScalarDesc *s = &d->u.scalar;
+    if (!ops_phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+        return "scalar: phase must be fwd or bwd_data";
+    if (s->op < 0 || s->op >= BIN_COUNT)
+        return "scalar: unknown operator";
+    if (!isfinite(s->scalar) || (s->op == BIN_DIV && s->scalar == 0.0f))
+        return "scalar: the scalar must be finite (and not 0 for div)";
+    return ops_count_check(s->count);
+}
+
+static OpCost binary_cost(const OpDesc *d)
+{
+    static const double fwd[BIN_COUNT] = {1, 1, 3, 1}, bwd[BIN_COUNT] = {0, 2, 7, 4};
+    const BinaryDesc *b = &d->u.binary;
+    const double e = (double)b->count;
+    if (d->phase == PHASE_FWD)
+        return (OpCost){.flops = fwd[b->op] * e, .bytes = F * 3.0 * e};
+    const double acc = b->accumulate ? 2.0 : 0.0;
+    return (OpCost){.flops = (bwd[b->op] + acc) * e,
+                    .bytes = F * ((b->op == BIN_ADD ? 3.0 : 5.0) + acc) * e};
+}
+
+static OpCost scalar_cost(const OpDesc *d)
+{
+    static const double fwd[BIN_COUNT] = {1, 1, 3, 1}, bwd[BIN_COUNT] = {0, 1, 5, 1};
+    const ScalarDesc *s = &d->u.scalar;
+    const double e = (double)s->count;
+    if (d->phase == PHASE_FWD)
+        return (OpCost){.flops = fwd[s->op] * e, .bytes = F * 2.0 * e};
+    const double acc = s->accumulate ? 1.0 : 0.0;
+    return (OpCost){.flops = (bwd[s->op] + acc) * e,
+                    .bytes = F * ((s->op == BIN_POW ? 3.0 : 2.0) + acc) * e};
+}
+
+static int binary_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    const size_t e = d->u.binary.count;
+    const BufRole acc = d->u.binary.accumulate ? BUF_INOUT : BUF_OUT;
+    int n = 0;
+    if (d->phase == PHASE_FWD) {
+        info[n++] = ops_buf_f("y", e, BUF_OUT);
+    } else {
+        info[n++] = ops_buf_f("da", e, acc);
+        info[n++] = ops_buf_f("db", e, acc);
+        info[n++] = ops_buf_f("dy", e, BUF_IN);
+    }
+    info[n++] = ops_buf_f("a", e, BUF_IN);
+    info[n++] = ops_buf_f("b", e, BUF_IN);
+    return n;
+}
+
+static int scalar_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    const size_t e = d->u.scalar.count;
+    int n = 0;
+    if (d->phase == PHASE_FWD) {
+        info[n++] = ops_buf_f("y", e, BUF_OUT);
+    } else {
+        info[n++] = ops_buf_f("da", e, d->u.scalar.accumulate ? BUF_INOUT : BUF_OUT);
+        info[n++] = ops_buf_f("dy", e, BUF_IN);
+    }
+    info[n++] = ops_buf_f("a", e, BUF_IN);
+    return n;
+}
+
+static void binary_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    if (d->phase == PHASE_FWD)
+        binary_forward(bufs[0], bufs[1], bufs[2], &d->u.binary);
+    else
+        binary_backward_data(bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], &d->u.binary);
+}
+
+static void scalar_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    if (d->phase == PHASE_FWD)
+        scalar_forward(bufs[0], bufs[1], &d->u.scalar);
+    else
+        scalar_backward_data(bufs[0], bufs[1], bufs[2], &d->u.scalar);
+}
+
+static bool binary_enums_ok(const OpDesc *d)
+{
+    return d->u.binary.op >= 0 && d->u.binary.op < BIN_COUNT;
+}
+
+static bool scalar_enums_ok(const OpDesc *d)
+{
+    return d->u.scalar.op >= 0 && d->u.scalar.op < BIN_COUNT;
+}
+
+static int binary_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    const BinaryDesc *b = &d->u.binary;
+    return snprintf(out, OP_KEY_MAX, "%s %s %s count=%zu acc=%d", op_kind_name(d->kind),
+                    op_phase_name(d->phase), BIN_NAMES[b->op], b->count,
+                    d->phase != PHASE_FWD && b->accumulate);
+}
+
+static int scalar_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    const ScalarDesc *s = &d->u.scalar;
+    return snprintf(out, OP_KEY_MAX, "%s %s %s count=%zu acc=%d", op_kind_name(d->kind),
+                    op_phase_name(d->phase), BIN_NAMES[s->op], s->count,
+                    d->phase != PHASE_FWD && s->accumulate);
+}
+
+static bool binary_parse(KeyCursor *kc, OpDesc *r)
+{
+    BinaryDesc *b = &r->u.binary;
+    r->phase = kc_phase(kc);
+    b->op = (BinaryKind)kc_word(kc, BIN_NAMES, BIN_COUNT);
+    b->count = kc_size(kc, "count");
+    const int acc = kc_int(kc, "acc");
+    if (acc > 1)
+        return false;
+    b->accumulate = acc;
+    return true;
+}
+
+static bool scalar_parse(KeyCursor *kc, OpDesc *r)
+{
+    ScalarDesc *s = &r->u.scalar;
+    r->phase = kc_phase(kc);
+    s->op = (BinaryKind)kc_word(kc, BIN_NAMES, BIN_COUNT);
+    s->count = kc_size(kc, "count");
+    const int acc = kc_int(kc, "acc");
+    if (acc > 1)
+        return false;
+    s->accumulate = acc;
+    s->scalar = 2.0f;
+    return true;
+}
+
+/* =======================================================================================
  * The table
  * ===================================================================================== */
 
@@ -2263,6 +2757,15 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
     [OP_MEMBW] = {.name = "membw", .check = membw_check, .cost = membw_cost,
                   .buffers = membw_buffers, .run = membw_exec, .key = membw_key,
                   .parse = membw_parse, .enums_ok = membw_enums_ok, .spot = spot_check_membw},
+    [OP_BMM] = KIND_ENTRY("bmm", bmm, spot_check_bmm),
+    [OP_LAYERNORM] = KIND_ENTRY("layernorm", ln, spot_check_layernorm),
+    [OP_SOFTMAX] = KIND_ENTRY("softmax", softmax, spot_check_softmax),
+    [OP_BINARY] = {.name = "binary", .check = binary_check, .cost = binary_cost,
+                   .buffers = binary_buffers, .run = binary_exec, .key = binary_key,
+                   .parse = binary_parse, .enums_ok = binary_enums_ok, .spot = spot_check_binary},
+    [OP_SCALAR] = {.name = "scalar", .check = scalar_check, .cost = scalar_cost,
+                   .buffers = scalar_buffers, .run = scalar_exec, .key = scalar_key,
+                   .parse = scalar_parse, .enums_ok = scalar_enums_ok, .spot = spot_check_scalar},
 };
 
 /* Contract: k is an OpKind below OP_KIND_COUNT; its entry is complete (the table has one
