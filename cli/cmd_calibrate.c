@@ -25,13 +25,13 @@ static void on_signal(int sig) { stop_requested = sig; }
 
 typedef enum {
     FAM_PEAK, FAM_MEMORY, FAM_MODEL_OP, FAM_GEMM_SWEEP, FAM_GEMM_DEEPBENCH, FAM_CONV_DEEPBENCH,
-    FAM_RNN_DEEPBENCH, FAM_SPARSE, FAM_CNN_SWEEP, FAM_STREAM, FAM_ELTWISE, NFAMILIES
+    FAM_RNN_DEEPBENCH, FAM_SPARSE, FAM_CNN_SWEEP, FAM_STREAM, FAM_ELTWISE, FAM_TRANSFORMER, NFAMILIES
 } Family;
 static const char *const family_names[NFAMILIES] = {
     "peak", "memory", "model-op", "gemm-sweep", "gemm-deepbench", "conv-deepbench", "rnn-deepbench", "sparse",
-    "cnn-sweep", "stream", "eltwise"};
+    "cnn-sweep", "stream", "eltwise", "transformer"};
 #define FAMILY_LIST "peak, memory, model-op, gemm-sweep, gemm-deepbench, conv-deepbench, rnn-deepbench, sparse, " \
-                    "cnn-sweep, stream, eltwise"
+                    "cnn-sweep, stream, eltwise, transformer"
 enum { MAX_MODELS = 64 };
 /* Default and full calibrations measure the models' ops at the batch whose training step
  * is at most this many FLOPs (plan_batch_within; the default batch for the small models,
@@ -462,6 +462,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         [FAM_CNN_SWEEP] = mb_list_cnn_sweep(mode, lists[FAM_CNN_SWEEP], LIST_MAX),
         [FAM_STREAM] = mb_list_stream(mode, lists[FAM_STREAM], LIST_MAX),
         [FAM_ELTWISE] = mb_list_eltwise(mode, lists[FAM_ELTWISE], LIST_MAX),
+        [FAM_TRANSFORMER] = mb_list_transformer(mode, lists[FAM_TRANSFORMER], LIST_MAX),
     };
     MbFamily fams[NFAMILIES];
     int nfams = 0;
