@@ -132,7 +132,8 @@ static void limits_of(const Rows *r, int threads, const MbCaches *c, Limits *L)
 /* Compute-bound kinds are compared with the FMA peak, the others with DRAM bandwidth. */
 static bool compute_kind(const char *kind)
 {
-    return strcmp(kind, "gemm") == 0 || strcmp(kind, "conv2d") == 0 || strcmp(kind, "spmm") == 0;
+    return strcmp(kind, "gemm") == 0 || strcmp(kind, "bmm") == 0 || strcmp(kind, "conv2d") == 0 ||
+           strcmp(kind, "spmm") == 0;
 }
 
 /* The cache model's retention (cm_retention), as --show reports it: the share of its
@@ -635,7 +636,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
         printf("%-15s %-13s %-11s %5d %8.1f / %7.1f / %7.1f %-6s %5s\n", g[i].family, g[i].kind, g[i].phase, g[i].n,
                lo, med, hi, comp ? "GFLOP/s" : "GB/s", pct);
     }
-    printf("# of limit: median rate / FMA peak on %d threads (GEMM, convolution, sparse GEMM) or / DRAM read\n"
+    printf("# of limit: median rate / FMA peak on %d threads (GEMM, BMM, convolution, sparse GEMM) or / DRAM read\n"
            "# bandwidth (memory-bound kinds; in-cache sizes may exceed 100%%)\n", L->threads);
     /* DeepBench RNN rows composed from their steps */
     int nr = 0;

@@ -577,7 +577,8 @@ int session_drift(const Cli *cli, const CostModel *cm, Drift *out)
 
 bool drift_compute_kind(const char *kind)
 {
-    return strcmp(kind, "gemm") == 0 || strcmp(kind, "conv2d") == 0 || strcmp(kind, "spmm") == 0;
+    return strcmp(kind, "gemm") == 0 || strcmp(kind, "bmm") == 0 || strcmp(kind, "conv2d") == 0 ||
+           strcmp(kind, "spmm") == 0;
 }
 
 double drift_adjusted_s(const Drift *d, const OpTimeRow *ops, int nops)

@@ -1,9 +1,10 @@
 /* microbench/lists.c — the shapes a calibration measures, per family and mode: the
  * machine's limits (FMA peak, each memory level's bandwidth), GEMM sweeps, DeepBench's
  * GEMM, convolution, RNN and sparse lists (deepbench.c) with seed 004's shapes, a generic
- * CNN's convolution / pooling / batch-norm layers, STREAM, and element-wise / loss /
- * optimizer size sweeps: the basis from which the predictor fits its models for shapes it
- * never measured.
+ * CNN's convolution / pooling / batch-norm layers, STREAM, element-wise / loss / optimizer
+ * size sweeps, and a transformer's layers (attention's batched GEMMs, linear layers with
+ * bias, layer norm, softmax, GELU, binary and tensor-scalar operators): the basis from
+ * which the predictor fits its models for shapes it never measured.
  *
  * Modes: quick takes a few shapes of each family and no model ops (half a minute on 2
  * cores); default takes every DeepBench row up to DEFAULT_MAX_GFLOP per kernel (the rest
@@ -465,13 +466,15 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
  * out of cache (2^26 = 256 MiB). */
 static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
 {
-    for (int a = 0; a < ACT_COUNT; a++) { /* a separate activation layer, and one fused */
-        if (a == ACT_GELU)
-            continue; /* the transformer family's, never in place */
-        list_push(out, max, n, op_act(PHASE_FWD, (ActKind)a, count));
-        list_push(out, max, n, op_act(PHASE_BWD_DATA, (ActKind)a, count));
-        list_push(out, max, n, op_act_in_place(PHASE_FWD, (ActKind)a, count));
-        list_push(out, max, n, op_act_in_place(PHASE_BWD_DATA, (ActKind)a, count));
+    /* relu, sigmoid and tanh, a separate activation layer and one fused (GELU, never in
+     * place, has its own sweep with the transformer's ops) */
+    static const ActKind acts[] = {ACT_RELU, ACT_SIGMOID, ACT_TANH};
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+        const ActKind a = acts[i];
+        list_push(out, max, n, op_act(PHASE_FWD, a, count));
+        list_push(out, max, n, op_act(PHASE_BWD_DATA, a, count));
+        list_push(out, max, n, op_act_in_place(PHASE_FWD, a, count));
+        list_push(out, max, n, op_act_in_place(PHASE_BWD_DATA, a, count));
     }
     /* Bias over (n=16, c=64, spatial): spatial is the contiguous run, as in NCHW conv
      * outputs; 2^14 floats gives spatial = 16, 2^26 gives 65536; below 2^10 fewer channels
@@ -519,57 +522,115 @@ int mb_list_eltwise(MbMode mode, OpDesc *out, int max)
     return n;
 }
 
-/* ---- the transformer's building blocks ---- */
+/* ---- a transformer's layers ---- */
 
-/* A transformer layer's ops at GPT-2-small-like sizes over a few token counts: attention's
- * batched GEMMs (Q K^T and P V over batch x heads, and their gradients' transposes), the
- * linear layers with bias, layer norm and softmax over (tokens, width) in all their phases,
- * GELU, and the element-wise ops (residual adds, scaling) at sizes from in-cache to DRAM.
- * quick: one token count and the forward phases. */
+/* A backward op as a step's first writer runs it: gradients overwritten. */
+static OpDesc written(OpDesc d)
+{
+    if (d.kind == OP_LAYERNORM)
+        d.u.ln.accumulate = false;
+    else if (d.kind == OP_SOFTMAX)
+        d.u.softmax.accumulate = false;
+    else if (d.kind == OP_BINARY)
+        d.u.binary.accumulate = false;
+    else if (d.kind == OP_SCALAR)
+        d.u.scalar.accumulate = false;
+    return d;
+}
+
+/* The three BMMs of one attention head group (batch = batch x heads, seq, head_dim): the
+ * scores Q K^T (seq, seq, hd; K stored (seq, hd), so tb), the weighted values P V (seq,
+ * hd, seq), and the transposed-A product of the backward passes (dK = dS^T Q, dV = P^T dO:
+ * (seq, hd, seq), ta); the others of the backward are these shapes again (BmmDesc). Listed
+ * as fwd, as the GEMM sweeps are: one kernel in every phase, keyed without one. */
+static void attention_push(OpDesc *out, int max, int *n, int batch, int seq, int hd)
+{
+    list_push(out, max, n, op_bmm(PHASE_FWD, batch, seq, seq, hd, false, true, 0.0f));
+    list_push(out, max, n, op_bmm(PHASE_FWD, batch, seq, hd, seq, false, false, 0.0f));
+    list_push(out, max, n, op_bmm(PHASE_FWD, batch, seq, hd, seq, true, false, 0.0f));
+}
+
+/* The element-wise and row ops at `count` elements of (tokens, hidden): layer norm in its
+ * three phases and softmax's two over rows of h; GELU, and every binary and tensor-scalar
+ * operator, forward and backward. */
+static void transformer_push_size(OpDesc *out, int max, int *n, size_t count, int h, bool quick)
+{
+    const int rows = (int)(count / (size_t)h);
+    list_push(out, max, n, op_layernorm(PHASE_FWD, rows, h, 1e-5f));
+    list_push(out, max, n, written(op_layernorm(PHASE_BWD_DATA, rows, h, 1e-5f)));
+    list_push(out, max, n, written(op_layernorm(PHASE_BWD_WEIGHTS, rows, h, 1e-5f)));
+    list_push(out, max, n, op_act(PHASE_FWD, ACT_GELU, count));
+    list_push(out, max, n, op_act(PHASE_BWD_DATA, ACT_GELU, count));
+    /* quick: the residual add and the attention scale; the default every operator */
+    for (int op = 0; op < BIN_COUNT; op++) {
+        if (quick && op != BIN_ADD)
+            continue;
+        list_push(out, max, n, op_binary(PHASE_FWD, (BinaryKind)op, count));
+        list_push(out, max, n, written(op_binary(PHASE_BWD_DATA, (BinaryKind)op, count)));
+    }
+    for (int op = 0; op < BIN_COUNT; op++) {
+        if (quick && op != BIN_MUL)
+            continue;
+        /* values only (ScalarDesc): attention's scale by 1/sqrt(64), a square, a + 1 */
+        const float s = op == BIN_POW ? 2.0f : op == BIN_ADD ? 1.0f : op == BIN_MUL ? 0.125f : 8.0f;
+        list_push(out, max, n, op_scalar(PHASE_FWD, (BinaryKind)op, count, s));
+        list_push(out, max, n, written(op_scalar(PHASE_BWD_DATA, (BinaryKind)op, count, s)));
+    }
+}
+
 int mb_list_transformer(MbMode mode, OpDesc *out, int max)
 {
-    const bool quick = mode == MB_QUICK;
-    static const int seqs[] = {128, 256, 512};
-    static const int hidden[] = {256, 768};
+    const bool quick = mode == MB_QUICK, full = mode == MB_FULL;
     int n = 0;
-    for (int si = quick ? 1 : 0; si < (quick ? 2 : 3); si++)
-        for (int hi = 0; hi < 2; hi++) {
-            const int seq = seqs[si], h = hidden[hi], heads = h / 64, batch = 4, bh = batch * heads;
-            const int tokens = batch * seq;
-            list_push(out, max, &n, op_bmm(PHASE_FWD, bh, seq, seq, 64, false, true, 0.0f)); /* Q K^T */
-            list_push(out, max, &n, op_bmm(PHASE_FWD, bh, seq, 64, seq, false, false, 0.0f)); /* P V */
-            if (!quick) {
-                list_push(out, max, &n, op_bmm(PHASE_BWD_DATA, bh, seq, seq, 64, false, true, 0.0f));
-                list_push(out, max, &n, op_bmm(PHASE_BWD_WEIGHTS, bh, 64, seq, seq, true, false, 0.0f));
+    /* attention at BERT's head size 64 and an LLM's 128: (batch x heads, seq, head_dim) */
+    static const int attn[][3] = {{24, 128, 64}, {96, 128, 64}, {12, 512, 64}, {48, 512, 64},
+                                  {32, 256, 128}, {8, 1024, 128}, {16, 2048, 64}};
+    const int nattn = quick ? 1 : full ? 7 : 6;
+    for (int i = 0; i < nattn; i++)
+        attention_push(out, max, &n, attn[i][0], attn[i][1], attn[i][2]);
+    /* linear layers with bias (nn.Linear: weights stored (out, in)): the projections
+     * (hidden -> hidden), the feed-forward's (hidden -> 4 hidden) and (4 hidden -> hidden)
+     * at BERT-base's 768 and BERT-large's 1024, for 128 .. 2048 tokens */
+    static const int tokens[] = {128, 512, 2048};
+    static const int widths[][2] = {{768, 768}, {768, 3072}, {3072, 768}, {1024, 1024}, {1024, 4096},
+                                    {4096, 1024}};
+    for (int t = quick ? 1 : 0; t < (quick ? 2 : 3); t++)
+        for (int w = 0; w < (quick ? 2 : 6); w++)
+            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens[t], widths[w][1], widths[w][0], false, true));
+    /* Element-wise and row ops of (tokens, hidden) from 64K to 64M elements (256 KiB to
+     * 256 MiB a tensor: in cache to far out of it), hidden 1024; the default every power of
+     * 4, full every power of 2, quick one in L2, one beyond the LLC */
+    static const int quick_exp[] = {16, 22};
+    if (quick) {
+        for (size_t i = 0; i < sizeof quick_exp / sizeof *quick_exp; i++)
+            transformer_push_size(out, max, &n, (size_t)1 << quick_exp[i], 1024, true);
+    } else {
+        for (int e = 16; e <= 26; e += full ? 1 : 2)
+            transformer_push_size(out, max, &n, (size_t)1 << e, 1024, false);
+    }
+    /* the row length: layer norm over BERT-base's 768 and an LLM's 4096; softmax over
+     * attention rows of 128 .. 2048 (the sequence), 4M elements each */
+    const size_t mid = (size_t)1 << 22;
+    static const int ln_h[] = {768, 4096};
+    for (int i = 0; !quick && i < 2; i++) {
+        const int rows = (int)(mid / (size_t)ln_h[i]);
+        list_push(out, max, &n, op_layernorm(PHASE_FWD, rows, ln_h[i], 1e-5f));
+        list_push(out, max, &n, written(op_layernorm(PHASE_BWD_DATA, rows, ln_h[i], 1e-5f)));
+        list_push(out, max, &n, written(op_layernorm(PHASE_BWD_WEIGHTS, rows, ln_h[i], 1e-5f)));
+    }
+    static const int sm_h[] = {128, 512, 2048};
+    if (quick) {
+        list_push(out, max, &n, op_softmax(PHASE_FWD, 24 * 128, 128));
+        list_push(out, max, &n, written(op_softmax(PHASE_BWD_DATA, 24 * 128, 128)));
+    } else {
+        for (int i = 0; i < 3; i++)
+            for (int e = 16; e <= 26; e += full ? 1 : 2) {
+                if (i > 0 && (size_t)1 << e != mid) /* other lengths at one size */
+                    continue;
+                const int rows = (int)(((size_t)1 << e) / (size_t)sm_h[i]);
+                list_push(out, max, &n, op_softmax(PHASE_FWD, rows, sm_h[i]));
+                list_push(out, max, &n, written(op_softmax(PHASE_BWD_DATA, rows, sm_h[i])));
             }
-            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens, 3 * h, h, false, true)); /* QKV */
-            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens, 4 * h, h, false, true)); /* MLP up */
-            list_push(out, max, &n, op_gemm_bias(PHASE_FWD, tokens, h, 4 * h, false, true)); /* MLP down */
-            for (int ph = PHASE_FWD; ph <= (quick ? PHASE_FWD : PHASE_BWD_WEIGHTS); ph++) {
-                OpDesc ln = op_layernorm((OpPhase)ph, tokens, h, 1e-5f);
-                ln.u.ln.accumulate = false;
-                list_push(out, max, &n, ln);
-            }
-            for (int ph = PHASE_FWD; ph <= (quick ? PHASE_FWD : PHASE_BWD_DATA); ph++) {
-                OpDesc sm = op_softmax((OpPhase)ph, bh * seq, seq);
-                sm.u.softmax.accumulate = false;
-                list_push(out, max, &n, sm);
-            }
-            list_push(out, max, &n, op_act(PHASE_FWD, ACT_GELU, (size_t)tokens * 4 * h));
-            if (!quick)
-                list_push(out, max, &n, op_act(PHASE_BWD_DATA, ACT_GELU, (size_t)tokens * 4 * h));
-        }
-    /* element-wise arithmetic from in-cache to DRAM sizes */
-    for (int e = quick ? 16 : 14; e <= 24; e += quick ? 8 : 2)
-        for (int op = 0; op < BIN_COUNT; op++) {
-            const size_t count = (size_t)1 << e;
-            list_push(out, max, &n, op_binary(PHASE_FWD, (BinaryKind)op, count));
-            list_push(out, max, &n, op_scalar(PHASE_FWD, (BinaryKind)op, count, 2.0f));
-            if (!quick) {
-                OpDesc b = op_binary(PHASE_BWD_DATA, (BinaryKind)op, count);
-                b.u.binary.accumulate = false;
-                list_push(out, max, &n, b);
-            }
-        }
+    }
     return n;
 }

@@ -206,7 +206,7 @@ int mb_list_sparse(MbMode mode, OpDesc *out, int max);         /* DeepBench spar
 int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max);      /* a CNN's conv / pool / norm layers */
 int mb_list_stream(MbMode mode, OpDesc *out, int max);         /* copy/scale/add/triad, arrays >= 4x LLC */
 int mb_list_eltwise(MbMode mode, OpDesc *out, int max);        /* element-wise, losses, updates */
-int mb_list_transformer(MbMode mode, OpDesc *out, int max);    /* BMM, linear, layer norm, softmax, GELU, binary */
+int mb_list_transformer(MbMode mode, OpDesc *out, int max);    /* attention BMMs, linear, norms, GELU, ops */
 /* Whether a mode measures DeepBench row i (0-based) of each list, for reports. */
 bool mb_deepbench_gemm_in(MbMode mode, int i);
 bool mb_deepbench_conv_in(MbMode mode, int i);

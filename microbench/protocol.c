@@ -310,11 +310,11 @@ static void pool_give(void *p, size_t cap)
  * same keys inside steps (validate --zoo, issue 4). So memory-bound kinds whose data would
  * fit in the last-level cache are timed one execution per sample, each after every thread
  * has read a buffer of twice the LLC (untimed): their operands start in DRAM, as in a step.
- * Compute-bound kinds (GEMM, convolution, sparse GEMM, the FMA peak) and the bandwidth
- * benchmarks of each memory level (membw, STREAM) keep warm repetitions, and so do pooling
- * and LRN, which in steps run on activations the previous op just wrote. A GEMM with a
- * dimension as small as a small batch is memory-bound, though: below GEMM_COLD_INTENSITY
- * it is timed cold like the memory-bound kinds. Measured (alexnet-owt at 16 per rank, np=2
+ * Compute-bound kinds (GEMM and batched GEMM, convolution, sparse GEMM, the FMA peak) and
+ * the bandwidth benchmarks of each memory level (membw, STREAM) keep warm repetitions, and
+ * so do pooling and LRN, which in steps run on activations the previous op just wrote. A
+ * GEMM (or BMM) with a dimension as small as a small batch is memory-bound, though: below
+ * GEMM_COLD_INTENSITY it is timed cold like the memory-bound kinds. Measured (alexnet-owt at 16 per rank, np=2
  * --threads 1, traced against a warm calibration): the fully connected layers'
  * weight-gradient GEMMs (4096x4096x16, 9216x4096x16, a 64-151 MB output written from
  * cold) ran 22-59% slower in steps than their warm repetitions, the GEMMs 12% in all; one
@@ -374,6 +374,7 @@ static SampleKind sample_kind(const OpDesc *d, double bytes)
                                 * later; shared: read by the next thread, then rewritten */
     switch (d->kind) {
     case OP_GEMM:
+    case OP_BMM: /* a loop of GEMMs: the GEMM's rule */
         if (below_intensity(d, GEMM_COLD_INTENSITY))
             break; /* as the memory-bound kinds */
         return SAMPLE_WARM;
@@ -514,29 +515,7 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
                 *hi = 0.99f;
             } else if (d->u.act.act == ACT_RELU) {
                 *relu_clamp = true; /* half zeros, as after a real ReLU */
-            } /* GELU's is its input: the default range */
-        }
-        break;
-    case OP_BINARY:
-    case OP_SCALAR: {
-        /* the operands (a; b for binary) positive: pow's domain, and divisions away from 0 */
-        const int a = d->phase == PHASE_FWD ? 1 : d->kind == OP_BINARY ? 3 : 2;
-        if (i == a || (d->kind == OP_BINARY && i == a + 1)) {
-            *lo = 0.5f;
-            *hi = 2.0f;
-        }
-        break;
-    }
-    case OP_LAYERNORM:
-        if (d->phase != PHASE_FWD && i == 5) { /* rstd */
-            *lo = 0.5f;
-            *hi = 1.5f;
-        }
-        break;
-    case OP_SOFTMAX:
-        if (d->phase == PHASE_BWD_DATA && i == 2) { /* probabilities */
-            *lo = 0.0f;
-            *hi = 1.0f;
+            } /* GELU's backward reads its input x: any value */
         }
         break;
     case OP_SOFTMAX_XENT:
@@ -576,6 +555,31 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
         if (i == 2) { /* second moments are non-negative */
             *lo = 0.0f;
             *hi = 1.0f;
+        }
+        break;
+    case OP_LAYERNORM:
+        if (d->phase != PHASE_FWD && i == 5) { /* saved rstd, positive */
+            *lo = 0.5f;
+            *hi = 1.5f;
+        }
+        break;
+    case OP_SOFTMAX:
+        if (d->phase == PHASE_BWD_DATA && i == 2) { /* the forward's probabilities */
+            *lo = 0.0f;
+            *hi = 1.0f;
+        }
+        break;
+    case OP_BINARY: /* pow's base positive, div's divisor away from 0 */
+        if ((d->u.binary.op == BIN_POW && i == (d->phase == PHASE_FWD ? 1 : 3)) ||
+            (d->u.binary.op == BIN_DIV && i == (d->phase == PHASE_FWD ? 2 : 4))) {
+            *lo = 0.5f;
+            *hi = 1.5f;
+        }
+        break;
+    case OP_SCALAR:
+        if (d->u.scalar.op == BIN_POW && i == (d->phase == PHASE_FWD ? 1 : 2)) {
+            *lo = 0.5f;
+            *hi = 1.5f;
         }
         break;
     default:
@@ -977,7 +981,7 @@ int mb_time_op_probed(const OpDesc *d, const MbProtocol *p, int threads, Measure
         /* a long kernel varies little: as few warm samples as its cold ones; so do GEMMs
          * and convolutions, at the minimum; in rounds, each pass takes its share */
         const bool long_kernel = p->long_s > 0 && t_one >= p->long_s;
-        const bool compute_kernel = d->kind == OP_GEMM || d->kind == OP_CONV2D;
+        const bool compute_kernel = d->kind == OP_GEMM || d->kind == OP_BMM || d->kind == OP_CONV2D;
         const int share = MB_WARM_SAMPLES / (p->rounds > 1 ? p->rounds : 1);
         const int n = long_kernel                                     ? p->long_min_reps
                       : compute_kernel || share < MB_WARM_MIN_SAMPLES ? MB_WARM_MIN_SAMPLES

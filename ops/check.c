@@ -7,21 +7,18 @@
  * rtol = 1e-4 is far above fp32 rounding (6e-8 per operation; a dot product of k terms
  * typically loses sqrt(k) of those) and far below what a wrong index, a missing term or a
  * wrong formula produces; atol = 1e-6 covers underflow and values that are zero.
+ * One spot check per kind (spot_check_<kind>, the table's entry in kinds.c names it); they
+ * share the sampler and the tolerance here.
  */
 #include <math.h>
 #include <string.h>
 
-#include "ops/kernels.h"
+#include "ops/kind.h"
 
 #define CHECK_ATOL 1e-6
 #define CHECK_RTOL 1e-4
 
-typedef struct {
-    double worst; /* largest |got - ref| / (atol + rtol * mag) seen */
-    bool ok;
-} Check;
-
-static void check_one(Check *c, double got, double ref, double mag)
+static void check_one(SpotCheck *c, double got, double ref, double mag)
 {
     double e = fabs(got - ref) / (CHECK_ATOL + CHECK_RTOL * fabs(mag));
     if (!(e <= 1.0)) /* NaN fails too */
@@ -77,11 +74,25 @@ static double sigmoid_d(double x)
     return 1.0 / (1.0 + exp(-x));
 }
 
-/* ---- per-kind checks; f[] are the buffers after the run, b0[] the copies before ---- */
-
-static void check_gemm(Check *ck, const GemmDesc *g, float *const f[], float *const b0[],
-                       int samples, uint64_t seed)
+/* the standard normal CDF and density, for GELU */
+static double normal_cdf_d(double x)
 {
+    return 0.5 * erfc(-x / sqrt(2.0));
+}
+
+static double normal_pdf_d(double x)
+{
+    return exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
+}
+
+/* ---- per-kind checks (OpSpotFn, kind.h); f[] are the buffers after the run, b0[] the
+ * copies before ---- */
+
+void spot_check_gemm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
+{
+    const GemmDesc *g = &op->u.gemm;
+    float *const *f = (float *const *)bufs;
     const float *C = f[0], *A = f[1], *B = f[2];
     Sampler s = sampler_init((size_t)g->m * (size_t)g->n, samples, seed);
     size_t idx;
@@ -108,193 +119,12 @@ static void check_gemm(Check *ck, const GemmDesc *g, float *const f[], float *co
     }
 }
 
-/* each sample picks a matrix of the batch and an element in it */
-static void check_bmm(Check *ck, const BmmDesc *g, float *const f[], float *const b0[], int samples, uint64_t seed)
+void spot_check_conv(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
-    const size_t mk = (size_t)g->m * g->k, kn = (size_t)g->k * g->n, mn = (size_t)g->m * g->n;
-    Sampler s = sampler_init((size_t)g->batch * mn, samples, seed);
-    size_t idx;
-    while (sampler_next(&s, &idx)) {
-        const size_t b = idx / mn, e = idx % mn, i = e / (size_t)g->n, j = e % (size_t)g->n;
-        const float *A = f[1] + b * mk, *B = f[2] + b * kn;
-        double acc = 0.0, mag = 0.0;
-        for (size_t p = 0; p < (size_t)g->k; p++) {
-            const double a = g->trans_a ? A[p * (size_t)g->m + i] : A[i * (size_t)g->k + p];
-            const double v = g->trans_b ? B[j * (size_t)g->k + p] : B[p * (size_t)g->n + j];
-            acc += a * v;
-            mag += fabs(a * v);
-        }
-        double ref = (double)g->alpha * acc;
-        mag *= fabs((double)g->alpha);
-        if (g->beta != 0.0f) {
-            ref += (double)g->beta * b0[0][idx];
-            mag += fabs((double)g->beta * b0[0][idx]);
-        }
-        check_one(ck, f[0][idx], ref, mag);
-    }
-}
-
-/* a row's mean and rstd in double */
-static void ln_row_stats(const float *x, size_t h, double eps, double *mean, double *rstd)
-{
-    double s = 0, s2 = 0;
-    for (size_t j = 0; j < h; j++)
-        s += x[j];
-    *mean = s / (double)h;
-    for (size_t j = 0; j < h; j++)
-        s2 += (x[j] - *mean) * (x[j] - *mean);
-    *rstd = 1.0 / sqrt(s2 / (double)h + eps);
-}
-
-static void check_layernorm(Check *ck, OpPhase phase, const LayerNormDesc *l, float *const f[], float *const b0[],
-                            int samples, uint64_t seed)
-{
-    const size_t n = (size_t)l->n, h = (size_t)l->h;
-    if (phase == PHASE_FWD) { /* y | mean | rstd | x | gamma | beta */
-        const float *x = f[3], *g = f[4], *b = f[5];
-        Sampler s = sampler_init(n * h, samples, seed);
-        size_t idx;
-        while (sampler_next(&s, &idx)) {
-            const size_t i = idx / h, j = idx % h;
-            double m, r;
-            ln_row_stats(x + i * h, h, l->eps, &m, &r);
-            const double xhat = (x[idx] - m) * r;
-            check_one(ck, f[0][idx], xhat * g[j] + b[j], fabs(xhat * g[j]) + fabs(b[j]) + 4 * fabs(g[j]));
-            check_one(ck, f[1][i], m, fabs(m) + 1);
-            check_one(ck, f[2][i], r, r);
-        }
-    } else if (phase == PHASE_BWD_WEIGHTS) { /* dgamma | dbeta | dy | x | mean | rstd */
-        const float *dy = f[2], *x = f[3], *mean = f[4], *rstd = f[5];
-        Sampler s = sampler_init(h, samples, seed);
-        size_t j;
-        while (sampler_next(&s, &j)) {
-            double g = l->accumulate ? b0[0][j] : 0.0, b = l->accumulate ? b0[1][j] : 0.0, mg = fabs(g), mb = fabs(b);
-            for (size_t i = 0; i < n; i++) {
-                const double v = dy[i * h + j], xhat = ((double)x[i * h + j] - mean[i]) * rstd[i];
-                g += v * xhat, mg += fabs(v * xhat);
-                b += v, mb += fabs(v);
-            }
-            check_one(ck, f[0][j], g, mg);
-            check_one(ck, f[1][j], b, mb);
-        }
-    } else { /* dx | dy | x | gamma | mean | rstd */
-        const float *dy = f[1], *x = f[2], *gm = f[3], *mean = f[4], *rstd = f[5];
-        Sampler s = sampler_init(n * h, samples, seed);
-        size_t idx;
-        while (sampler_next(&s, &idx)) {
-            const size_t i = idx / h;
-            const double m = mean[i], r = rstd[i];
-            double sg = 0, sgx = 0, mag = 0;
-            for (size_t j = 0; j < h; j++) {
-                const double g = (double)dy[i * h + j] * gm[j], xh = (x[i * h + j] - m) * r;
-                sg += g, sgx += g * xh, mag += fabs(g) * (1 + fabs(xh));
-            }
-            sg /= (double)h, sgx /= (double)h, mag /= (double)h;
-            const double g = (double)dy[idx] * gm[idx % h], xh = (x[idx] - m) * r;
-            double ref = r * (g - sg - xh * sgx), mg = r * (fabs(g) + mag * (1 + fabs(xh)));
-            if (l->accumulate) {
-                ref += b0[0][idx];
-                mg += fabs(b0[0][idx]);
-            }
-            check_one(ck, f[0][idx], ref, mg);
-        }
-    }
-}
-
-static void check_softmax(Check *ck, OpPhase phase, const SoftmaxDesc *m, float *const f[], float *const b0[],
-                          int samples, uint64_t seed)
-{
-    const size_t h = (size_t)m->h;
-    Sampler s = sampler_init((size_t)m->n * h, samples, seed);
-    size_t idx;
-    while (sampler_next(&s, &idx)) {
-        const size_t i = idx / h;
-        if (phase == PHASE_FWD) { /* y | x */
-            const float *x = f[1] + i * h;
-            double mx = x[0], sum = 0;
-            for (size_t j = 0; j < h; j++)
-                mx = fmax(mx, x[j]);
-            for (size_t j = 0; j < h; j++)
-                sum += exp(x[j] - mx);
-            const double ref = exp(f[1][idx] - mx) / sum;
-            check_one(ck, f[0][idx], ref, ref * (1 + fabs(f[1][idx] - mx)));
-        } else { /* dx | dy | y */
-            const float *dy = f[1] + i * h, *y = f[2] + i * h;
-            double dot = 0, mag = 0;
-            for (size_t j = 0; j < h; j++)
-                dot += (double)dy[j] * y[j], mag += fabs((double)dy[j] * y[j]);
-            double ref = f[2][idx] * (f[1][idx] - dot), mg = fabs(f[2][idx]) * (fabs(f[1][idx]) + mag);
-            if (m->accumulate) {
-                ref += b0[0][idx];
-                mg += fabs(b0[0][idx]);
-            }
-            check_one(ck, f[0][idx], ref, mg);
-        }
-    }
-}
-
-/* a op b in double, with the magnitude of its terms */
-static double binary_ref(BinaryKind op, double a, double b, double *mag)
-{
-    switch (op) {
-    case BIN_ADD: *mag = fabs(a) + fabs(b); return a + b;
-    case BIN_MUL: *mag = fabs(a * b); return a * b;
-    case BIN_DIV: *mag = fabs(a / b); return a / b;
-    default: { /* pow as exp(b ln a): its error grows with |b ln a| */
-        const double p = pow(a, b);
-        *mag = fabs(p) * (1 + fabs(b * log(a)));
-        return p;
-    }
-    }
-}
-
-/* the two partial derivatives of a op b */
-static void binary_grad_ref(BinaryKind op, double a, double b, double *ga, double *gb)
-{
-    switch (op) {
-    case BIN_ADD: *ga = 1, *gb = 1; break;
-    case BIN_MUL: *ga = b, *gb = a; break;
-    case BIN_DIV: *ga = 1 / b, *gb = -a / (b * b); break;
-    default: *ga = b * pow(a, b - 1), *gb = pow(a, b) * log(a); break;
-    }
-}
-
-static void check_binary(Check *ck, const OpDesc *d, float *const f[], float *const b0[], int samples,
-                         uint64_t seed)
-{
-    const BinaryDesc *bd = &d->u.binary;
-    const bool two = d->kind == OP_BINARY;
-    Sampler s = sampler_init(bd->count, samples, seed);
-    size_t i;
-    while (sampler_next(&s, &i)) {
-        if (d->phase == PHASE_FWD) { /* y | a | b */
-            double mag;
-            const double ref = binary_ref(bd->op, f[1][i], two ? f[2][i] : bd->scalar, &mag);
-            check_one(ck, f[0][i], ref, mag);
-            continue;
-        }
-        /* binary: da | db | dy | a | b; scalar: da | dy | a */
-        const double dy = two ? f[2][i] : f[1][i], a = two ? f[3][i] : f[2][i], b = two ? f[4][i] : bd->scalar;
-        double ga, gb, mag;
-        binary_grad_ref(bd->op, a, b, &ga, &gb);
-        binary_ref(bd->op, a, b, &mag);
-        const double scale = bd->op == BIN_POW ? 1 + fabs(b * log(a)) : 2;
-        double ra = dy * ga, ma = fabs(dy * ga) * scale;
-        if (bd->accumulate)
-            ra += b0[0][i], ma += fabs(b0[0][i]);
-        check_one(ck, f[0][i], ra, ma);
-        if (two) {
-            double rb = dy * gb, mb = fabs(dy * gb) * scale;
-            if (bd->accumulate)
-                rb += b0[1][i], mb += fabs(b0[1][i]);
-            check_one(ck, f[1][i], rb, mb);
-        }
-    }
-}
-
-static void check_conv(Check *ck, OpPhase phase, const ConvDesc *v, float *const f[],
-                       float *const b0[], int samples, uint64_t seed)
-{
+    const OpPhase phase = op->phase;
+    const ConvDesc *v = &op->u.conv;
+    float *const *f = (float *const *)bufs;
     const int cg = v->c / v->groups, kg = v->k / v->groups;
     const size_t C = (size_t)v->c, H = (size_t)v->h, W = (size_t)v->w, K = (size_t)v->k;
     const size_t OH = (size_t)v->out_h, OW = (size_t)v->out_w;
@@ -382,9 +212,12 @@ static void pool_win(const PoolDesc *p, size_t oh, size_t ow, long *h0, long *h1
     *w1 = sw + p->win_w > p->w ? p->w : sw + p->win_w;
 }
 
-static void check_pool(Check *ck, OpPhase phase, const PoolDesc *p, float *const f[],
-                       float *const b0[], int samples, uint64_t seed)
+void spot_check_pool(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const PoolDesc *p = &op->u.pool;
+    float *const *f = (float *const *)bufs;
     const size_t H = (size_t)p->h, W = (size_t)p->w, OH = (size_t)p->out_h, OW = (size_t)p->out_w;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -446,9 +279,12 @@ static void check_pool(Check *ck, OpPhase phase, const PoolDesc *p, float *const
     }
 }
 
-static void check_bias(Check *ck, OpPhase phase, const BiasDesc *b, float *const f[],
-                       float *const b0[], int samples, uint64_t seed)
+void spot_check_bias(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const BiasDesc *b = &op->u.bias;
+    float *const *f = (float *const *)bufs;
     const size_t C = (size_t)b->c, SP = (size_t)b->spatial;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -473,9 +309,12 @@ static void check_bias(Check *ck, OpPhase phase, const BiasDesc *b, float *const
     }
 }
 
-static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f[],
-                      float *const b0[], int samples, uint64_t seed)
+void spot_check_act(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const ActDesc *a = &op->u.act;
+    float *const *f = (float *const *)bufs;
     /* in place, the input (x, dy) is buffer 0 as it was before the run */
     const float *in = a->in_place ? b0[0] : f[1], *y_saved = a->in_place ? f[1] : f[2];
     Sampler s = sampler_init(a->count, samples, seed);
@@ -488,26 +327,26 @@ static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f
             case ACT_RELU: ref = x > 0 ? x : 0.0; mag = fabs(ref); break;
             case ACT_SIGMOID: ref = sigmoid_d(x); mag = ref + fabs(x) * ref * (1.0 - ref); break;
             case ACT_GELU: {
-                const double cdf = 0.5 * (1 + erf(x / sqrt(2.0)));
-                ref = x * cdf;
-                mag = fabs(x) * (cdf + 1.0);
+                const double p = normal_cdf_d(x);
+                ref = x * p;
+                mag = fabs(ref) + fabs(x) * fabs(p + x * normal_pdf_d(x));
                 break;
             }
             default: ref = tanh(x); mag = fabs(ref) + fabs(x) * (1.0 - ref * ref); break;
             }
             check_one(ck, f[0][idx], ref, mag);
         } else {
-            const double dy = in[idx], y = y_saved[idx];
+            const double dy = in[idx], y = y_saved[idx]; /* gelu: x */
             double ref, mag;
             switch (a->act) {
             case ACT_RELU: ref = y > 0 ? dy : 0.0; mag = fabs(ref); break;
-            case ACT_SIGMOID: ref = dy * y * (1.0 - y); mag = fabs(dy * y) * (1.0 + fabs(y)); break;
-            case ACT_GELU: { /* y_saved is the forward input x */
-                const double cdf = 0.5 * (1 + erf(y / sqrt(2.0))), pdf = exp(-0.5 * y * y) / sqrt(2 * M_PI);
-                ref = dy * (cdf + y * pdf);
-                mag = fabs(dy) * (cdf + fabs(y) * pdf * (2 + y * y));
+            case ACT_GELU: { /* d/dx (Phi + x phi) = phi (2 - x^2): the error x's rounding makes */
+                const double p = normal_cdf_d(y), q = y * normal_pdf_d(y);
+                ref = dy * (p + q);
+                mag = fabs(dy) * (p + fabs(q) + fabs(y) * normal_pdf_d(y) * fabs(2.0 - y * y));
                 break;
             }
+            case ACT_SIGMOID: ref = dy * y * (1.0 - y); mag = fabs(dy * y) * (1.0 + fabs(y)); break;
             default: ref = dy * (1.0 - y * y); mag = fabs(dy) * (1.0 + y * y); break;
             }
             check_one(ck, f[0][idx], ref, mag);
@@ -515,9 +354,11 @@ static void check_act(Check *ck, OpPhase phase, const ActDesc *a, float *const f
     }
 }
 
-static void check_xent(Check *ck, OpPhase phase, const XentDesc *x, void *const bufs[],
-                       int samples, uint64_t seed)
+void spot_check_xent(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const XentDesc *x = &op->u.xent;
     const size_t n = (size_t)x->n, K = (size_t)x->classes;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -560,9 +401,12 @@ static void check_xent(Check *ck, OpPhase phase, const XentDesc *x, void *const 
     }
 }
 
-static void check_sqerr(Check *ck, OpPhase phase, const SqErrDesc *q, float *const f[],
-                        int samples, uint64_t seed)
+void spot_check_sqerr(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                      int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const SqErrDesc *q = &op->u.sqerr;
+    float *const *f = (float *const *)bufs;
     const size_t count = (size_t)q->n * (size_t)q->features;
     const double div = (q->mean ? (double)count : 1.0) / (double)q->weight;
     const float *pred = f[1], *target = f[2];
@@ -583,9 +427,12 @@ static void check_sqerr(Check *ck, OpPhase phase, const SqErrDesc *q, float *con
     }
 }
 
-static void check_lstm(Check *ck, OpPhase phase, const LstmCellDesc *l, float *const f[],
-                       int samples, uint64_t seed)
+void spot_check_lstm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const LstmCellDesc *l = &op->u.lstm;
+    float *const *f = (float *const *)bufs;
     const size_t H = (size_t)l->hidden;
     Sampler s = sampler_init((size_t)l->batch * H, samples, seed);
     size_t idx;
@@ -636,9 +483,12 @@ static void check_lstm(Check *ck, OpPhase phase, const LstmCellDesc *l, float *c
 
 /* The decay prefix is checked on its own as well: its last element and, when sampling,
  * as many samples inside it as outside, so a prefix off by one or not applied shows. */
-static void check_update(Check *ck, OpKind kind, const UpdateDesc *u, float *const f[],
-                         float *const b0[], int samples, uint64_t seed)
+void spot_check_update(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                       int samples, uint64_t seed)
 {
+    const OpKind kind = op->kind;
+    const UpdateDesc *u = &op->u.update;
+    float *const *f = (float *const *)bufs;
     const double lr = u->lr;
     const size_t ng = kind == OP_SGD ? 1 : kind == OP_ADAM ? 3 : 2; /* index of g */
     double lr_t = lr;
@@ -716,9 +566,12 @@ static void bn_ref_stats(const BnDesc *b, const float *x, size_t ch, double *mea
     *var = fmax(*meansq - *mean * *mean, 0.0);
 }
 
-static void check_batchnorm(Check *ck, OpPhase phase, const BnDesc *b, float *const f[],
-                            float *const b0[], int samples, uint64_t seed)
+void spot_check_batchnorm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                          int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const BnDesc *b = &op->u.bn;
+    float *const *f = (float *const *)bufs;
     const size_t C = (size_t)b->c, SP = (size_t)b->spatial;
     const size_t e = (size_t)b->n * C * SP;
     const double m = (double)b->n * (double)SP, eps = b->eps;
@@ -793,9 +646,12 @@ static void check_batchnorm(Check *ck, OpPhase phase, const BnDesc *b, float *co
     }
 }
 
-static void check_lrn(Check *ck, OpPhase phase, const LrnDesc *l, float *const f[],
-                      float *const b0[], int samples, uint64_t seed)
+void spot_check_lrn(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const LrnDesc *l = &op->u.lrn;
+    float *const *f = (float *const *)bufs;
     const size_t C = (size_t)l->c, SP = (size_t)l->spatial;
     const int r = l->size / 2;
     const double coef = (double)l->alpha / l->size, beta = l->beta;
@@ -837,9 +693,11 @@ static void check_lrn(Check *ck, OpPhase phase, const LrnDesc *l, float *const f
 }
 
 /* The mask is recomputed from (seed, step, i) exactly and must be 0 or 1/(1-rate). */
-static void check_dropout(Check *ck, OpPhase phase, const DropoutDesc *d, void *const bufs[],
-                          int samples, uint64_t seed)
+void spot_check_dropout(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                        int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const DropoutDesc *d = &op->u.dropout;
     Sampler s = sampler_init(d->count, samples, seed);
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -863,9 +721,12 @@ static void check_dropout(Check *ck, OpPhase phase, const DropoutDesc *d, void *
     }
 }
 
-static void check_channel(Check *ck, OpPhase phase, const ChannelDesc *c, float *const f[],
-                          float *const b0[], int samples, uint64_t seed)
+void spot_check_channel(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                        int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const ChannelDesc *c = &op->u.chan;
+    float *const *f = (float *const *)bufs;
     const size_t SP = (size_t)c->spatial, CD = (size_t)c->c_dst, CS = (size_t)c->c_src;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -889,9 +750,11 @@ static void check_channel(Check *ck, OpPhase phase, const ChannelDesc *c, float 
     }
 }
 
-static void check_axpby(Check *ck, const AxpbyDesc *a, float *const f[], int samples,
-                        uint64_t seed)
+void spot_check_axpby(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                      int samples, uint64_t seed)
 {
+    const AxpbyDesc *a = &op->u.axpby;
+    float *const *f = (float *const *)bufs;
     Sampler s = sampler_init(a->count, samples, seed);
     size_t idx;
     while (sampler_next(&s, &idx)) {
@@ -900,9 +763,11 @@ static void check_axpby(Check *ck, const AxpbyDesc *a, float *const f[], int sam
     }
 }
 
-static void check_embedding(Check *ck, OpPhase phase, const EmbedDesc *e, void *const bufs[],
-                            float *const b0[], int samples, uint64_t seed)
+void spot_check_embedding(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                          int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const EmbedDesc *e = &op->u.embed;
     const size_t D = (size_t)e->dim;
     size_t idx;
     if (phase == PHASE_FWD) {
@@ -932,9 +797,12 @@ static void check_embedding(Check *ck, OpPhase phase, const EmbedDesc *e, void *
     }
 }
 
-static void check_kl(Check *ck, OpPhase phase, const KlDesc *k, float *const f[],
-                     float *const b0[], int samples, uint64_t seed)
+void spot_check_kl(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                   int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const KlDesc *k = &op->u.kl;
+    float *const *f = (float *const *)bufs;
     const size_t N = (size_t)k->n, U = (size_t)k->units;
     const double rho = k->rho, beta = k->beta;
     size_t idx;
@@ -974,9 +842,11 @@ static void check_kl(Check *ck, OpPhase phase, const KlDesc *k, float *const f[]
     }
 }
 
-static void check_shrink_norm1(Check *ck, const OpDesc *d, float *const f[], int samples,
-                               uint64_t seed)
+void spot_check_shrink_norm1(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                             int samples, uint64_t seed)
 {
+    const OpDesc *d = op;
+    float *const *f = (float *const *)bufs;
     const size_t n = d->u.mem.count;
     if (d->kind == OP_NORM1) {
         double s = 0.0;
@@ -995,8 +865,11 @@ static void check_shrink_norm1(Check *ck, const OpDesc *d, float *const f[], int
     }
 }
 
-static void check_mem(Check *ck, const OpDesc *d, float *const f[], int samples, uint64_t seed)
+void spot_check_mem(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpDesc *d = op;
+    float *const *f = (float *const *)bufs;
     Sampler s = sampler_init(d->u.mem.count, samples, seed);
     size_t idx;
     const double q = d->u.mem.scalar;
@@ -1017,9 +890,12 @@ static void check_mem(Check *ck, const OpDesc *d, float *const f[], int samples,
     }
 }
 
-static void check_gru(Check *ck, OpPhase phase, const GruCellDesc *g, float *const f[], int samples,
-                      uint64_t seed)
+void spot_check_gru(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
 {
+    const OpPhase phase = op->phase;
+    const GruCellDesc *g = &op->u.gru;
+    float *const *f = (float *const *)bufs;
     const size_t H = (size_t)g->hidden;
     const bool relu = g->act == ACT_RELU;
     Sampler s = sampler_init((size_t)g->batch * H, samples, seed);
@@ -1062,8 +938,10 @@ static void check_gru(Check *ck, OpPhase phase, const GruCellDesc *g, float *con
 
 /* Sampled elements of C recomputed from the CSR arrays, whose structure is checked too
  * (monotone row pointers, columns in range): a corrupt pattern must fail, not crash. */
-static void check_spmm(Check *ck, const SpmmDesc *d, void *const bufs[], int samples, uint64_t seed)
+void spot_check_spmm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const SpmmDesc *d = &op->u.spmm;
     const float *c = bufs[0], *values = bufs[1], *b = bufs[4];
     const int32_t *col = bufs[2], *row_ptr = bufs[3];
     const size_t n = (size_t)d->n, nnz = (size_t)d->m * (size_t)d->nnz_per_row;
@@ -1094,16 +972,22 @@ static void check_spmm(Check *ck, const SpmmDesc *d, void *const bufs[], int sam
 }
 
 /* Every thread's accumulators end at the chains' fixed point, 1. */
-static void check_peak(Check *ck, const PeakDesc *d, float *const f[])
+void spot_check_peak(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                     int samples, uint64_t seed)
 {
+    const PeakDesc *d = &op->u.peak;
+    float *const *f = (float *const *)bufs;
     for (int t = 0; t < d->threads; t++)
         check_one(ck, f[0][t], 1.0, 1.0);
 }
 
 /* READ's family: out[t] is the sum of the slice thread t read (SHARED: its own, as it
  * left it); TRIAD: sampled elements recomputed. */
-static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int samples, uint64_t seed)
+void spot_check_membw(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                      int samples, uint64_t seed)
 {
+    const MembwDesc *d = &op->u.membw;
+    float *const *f = (float *const *)bufs;
     if (d->kind != MEMBW_TRIAD) {
         const size_t n = d->bytes_per_thread / sizeof(float);
         for (int t = 0; t < d->threads; t++) {
@@ -1124,6 +1008,250 @@ static void check_membw(Check *ck, const MembwDesc *d, float *const f[], int sam
         check_one(ck, f[0][idx], f[1][idx] + 3.0 * f[2][idx], fabs(f[1][idx]) + 3.0 * fabs(f[2][idx]));
 }
 
+/* ---- the transformer's kinds ---- */
+
+void spot_check_bmm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                    int samples, uint64_t seed)
+{
+    const BmmDesc *g = &op->u.bmm;
+    float *const *f = (float *const *)bufs;
+    const size_t M = (size_t)g->m, N = (size_t)g->n, K = (size_t)g->k;
+    Sampler s = sampler_init((size_t)g->batch * M * N, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t bi = idx / (M * N), i = idx / N % M, j = idx % N;
+        const float *A = f[1] + bi * M * K, *B = f[2] + bi * K * N;
+        double acc = 0.0, mag = 0.0;
+        for (size_t p = 0; p < K; p++) {
+            const double a = g->trans_a ? A[p * M + i] : A[i * K + p];
+            const double b = g->trans_b ? B[j * K + p] : B[p * N + j];
+            acc += a * b;
+            mag += fabs(a * b);
+        }
+        double ref = (double)g->alpha * acc;
+        mag *= fabs((double)g->alpha);
+        if (g->beta != 0.0f) {
+            ref += (double)g->beta * b0[0][idx];
+            mag += fabs((double)g->beta * b0[0][idx]);
+        }
+        check_one(ck, f[0][idx], ref, mag);
+    }
+}
+
+/* Row statistics in double: mean, biased variance and the mean of squares. */
+static void ln_ref_stats(const float *x, size_t h, double *mean, double *var, double *meansq)
+{
+    double s1 = 0.0, s2 = 0.0;
+    for (size_t j = 0; j < h; j++) {
+        s1 += x[j];
+        s2 += (double)x[j] * x[j];
+    }
+    *mean = s1 / (double)h;
+    *meansq = s2 / (double)h;
+    double c = 0.0;
+    for (size_t j = 0; j < h; j++)
+        c += (x[j] - *mean) * (x[j] - *mean);
+    *var = c / (double)h;
+}
+
+void spot_check_layernorm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                          int samples, uint64_t seed)
+{
+    const LnDesc *l = &op->u.ln;
+    float *const *f = (float *const *)bufs;
+    const size_t N = (size_t)l->n, H = (size_t)l->h;
+    const double eps = l->eps;
+    size_t idx;
+    if (op->phase == PHASE_FWD) {
+        const float *y = f[0], *mean = f[1], *rstd = f[2], *x = f[3], *gamma = f[4], *beta = f[5];
+        Sampler s = sampler_init(N, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double mu, var, msq;
+            ln_ref_stats(x + idx * H, H, &mu, &var, &msq);
+            const double r = 1.0 / sqrt(var + eps);
+            check_one(ck, mean[idx], mu, sqrt(msq)); /* sum|x|/h <= sqrt(mean of squares) */
+            check_one(ck, rstd[idx], r, 0.5 * r * (msq + mu * mu + eps) / (var + eps));
+        }
+        Sampler sy = sampler_init(N * H, samples, seed + 1);
+        while (sampler_next(&sy, &idx)) {
+            const size_t row = idx / H, j = idx % H;
+            double mu, var, msq;
+            ln_ref_stats(x + row * H, H, &mu, &var, &msq);
+            const double a = (double)gamma[j] / sqrt(var + eps);
+            check_one(ck, y[idx], a * ((double)x[idx] - mu) + beta[j],
+                      fabs(a) * (fabs(x[idx]) + fabs(mu) + sqrt(msq)) + fabs(beta[j]));
+        }
+    } else if (op->phase == PHASE_BWD_WEIGHTS) {
+        const float *dy = f[2], *x = f[3], *mean = f[4], *rstd = f[5];
+        Sampler s = sampler_init(H, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            double dg = l->accumulate ? b0[0][idx] : 0.0, dgm = fabs(dg);
+            double db = l->accumulate ? b0[1][idx] : 0.0, dbm = fabs(db);
+            for (size_t r = 0; r < N; r++) {
+                const size_t o = r * H + idx;
+                dg += (double)dy[o] * ((double)x[o] - mean[r]) * rstd[r];
+                dgm += fabs((double)dy[o] * rstd[r]) * (fabs(x[o]) + fabs(mean[r]));
+                db += dy[o];
+                dbm += fabs(dy[o]);
+            }
+            check_one(ck, f[0][idx], dg, dgm);
+            check_one(ck, f[1][idx], db, dbm);
+        }
+    } else {
+        const float *dx = f[0], *dy = f[1], *x = f[2], *gamma = f[3], *mean = f[4], *rstd = f[5];
+        Sampler s = sampler_init(N * H, samples, seed);
+        while (sampler_next(&s, &idx)) {
+            const size_t row = idx / H, j = idx % H;
+            const double m = mean[row], r = rstd[row];
+            double sg = 0.0, sgm = 0.0, sgx = 0.0, sgxm = 0.0;
+            for (size_t q = 0; q < H; q++) {
+                const double g = (double)dy[row * H + q] * gamma[q];
+                const double xh = ((double)x[row * H + q] - m) * r;
+                sg += g;
+                sgm += fabs(g);
+                sgx += g * xh;
+                sgxm += fabs(g) * (fabs(x[row * H + q]) + fabs(m)) * r;
+            }
+            const double g = (double)dy[idx] * gamma[j], xh = ((double)x[idx] - m) * r;
+            const double xhm = (fabs(x[idx]) + fabs(m)) * r;
+            const double prior = l->accumulate ? b0[0][idx] : 0.0;
+            const double ref = prior + r * (g - sg / (double)H - xh * sgx / (double)H);
+            const double mag = fabs(prior) + r * (fabs(g) + sgm / (double)H + xhm * sgxm / (double)H);
+            check_one(ck, dx[idx], ref, mag);
+        }
+    }
+}
+
+void spot_check_softmax(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                        int samples, uint64_t seed)
+{
+    const SoftmaxDesc *m = &op->u.softmax;
+    float *const *f = (float *const *)bufs;
+    const size_t H = (size_t)m->h;
+    Sampler s = sampler_init((size_t)m->n * H, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        const size_t row = idx / H;
+        if (op->phase == PHASE_FWD) {
+            const float *x = f[1] + row * H;
+            double mx = x[0], sum = 0.0;
+            for (size_t j = 1; j < H; j++)
+                mx = x[j] > mx ? x[j] : mx;
+            for (size_t j = 0; j < H; j++)
+                sum += exp(x[j] - mx);
+            const double ref = exp(f[1][idx] - mx) / sum;
+            /* exp's argument carries the rounding of x - max: relative error ~ |x - max| ulp */
+            check_one(ck, f[0][idx], ref, ref * (1.0 + fabs(f[1][idx] - mx)));
+        } else {
+            const float *dy = f[1] + row * H, *y = f[2] + row * H;
+            double dot = 0.0, dotm = 0.0;
+            for (size_t j = 0; j < H; j++) {
+                dot += (double)dy[j] * y[j];
+                dotm += fabs((double)dy[j] * y[j]);
+            }
+            const double prior = m->accumulate ? b0[0][idx] : 0.0;
+            const double yy = f[2][idx], g = f[1][idx];
+            check_one(ck, f[0][idx], prior + yy * (g - dot), fabs(prior) + fabs(yy) * (fabs(g) + dotm));
+        }
+    }
+}
+
+/* a op b in double, with the magnitude of its rounding (pow: exp(b ln a), whose error
+ * scales with |b ln a|) */
+static double binary_ref(BinaryKind op, double a, double b, double *mag)
+{
+    switch (op) {
+    case BIN_ADD: *mag = fabs(a) + fabs(b); return a + b;
+    case BIN_MUL: *mag = fabs(a * b); return a * b;
+    case BIN_DIV: *mag = fabs(a / b); return a / b;
+    default: {
+        const double y = pow(a, b);
+        *mag = fabs(y) * (1.0 + fabs(b * log(a)));
+        return y;
+    }
+    }
+}
+
+/* Both gradients of a op b from dy, in double, with their magnitudes. */
+static void binary_grad_ref(BinaryKind op, double dy, double a, double b, double *da, double *db,
+                            double *dam, double *dbm)
+{
+    switch (op) {
+    case BIN_ADD:
+        *da = *db = dy;
+        *dam = *dbm = fabs(dy);
+        break;
+    case BIN_MUL:
+        *da = dy * b, *db = dy * a;
+        *dam = fabs(*da), *dbm = fabs(*db);
+        break;
+    case BIN_DIV:
+        *da = dy / b, *db = -dy * a / (b * b);
+        *dam = fabs(*da), *dbm = fabs(*db);
+        break;
+    default: {
+        const double y = pow(a, b), l = log(a), e = 1.0 + fabs(b * l);
+        *da = dy * b * y / a, *db = dy * y * l;
+        /* ln a near 0 (a near 1) has an absolute, not a relative, error: |dy y| */
+        *dam = fabs(*da) * e, *dbm = fabs(*db) * e + fabs(dy * y);
+        break;
+    }
+    }
+}
+
+void spot_check_binary(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                       int samples, uint64_t seed)
+{
+    const BinaryDesc *d = &op->u.binary;
+    float *const *f = (float *const *)bufs;
+    Sampler s = sampler_init(d->count, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        if (op->phase == PHASE_FWD) {
+            double mag;
+            const double ref = binary_ref(d->op, f[1][idx], f[2][idx], &mag);
+            check_one(ck, f[0][idx], ref, mag);
+        } else {
+            double da, db, dam, dbm;
+            binary_grad_ref(d->op, f[2][idx], f[3][idx], f[4][idx], &da, &db, &dam, &dbm);
+            const double pa = d->accumulate ? b0[0][idx] : 0.0, pb = d->accumulate ? b0[1][idx] : 0.0;
+            check_one(ck, f[0][idx], pa + da, fabs(pa) + dam);
+            check_one(ck, f[1][idx], pb + db, fabs(pb) + dbm);
+        }
+    }
+}
+
+void spot_check_scalar(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[],
+                       int samples, uint64_t seed)
+{
+    const ScalarDesc *d = &op->u.scalar;
+    float *const *f = (float *const *)bufs;
+    const double sc = d->scalar;
+    Sampler s = sampler_init(d->count, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) {
+        if (op->phase == PHASE_FWD) {
+            double mag;
+            const double ref = binary_ref(d->op, f[1][idx], sc, &mag);
+            check_one(ck, f[0][idx], ref, mag);
+        } else {
+            const double dy = f[1][idx], a = f[2][idx];
+            double g, mag;
+            switch (d->op) {
+            case BIN_ADD: g = dy; mag = fabs(g); break;
+            case BIN_MUL: g = dy * sc; mag = fabs(g); break;
+            case BIN_DIV: g = dy / sc; mag = fabs(g); break;
+            default:
+                g = dy * sc * pow(a, sc - 1.0);
+                mag = fabs(g) * (1.0 + fabs((sc - 1.0) * log(a)));
+                break;
+            }
+            const double prior = d->accumulate ? b0[0][idx] : 0.0;
+            check_one(ck, f[0][idx], prior + g, fabs(prior) + mag);
+        }
+    }
+}
+
 bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], int samples,
                    uint64_t seed, double *max_err)
 {
@@ -1139,48 +1267,11 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
             if (j != i && info[i].role != BUF_IN && info[j].role == BUF_IN)
                 OPS_ASSERT(bufs[i] != bufs[j]);
     }
-    float *f[OP_MAX_BUFS] = {0}, *b0[OP_MAX_BUFS] = {0};
-    for (int i = 0; i < nb; i++) {
-        f[i] = bufs[i];
+    float *b0[OP_MAX_BUFS] = {0};
+    for (int i = 0; i < nb; i++)
         b0[i] = before ? before[i] : NULL;
-    }
-    Check ck = {.worst = 0.0, .ok = true};
-    switch (d->kind) {
-    case OP_GEMM: check_gemm(&ck, &d->u.gemm, f, b0, samples, seed); break;
-    case OP_CONV2D: check_conv(&ck, d->phase, &d->u.conv, f, b0, samples, seed); break;
-    case OP_POOL2D: check_pool(&ck, d->phase, &d->u.pool, f, b0, samples, seed); break;
-    case OP_BIAS: check_bias(&ck, d->phase, &d->u.bias, f, b0, samples, seed); break;
-    case OP_ACT: check_act(&ck, d->phase, &d->u.act, f, b0, samples, seed); break;
-    case OP_SOFTMAX_XENT: check_xent(&ck, d->phase, &d->u.xent, bufs, samples, seed); break;
-    case OP_SQERR: check_sqerr(&ck, d->phase, &d->u.sqerr, f, samples, seed); break;
-    case OP_LSTM_CELL: check_lstm(&ck, d->phase, &d->u.lstm, f, samples, seed); break;
-    case OP_SGD:
-    case OP_RMSPROP:
-    case OP_MOMENTUM:
-    case OP_ADAM: check_update(&ck, d->kind, &d->u.update, f, b0, samples, seed); break;
-    case OP_ZERO:
-    case OP_COPY:
-    case OP_STREAM: check_mem(&ck, d, f, samples, seed); break;
-    case OP_BATCHNORM: check_batchnorm(&ck, d->phase, &d->u.bn, f, b0, samples, seed); break;
-    case OP_LRN: check_lrn(&ck, d->phase, &d->u.lrn, f, b0, samples, seed); break;
-    case OP_DROPOUT: check_dropout(&ck, d->phase, &d->u.dropout, bufs, samples, seed); break;
-    case OP_CHANNEL_COPY: check_channel(&ck, d->phase, &d->u.chan, f, b0, samples, seed); break;
-    case OP_AXPBY: check_axpby(&ck, &d->u.axpby, f, samples, seed); break;
-    case OP_EMBEDDING: check_embedding(&ck, d->phase, &d->u.embed, bufs, b0, samples, seed); break;
-    case OP_KL_SPARSITY: check_kl(&ck, d->phase, &d->u.kl, f, b0, samples, seed); break;
-    case OP_SHRINK:
-    case OP_NORM1: check_shrink_norm1(&ck, d, f, samples, seed); break;
-    case OP_GRU_CELL: check_gru(&ck, d->phase, &d->u.gru, f, samples, seed); break;
-    case OP_SPMM: check_spmm(&ck, &d->u.spmm, bufs, samples, seed); break;
-    case OP_PEAK_FMA: check_peak(&ck, &d->u.peak, f); break;
-    case OP_MEMBW: check_membw(&ck, &d->u.membw, f, samples, seed); break;
-    case OP_BMM: check_bmm(&ck, &d->u.bmm, f, b0, samples, seed); break;
-    case OP_LAYERNORM: check_layernorm(&ck, d->phase, &d->u.ln, f, b0, samples, seed); break;
-    case OP_SOFTMAX: check_softmax(&ck, d->phase, &d->u.softmax, f, b0, samples, seed); break;
-    case OP_BINARY:
-    case OP_SCALAR: check_binary(&ck, d, f, b0, samples, seed); break;
-    default: OPS_ASSERT(!"unreachable op kind");
-    }
+    SpotCheck ck = {.worst = 0.0, .ok = true};
+    op_kind_info(d->kind)->spot(&ck, d, bufs, b0, samples, seed);
     if (max_err)
         *max_err = ck.worst;
     return ck.ok;

@@ -1,7 +1,8 @@
-/* ops/eltwise.c — element-wise kernels: OP_BIAS, OP_ACT, OP_ZERO, OP_COPY and the STREAM
- * bandwidth kernels. All are memory-bound on large tensors; they run serially below
- * ops_par_min elements and otherwise split the range over OpenMP threads, each thread
- * calling a vectorised (target-cloned) span function on its contiguous part.
+/* ops/eltwise.c — element-wise kernels: OP_BIAS, OP_ACT, OP_ZERO, OP_COPY, the STREAM
+ * bandwidth kernels, OP_BINARY and OP_SCALAR. All are memory-bound on large tensors; they
+ * run serially below ops_par_min elements and otherwise split the range over OpenMP
+ * threads, each thread calling a vectorised (target-cloned) span function on its
+ * contiguous part.
  */
 #include <omp.h>
 #include <stdlib.h>
@@ -128,25 +129,13 @@ static void act_tanh_span(float *y, const float *x, size_t n)
         y[i] = vm_tanh(x[i]);
 }
 
-/* GELU, the exact form: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)) */
+/* GELU, x Phi(x) (vecmath.h's normal CDF: no libm erf, which does not vectorise) */
 OPS_TARGET_CLONES
 static void act_gelu_span(float *y, const float *x, size_t n)
 {
 #pragma omp simd
     for (size_t i = 0; i < n; i++)
-        y[i] = 0.5f * x[i] * (1.0f + vm_erf(x[i] * 0.70710678118654752f));
-}
-
-/* d/dx x Phi(x) = Phi(x) + x phi(x), from the input x */
-OPS_TARGET_CLONES
-static void act_gelu_grad_span(float *dx, const float *dy, const float *x, size_t n)
-{
-#pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        const float cdf = 0.5f * (1.0f + vm_erf(x[i] * 0.70710678118654752f));
-        const float pdf = 0.39894228040143268f * vm_exp(-0.5f * x[i] * x[i]);
-        dx[i] = dy[i] * (cdf + x[i] * pdf);
-    }
+        y[i] = x[i] * vm_normal_cdf(x[i]);
 }
 
 OPS_TARGET_CLONES
@@ -173,6 +162,17 @@ static void act_tanh_grad_span(float *dx, const float *dy, const float *y, size_
         dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
+/* d/dx x Phi(x) = Phi(x) + x phi(x), from the forward input x */
+OPS_TARGET_CLONES
+static void act_gelu_grad_span(float *dx, const float *dy, const float *x, size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        dx[i] = dy[i] * (vm_normal_cdf(v) + v * vm_normal_pdf(v));
+    }
+}
+
 /* Contract: y (count) = f(x); y may alias x. */
 void act_forward(float *y, const float *x, const ActDesc *d)
 {
@@ -194,8 +194,8 @@ void act_forward(float *y, const float *x, const ActDesc *d)
     }
 }
 
-/* Contract: dx (count) = dy * f'(y) with y the forward output (relu: y > 0, sigmoid:
- * y(1-y), tanh: 1-y^2), or for GELU with y the forward input x (Phi(x) + x phi(x));
+/* Contract: dx (count) = dy * f'(.) from y, the forward output (relu: y > 0, sigmoid:
+ * y(1-y), tanh: 1-y^2), or for GELU the forward input x (Phi(x) + x phi(x)), passed as y;
  * written, not accumulated; dx may alias dy. */
 void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc *d)
 {
@@ -297,5 +297,245 @@ void stream_run(float *a, float *b, float *c, const MemDesc *d)
             default: break;
             }
         }
+    }
+}
+
+/* ---- binary and tensor-scalar operators (y may alias a or b: same-index only) ----
+ * pow is exp(b ln a) with vecmath's exp and log (a > 0): libm's powf does not vectorise. */
+
+OPS_TARGET_CLONES
+static void binary_span(float *y, const float *a, const float *b, size_t n, BinaryKind op)
+{
+    switch (op) {
+    case BIN_ADD:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] + b[i];
+        break;
+    case BIN_MUL:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] * b[i];
+        break;
+    case BIN_DIV:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] / b[i];
+        break;
+    default:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = vm_exp(b[i] * vm_log(a[i]));
+        break;
+    }
+}
+
+/* Contract: y (count) = a op b element-wise. */
+void binary_forward(float *y, const float *a, const float *b, const BinaryDesc *d)
+{
+    OPS_ASSERT(y && a && b && d && d->op >= 0 && d->op < BIN_COUNT);
+    const size_t n = d->count;
+#pragma omp parallel if (n >= ops_par_min)
+    {
+        size_t lo, hi;
+        ops_span_split(n, &lo, &hi);
+        if (hi > lo)
+            binary_span(y + lo, a + lo, b + lo, hi - lo, d->op);
+    }
+}
+
+/* Both gradients of one operator, written (acc false) or added: two loops each, so the
+ * written one never reads da and db (a read the op's compulsory bytes do not count). */
+OPS_TARGET_CLONES
+static void binary_grad_span(float *restrict da, float *restrict db, const float *restrict dy,
+                             const float *restrict a, const float *restrict b, size_t n,
+                             BinaryKind op, bool acc)
+{
+    switch (op) {
+    case BIN_ADD:
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                da[i] += dy[i];
+                db[i] += dy[i];
+            }
+        } else {
+            memcpy(da, dy, n * sizeof(float));
+            memcpy(db, dy, n * sizeof(float));
+        }
+        break;
+    case BIN_MUL:
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                da[i] += dy[i] * b[i];
+                db[i] += dy[i] * a[i];
+            }
+        } else {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                da[i] = dy[i] * b[i];
+                db[i] = dy[i] * a[i];
+            }
+        }
+        break;
+    case BIN_DIV: /* da = dy / b, db = -(dy / b) (a / b) */
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                const float q = dy[i] / b[i];
+                da[i] += q;
+                db[i] -= q * (a[i] / b[i]);
+            }
+        } else {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                const float q = dy[i] / b[i];
+                da[i] = q;
+                db[i] = -q * (a[i] / b[i]);
+            }
+        }
+        break;
+    default: /* pow: y = a^b; da = dy b y / a, db = dy y ln a */
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                const float l = vm_log(a[i]), y = vm_exp(b[i] * l), g = dy[i] * y;
+                da[i] += g * b[i] / a[i];
+                db[i] += g * l;
+            }
+        } else {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++) {
+                const float l = vm_log(a[i]), y = vm_exp(b[i] * l), g = dy[i] * y;
+                da[i] = g * b[i] / a[i];
+                db[i] = g * l;
+            }
+        }
+        break;
+    }
+}
+
+/* Contract: da, db (count) (=|+=) the gradients of y = a op b given dy (ops.h, BinaryDesc);
+ * da and db must not overlap each other or the inputs. */
+void binary_backward_data(float *da, float *db, const float *dy, const float *a, const float *b,
+                          const BinaryDesc *d)
+{
+    OPS_ASSERT(da && db && dy && a && b && d && d->op >= 0 && d->op < BIN_COUNT);
+    const size_t n = d->count;
+#pragma omp parallel if (n >= ops_par_min)
+    {
+        size_t lo, hi;
+        ops_span_split(n, &lo, &hi);
+        if (hi > lo)
+            binary_grad_span(da + lo, db + lo, dy + lo, a + lo, b + lo, hi - lo, d->op, d->accumulate);
+    }
+}
+
+OPS_TARGET_CLONES
+static void scalar_span(float *y, const float *a, float s, size_t n, BinaryKind op)
+{
+    switch (op) {
+    case BIN_ADD:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] + s;
+        break;
+    case BIN_MUL:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] * s;
+        break;
+    case BIN_DIV: /* a true division, as PyTorch's a / s (not a * (1/s): other rounding) */
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] / s;
+        break;
+    default:
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            y[i] = vm_exp(s * vm_log(a[i]));
+        break;
+    }
+}
+
+/* Contract: y (count) = a op s element-wise. */
+void scalar_forward(float *y, const float *a, const ScalarDesc *d)
+{
+    OPS_ASSERT(y && a && d && d->op >= 0 && d->op < BIN_COUNT);
+    const size_t n = d->count;
+#pragma omp parallel if (n >= ops_par_min)
+    {
+        size_t lo, hi;
+        ops_span_split(n, &lo, &hi);
+        if (hi > lo)
+            scalar_span(y + lo, a + lo, d->scalar, hi - lo, d->op);
+    }
+}
+
+OPS_TARGET_CLONES
+static void scalar_grad_span(float *restrict da, const float *restrict dy, const float *restrict a,
+                             float s, size_t n, BinaryKind op, bool acc)
+{
+    switch (op) {
+    case BIN_ADD:
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] += dy[i];
+        } else {
+            memcpy(da, dy, n * sizeof(float));
+        }
+        break;
+    case BIN_MUL:
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] += dy[i] * s;
+        } else {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] = dy[i] * s;
+        }
+        break;
+    case BIN_DIV:
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] += dy[i] / s;
+        } else {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] = dy[i] / s;
+        }
+        break;
+    default: { /* pow: da = dy s a^(s-1) */
+        const float s1 = s - 1.0f;
+        if (acc) {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] += dy[i] * s * vm_exp(s1 * vm_log(a[i]));
+        } else {
+#pragma omp simd
+            for (size_t i = 0; i < n; i++)
+                da[i] = dy[i] * s * vm_exp(s1 * vm_log(a[i]));
+        }
+        break;
+    }
+    }
+}
+
+/* Contract: da (count) (=|+=) dy * d(a op s)/da (ops.h, ScalarDesc); da must not overlap
+ * the inputs. */
+void scalar_backward_data(float *da, const float *dy, const float *a, const ScalarDesc *d)
+{
+    OPS_ASSERT(da && dy && a && d && d->op >= 0 && d->op < BIN_COUNT);
+    const size_t n = d->count;
+#pragma omp parallel if (n >= ops_par_min)
+    {
+        size_t lo, hi;
+        ops_span_split(n, &lo, &hi);
+        if (hi > lo)
+            scalar_grad_span(da + lo, dy + lo, a + lo, d->scalar, hi - lo, d->op, d->accumulate);
     }
 }

@@ -1,7 +1,8 @@
 /* ops/gemm.c — OP_GEMM and OP_BMM: thin, shape-checked wrappers over OpenBLAS cblas_sgemm.
  * Row-major and tightly packed, so the leading dimensions follow from the shape alone;
- * OpenBLAS threads do the work (this file never opens an OpenMP region, so a batched GEMM
- * is a loop of threaded GEMMs: OpenBLAS must not be called from inside one). */
+ * OpenBLAS threads do the GEMMs. The only OpenMP region here is the bias fill of a GEMM
+ * with bias, which ends before the sgemm call (BLAS is never called from inside one).
+ */
 #include <cblas.h>
 #include <string.h>
 
@@ -21,27 +22,53 @@ void gemm_run(float *c, const float *a, const float *b, const GemmDesc *d)
                 b, ldb, d->beta, c, d->n);
 }
 
-/* Contract: c (m, n) = op(a) op(b) + bias (n) added to every row: the bias broadcast into
- * c first, then the product added with beta = 1 (addmm's own order). */
+OPS_TARGET_CLONES
+static void bias_row_set(float *restrict c, const float *restrict bias, size_t n)
+{
+    memcpy(c, bias, n * sizeof(float));
+}
+
+OPS_TARGET_CLONES
+static void bias_row_scale_add(float *restrict c, const float *restrict bias, float beta, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        c[j] = beta * c[j] + bias[j];
+}
+
+/* Contract: c (m, n) = alpha op(a) op(b) + beta c + bias (n) on every row. The bias is
+ * written into c first (scaled c plus bias where beta != 0; c is not read when beta == 0)
+ * and the GEMM accumulates over it with beta = 1: one pass over c besides the GEMM's own,
+ * as PyTorch's addmm does for nn.Linear. */
 void gemm_bias_run(float *c, const float *a, const float *b, const float *bias, const GemmDesc *d)
 {
     OPS_ASSERT(c && a && b && bias && d && d->bias);
+    OPS_ASSERT(d->m > 0 && d->n > 0 && d->k > 0);
     const size_t m = (size_t)d->m, n = (size_t)d->n;
-    for (size_t i = 0; i < m; i++)
-        memcpy(c + i * n, bias, n * sizeof *c);
+    const float beta = d->beta;
+#pragma omp parallel for schedule(static) if (m * n >= ops_par_min)
+    for (size_t i = 0; i < m; i++) {
+        if (beta == 0.0f)
+            bias_row_set(c + i * n, bias, n);
+        else
+            bias_row_scale_add(c + i * n, bias, beta, n);
+    }
     GemmDesc g = *d;
     g.beta = 1.0f;
     gemm_run(c, a, b, &g);
 }
 
-/* Contract: for i < batch, c[i] (m, n) = alpha * op(a[i]) op(b[i]) + beta * c[i], matrix i
- * of each operand at i times its size (gemm_run's conventions for each). */
+/* Contract: for each of batch matrices, c[i] (m, n) = alpha op(a[i]) op(b[i]) + beta c[i],
+ * the matrices tightly packed one after the other (a (batch, m*k), b (batch, k*n), c (batch,
+ * m*n)); gemm_run's conventions for each. One sgemm call per matrix, each threaded by
+ * OpenBLAS: the kernel of OP_GEMM, so a BMM of batch 1 is that GEMM. */
 void bmm_run(float *c, const float *a, const float *b, const BmmDesc *d)
 {
-    OPS_ASSERT(c && a && b && d && d->batch > 0);
-    const GemmDesc g = {.m = d->m, .n = d->n, .k = d->k, .trans_a = d->trans_a, .trans_b = d->trans_b,
-                        .alpha = d->alpha, .beta = d->beta};
-    const size_t sa = (size_t)d->m * (size_t)d->k, sb = (size_t)d->k * (size_t)d->n, sc = (size_t)d->m * (size_t)d->n;
+    OPS_ASSERT(c && a && b && d);
+    OPS_ASSERT(d->batch > 0 && d->m > 0 && d->n > 0 && d->k > 0);
+    const size_t sa = (size_t)d->m * (size_t)d->k, sb = (size_t)d->k * (size_t)d->n;
+    const size_t sc = (size_t)d->m * (size_t)d->n;
+    const GemmDesc g = {.m = d->m, .n = d->n, .k = d->k, .trans_a = d->trans_a,
+                        .trans_b = d->trans_b, .alpha = d->alpha, .beta = d->beta};
     for (size_t i = 0; i < (size_t)d->batch; i++)
         gemm_run(c + i * sc, a + i * sa, b + i * sb, &g);
 }

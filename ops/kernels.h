@@ -48,28 +48,11 @@ void ops_span_split(size_t n, size_t *lo, size_t *hi);
 /* c (m, n) = alpha * op(a) * op(b) + beta * c; a (m, k) or (k, m) if trans_a;
  * b (k, n) or (n, k) if trans_b; tightly packed. */
 void gemm_run(float *c, const float *a, const float *b, const GemmDesc *d);
-/* c (m, n) = op(a) op(b) + bias (n) on every row (d->bias) */
+/* the same plus bias (n) on every row of c (d->bias) */
 void gemm_bias_run(float *c, const float *a, const float *b, const float *bias, const GemmDesc *d);
-/* batch products c[i] = alpha * op(a[i]) op(b[i]) + beta * c[i], each as gemm_run's */
+/* batch GEMMs: c (batch, m, n), a (batch, m, k) or (batch, k, m), b (batch, k, n) or
+ * (batch, n, k), each matrix as gemm_run's */
 void bmm_run(float *c, const float *a, const float *b, const BmmDesc *d);
-
-/* ---- row-wise normalisations of the transformer (rows.c), x (n, h) ---- */
-void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta,
-                       const LayerNormDesc *d);
-/* dgamma, dbeta (h) (=|+=) column sums over the rows */
-void layernorm_backward_weights(float *dgamma, float *dbeta, const float *dy, const float *x, const float *mean,
-                                const float *rstd, const LayerNormDesc *d);
-void layernorm_backward_data(float *dx, const float *dy, const float *x, const float *gamma, const float *mean,
-                             const float *rstd, const LayerNormDesc *d);
-void softmax_forward(float *y, const float *x, const SoftmaxDesc *d);
-void softmax_backward_data(float *dx, const float *dy, const float *y, const SoftmaxDesc *d);
-
-/* ---- element-wise arithmetic (binary.c), each over d->count values ---- */
-void binary_forward(float *y, const float *a, const float *b, const BinaryDesc *d);
-void binary_backward_data(float *da, float *db, const float *dy, const float *a, const float *b,
-                          const BinaryDesc *d);
-void scalar_forward(float *y, const float *a, const BinaryDesc *d);
-void scalar_backward_data(float *da, const float *dy, const float *a, const BinaryDesc *d);
 
 /* ---- convolution (conv.c), im2col + sgemm per image and group (Caffe) ----
  * x (n, c, h, w); w (k, c/groups, r, s); y (n, k, out_h, out_w);
@@ -107,13 +90,22 @@ void bias_forward(float *y, const float *b, const BiasDesc *d);
 void bias_backward_weights(float *db, const float *dy, const BiasDesc *d);
 /* y (count) = f(x (count)); y may alias x */
 void act_forward(float *y, const float *x, const ActDesc *d);
-/* dx (count) = dy * f'(.), from the forward output y (relu, sigmoid, tanh) or input x
- * (gelu), passed as y; dx may alias dy */
+/* dx (count) = dy * f'(.), from the forward output y (GELU: the forward input x, passed
+ * as y); dx may alias dy */
 void act_backward_data(float *dx, const float *dy, const float *y, const ActDesc *d);
 void mem_zero(float *x, size_t count);
 void mem_copy(float *dst, const float *src, size_t count);
 /* STREAM: copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c (each (count)) */
 void stream_run(float *a, float *b, float *c, const MemDesc *d);
+/* y (count) = a op b; y may alias a or b */
+void binary_forward(float *y, const float *a, const float *b, const BinaryDesc *d);
+/* da, db (count) (=|+=) the gradients of a op b from dy (BinaryDesc) */
+void binary_backward_data(float *da, float *db, const float *dy, const float *a, const float *b,
+                          const BinaryDesc *d);
+/* y (count) = a op d->scalar; y may alias a */
+void scalar_forward(float *y, const float *a, const ScalarDesc *d);
+/* da (count) (=|+=) dy d(a op s)/da */
+void scalar_backward_data(float *da, const float *dy, const float *a, const ScalarDesc *d);
 
 /* ---- losses (loss.c) ---- */
 /* loss[1] = mean over rows of -log softmax(logits)[label]; probs, logits (n, classes);
@@ -208,6 +200,21 @@ void lrn_forward(float *y, float *scale, const float *x, const LrnDesc *d);
 /* dx (=|+=) dy scale^-beta - 2 alpha beta / size x sum_window dy y / scale */
 void lrn_backward_data(float *dx, const float *dy, const float *x, const float *y,
                        const float *scale, const LrnDesc *d);
+
+/* ---- layer norm and softmax over the last dimension (rows.c) ----
+ * x, y, dx, dy (n, h); gamma, beta, dgamma, dbeta (h); mean, rstd (n) */
+void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                       const float *beta, const LnDesc *d);
+/* dgamma (=|+=) sum dy xhat, dbeta (=|+=) sum dy over the rows */
+void layernorm_backward_weights(float *dgamma, float *dbeta, const float *dy, const float *x,
+                                const float *mean, const float *rstd, const LnDesc *d);
+/* dx (=|+=) rstd (g - mean(g) - xhat mean(g xhat)), g = dy gamma, per row */
+void layernorm_backward_data(float *dx, const float *dy, const float *x, const float *gamma,
+                             const float *mean, const float *rstd, const LnDesc *d);
+/* y = softmax(x) per row; y may alias x */
+void softmax_forward(float *y, const float *x, const SoftmaxDesc *d);
+/* dx (=|+=) y (dy - sum_j dy_j y_j) per row */
+void softmax_backward_data(float *dx, const float *dy, const float *y, const SoftmaxDesc *d);
 
 /* ---- dropout, concatenation, embedding, penalties, FISTA helpers (misc.c) ---- */
 

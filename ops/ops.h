@@ -31,11 +31,11 @@
 enum { OP_MAX_BUFS = 8, OP_KEY_MAX = 160 };
 
 typedef enum {
-    OP_GEMM,         /* C = alpha*op(A)*op(B) + beta*C (OpenBLAS sgemm)                 */
+    OP_GEMM,         /* C = alpha*op(A)*op(B) + beta*C (+ bias rows) (OpenBLAS sgemm)    */
     OP_CONV2D,       /* 2-D convolution; phase = FWD, BWD_DATA or BWD_WEIGHTS            */
     OP_POOL2D,       /* max / average pooling; phase = FWD or BWD_DATA                   */
     OP_BIAS,         /* FWD: y[n,c,i] += b[c];  BWD_WEIGHTS: db[c] (+)= sum_{n,i} dy     */
-    OP_ACT,          /* ReLU / sigmoid / tanh; FWD y = f(x); BWD_DATA dx = dy * f'(.)     */
+    OP_ACT,          /* ReLU / sigmoid / tanh / GELU; FWD y = f(x); BWD_DATA dx = dy f'(.) */
     OP_SOFTMAX_XENT, /* softmax + cross-entropy, mean over the batch                     */
     OP_SQERR,        /* squared error: mean (MSE) or sum; FWD loss, BWD_DATA dpred        */
     OP_LSTM_CELL,    /* element-wise LSTM cell for one time step (the GEMMs are OP_GEMM)  */
@@ -44,7 +44,7 @@ typedef enum {
     OP_ZERO,         /* x = 0                                                            */
     OP_COPY,         /* dst = src                                                        */
     OP_STREAM,       /* STREAM kernels copy/scale/add/triad (memory-bandwidth benchmark)  */
-    /* ---- added for the model zoo (issue 3) ---- */
+    /* ---- the model zoo's layers ---- */
     OP_BATCHNORM,    /* batch normalisation over (n, c, spatial) per channel               */
     OP_LRN,          /* local response normalisation across channels (Caffe / AlexNet)   */
     OP_DROPOUT,      /* inverted dropout with a counter-based mask                        */
@@ -56,17 +56,17 @@ typedef enum {
     OP_NORM1,        /* out[0] = sum |x| (FISTA's objective)                              */
     OP_MOMENTUM,     /* Keras SGD with momentum (optionally Nesterov)                     */
     OP_ADAM,         /* Keras Adam                                                       */
-    /* ---- added for calibration in depth (issue 4) ---- */
+    /* ---- DeepBench's kernels and the machine's limits ---- */
     OP_GRU_CELL,     /* element-wise GRU cell for one time step (DeepBench/cuDNN form)     */
     OP_SPMM,         /* C = A * B with A sparse (CSR) and B, C dense (DeepBench sparse)    */
     OP_PEAK_FMA,     /* register-resident FMA chains: the compute roof (microbench only)  */
     OP_MEMBW,        /* read / triad sweeps of a working set: each memory level's bandwidth */
-    /* ---- the transformer's building blocks, and what published GPU per-op data times ---- */
-    OP_BMM,          /* batched GEMM: batch independent C[b] = alpha*op(A[b])*op(B[b]) + beta*C[b] */
-    OP_LAYERNORM,    /* layer normalisation over the last dimension of (n, h)               */
-    OP_SOFTMAX,      /* softmax over the last dimension of (n, h), on its own (no loss)     */
-    OP_BINARY,       /* element-wise y = a op b (add, mul, pow, div), same shapes           */
-    OP_SCALAR,       /* element-wise y = a op s with a scalar s (add, mul, pow, div)         */
+    /* ---- the transformer's building blocks (what published GPU per-op data measures) ---- */
+    OP_BMM,          /* batched GEMM: C[b] = op(A[b]) op(B[b]) + beta C[b] (attention)    */
+    OP_LAYERNORM,    /* layer normalisation over the last dimension of (n, h)             */
+    OP_SOFTMAX,      /* softmax over the last dimension of (n, h) (attention weights)     */
+    OP_BINARY,       /* y = a op b element-wise: add, mul, pow, div (same shapes)         */
+    OP_SCALAR,       /* y = a op s with a scalar s: add, mul, pow, div                    */
     OP_KIND_COUNT
 } OpKind;
 
@@ -79,6 +79,7 @@ typedef enum {
 } OpPhase;
 
 typedef enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_GELU, ACT_COUNT } ActKind;
+/* The element-wise operators of OP_BINARY and OP_SCALAR (names "add", "mul", "pow", "div"). */
 typedef enum { BIN_ADD, BIN_MUL, BIN_POW, BIN_DIV, BIN_COUNT } BinaryKind;
 typedef enum { POOL_MAX, POOL_AVG } PoolKind;
 typedef enum { STREAM_COPY, STREAM_SCALE, STREAM_ADD, STREAM_TRIAD, STREAM_COUNT } StreamKind;
@@ -87,9 +88,11 @@ typedef enum { MEMBW_READ, MEMBW_TRIAD, MEMBW_HANDOFF, MEMBW_CROSS, MEMBW_RETAIN
 
 /* C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C, row-major, tightly packed.
  * trans_a: A is stored (k x m); trans_b: B is stored (n x k).
- * bias: C = op(A) op(B) + bias, the bias (n) added to every row (PyTorch's nn.Linear,
- * addmm: input (m, k), weight stored (n, k), trans_b = 1); alpha 1, beta 0. Its gradient
- * is OP_BIAS BWD_WEIGHTS over dC viewed as (m, n, 1). */
+ * bias: C = alpha op(A) op(B) + beta C + bias, bias (n) added to every one of the m rows
+ * (PyTorch's nn.Linear, addmm: the input (m, k), the weight stored (n, k), so trans_b = 1;
+ * the kernel writes the bias into C and runs the GEMM with beta = 1 over it, as PyTorch's
+ * addmm does). The bias's gradient is not a GEMM: it is OP_BIAS BWD_WEIGHTS over dC
+ * (n = m, c = n, spatial = 1). */
 typedef struct {
     int m, n, k;
     bool trans_a, trans_b;
@@ -97,51 +100,28 @@ typedef struct {
     bool bias;
 } GemmDesc;
 
-/* batch independent products, each C[b](m x n) = alpha * op(A[b]) op(B[b]) + beta * C[b],
- * the matrices of one operand tightly packed one after another (A[b] at b*m*k), the
- * conventions of GemmDesc (torch.bmm, attention's Q K^T and P V). Its gradients are BMMs
- * too: for C = A B, dA = dC B^T (trans_b) and dB = A^T dC (trans_a), accumulated with
- * beta = 1. */
+/* batch independent GEMMs, each C[b] (m x n) = alpha * op(A[b]) op(B[b]) + beta * C[b], with
+ * GEMM's conventions (row-major, trans_a: A[b] stored (k x m), trans_b: B[b] stored
+ * (n x k)); the batch's matrices tightly packed one after the other (A (batch, m, k),
+ * B (batch, k, n), C (batch, m, n)). Attention's QK^T and (weights)V at batch = batch *
+ * heads. Like GEMM it runs the same kernel in every phase: the backward passes of
+ * C = op(A) op(B) are BMMs with transposes (beta = 1 to accumulate into a gradient, 0 to
+ * write it):
+ *   dA:  trans_a = 0:  dA (m, k) = dC op(B)^T  -> op_bmm(p, batch, m, k, n, 0, !tb, beta)
+ *                      with A <- dC, B <- B
+ *        trans_a = 1:  dA (k, m) = op(B) dC^T  -> op_bmm(p, batch, k, m, n, tb, 1, beta)
+ *                      with A <- B, B <- dC
+ *   dB:  trans_b = 0:  dB (k, n) = op(A)^T dC  -> op_bmm(p, batch, k, n, m, !ta, 0, beta)
+ *                      with A <- A, B <- dC
+ *        trans_b = 1:  dB (n, k) = dC^T op(A)  -> op_bmm(p, batch, n, k, m, 1, ta, beta)
+ *                      with A <- dC, B <- A
+ * (the same recipe holds for OP_GEMM, batch 1). The kernel is a loop of sgemm calls, one
+ * per matrix, each threaded by OpenBLAS. */
 typedef struct {
     int batch, m, n, k;
     bool trans_a, trans_b;
     float alpha, beta;
 } BmmDesc;
-
-/* Layer normalisation over the last dimension of x (n, h) (PyTorch nn.LayerNorm(h)):
- * mean and biased variance of each row, rstd = 1/sqrt(var + eps),
- * y = (x - mean) * rstd * gamma + beta with gamma, beta (h). FWD saves mean (n), rstd (n).
- * BWD_WEIGHTS: dgamma (+)= sum_n dy * xhat, dbeta (+)= sum_n dy (xhat = (x - mean) * rstd).
- * BWD_DATA: dx (+)= rstd * (g - mean_j(g) - xhat * mean_j(g * xhat)), g = dy * gamma.
- * eps > 0 (not part of the key: it does not change the work). */
-typedef struct {
-    int n, h;
-    float eps;
-    bool accumulate;
-} LayerNormDesc;
-
-/* Softmax over the last dimension of x (n, h), stable (the row's max subtracted):
- * FWD y = exp(x - max) / sum exp(x - max). BWD_DATA dx (+)= y * (dy - sum_j dy_j y_j). */
-typedef struct {
-    int n, h;
-    bool accumulate;
-} SoftmaxDesc;
-
-/* Element-wise arithmetic over `count` values. OP_BINARY: y = a op b (no broadcast);
- * OP_SCALAR: y = a op scalar (PyTorch's tensor-scalar forms). BWD_DATA, written or added
- * by accumulate:
- *   add  da = dy, db = dy          mul  da = dy * b, db = dy * a
- *   div  da = dy / b, db = -dy * a / b^2
- *   pow  da = dy * b * a^(b-1), db = dy * a^b * ln a   (a > 0: pow is computed as
- *        exp(b ln a), the form a GPU's powf takes; a <= 0 is outside its domain here)
- * OP_SCALAR's da is the same with b = scalar. The scalar is not part of the key: no kernel
- * here changes its work with it (PyTorch's x ** 2 special case is not copied). */
-typedef struct {
-    BinaryKind op;
-    size_t count;
-    float scalar;     /* OP_SCALAR */
-    bool accumulate;
-} BinaryDesc;
 
 /* Convolution over x (n, c, h, w) with w (k, c/groups, r, s) giving y (n, k, out_h, out_w).
  * Padding may be asymmetric (TF "SAME" puts the extra pixel at the bottom/right).
@@ -179,13 +159,17 @@ typedef struct {
 } BiasDesc;
 
 /* Element-wise activation over `count` values. FWD: y = f(x). BWD_DATA: dx = dy * f'(.),
- * written (never accumulated). The derivative is taken from the forward OUTPUT y for relu,
- * sigmoid and tanh (relu: y > 0); GELU's (the exact form of PyTorch's nn.GELU,
- * y = x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))) from the forward INPUT x, since y does not
- * determine x, so a GELU is never in place. in_place: y overwrites x (FWD), dx overwrites
- * dy (BWD_DATA) — one buffer fewer, and half the memory traffic of a separate output (no
- * write-allocate reads), so a layer's fused activation is a different kernel from a
- * separate one. */
+ * written (never accumulated). The derivative of relu, sigmoid and tanh is taken from the
+ * forward OUTPUT y (relu: y > 0); GELU's from the forward INPUT x, since x is not a
+ * function of y. in_place: y overwrites x (FWD), dx overwrites dy (BWD_DATA) — one buffer
+ * fewer, and half the memory traffic of a separate output (no write-allocate reads), so a
+ * layer's fused activation is a different kernel from a separate one. GELU cannot run in
+ * place (its backward needs the x the output would overwrite): the descriptor check
+ * refuses it.
+ * GELU is PyTorch's default nn.GELU, the exact erf form y = x * 0.5 * (1 + erf(x/sqrt(2)))
+ * = x Phi(x), Phi the standard normal CDF; dx = dy * (Phi(x) + x phi(x)), phi the normal
+ * density. Phi is computed from erfc of |x|/sqrt(2), so both tails keep their relative
+ * accuracy (ops/vecmath.h). */
 typedef struct {
     ActKind act;
     size_t count;
@@ -335,6 +319,58 @@ typedef struct {
     float rho, beta;
 } KlDesc;
 
+/* Layer normalisation over the last dimension of x (n, h) (PyTorch nn.LayerNorm over h):
+ * per row, mean and biased variance over its h values, rstd = 1/sqrt(var + eps),
+ * xhat = (x - mean) * rstd, y = xhat * gamma + beta with gamma, beta (h).
+ * FWD writes y and saves mean (n) and rstd (n) for the backward passes.
+ * BWD_WEIGHTS: dgamma (+)= sum over rows of dy * xhat, dbeta (+)= sum over rows of dy.
+ * BWD_DATA: dx (+)= rstd * (g - mean_h(g) - xhat * mean_h(g * xhat)), g = dy * gamma (the
+ * standard formula; it needs no dgamma, so the two backward phases run in either order).
+ * accumulate: BWD_* add into their outputs (the constructor sets it for backward phases,
+ * the plan clears it for a first writer); FWD always writes. eps > 0 is a value, not part
+ * of the key (parsed as PyTorch's 1e-5). */
+typedef struct {
+    int n, h;
+    float eps;
+    bool accumulate;
+} LnDesc;
+
+/* Softmax over the last dimension of x (n, h), numerically stable (each row's max is
+ * subtracted before exp). FWD: y = softmax(x) (y may alias x). BWD_DATA, from the forward
+ * output y: dx (+)= y * (dy - sum_j dy_j y_j) per row (accumulate as for LnDesc). */
+typedef struct {
+    int n, h;
+    bool accumulate;
+} SoftmaxDesc;
+
+/* Element-wise y = a op b over `count` values, a, b and y of the same shape (no
+ * broadcast); y may alias a or b. BWD_DATA writes (or, with accumulate, adds) both
+ * gradients from dy, a and b:
+ *   add  da = dy,           db = dy              (a and b are not read)
+ *   mul  da = dy * b,       db = dy * a
+ *   div  da = dy / b,       db = -dy * a / b^2   (b != 0)
+ *   pow  da = dy * b * a^(b-1),  db = dy * a^b * ln(a)
+ * pow's domain is a > 0 (normal floats) in both phases: a^b is computed as exp(b ln a),
+ * as its gradient with respect to b needs ln a anyway. */
+typedef struct {
+    BinaryKind op;
+    size_t count;
+    bool accumulate;
+} BinaryDesc;
+
+/* Element-wise y = a op s with a scalar s (PyTorch's tensor-scalar add, mul, pow, div) over
+ * `count` values; y may alias a. BWD_DATA: da (+)= dy * d(a op s)/da: dy, dy * s, dy / s,
+ * dy * s * a^(s-1) (pow: a > 0, as for OP_BINARY; div: s != 0). s is a value, not part of
+ * the key: the kernel does the same work whatever s is (pow is exp(s ln a) for every s, no
+ * special case for s = 2 or 0.5), so one measurement prices every scalar; keys parse
+ * with s = 2. */
+typedef struct {
+    BinaryKind op;
+    size_t count;
+    float scalar;
+    bool accumulate;
+} ScalarDesc;
+
 /* Memory ops and STREAM kernels over `count` floats. STREAM (McCalpin):
  * copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c.
  * SHRINK: y = sign(x) * max(|x| - scalar, 0) (y may alias x). NORM1: out[0] = sum |x|. */
@@ -430,12 +466,13 @@ typedef struct {
         KlDesc kl;
         GruCellDesc gru;
         SpmmDesc spmm;
-        BmmDesc bmm;
-        LayerNormDesc ln;
-        SoftmaxDesc softmax;
-        BinaryDesc binary;
         PeakDesc peak;
         MembwDesc membw;
+        BmmDesc bmm;
+        LnDesc ln;
+        SoftmaxDesc softmax;
+        BinaryDesc binary;
+        ScalarDesc scalar;
     } u;
 } OpDesc;
 
@@ -456,9 +493,14 @@ typedef struct {
 
 /* ---- descriptor constructors (they fill derived fields; asserts on programmer error) ----
  * Backward-phase constructors (CONV2D BWD_DATA / BWD_WEIGHTS, POOL2D BWD_DATA, BIAS
- * BWD_WEIGHTS) set accumulate = true (gradients accumulate, STYLE habit 1); the plan builder
- * clears it for the first writer. FWD descriptors have accumulate = false. */
+ * BWD_WEIGHTS, and the model zoo's and the transformer's kinds that have the flag) set
+ * accumulate = true (gradients accumulate, STYLE habit 1); the plan builder clears it for
+ * the first writer. FWD descriptors have accumulate = false. */
 OpDesc op_gemm(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b, float beta);
+/* C (m, n) = op(A) op(B) + bias (n), beta 0: a linear layer's forward (GemmDesc.bias). */
+OpDesc op_gemm_bias(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b);
+/* batch GEMMs of (m, n, k) (BmmDesc); the dA/dB recipe is in BmmDesc's comment. */
+OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta);
 /* stride and padding per TF: VALID: out = ceil((in - k + 1) / stride), no padding;
  * SAME: out = ceil(in / stride), total pad = max((out-1)*stride + k - in, 0), the extra
  * pixel (odd total) at the bottom/right. */
@@ -471,6 +513,7 @@ OpDesc op_pool2d(OpPhase phase, PoolKind kind, int n, int c, int h, int w, int w
                  int stride, PadMode pad);
 OpDesc op_bias(OpPhase phase, int n, int c, int spatial);
 OpDesc op_act(OpPhase phase, ActKind act, size_t count);
+/* y over x, dx over dy (ActDesc.in_place); ACT_GELU is refused (its backward reads x). */
 OpDesc op_act_in_place(OpPhase phase, ActKind act, size_t count);
 OpDesc op_softmax_xent(OpPhase phase, int n, int classes);
 OpDesc op_sqerr(OpPhase phase, int n, int features, bool mean);
@@ -502,15 +545,14 @@ OpDesc op_kl_sparsity(OpPhase phase, int n, int units, float rho, float beta);
 OpDesc op_shrink(OpPhase phase, size_t count, float threshold);
 OpDesc op_norm1(OpPhase phase, size_t count);
 OpDesc op_gru_cell(OpPhase phase, int batch, int hidden, ActKind act);
-/* sparsity in [0, 1): the fraction of zeros of A; nnz_per_row = max(1, round(k * (1 - s))). */
-OpDesc op_spmm(int m, int n, int k, double sparsity);
-/* GEMM with a bias row added (alpha 1, beta 0): nn.Linear's forward. */
-OpDesc op_gemm_bias(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b);
-OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta);
+/* The transformer's kinds: phase FWD, BWD_DATA (and BWD_WEIGHTS for layer norm); backward
+ * phases accumulate (accumulate = true), as the other kinds' backward constructors. */
 OpDesc op_layernorm(OpPhase phase, int n, int h, float eps);
 OpDesc op_softmax(OpPhase phase, int n, int h);
 OpDesc op_binary(OpPhase phase, BinaryKind op, size_t count);
 OpDesc op_scalar(OpPhase phase, BinaryKind op, size_t count, float scalar);
+/* sparsity in [0, 1): the fraction of zeros of A; nnz_per_row = max(1, round(k * (1 - s))). */
+OpDesc op_spmm(int m, int n, int k, double sparsity);
 /* fma_per_thread rounded up to a multiple of PEAK_FMA_QUANTUM. */
 OpDesc op_peak_fma(int threads, long fma_per_thread);
 /* bytes_per_thread rounded up to a multiple of 192; passes >= 1. */
@@ -556,7 +598,7 @@ bool op_conv_rows(const OpDesc *d);
 bool op_pool_global(const OpDesc *d);
 
 /* Fills info[0..n) in the order op_run expects bufs[] and returns n (<= OP_MAX_BUFS).
- *   GEMM              C(inout if beta!=0) | A | B
+ *   GEMM              C(inout if beta!=0) | A | B            (bias: C | A | B | bias(n))
  *   CONV2D  FWD       y | x | w
  *           BWD_DATA  dx | dy | w
  *           BWD_W     dw | dy | x
@@ -566,6 +608,7 @@ bool op_pool_global(const OpDesc *d);
  *           BWD_W     db | dy
  *   ACT     FWD       y | x            (y may alias x)
  *           BWD_DATA  dx | dy | y      (dx may alias dy)
+ *           GELU BWD_DATA  dx | dy | x (the forward INPUT; GELU is never in place)
  *   SOFTMAX_XENT FWD  loss[1] | probs | logits | labels(int32)
  *           BWD_DATA  dlogits | probs | labels(int32)
  *   SQERR   FWD       loss[1] | pred | target
@@ -604,19 +647,16 @@ bool op_pool_global(const OpDesc *d);
  *   PEAK_FMA          out(threads)
  *   MEMBW   READ      out(threads) | x(threads * bytes_per_thread / 4)
  *           TRIAD     a | b | c    (each threads * bytes_per_thread / 12 floats)
- *   GEMM with bias    C | A | B | bias(n)
- *   BMM               C(inout if beta!=0) | A | B        (batch matrices each)
- *   LAYERNORM FWD     y | mean(n) | rstd(n) | x | gamma(h) | beta(h)
- *           BWD_W     dgamma | dbeta | dy | x | mean | rstd
- *           BWD_DATA  dx | dy | x | gamma | mean | rstd
- *   SOFTMAX FWD       y | x
+ *   BMM               C(batch, m, n; inout if beta!=0) | A(batch, ...) | B(batch, ...)
+ *   LAYERNORM FWD     y(n, h) | mean(n) | rstd(n) | x(n, h) | gamma(h) | beta(h)
+ *           BWD_W     dgamma(h) | dbeta(h) | dy(n, h) | x(n, h) | mean(n) | rstd(n)
+ *           BWD_DATA  dx(n, h) | dy(n, h) | x(n, h) | gamma(h) | mean(n) | rstd(n)
+ *   SOFTMAX FWD       y(n, h) | x(n, h)                 (y may alias x)
  *           BWD_DATA  dx | dy | y
- *   BINARY  FWD       y | a | b
+ *   BINARY  FWD       y | a | b                         (y may alias a or b)
  *           BWD_DATA  da | db | dy | a | b
- *   SCALAR  FWD       y | a
+ *   SCALAR  FWD       y | a                             (y may alias a)
  *           BWD_DATA  da | dy | a
- *   ACT gelu BWD_DATA dx | dy | x      (GELU's derivative needs its input, not its output;
- *                                       an in-place GELU is refused for that reason)
  */
 int op_buffer_info(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS]);
 
@@ -639,7 +679,11 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
 /* ---- naming, used as database keys and in tables ---- */
 
 /* Canonical key of what is timed, e.g. "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0" or
- * "conv2d bwd_weights n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=1".
+ * "conv2d bwd_weights n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=1";
+ * the transformer's kinds: "gemm m=64 n=768 k=3072 ta=0 tb=1 beta=0 bias=1",
+ * "bmm b=96 m=128 n=128 k=64 ta=0 tb=1 beta=0", "layernorm fwd n=4096 h=768 acc=0",
+ * "softmax bwd_data n=12288 h=128 acc=1", "act fwd gelu count=3145728",
+ * "binary bwd_data pow count=1000 acc=1", "scalar fwd mul count=1000 acc=0".
  * Two descriptors with the same key run the same kernel on the same sizes. Only the enums
  * are checked, not the shape, so a normalised descriptor (e.g. batch 0) can be keyed; such
  * a key does not parse back. */
@@ -651,10 +695,6 @@ const char *op_kind_name(OpKind k);   /* "gemm", "conv2d", ...  */
 const char *op_phase_name(OpPhase p); /* "fwd", "bwd_data", "bwd_weights", "update" */
 const char *op_act_name(ActKind a);   /* "relu", "sigmoid", "tanh", "gelu" */
 const char *op_binary_name(BinaryKind b); /* "add", "mul", "pow", "div" */
-/* NULL if d is a descriptor the kernels take (shape, phase, enums), else why not: for
- * descriptors built from input (imported measurements), which the constructors would
- * refuse with an assertion. */
-const char *op_desc_check(const OpDesc *d);
 bool op_kind_from_name(const char *name, OpKind *out);
 
 /* ---- library facts ---- */

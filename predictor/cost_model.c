@@ -177,16 +177,17 @@ const char *price_source_name(PriceSource s)
     return names[s];
 }
 
-static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM || k == OP_BMM; }
+static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_BMM || k == OP_CONV2D || k == OP_SPMM; }
 
-/* Ops whose kernel does not depend on the training phase share one group (GEMM, whose
- * transposes are features; sparse GEMM; zero and copy, one memset / memcpy whichever
+/* Ops whose kernel does not depend on the training phase share one group (GEMM and BMM,
+ * whose transposes are features; sparse GEMM; zero and copy, one memset / memcpy whichever
  * phase a plan puts them in — a residual's gradient copy is priced from the element-wise
  * sweep's copies); the others are grouped by kind, phase and variant (activation and
- * whether in place, pooling, STREAM or memory kernel, batch-norm mode, GRU activation). */
+ * whether in place, pooling, STREAM or memory kernel, batch-norm mode, GRU activation, the
+ * binary or tensor-scalar operator). */
 static bool phase_free(OpKind k)
 {
-    return k == OP_GEMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY || k == OP_BMM;
+    return k == OP_GEMM || k == OP_BMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY;
 }
 
 static int group_of(const OpDesc *d)
@@ -206,8 +207,10 @@ static int group_of(const OpDesc *d)
         sub = d->u.membw.kind;
     else if (d->kind == OP_MOMENTUM)
         sub = d->u.update.nesterov;
-    else if (d->kind == OP_BINARY || d->kind == OP_SCALAR)
+    else if (d->kind == OP_BINARY)
         sub = d->u.binary.op;
+    else if (d->kind == OP_SCALAR)
+        sub = d->u.scalar.op;
     return (int)d->kind * 64 + phase * 8 + sub;
 }
 
@@ -242,21 +245,15 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
         const GemmDesc *g = &d->u.gemm;
         x[0] = lg(g->m), x[1] = lg(g->n), x[2] = lg(g->k);
         x[3] = g->trans_a, x[4] = g->trans_b, x[5] = g->beta != 0.0f;
-        x[6] = g->bias;
+        x[6] = g->bias; /* constant, so unused, in a calibration without linear layers */
         return 7;
     }
-    case OP_BMM: {
+    case OP_BMM: { /* the GEMM's features, with the batch of matrices */
         const BmmDesc *g = &d->u.bmm;
         x[0] = lg(g->m), x[1] = lg(g->n), x[2] = lg(g->k), x[3] = lg(g->batch);
         x[4] = g->trans_a, x[5] = g->trans_b, x[6] = g->beta != 0.0f;
         return 7;
     }
-    case OP_LAYERNORM: /* rows of h values: the row length sets how a row's sums vectorise */
-        x[0] = lg(c.bytes), x[1] = lg(d->u.ln.h), x[2] = d->u.ln.accumulate;
-        return 3;
-    case OP_SOFTMAX:
-        x[0] = lg(c.bytes), x[1] = lg(d->u.softmax.h), x[2] = d->u.softmax.accumulate;
-        return 3;
     case OP_CONV2D: {
         const ConvDesc *v = &d->u.conv;
         x[0] = lg(v->k / v->groups);
@@ -305,6 +302,18 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
     case OP_CHANNEL_COPY:
         x[0] = lg(c.bytes), x[1] = lg(d->u.chan.spatial), x[2] = d->u.chan.accumulate;
         return 3;
+    case OP_LAYERNORM: /* rows of h: the inner extent */
+        x[0] = lg(c.bytes), x[1] = lg(d->u.ln.h), x[2] = d->u.ln.accumulate;
+        return 3;
+    case OP_SOFTMAX:
+        x[0] = lg(c.bytes), x[1] = lg(d->u.softmax.h), x[2] = d->u.softmax.accumulate;
+        return 3;
+    case OP_BINARY:
+        x[0] = lg(c.bytes), x[1] = d->u.binary.accumulate;
+        return 2;
+    case OP_SCALAR:
+        x[0] = lg(c.bytes), x[1] = d->u.scalar.accumulate;
+        return 2;
     case OP_SGD:
     case OP_RMSPROP:
     case OP_MOMENTUM:
@@ -335,8 +344,8 @@ static int batch_fields(OpDesc *d, int *f[MAX_BATCH_FIELDS])
     case OP_CHANNEL_COPY: f[0] = &d->u.chan.n; return 1;
     case OP_EMBEDDING: f[0] = &d->u.embed.n; return 1;
     case OP_KL_SPARSITY: f[0] = &d->u.kl.n; return 1;
-    case OP_BMM: f[0] = &d->u.bmm.batch; f[1] = &d->u.bmm.m; return 2;
-    case OP_LAYERNORM: f[0] = &d->u.ln.n; return 1;
+    case OP_BMM: f[0] = &d->u.bmm.batch; return 1; /* batch x heads */
+    case OP_LAYERNORM: f[0] = &d->u.ln.n; return 1; /* tokens */
     case OP_SOFTMAX: f[0] = &d->u.softmax.n; return 1;
     default: return 0;
     }
@@ -1429,7 +1438,9 @@ int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max)
                             : d->kind == OP_POOL2D ? (d->u.pool.kind == POOL_MAX ? "max" : "avg")
                             : d->kind == OP_BATCHNORM ? (d->u.bn.training ? "train" : "infer")
                             : d->kind == OP_GRU_CELL ? op_act_name(d->u.gru.act)
-                            : d->kind == OP_MOMENTUM && d->u.update.nesterov ? "nesterov" : "";
+                            : d->kind == OP_MOMENTUM && d->u.update.nesterov ? "nesterov"
+                            : d->kind == OP_BINARY ? op_binary_name(d->u.binary.op)
+                            : d->kind == OP_SCALAR ? op_binary_name(d->u.scalar.op) : "";
             snprintf(out[n].variant, sizeof out[n].variant, "%s", v);
             if (f->n == 0)
                 out[n].points = 0;

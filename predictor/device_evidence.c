@@ -82,8 +82,8 @@ void dev_ev_key(const OpDesc *d, char key[OP_KEY_MAX])
     case OP_EMBEDDING: c.u.embed.accumulate = false; break;
     case OP_LAYERNORM: c.u.ln.accumulate = false; break;
     case OP_SOFTMAX: c.u.softmax.accumulate = false; break;
-    case OP_BINARY:
-    case OP_SCALAR: c.u.binary.accumulate = false; break;
+    case OP_BINARY: c.u.binary.accumulate = false; break;
+    case OP_SCALAR: c.u.scalar.accumulate = false; break;
     default: break;
     }
     op_key(&c, key);

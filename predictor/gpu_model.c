@@ -183,7 +183,7 @@ bool gpu_shape(const OpDesc *d, double byte_scale, GpuShape *s)
         group_name(s, d, op_binary_name(d->u.binary.op));
         return true;
     case OP_SCALAR:
-        group_name(s, d, op_binary_name(d->u.binary.op));
+        group_name(s, d, op_binary_name(d->u.scalar.op));
         return true;
     case OP_PEAK_FMA:
     case OP_MEMBW:

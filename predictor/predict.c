@@ -107,7 +107,7 @@ static double spans_take(Spans *s, size_t lo, size_t hi)
  * the calibration's warm time, op i again right after itself, exactly own). The walk goes
  * back to op i itself in the previous step, for bytes no other op uses, and stops where
  * nothing found could be warm any more. */
-static bool blas_split(OpKind k) { return k == OP_GEMM || k == OP_CONV2D || k == OP_SPMM; }
+static bool blas_split(OpKind k) { return k == OP_GEMM || k == OP_BMM || k == OP_CONV2D || k == OP_SPMM; }
 
 /* The apart placement (cm_is_apart): the two threads' cores on two caches. An op finds its
  * own bytes from the step before in its own core's cache (it splits them the same way each

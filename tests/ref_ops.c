@@ -3,6 +3,7 @@
 #include "tests/ref_ops.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ref_gemm(double *c, const float *a, const float *b, const float *c0, const GemmDesc *d)
@@ -18,6 +19,24 @@ void ref_gemm(double *c, const float *a, const float *b, const float *c0, const 
             }
             c[i * n + j] = d->alpha * s + (d->beta != 0.0f ? d->beta * (double)c0[i * n + j] : 0.0);
         }
+}
+
+void ref_gemm_bias(double *c, const float *a, const float *b, const float *c0, const float *bias,
+                   const GemmDesc *d)
+{
+    ref_gemm(c, a, b, c0, d);
+    for (int i = 0; i < d->m; i++)
+        for (int j = 0; j < d->n; j++)
+            c[i * d->n + j] += bias[j];
+}
+
+void ref_bmm(double *c, const float *a, const float *b, const float *c0, const BmmDesc *d)
+{
+    const GemmDesc g = {.m = d->m, .n = d->n, .k = d->k, .trans_a = d->trans_a,
+                        .trans_b = d->trans_b, .alpha = d->alpha, .beta = d->beta};
+    const size_t sa = (size_t)d->m * d->k, sb = (size_t)d->k * d->n, sc = (size_t)d->m * d->n;
+    for (int i = 0; i < d->batch; i++)
+        ref_gemm(c + i * sc, a + i * sa, b + i * sb, c0 ? c0 + i * sc : NULL, &g);
 }
 
 /* Index helpers in the NCHW / KCRS layouts. */
@@ -174,10 +193,10 @@ void ref_act_forward(double *y, const float *x, ActKind act, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
         const double v = x[i];
-        y[i] = act == ACT_RELU      ? (v > 0 ? v : 0)
-               : act == ACT_SIGMOID ? 1 / (1 + exp(-v))
-               : act == ACT_GELU    ? 0.5 * v * (1 + erf(v / sqrt(2.0)))
-                                    : tanh(v);
+        if (act == ACT_GELU)
+            y[i] = v * 0.5 * (1.0 + erf(v / sqrt(2.0)));
+        else
+            y[i] = act == ACT_RELU ? (v > 0 ? v : 0) : act == ACT_SIGMOID ? 1 / (1 + exp(-v)) : tanh(v);
     }
 }
 
@@ -185,11 +204,12 @@ void ref_act_backward_data(double *dx, const float *dy, const float *y, ActKind 
                            size_t count)
 {
     for (size_t i = 0; i < count; i++) {
-        const double v = y[i]; /* GELU: the forward input */
-        const double d = act == ACT_RELU      ? (v > 0)
-                         : act == ACT_SIGMOID ? v * (1 - v)
-                         : act == ACT_GELU    ? 0.5 * (1 + erf(v / sqrt(2.0))) + v * exp(-0.5 * v * v) / sqrt(2 * M_PI)
-                                              : 1 - v * v;
+        const double v = y[i];
+        double d;
+        if (act == ACT_GELU) /* v is x: d/dx x Phi(x) = Phi(x) + x phi(x) */
+            d = 0.5 * (1.0 + erf(v / sqrt(2.0))) + v * exp(-0.5 * v * v) / sqrt(2.0 * M_PI);
+        else
+            d = act == ACT_RELU ? (v > 0) : act == ACT_SIGMOID ? v * (1 - v) : 1 - v * v;
         dx[i] = dy[i] * d;
     }
 }
@@ -558,6 +578,146 @@ void ref_update_step(OpKind kind, const UpdateDesc *u, double *w, double *s1, do
         }
         default:
             break;
+        }
+    }
+}
+
+/* ---- the transformer's ops ---- */
+
+void ref_layernorm_forward(double *y, double *mean, double *rstd, const float *x,
+                           const float *gamma, const float *beta, const LnDesc *d)
+{
+    const int h = d->h;
+    for (int r = 0; r < d->n; r++) {
+        const float *xr = x + (size_t)r * h;
+        double mu = 0.0, var = 0.0;
+        for (int j = 0; j < h; j++)
+            mu += xr[j];
+        mu /= h;
+        for (int j = 0; j < h; j++)
+            var += (xr[j] - mu) * (xr[j] - mu);
+        var /= h;
+        const double rs = 1.0 / sqrt(var + d->eps);
+        if (mean)
+            mean[r] = mu;
+        if (rstd)
+            rstd[r] = rs;
+        if (y)
+            for (int j = 0; j < h; j++)
+                y[(size_t)r * h + j] = (xr[j] - mu) * rs * gamma[j] + beta[j];
+    }
+}
+
+void ref_layernorm_backward(double *dx, double *dgamma, double *dbeta, const float *dy,
+                            const float *x, const float *gamma, const LnDesc *d)
+{
+    const int h = d->h;
+    for (int j = 0; j < h; j++)
+        dgamma[j] = dbeta[j] = 0.0;
+    for (int r = 0; r < d->n; r++) {
+        const float *xr = x + (size_t)r * h, *gr = dy + (size_t)r * h;
+        double mu = 0.0, var = 0.0;
+        for (int j = 0; j < h; j++)
+            mu += xr[j];
+        mu /= h;
+        for (int j = 0; j < h; j++)
+            var += (xr[j] - mu) * (xr[j] - mu);
+        var /= h;
+        const double rs = 1.0 / sqrt(var + d->eps);
+        /* y = xhat gamma + beta; xhat = (x - mu) (var + eps)^-1/2 */
+        double dvar = 0.0, dmu = 0.0, sum_c = 0.0;
+        for (int j = 0; j < h; j++) {
+            const double g = (double)gr[j] * gamma[j]; /* dL/dxhat_j */
+            dgamma[j] += gr[j] * (xr[j] - mu) * rs;
+            dbeta[j] += gr[j];
+            dvar += g * (xr[j] - mu) * -0.5 * rs * rs * rs;
+            dmu += -g * rs;
+            sum_c += xr[j] - mu;
+        }
+        dmu += dvar * -2.0 * sum_c / h;
+        for (int j = 0; j < h; j++)
+            dx[(size_t)r * h + j] =
+                (double)gr[j] * gamma[j] * rs + dvar * 2.0 * (xr[j] - mu) / h + dmu / h;
+    }
+}
+
+void ref_softmax_forward(double *y, const float *x, int n, int h)
+{
+    for (int r = 0; r < n; r++) {
+        const float *xr = x + (size_t)r * h;
+        double mx = xr[0], s = 0.0;
+        for (int j = 1; j < h; j++)
+            mx = xr[j] > mx ? xr[j] : mx;
+        for (int j = 0; j < h; j++)
+            s += exp(xr[j] - mx);
+        for (int j = 0; j < h; j++)
+            y[(size_t)r * h + j] = exp(xr[j] - mx) / s;
+    }
+}
+
+void ref_softmax_backward_data(double *dx, const float *dy, const float *x, int n, int h)
+{
+    double *y = malloc(sizeof(double) * (size_t)h);
+    if (!y)
+        abort();
+    for (int r = 0; r < n; r++) {
+        ref_softmax_forward(y, x + (size_t)r * h, 1, h);
+        for (int j = 0; j < h; j++) {
+            double s = 0.0;
+            for (int i = 0; i < h; i++)
+                s += (double)dy[(size_t)r * h + i] * y[i] * ((i == j) - y[j]);
+            dx[(size_t)r * h + j] = s;
+        }
+    }
+    free(y);
+}
+
+static double ref_apply(BinaryKind op, double a, double b)
+{
+    switch (op) {
+    case BIN_ADD: return a + b;
+    case BIN_MUL: return a * b;
+    case BIN_DIV: return a / b;
+    default: return pow(a, b);
+    }
+}
+
+void ref_binary_forward(double *y, const float *a, const float *b, BinaryKind op, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        y[i] = ref_apply(op, a[i], b[i]);
+}
+
+void ref_binary_backward_data(double *da, double *db, const float *dy, const float *a,
+                              const float *b, BinaryKind op, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const double g = dy[i], x = a[i], z = b[i];
+        switch (op) {
+        case BIN_ADD: da[i] = g, db[i] = g; break;
+        case BIN_MUL: da[i] = g * z, db[i] = g * x; break;
+        case BIN_DIV: da[i] = g / z, db[i] = -g * x / (z * z); break;
+        default: da[i] = g * z * pow(x, z - 1.0), db[i] = g * pow(x, z) * log(x); break;
+        }
+    }
+}
+
+void ref_scalar_forward(double *y, const float *a, double s, BinaryKind op, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        y[i] = ref_apply(op, a[i], s);
+}
+
+void ref_scalar_backward_data(double *da, const float *dy, const float *a, double s,
+                              BinaryKind op, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const double g = dy[i];
+        switch (op) {
+        case BIN_ADD: da[i] = g; break;
+        case BIN_MUL: da[i] = g * s; break;
+        case BIN_DIV: da[i] = g / s; break;
+        default: da[i] = g * s * pow(a[i], s - 1.0); break;
         }
     }
 }

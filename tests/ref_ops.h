@@ -11,6 +11,11 @@
 
 /* c (m, n) = alpha op(a) op(b) + beta c0 (c0 may be NULL when beta == 0) */
 void ref_gemm(double *c, const float *a, const float *b, const float *c0, const GemmDesc *d);
+/* the same plus bias (n) added to every row (d->bias) */
+void ref_gemm_bias(double *c, const float *a, const float *b, const float *c0, const float *bias,
+                   const GemmDesc *d);
+/* batch GEMMs, c (batch, m, n) = alpha op(a) op(b) + beta c0 (c0 may be NULL when beta == 0) */
+void ref_bmm(double *c, const float *a, const float *b, const float *c0, const BmmDesc *d);
 
 /* y (n, k, oh, ow) from x (n, c, h, w) and w (k, c/g, r, s) */
 void ref_conv_forward(double *y, const float *x, const float *w, const ConvDesc *d);
@@ -24,7 +29,9 @@ void ref_pool_backward_data(double *dx, const float *dy, const float *x, const P
 void ref_bias_forward(double *y, const float *y0, const float *b, const BiasDesc *d);
 void ref_bias_backward_weights(double *db, const float *dy, const BiasDesc *d);
 
+/* gelu: x 0.5 (1 + erf(x / sqrt 2)), PyTorch's formula as written (libm's erf) */
 void ref_act_forward(double *y, const float *x, ActKind act, size_t count);
+/* y: the forward output, or for gelu the forward input x */
 void ref_act_backward_data(double *dx, const float *dy, const float *y, ActKind act,
                            size_t count);
 
@@ -80,6 +87,28 @@ void ref_axpby(double *y, const float *a, const float *b, const AxpbyDesc *d);
 /* FISTA: sign(x) max(|x| - t, 0), and sum |x| */
 void ref_shrink(double *y, const float *x, size_t count, double t);
 double ref_norm1(const float *x, size_t count);
+
+/* ---- the transformer's ops ---- */
+
+/* per row of x (n, h): mean, biased var, rstd; y = (x - mean) rstd gamma + beta. Any of
+ * y, mean, rstd may be NULL. */
+void ref_layernorm_forward(double *y, double *mean, double *rstd, const float *x,
+                           const float *gamma, const float *beta, const LnDesc *d);
+/* The gradients of L = sum y * dy through each row's mean and variance, from x alone by
+ * the textbook chain rule (dL/dvar, dL/dmean; not the kernel's closed form). */
+void ref_layernorm_backward(double *dx, double *dgamma, double *dbeta, const float *dy,
+                            const float *x, const float *gamma, const LnDesc *d);
+/* y = softmax of each row of x (n, h) */
+void ref_softmax_forward(double *y, const float *x, int n, int h);
+/* dx = J^T dy per row with the Jacobian dy_i/dx_j = y_i (delta_ij - y_j), from x */
+void ref_softmax_backward_data(double *dx, const float *dy, const float *x, int n, int h);
+void ref_binary_forward(double *y, const float *a, const float *b, BinaryKind op, size_t count);
+/* the pure gradients da, db of L = sum y * dy */
+void ref_binary_backward_data(double *da, double *db, const float *dy, const float *a,
+                              const float *b, BinaryKind op, size_t count);
+void ref_scalar_forward(double *y, const float *a, double s, BinaryKind op, size_t count);
+void ref_scalar_backward_data(double *da, const float *dy, const float *a, double s,
+                              BinaryKind op, size_t count);
 
 /* One optimizer step in double on double state; g' = g + l2 w for i < decay_count. */
 void ref_update_step(OpKind kind, const UpdateDesc *u, double *w, double *s1, double *s2,

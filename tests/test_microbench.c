@@ -620,6 +620,68 @@ static void test_list_eltwise(void **state)
     }
 }
 
+/* The transformer family: every new kind in quick mode (so a quick calibration can price
+ * them by the roofline ratio), more shapes in default and full, element counts from 64K to
+ * 64M, keys unique, and in the default enough points per fitted group (MIN_FIT_POINTS 5 in
+ * cost_model.c) for every phase and operator. */
+static void test_list_transformer(void **state)
+{
+    (void)state;
+    static OpDesc ds[LIST_MAX];
+    const int nq = mb_list_transformer(MB_QUICK, ds, LIST_MAX);
+    int kq[OP_KIND_COUNT] = {0};
+    for (int i = 0; i < nq; i++)
+        kq[ds[i].kind]++;
+    assert_true(kq[OP_BMM] > 0 && kq[OP_GEMM] > 0 && kq[OP_LAYERNORM] > 0 && kq[OP_SOFTMAX] > 0 &&
+                kq[OP_ACT] > 0 && kq[OP_BINARY] > 0 && kq[OP_SCALAR] > 0);
+    assert_true(nq <= 32); /* a few: quick calibrations stay short */
+    const int nf = mb_list_transformer(MB_FULL, ds, LIST_MAX);
+    const int nd = mb_list_transformer(MB_DEFAULT, ds, LIST_MAX);
+    assert_true(nd > nq && nf > nd && nf <= LIST_MAX);
+    int per_group[OP_KIND_COUNT][PHASE_COUNT][BIN_COUNT] = {{{0}}};
+    size_t lo = SIZE_MAX, hi = 0;
+    static char keys[LIST_MAX][OP_KEY_MAX];
+    for (int i = 0; i < nd; i++) {
+        const OpDesc *d = &ds[i];
+        int sub = 0;
+        size_t count = 0;
+        switch (d->kind) {
+        case OP_BMM: assert_true(d->u.bmm.beta == 0.0f); break;
+        case OP_GEMM: assert_true(d->u.gemm.bias && d->u.gemm.trans_b); break; /* nn.Linear */
+        case OP_LAYERNORM:
+            count = (size_t)d->u.ln.n * (size_t)d->u.ln.h;
+            assert_true(d->phase == PHASE_FWD || !d->u.ln.accumulate); /* first writers */
+            break;
+        case OP_SOFTMAX: count = (size_t)d->u.softmax.n * (size_t)d->u.softmax.h; break;
+        case OP_ACT: assert_int_equal(d->u.act.act, ACT_GELU); count = d->u.act.count; break;
+        case OP_BINARY: sub = d->u.binary.op; count = d->u.binary.count; break;
+        case OP_SCALAR: sub = d->u.scalar.op; count = d->u.scalar.count; break;
+        default: fail_msg("unexpected kind %s in the transformer list", op_kind_name(d->kind));
+        }
+        per_group[d->kind][d->kind == OP_BMM || d->kind == OP_GEMM ? 0 : d->phase][sub]++;
+        if (count) {
+            lo = count < lo ? count : lo;
+            hi = count > hi ? count : hi;
+        }
+        op_key(d, keys[i]);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(keys[i], keys[j]);
+    }
+    assert_true(lo <= (size_t)65536 + 1024 && hi >= (size_t)64 << 20); /* 64K .. 64M elements */
+    assert_true(per_group[OP_BMM][0][0] >= 5 && per_group[OP_GEMM][0][0] >= 5);
+    for (int p = PHASE_FWD; p <= PHASE_BWD_WEIGHTS; p++)
+        assert_true(per_group[OP_LAYERNORM][p][0] >= 5);
+    for (int p = PHASE_FWD; p <= PHASE_BWD_DATA; p++) {
+        assert_true(per_group[OP_SOFTMAX][p][0] >= 5 && per_group[OP_ACT][p][0] >= 5);
+        for (int op = 0; op < BIN_COUNT; op++)
+            assert_true(per_group[OP_BINARY][p][op] >= 5 && per_group[OP_SCALAR][p][op] >= 5);
+    }
+    /* the element-wise sweep keeps relu, sigmoid and tanh only: GELU is never in place */
+    const int ne = mb_list_eltwise(MB_DEFAULT, ds, LIST_MAX);
+    for (int i = 0; i < ne; i++)
+        assert_true(ds[i].kind != OP_ACT || ds[i].u.act.act != ACT_GELU);
+}
+
 /* ---- calibration end to end ---- */
 
 static char tmpdir[256];
@@ -1220,6 +1282,7 @@ int main(void)
         cmocka_unit_test(test_list_conv),
         cmocka_unit_test(test_list_stream),
         cmocka_unit_test(test_list_eltwise),
+        cmocka_unit_test(test_list_transformer),
         cmocka_unit_test_setup_teardown(test_calibrate_end_to_end, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_pass_median),
         cmocka_unit_test(test_pass_median_far), cmocka_unit_test(test_pass_median_samples),

@@ -664,28 +664,27 @@ static void act_case(ActKind a, size_t count, uint64_t seed)
     ref_act_forward(ref, x, a, count);
     assert_true(tu_close(key, y, ref, count, 1e-6, 1e-5));
     expect_spot_ok(&f, fb, NULL);
-    /* GELU's backward reads the forward input, so it is never in place */
-    const bool gelu = a == ACT_GELU;
-    float *xi = NULL, *dyi = NULL;
-    if (!gelu) { /* fused in place (its own descriptor and key): the same values */
+    /* fused in place (its own descriptor and key): the same values; GELU never runs in
+     * place (test_programmer_errors_abort) */
+    float *xi = tu_dup(x, count), *dyi = tu_dup(dy, count);
+    if (a != ACT_GELU) {
         const OpDesc fip = op_act_in_place(PHASE_FWD, a, count);
-        xi = tu_dup(x, count);
         void *fi[] = {xi}, *fi0[] = {x};
         run(&fip, fi);
         assert_true(tu_close_f("act fwd in place", xi, y, count, 0, 0));
         expect_spot_ok(&fip, fi, fi0);
     }
 
+    /* the derivative from the forward output, or GELU's from its input */
+    float *saved = a == ACT_GELU ? x : y;
     op_key(&b, key);
-    float *saved = gelu ? x : y;
     void *bb[] = {dx, dy, saved};
     run(&b, bb);
     ref_act_backward_data(ref, dy, saved, a, count);
     assert_true(tu_close(key, dx, ref, count, 1e-6, 1e-5));
     expect_spot_ok(&b, bb, NULL);
-    if (!gelu) {
+    if (a != ACT_GELU) {
         const OpDesc bip = op_act_in_place(PHASE_BWD_DATA, a, count);
-        dyi = tu_dup(dy, count);
         void *bi[] = {dyi, y}, *bi0[] = {dy, NULL};
         run(&bip, bi);
         assert_true(tu_close_f("act bwd in place", dyi, dx, count, 0, 0));
@@ -2029,7 +2028,29 @@ static void key_roundtrip(const OpDesc *d)
         assert_true(p.u.gemm.m == d->u.gemm.m && p.u.gemm.n == d->u.gemm.n &&
                     p.u.gemm.k == d->u.gemm.k && p.u.gemm.trans_a == d->u.gemm.trans_a &&
                     p.u.gemm.trans_b == d->u.gemm.trans_b && p.u.gemm.beta == d->u.gemm.beta &&
-                    p.u.gemm.alpha == d->u.gemm.alpha);
+                    p.u.gemm.alpha == d->u.gemm.alpha && p.u.gemm.bias == d->u.gemm.bias);
+        break;
+    case OP_BMM:
+        assert_memory_equal(&p.u.bmm, &d->u.bmm, sizeof(BmmDesc));
+        break;
+    case OP_LAYERNORM:
+        assert_true(p.phase == d->phase && p.u.ln.n == d->u.ln.n && p.u.ln.h == d->u.ln.h);
+        assert_true(p.u.ln.accumulate == (d->phase != PHASE_FWD && d->u.ln.accumulate));
+        break;
+    case OP_SOFTMAX:
+        assert_true(p.phase == d->phase && p.u.softmax.n == d->u.softmax.n &&
+                    p.u.softmax.h == d->u.softmax.h);
+        assert_true(p.u.softmax.accumulate == (d->phase != PHASE_FWD && d->u.softmax.accumulate));
+        break;
+    case OP_BINARY:
+        assert_true(p.phase == d->phase && p.u.binary.op == d->u.binary.op &&
+                    p.u.binary.count == d->u.binary.count);
+        assert_true(p.u.binary.accumulate == (d->phase != PHASE_FWD && d->u.binary.accumulate));
+        break;
+    case OP_SCALAR:
+        assert_true(p.phase == d->phase && p.u.scalar.op == d->u.scalar.op &&
+                    p.u.scalar.count == d->u.scalar.count);
+        assert_true(p.u.scalar.accumulate == (d->phase != PHASE_FWD && d->u.scalar.accumulate));
         break;
     case OP_CONV2D:
         assert_int_equal(p.phase, d->phase);
@@ -2140,6 +2161,11 @@ static void test_keys(void **state)
     OpDesc sd = op_sgd(1000, 0.1f), rd = op_rmsprop(1000, 0.001f, 0.9f, 1e-7f);
     op_update_set_decay(&sd, 1, 1e-4f);
     op_update_set_decay(&rd, 999, 1e-4f);
+    OpDesc gab = op_gemm_bias(PHASE_FWD, 3, 4, 5, true, false);
+    gab.u.gemm.alpha = 0.5f;
+    gab.u.gemm.beta = 1.0f;
+    OpDesc bma = op_bmm(PHASE_FWD, 8, 16, 16, 32, false, true, 0.0f);
+    bma.u.bmm.alpha = 0.125f;
     const OpDesc all[] = {
         g, ga, cw, cd,
         op_gemm(PHASE_FWD, 1, 1, 1, false, true, 1.0f),
@@ -2181,13 +2207,17 @@ static void test_keys(void **state)
         op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1), op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
         op_membw(MEMBW_SHARED, 2, 1u << 20, 1),
         op_membw_retain(2, 1u << 20, 0), op_membw_retain(1, 192, MEMBW_IDLE_MAX_US),
-        op_gemm_bias(PHASE_FWD, 32768, 4096, 1024, false, true), op_act(PHASE_FWD, ACT_GELU, 65536),
-        op_act(PHASE_BWD_DATA, ACT_GELU, 3), op_bmm(PHASE_FWD, 2560, 384, 384, 64, false, true, 0.0f),
-        op_bmm(PHASE_BWD_DATA, 12, 64, 196, 196, true, false, 1.0f),
-        op_layernorm(PHASE_FWD, 32768, 1600, 1e-5f), op_layernorm(PHASE_BWD_DATA, 8, 768, 1e-5f),
-        op_layernorm(PHASE_BWD_WEIGHTS, 1, 1, 1e-5f), op_softmax(PHASE_FWD, 32768, 10240),
-        op_softmax(PHASE_BWD_DATA, 4, 4), op_binary(PHASE_FWD, BIN_POW, 1000), op_binary(PHASE_BWD_DATA, BIN_DIV, 7),
-        op_scalar(PHASE_FWD, BIN_MUL, 1u << 30, 0.5f), op_scalar(PHASE_BWD_DATA, BIN_ADD, 1, 3.0f),
+        op_gemm_bias(PHASE_FWD, 64, 768, 3072, false, true), gab,
+        op_act(PHASE_FWD, ACT_GELU, 4096), op_act(PHASE_BWD_DATA, ACT_GELU, 7),
+        op_bmm(PHASE_FWD, 96, 128, 128, 64, false, true, 0.0f),
+        op_bmm(PHASE_BWD_WEIGHTS, 96, 64, 128, 128, true, false, 1.0f), bma,
+        op_layernorm(PHASE_FWD, 4096, 768, 1e-5f), op_layernorm(PHASE_BWD_WEIGHTS, 1, 1, 1e-5f),
+        op_layernorm(PHASE_BWD_DATA, 4096, 768, 1e-6f),
+        op_softmax(PHASE_FWD, 12288, 128), op_softmax(PHASE_BWD_DATA, 1, 1),
+        op_binary(PHASE_FWD, BIN_ADD, 3145728), op_binary(PHASE_BWD_DATA, BIN_POW, 3),
+        op_binary(PHASE_FWD, BIN_DIV, 1), op_binary(PHASE_BWD_DATA, BIN_MUL, 1000),
+        op_scalar(PHASE_FWD, BIN_MUL, 1000, 0.125f), op_scalar(PHASE_BWD_DATA, BIN_DIV, 10, 8.0f),
+        op_scalar(PHASE_FWD, BIN_POW, 7, 3.0f), op_scalar(PHASE_BWD_DATA, BIN_ADD, 1, 1.0f),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -2197,37 +2227,9 @@ static void test_keys(void **state)
     for (int k = 0; k < OP_KIND_COUNT; k++)
         assert_true(seen[k]); /* every kind covered */
 
-    OpDesc xd0;
     OpDesc nk = op_gru_cell(PHASE_BWD_DATA, 32, 2816, ACT_RELU);
     op_key(&nk, key);
     assert_string_equal(key, "gru_cell bwd_data relu batch=32 hidden=2816");
-    /* the transformer's kinds, and a GEMM without bias keyed as before the flag existed */
-    nk = op_gemm(PHASE_FWD, 60, 2000, 60483, false, false, 0.0f);
-    op_key(&nk, key);
-    assert_string_equal(key, "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0");
-    nk = op_gemm_bias(PHASE_FWD, 1024, 2560, 2560, false, true);
-    op_key(&nk, key);
-    assert_string_equal(key, "gemm m=1024 n=2560 k=2560 ta=0 tb=1 beta=0 bias=1");
-    nk = op_bmm(PHASE_FWD, 192, 96, 196, 196, false, false, 0.0f);
-    op_key(&nk, key);
-    assert_string_equal(key, "bmm b=192 m=96 n=196 k=196 ta=0 tb=0 beta=0");
-    nk = op_layernorm(PHASE_BWD_DATA, 32768, 1600, 1e-5f);
-    op_key(&nk, key);
-    assert_string_equal(key, "layernorm bwd_data n=32768 h=1600 acc=1");
-    nk = op_softmax(PHASE_FWD, 32768, 10240);
-    op_key(&nk, key);
-    assert_string_equal(key, "softmax fwd n=32768 h=10240 acc=0");
-    nk = op_binary(PHASE_FWD, BIN_ADD, 52428800);
-    op_key(&nk, key);
-    assert_string_equal(key, "binary fwd add count=52428800 acc=0");
-    nk = op_scalar(PHASE_BWD_DATA, BIN_POW, 100, 3.0f);
-    op_key(&nk, key);
-    assert_string_equal(key, "scalar bwd_data pow count=100 acc=1");
-    nk = op_act(PHASE_FWD, ACT_GELU, 1000);
-    op_key(&nk, key);
-    assert_string_equal(key, "act fwd gelu count=1000");
-    assert_false(op_key_parse("act fwd gelu count=1000 inplace=1", &xd0)); /* no in-place GELU */
-    assert_false(op_key_parse("gemm m=2 n=2 k=2 ta=0 tb=0 beta=1 bias=1", &xd0)); /* bias has beta 0 */
     nk = op_spmm(7680, 1500, 2560, 0.95);
     op_key(&nk, key);
     assert_string_equal(key, "spmm m=7680 n=1500 k=2560 nnz_row=128");
@@ -2331,7 +2333,8 @@ static void test_keys(void **state)
         "pool2d bwd_weights max n=1 c=1 h=4 w=4 r=2 s=2 sh=2 sw=2 p=0,0,0,0 acc=0",
         "pool2d fwd max n=1 c=1 h=4 w=4 r=2 s=2 sh=2 sw=2 p=2,0,0,0 acc=0",
         "pool2d fwd min n=1 c=1 h=4 w=4 r=2 s=2 sh=2 sw=2 p=0,0,0,0 acc=0",
-        "bias bwd_data n=1 c=1 spatial=1 acc=0", 
+        "bias bwd_data n=1 c=1 spatial=1 acc=0", "act fwd swish count=3",
+        "act fwd gelu count=3 inplace=1", /* gelu's backward needs x: never in place */
         "act bwd_weights relu count=3", "act fwd relu count=0", "sgd count=18446744073709551616",
         "stream fwd triad count=3", "stream triad count=3 q=3", "zero count=5x",
         "lstm_cell fwd batch=1", "sqerr fwd n=1 features=1 mean=2",
@@ -2347,6 +2350,16 @@ static void test_keys(void **state)
         "adam count=10 decay=11", "sgd count=10 decay=0x", "sgd count=10 nesterov=0",
         "rmsprop count=10 decay=010",
         "membw handoff threads=2 bytes=192 passes=2", /* a handoff reads once */
+        "gemm m=1 n=1 k=1 ta=0 tb=0 beta=0 bias=0", "gemm m=1 n=1 k=1 ta=0 tb=0 beta=0 bias=2",
+        "gemm m=1 n=1 k=1 ta=0 tb=0 beta=0 bias=1 alpha=2", /* the fixed order: alpha first */
+        "bmm m=1 n=1 k=1 ta=0 tb=0 beta=0", "bmm b=0 m=1 n=1 k=1 ta=0 tb=0 beta=0",
+        "bmm fwd b=1 m=1 n=1 k=1 ta=0 tb=0 beta=0", "bmm b=1 m=1 n=1 k=1 ta=0 tb=0 beta=0 bias=1",
+        "layernorm fwd n=1 h=1", "layernorm update n=1 h=1 acc=0", "layernorm fwd n=1 h=0 acc=0",
+        "layernorm fwd n=1 h=1 acc=1", "layernorm bwd_data n=1 h=1 acc=2",
+        "softmax bwd_weights n=1 h=1 acc=0", "softmax fwd n=1 h=1 acc=1",
+        "binary fwd sub count=1 acc=0", "binary bwd_weights add count=1 acc=0",
+        "binary fwd add count=0 acc=0", "binary fwd add count=1",
+        "scalar fwd pow count=1 acc=0 s=2", "scalar bwd_data mod count=1 acc=1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         OpDesc p;
@@ -2356,6 +2369,904 @@ static void test_keys(void **state)
         }
     }
     assert_false(op_key_parse(NULL, &g));
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The transformer's ops: linear with bias, batched GEMM, layer norm, softmax, binary and
+ * tensor-scalar operators (GELU is among the activations above)
+ * ------------------------------------------------------------------------------------- */
+
+/* L = sum C r of a GEMM or BMM forward: the objective of the weight checks below. */
+typedef struct {
+    const OpDesc *fwd;
+    void **bufs;
+    size_t nc;
+    const float *r;
+} MatObj;
+
+static double mat_objective(void *p)
+{
+    MatObj *o = p;
+    run(o->fwd, o->bufs);
+    const float *c = o->bufs[0];
+    double s = 0.0;
+    for (size_t i = 0; i < o->nc; i++)
+        s += (double)c[i] * o->r[i];
+    return s;
+}
+
+/* A linear layer (PyTorch nn.Linear: x (m, k), W stored (n, k), bias (n)): forward against
+ * the reference, the spot check, beta != 0, and the backward as documented in ops.h: dx and
+ * dW are GEMMs, dbias is OP_BIAS BWD_WEIGHTS over dC; all three by finite differences. */
+static void gemm_bias_case(int m, int n, int k, bool ta, bool tb, uint64_t seed)
+{
+    const size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    float *A = tu_floats(na), *B = tu_floats(nb), *C = tu_floats(nc), *bias = tu_floats((size_t)n);
+    float *r = tu_floats(nc), *dA = tu_floats(na), *dB = tu_floats(nb), *dbias = tu_floats((size_t)n);
+    double *ref = tu_doubles(nc);
+    tu_fill_uniform(A, na, -1, 1, seed);
+    tu_fill_uniform(B, nb, -1, 1, seed + 1);
+    tu_fill_uniform(bias, (size_t)n, -1, 1, seed + 2);
+    tu_fill_uniform(r, nc, -1, 1, seed + 3);
+    tu_fill_const(C, nc, NAN); /* beta 0: C is written, never read */
+    OpDesc d = op_gemm_bias(PHASE_FWD, m, n, k, ta, tb);
+    char key[OP_KEY_MAX];
+    op_key(&d, key);
+    void *bufs[] = {C, A, B, bias};
+    run(&d, bufs);
+    ref_gemm_bias(ref, A, B, NULL, bias, &d.u.gemm);
+    assert_true(tu_close(key, C, ref, nc, REF_ATOL, REF_RTOL));
+    expect_spot_ok(&d, bufs, NULL);
+
+    /* beta != 0: C = op(A) op(B) + beta C0 + bias */
+    OpDesc db = d;
+    db.u.gemm.beta = 0.5f;
+    tu_fill_uniform(C, nc, -1, 1, seed + 4);
+    float *C0 = tu_dup(C, nc);
+    run(&db, bufs);
+    ref_gemm_bias(ref, A, B, C0, bias, &db.u.gemm);
+    assert_true(tu_close("gemm bias beta=0.5", C, ref, nc, REF_ATOL, REF_RTOL));
+    void *before[] = {C0, NULL, NULL, NULL};
+    expect_spot_ok(&db, bufs, before);
+
+    /* backward of L = sum C r (dC = r): the recipe of BmmDesc at batch 1, and the bias's
+     * own gradient, OP_BIAS BWD_WEIGHTS over dC rows */
+    OpDesc ga = ta ? op_gemm(PHASE_BWD_DATA, k, m, n, tb, true, 0.0f)
+                   : op_gemm(PHASE_BWD_DATA, m, k, n, false, !tb, 0.0f);
+    OpDesc gb = tb ? op_gemm(PHASE_BWD_WEIGHTS, n, k, m, true, ta, 0.0f)
+                   : op_gemm(PHASE_BWD_WEIGHTS, k, n, m, !ta, false, 0.0f);
+    void *ba[] = {dA, ta ? (void *)B : r, ta ? r : (void *)B};
+    void *bbuf[] = {dB, tb ? r : (void *)A, tb ? (void *)A : r};
+    run(&ga, ba);
+    run(&gb, bbuf);
+    OpDesc bias_bw = op_bias(PHASE_BWD_WEIGHTS, m, n, 1);
+    bias_bw.u.bias.accumulate = false;
+    void *bw[] = {dbias, r};
+    run(&bias_bw, bw);
+    MatObj o = {.fwd = &d, .bufs = bufs, .nc = nc, .r = r};
+    assert_true(tu_grad_check("linear dx", A, na, dA, mat_objective, &o, FD_SAMPLES, seed + 5,
+                              FD_EPS, FD_ATOL, FD_RTOL));
+    assert_true(tu_grad_check("linear dW", B, nb, dB, mat_objective, &o, FD_SAMPLES, seed + 6,
+                              FD_EPS, FD_ATOL, FD_RTOL));
+    assert_true(tu_grad_check("linear dbias", bias, (size_t)n, dbias, mat_objective, &o,
+                              FD_SAMPLES, seed + 7, FD_EPS, FD_ATOL, FD_RTOL));
+    free(A), free(B), free(C), free(bias), free(r), free(dA), free(dB), free(dbias), free(ref);
+    free(C0);
+}
+
+static void test_gemm_bias(void **state)
+{
+    (void)state;
+    gemm_bias_case(5, 7, 3, false, true, 3000);   /* nn.Linear: W stored (n, k) */
+    gemm_bias_case(6, 4, 9, false, false, 3010);
+    gemm_bias_case(4, 5, 6, true, false, 3020);
+    gemm_bias_case(3, 8, 5, true, true, 3030);
+    gemm_bias_case(300, 130, 17, false, true, 3040); /* OpenMP bias fill */
+    /* the cost: the GEMM's plus one add per element of C and the bias read */
+    OpDesc d = op_gemm_bias(PHASE_FWD, 64, 768, 3072, false, true);
+    OpCost c = op_cost(&d);
+    assert_true(c.flops == 2.0 * 64 * 768 * 3072 + 64.0 * 768);
+    assert_true(c.bytes == 4.0 * (64.0 * 3072 + 3072.0 * 768 + 64.0 * 768 + 768));
+    OpBufInfo info[OP_MAX_BUFS];
+    assert_int_equal(op_buffer_info(&d, info), 4);
+    assert_string_equal(info[3].name, "bias");
+    assert_int_equal(info[3].bytes, 4 * 768);
+    assert_int_equal(info[3].role, BUF_IN);
+    assert_int_equal(info[0].role, BUF_OUT);
+}
+
+/* Which of A, B, dC (0, 1, 2) each backward BMM takes as its own A and B operands. */
+typedef struct {
+    OpDesc d;
+    int first, second;
+} BmmGrad;
+
+/* The backward BMMs of C = op(A) op(B) by BmmDesc's recipe, beta as given. */
+static void bmm_backward(const BmmDesc *g, float beta, BmmGrad *da, BmmGrad *db)
+{
+    const int b = g->batch, m = g->m, n = g->n, k = g->k;
+    const bool ta = g->trans_a, tb = g->trans_b;
+    if (!ta)
+        *da = (BmmGrad){op_bmm(PHASE_BWD_DATA, b, m, k, n, false, !tb, beta), 2, 1};
+    else
+        *da = (BmmGrad){op_bmm(PHASE_BWD_DATA, b, k, m, n, tb, true, beta), 1, 2};
+    if (!tb)
+        *db = (BmmGrad){op_bmm(PHASE_BWD_WEIGHTS, b, k, n, m, !ta, false, beta), 0, 2};
+    else
+        *db = (BmmGrad){op_bmm(PHASE_BWD_WEIGHTS, b, n, k, m, true, ta, beta), 2, 0};
+}
+
+static void bmm_case(int batch, int m, int n, int k, bool ta, bool tb, float beta, uint64_t seed)
+{
+    const size_t na = (size_t)batch * m * k, nb = (size_t)batch * k * n, nc = (size_t)batch * m * n;
+    float *A = tu_floats(na), *B = tu_floats(nb), *C = tu_floats(nc), *r = tu_floats(nc);
+    float *dA = tu_floats(na), *dB = tu_floats(nb);
+    double *ref = tu_doubles(nc);
+    tu_fill_uniform(A, na, -1, 1, seed);
+    tu_fill_uniform(B, nb, -1, 1, seed + 1);
+    tu_fill_uniform(C, nc, -1, 1, seed + 2);
+    tu_fill_uniform(r, nc, -1, 1, seed + 3);
+    float *C0 = tu_dup(C, nc);
+    OpDesc d = op_bmm(PHASE_FWD, batch, m, n, k, ta, tb, beta);
+    char key[OP_KEY_MAX];
+    op_key(&d, key);
+    void *bufs[] = {C, A, B};
+    run(&d, bufs);
+    ref_bmm(ref, A, B, C0, &d.u.bmm);
+    assert_true(tu_close(key, C, ref, nc, REF_ATOL, REF_RTOL));
+    void *before[] = {C0, NULL, NULL};
+    expect_spot_ok(&d, bufs, beta != 0.0f ? before : NULL);
+
+    /* backward of L = sum C r (dC = r): the recipe's BMMs with beta 0 against finite
+     * differences, then with beta 1 adding to what the gradient buffers held */
+    OpDesc f = op_bmm(PHASE_FWD, batch, m, n, k, ta, tb, 0.0f);
+    BmmGrad ga, gb;
+    void *ops[] = {A, B, r};
+    bmm_backward(&f.u.bmm, 0.0f, &ga, &gb);
+    tu_fill_const(dA, na, NAN); /* beta 0: written, never read */
+    tu_fill_const(dB, nb, NAN);
+    void *ba[] = {dA, ops[ga.first], ops[ga.second]}, *bb[] = {dB, ops[gb.first], ops[gb.second]};
+    run(&ga.d, ba);
+    run(&gb.d, bb);
+    void *fb[] = {C, A, B};
+    MatObj o = {.fwd = &f, .bufs = fb, .nc = nc, .r = r};
+    assert_true(tu_grad_check("bmm dA", A, na, dA, mat_objective, &o, FD_SAMPLES, seed + 4,
+                              FD_EPS, FD_ATOL, FD_RTOL));
+    assert_true(tu_grad_check("bmm dB", B, nb, dB, mat_objective, &o, FD_SAMPLES, seed + 5,
+                              FD_EPS, FD_ATOL, FD_RTOL));
+    double *ea = tu_doubles(na), *eb = tu_doubles(nb);
+    for (size_t i = 0; i < na; i++)
+        ea[i] = dA[i] + 0.25;
+    for (size_t i = 0; i < nb; i++)
+        eb[i] = dB[i] - 0.5;
+    bmm_backward(&f.u.bmm, 1.0f, &ga, &gb);
+    tu_fill_const(dA, na, 0.25f);
+    tu_fill_const(dB, nb, -0.5f);
+    void *ba1[] = {dA, ops[ga.first], ops[ga.second]}, *bb1[] = {dB, ops[gb.first], ops[gb.second]};
+    run(&ga.d, ba1);
+    run(&gb.d, bb1);
+    assert_true(tu_close("bmm dA accumulated", dA, ea, na, REF_ATOL, REF_RTOL));
+    assert_true(tu_close("bmm dB accumulated", dB, eb, nb, REF_ATOL, REF_RTOL));
+    free(ea), free(eb);
+    free(A), free(B), free(C), free(r), free(dA), free(dB), free(ref), free(C0);
+}
+
+static void test_bmm(void **state)
+{
+    (void)state;
+    uint64_t seed = 3100;
+    for (int t = 0; t < 4; t++) {
+        bmm_case(3, 5, 4, 6, t & 1, t >> 1, 0.0f, seed += 10);
+        bmm_case(2, 7, 3, 5, t & 1, t >> 1, 1.0f, seed += 10);
+    }
+    bmm_case(1, 9, 11, 13, true, false, 0.5f, 3190); /* batch 1 is the GEMM */
+    bmm_case(12, 16, 16, 8, false, true, 0.0f, 3195); /* attention's QK^T: 12 heads */
+    /* the cost of attention's scores at 12 heads x batch 8, seq 128, head 64 */
+    OpDesc d = op_bmm(PHASE_FWD, 96, 128, 128, 64, false, true, 0.0f);
+    assert_true(op_cost(&d).flops == 2.0 * 96 * 128 * 128 * 64);
+    assert_true(op_cost(&d).bytes == 4.0 * 96 * (128 * 64 + 64 * 128 + 128 * 128));
+    d.u.bmm.beta = 1.0f;
+    assert_true(op_cost(&d).bytes == 4.0 * 96 * (128 * 64 + 64 * 128 + 2 * 128 * 128));
+    OpBufInfo info[OP_MAX_BUFS];
+    assert_int_equal(op_buffer_info(&d, info), 3);
+    assert_int_equal(info[0].role, BUF_INOUT);
+    assert_int_equal(info[0].bytes, 4 * 96 * 128 * 128);
+    assert_int_equal(info[1].bytes, 4 * 96 * 128 * 64);
+    /* a BMM of batch 1 runs the GEMM exactly */
+    const OpDesc one = op_bmm(PHASE_FWD, 1, 33, 17, 65, true, true, 0.0f);
+    const OpDesc gemm = op_gemm(PHASE_FWD, 33, 17, 65, true, true, 0.0f);
+    float *A = tu_floats(33 * 65), *B = tu_floats(65 * 17), *C1 = tu_floats(33 * 17), *C2 = tu_floats(33 * 17);
+    tu_fill_uniform(A, 33 * 65, -1, 1, 3198);
+    tu_fill_uniform(B, 65 * 17, -1, 1, 3199);
+    void *b1[] = {C1, A, B}, *b2[] = {C2, A, B};
+    run(&one, b1);
+    run(&gemm, b2);
+    assert_true(tu_close_f("bmm batch 1 = gemm", C1, C2, 33 * 17, 0, 0));
+    free(A), free(B), free(C1), free(C2);
+}
+
+/* Layer norm: forward, both backward phases (written and accumulated) against the
+ * references, the spot checks, and finite differences for dx, dgamma and dbeta. x has a
+ * mean far from 0 (3), so a one-pass variance would show. */
+static void ln_case(int n, int h, bool fd, uint64_t seed)
+{
+    const size_t e = (size_t)n * h, H = (size_t)h, N = (size_t)n;
+    float *x = tu_floats(e), *y = tu_floats(e), *dy = tu_floats(e), *dx = tu_floats(e);
+    float *gamma = tu_floats(H), *beta = tu_floats(H), *mean = tu_floats(N), *rstd = tu_floats(N);
+    float *dg = tu_floats(H), *db = tu_floats(H);
+    double *ry = tu_doubles(e), *rmean = tu_doubles(N), *rrstd = tu_doubles(N);
+    double *rdx = tu_doubles(e), *rdg = tu_doubles(H), *rdb = tu_doubles(H), *ex = tu_doubles(e);
+    tu_fill_uniform(x, e, 2.0f, 4.0f, seed);
+    tu_fill_uniform(gamma, H, 0.5f, 1.5f, seed + 1);
+    tu_fill_uniform(beta, H, -0.5f, 0.5f, seed + 2);
+    tu_fill_uniform(dy, e, -1, 1, seed + 3);
+    OpDesc f = op_layernorm(PHASE_FWD, n, h, 1e-5f);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    tu_fill_const(y, e, 99.0f);
+    void *fb[] = {y, mean, rstd, x, gamma, beta};
+    run(&f, fb);
+    ref_layernorm_forward(ry, rmean, rrstd, x, gamma, beta, &f.u.ln);
+    assert_true(tu_close(key, y, ry, e, 1e-5, 1e-5));
+    assert_true(tu_close("ln mean", mean, rmean, N, 1e-6, 1e-6));
+    assert_true(tu_close("ln rstd", rstd, rrstd, N, 1e-6, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+
+    ref_layernorm_backward(rdx, rdg, rdb, dy, x, gamma, &f.u.ln);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc bw = op_layernorm(PHASE_BWD_WEIGHTS, n, h, 1e-5f);
+        OpDesc bd = op_layernorm(PHASE_BWD_DATA, n, h, 1e-5f);
+        assert_true(bw.u.ln.accumulate && bd.u.ln.accumulate); /* backward constructors */
+        bw.u.ln.accumulate = bd.u.ln.accumulate = acc;
+        tu_fill_const(dg, H, 0.5f);
+        tu_fill_const(db, H, -0.5f);
+        tu_fill_const(dx, e, 0.25f);
+        float *dg0 = tu_dup(dg, H), *db0 = tu_dup(db, H), *dx0 = tu_dup(dx, e);
+        void *bwb[] = {dg, db, dy, x, mean, rstd};
+        run(&bw, bwb);
+        op_key(&bw, key);
+        for (size_t i = 0; i < H; i++)
+            ex[i] = rdg[i] + (acc ? 0.5 : 0.0);
+        assert_true(tu_close(key, dg, ex, H, 1e-5, 1e-4));
+        for (size_t i = 0; i < H; i++)
+            ex[i] = rdb[i] + (acc ? -0.5 : 0.0);
+        assert_true(tu_close(key, db, ex, H, 1e-5, 1e-4));
+        void *bwx[] = {dg0, db0, NULL, NULL, NULL, NULL};
+        expect_spot_ok(&bw, bwb, acc ? bwx : NULL);
+        void *bdb[] = {dx, dy, x, gamma, mean, rstd};
+        run(&bd, bdb);
+        op_key(&bd, key);
+        for (size_t i = 0; i < e; i++)
+            ex[i] = rdx[i] + (acc ? 0.25 : 0.0);
+        assert_true(tu_close(key, dx, ex, e, 1e-5, 1e-4));
+        void *bdx[] = {dx0, NULL, NULL, NULL, NULL, NULL};
+        expect_spot_ok(&bd, bdb, acc ? bdx : NULL);
+        free(dg0), free(db0), free(dx0);
+    }
+    if (fd) { /* L = sum y r through each row's statistics, gradients written */
+        OpDesc bw = op_layernorm(PHASE_BWD_WEIGHTS, n, h, 1e-5f);
+        OpDesc bd = op_layernorm(PHASE_BWD_DATA, n, h, 1e-5f);
+        bw.u.ln.accumulate = bd.u.ln.accumulate = false;
+        run(&f, fb);
+        void *bwb[] = {dg, db, dy, x, mean, rstd}, *bdb[] = {dx, dy, x, gamma, mean, rstd};
+        run(&bd, bdb); /* either order: BWD_DATA does not read dgamma */
+        run(&bw, bwb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
+        assert_true(tu_grad_check("ln dx", x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 4,
+                                  FD_EPS, FD_ATOL, FD_RTOL));
+        assert_true(tu_grad_check("ln dgamma", gamma, H, dg, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 5, FD_EPS, FD_ATOL, FD_RTOL));
+        assert_true(tu_grad_check("ln dbeta", beta, H, db, fwd_objective, &o, FD_SAMPLES,
+                                  seed + 6, FD_EPS, FD_ATOL, FD_RTOL));
+    }
+    free(x), free(y), free(dy), free(dx), free(gamma), free(beta), free(mean), free(rstd);
+    free(dg), free(db), free(ry), free(rmean), free(rrstd), free(rdx), free(rdg), free(rdb);
+    free(ex);
+}
+
+static void test_layernorm(void **state)
+{
+    (void)state;
+    ln_case(4, 7, true, 3200);
+    ln_case(3, 40, true, 3210);      /* rows longer than the lanes, a ragged tail */
+    ln_case(1, 1, false, 3220);      /* one value: variance 0, rstd 1/sqrt(eps) */
+    ln_case(64, 768, false, 3230);   /* OpenMP rows, column blocks of 256 split by thread */
+    ln_case(300, 600, false, 3240);  /* ragged column blocks */
+    const double e = 4096.0 * 768;
+    OpDesc d = op_layernorm(PHASE_FWD, 4096, 768, 1e-5f);
+    assert_true(op_cost(&d).flops == 8 * e && op_cost(&d).bytes == 4 * (2 * e + 2 * 768 + 2 * 4096));
+    d = op_layernorm(PHASE_BWD_WEIGHTS, 4096, 768, 1e-5f); /* accumulates */
+    assert_true(op_cost(&d).flops == 5 * e && op_cost(&d).bytes == 4 * (2 * e + 2 * 4096 + 4 * 768));
+    d = op_layernorm(PHASE_BWD_DATA, 4096, 768, 1e-5f);
+    assert_true(op_cost(&d).flops == 11 * e && op_cost(&d).bytes == 4 * (4 * e + 768 + 2 * 4096));
+    d.u.ln.accumulate = false;
+    assert_true(op_cost(&d).flops == 10 * e && op_cost(&d).bytes == 4 * (3 * e + 768 + 2 * 4096));
+    OpBufInfo info[OP_MAX_BUFS];
+    d = op_layernorm(PHASE_FWD, 5, 3, 1e-5f);
+    assert_int_equal(op_buffer_info(&d, info), 6);
+    assert_string_equal(info[2].name, "rstd");
+    assert_int_equal(info[2].bytes, 4 * 5);
+    assert_int_equal(info[4].bytes, 4 * 3);
+    d = op_layernorm(PHASE_BWD_WEIGHTS, 5, 3, 1e-5f);
+    assert_int_equal(op_buffer_info(&d, info), 6);
+    assert_int_equal(info[1].role, BUF_INOUT);
+    d = op_layernorm(PHASE_BWD_DATA, 5, 3, 1e-5f);
+    assert_int_equal(op_buffer_info(&d, info), 6);
+    assert_string_equal(info[3].name, "gamma");
+}
+
+static void softmax_case(int n, int h, float scale, uint64_t seed)
+{
+    const size_t e = (size_t)n * h;
+    float *x = tu_floats(e), *y = tu_floats(e), *dy = tu_floats(e), *dx = tu_floats(e);
+    double *ry = tu_doubles(e), *rdx = tu_doubles(e), *ex = tu_doubles(e);
+    tu_fill_uniform(x, e, -scale, scale, seed);
+    tu_fill_uniform(dy, e, -1, 1, seed + 1);
+    OpDesc f = op_softmax(PHASE_FWD, n, h);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    void *fb[] = {y, x};
+    run(&f, fb);
+    ref_softmax_forward(ry, x, n, h);
+    assert_true(tu_close(key, y, ry, e, 1e-7, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    /* in place (y over x): the same values */
+    float *xi = tu_dup(x, e);
+    void *fi[] = {xi, xi};
+    run(&f, fi);
+    assert_true(tu_close_f("softmax in place", xi, y, e, 0, 0));
+    ref_softmax_backward_data(rdx, dy, x, n, h);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc b = op_softmax(PHASE_BWD_DATA, n, h);
+        b.u.softmax.accumulate = acc;
+        tu_fill_const(dx, e, 0.25f);
+        float *dx0 = tu_dup(dx, e);
+        void *bb[] = {dx, dy, y}, *bb0[] = {dx0, NULL, NULL};
+        run(&b, bb);
+        op_key(&b, key);
+        for (size_t i = 0; i < e; i++)
+            ex[i] = rdx[i] + (acc ? 0.25 : 0.0);
+        assert_true(tu_close(key, dx, ex, e, 1e-6, 1e-5));
+        expect_spot_ok(&b, bb, acc ? bb0 : NULL);
+        free(dx0);
+    }
+    if (e <= 4096) {
+        OpDesc b = op_softmax(PHASE_BWD_DATA, n, h);
+        b.u.softmax.accumulate = false;
+        void *bb[] = {dx, dy, y};
+        run(&b, bb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
+        assert_true(tu_grad_check(key, x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 2,
+                                  FD_EPS, 1e-4, FD_RTOL));
+    }
+    for (size_t i = 0; i < e; i++)
+        assert_true(isfinite(y[i]));
+    free(x), free(y), free(dy), free(dx), free(ry), free(rdx), free(ex), free(xi);
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    softmax_case(5, 7, 3.0f, 3300);
+    softmax_case(3, 50, 2.0f, 3310);
+    softmax_case(96, 512, 4.0f, 3320);     /* OpenMP rows: attention weights */
+    softmax_case(4, 10, 1000.0f, 3330);    /* huge logits: stable, no inf/NaN */
+    softmax_case(2, 1, 1.0f, 3340);        /* one column: y = 1, dx = 0 */
+    OpDesc d = op_softmax(PHASE_FWD, 96, 512);
+    const double e = 96.0 * 512;
+    assert_true(op_cost(&d).flops == 5 * e && op_cost(&d).bytes == 4 * 2 * e);
+    d = op_softmax(PHASE_BWD_DATA, 96, 512);
+    assert_true(op_cost(&d).flops == 5 * e && op_cost(&d).bytes == 4 * 4 * e);
+    d.u.softmax.accumulate = false;
+    assert_true(op_cost(&d).flops == 4 * e && op_cost(&d).bytes == 4 * 3 * e);
+}
+
+/* Operands in each operator's domain: pow's base positive, div's divisor away from 0. */
+static void binary_fill(BinaryKind op, float *a, float *b, size_t n, uint64_t seed)
+{
+    if (op == BIN_POW) {
+        tu_fill_uniform(a, n, 0.5f, 2.0f, seed);
+        tu_fill_uniform(b, n, -1.5f, 1.5f, seed + 1);
+    } else {
+        tu_fill_uniform(a, n, -2, 2, seed);
+        if (op == BIN_DIV)
+            tu_fill_margin(b, n, 0.5f, 2.0f, seed + 1);
+        else
+            tu_fill_uniform(b, n, -2, 2, seed + 1);
+    }
+}
+
+static void binary_case(BinaryKind op, size_t count, uint64_t seed)
+{
+    float *a = tu_floats(count), *b = tu_floats(count), *y = tu_floats(count);
+    float *dy = tu_floats(count), *da = tu_floats(count), *db = tu_floats(count);
+    double *ry = tu_doubles(count), *rda = tu_doubles(count), *rdb = tu_doubles(count);
+    double *ex = tu_doubles(count);
+    binary_fill(op, a, b, count, seed);
+    tu_fill_uniform(dy, count, -1, 1, seed + 2);
+    OpDesc f = op_binary(PHASE_FWD, op, count);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    void *fb[] = {y, a, b};
+    run(&f, fb);
+    ref_binary_forward(ry, a, b, op, count);
+    assert_true(tu_close(key, y, ry, count, 1e-6, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    ref_binary_backward_data(rda, rdb, dy, a, b, op, count);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc bd = op_binary(PHASE_BWD_DATA, op, count);
+        bd.u.binary.accumulate = acc;
+        tu_fill_const(da, count, 0.25f);
+        tu_fill_const(db, count, -0.5f);
+        float *da0 = tu_dup(da, count), *db0 = tu_dup(db, count);
+        void *bb[] = {da, db, dy, a, b}, *bb0[] = {da0, db0, NULL, NULL, NULL};
+        run(&bd, bb);
+        op_key(&bd, key);
+        for (size_t i = 0; i < count; i++)
+            ex[i] = rda[i] + (acc ? 0.25 : 0.0);
+        assert_true(tu_close(key, da, ex, count, 1e-6, 1e-5));
+        for (size_t i = 0; i < count; i++)
+            ex[i] = rdb[i] + (acc ? -0.5 : 0.0);
+        assert_true(tu_close(key, db, ex, count, 1e-6, 1e-5));
+        expect_spot_ok(&bd, bb, acc ? bb0 : NULL);
+        free(da0), free(db0);
+    }
+    if (count <= 4096) { /* L = sum (a op b) r, r = dy: da and db against finite differences */
+        OpDesc bd = op_binary(PHASE_BWD_DATA, op, count);
+        bd.u.binary.accumulate = false;
+        void *bb[] = {da, db, dy, a, b};
+        run(&bd, bb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {count}};
+        assert_true(tu_grad_check(key, a, count, da, fwd_objective, &o, FD_SAMPLES, seed + 3,
+                                  FD_EPS, FD_ATOL, FD_RTOL));
+        assert_true(tu_grad_check(key, b, count, db, fwd_objective, &o, FD_SAMPLES, seed + 4,
+                                  FD_EPS, FD_ATOL, FD_RTOL));
+    }
+    /* y may alias a */
+    run(&f, fb); /* y again from the unperturbed a and b */
+    float *ai = tu_dup(a, count);
+    void *fi[] = {ai, ai, b};
+    run(&f, fi);
+    assert_true(tu_close_f("binary in place", ai, y, count, 0, 0));
+    free(a), free(b), free(y), free(dy), free(da), free(db), free(ry), free(rda), free(rdb);
+    free(ex), free(ai);
+}
+
+static void scalar_case(BinaryKind op, size_t count, float s, uint64_t seed)
+{
+    float *a = tu_floats(count), *y = tu_floats(count), *dy = tu_floats(count), *da = tu_floats(count);
+    double *ry = tu_doubles(count), *rda = tu_doubles(count), *ex = tu_doubles(count);
+    if (op == BIN_POW)
+        tu_fill_uniform(a, count, 0.5f, 2.0f, seed);
+    else
+        tu_fill_uniform(a, count, -2, 2, seed);
+    tu_fill_uniform(dy, count, -1, 1, seed + 1);
+    OpDesc f = op_scalar(PHASE_FWD, op, count, s);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    void *fb[] = {y, a};
+    run(&f, fb);
+    ref_scalar_forward(ry, a, s, op, count);
+    assert_true(tu_close(key, y, ry, count, 1e-6, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    ref_scalar_backward_data(rda, dy, a, s, op, count);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc bd = op_scalar(PHASE_BWD_DATA, op, count, s);
+        bd.u.scalar.accumulate = acc;
+        tu_fill_const(da, count, 0.25f);
+        float *da0 = tu_dup(da, count);
+        void *bb[] = {da, dy, a}, *bb0[] = {da0, NULL, NULL};
+        run(&bd, bb);
+        op_key(&bd, key);
+        for (size_t i = 0; i < count; i++)
+            ex[i] = rda[i] + (acc ? 0.25 : 0.0);
+        assert_true(tu_close(key, da, ex, count, 1e-6, 1e-5));
+        expect_spot_ok(&bd, bb, acc ? bb0 : NULL);
+        free(da0);
+    }
+    if (count <= 4096) {
+        OpDesc bd = op_scalar(PHASE_BWD_DATA, op, count, s);
+        bd.u.scalar.accumulate = false;
+        void *bb[] = {da, dy, a};
+        run(&bd, bb);
+        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {count}};
+        assert_true(tu_grad_check(key, a, count, da, fwd_objective, &o, FD_SAMPLES, seed + 2,
+                                  FD_EPS, FD_ATOL, FD_RTOL));
+    }
+    free(a), free(y), free(dy), free(da), free(ry), free(rda), free(ex);
+}
+
+static void test_binary_scalar(void **state)
+{
+    (void)state;
+    static const float scalars[BIN_COUNT] = {0.75f, -1.5f, 2.5f, 3.0f}; /* add mul pow div */
+    for (int op = 0; op < BIN_COUNT; op++) {
+        binary_case((BinaryKind)op, 1000, 3400 + 10 * op);
+        binary_case((BinaryKind)op, 70001, 3450 + 10 * op); /* OpenMP, ragged tail */
+        scalar_case((BinaryKind)op, 1000, scalars[op], 3500 + 10 * op);
+        scalar_case((BinaryKind)op, 70001, scalars[op], 3550 + 10 * op);
+    }
+    scalar_case(BIN_POW, 500, 0.5f, 3600); /* a square root, by the same kernel */
+    scalar_case(BIN_POW, 500, -1.0f, 3610);
+    /* costs: the conventions of kinds.c */
+    OpDesc d = op_binary(PHASE_FWD, BIN_POW, 1000);
+    assert_true(op_cost(&d).flops == 3000 && op_cost(&d).bytes == 12000);
+    d = op_binary(PHASE_BWD_DATA, BIN_ADD, 1000); /* accumulates: da, db read and written */
+    assert_true(op_cost(&d).flops == 2000 && op_cost(&d).bytes == 4 * 5000);
+    d.u.binary.accumulate = false;
+    assert_true(op_cost(&d).flops == 0 && op_cost(&d).bytes == 4 * 3000);
+    d = op_binary(PHASE_BWD_DATA, BIN_DIV, 1000);
+    d.u.binary.accumulate = false;
+    assert_true(op_cost(&d).flops == 4000 && op_cost(&d).bytes == 4 * 5000);
+    d = op_scalar(PHASE_FWD, BIN_MUL, 1000, 2.0f);
+    assert_true(op_cost(&d).flops == 1000 && op_cost(&d).bytes == 8000);
+    d = op_scalar(PHASE_BWD_DATA, BIN_POW, 1000, 2.0f);
+    assert_true(op_cost(&d).flops == 6000 && op_cost(&d).bytes == 4 * 4000);
+    OpBufInfo info[OP_MAX_BUFS];
+    d = op_binary(PHASE_BWD_DATA, BIN_MUL, 10);
+    assert_int_equal(op_buffer_info(&d, info), 5);
+    assert_string_equal(info[1].name, "db");
+    assert_int_equal(info[1].role, BUF_INOUT);
+    assert_string_equal(info[4].name, "b");
+    d = op_scalar(PHASE_BWD_DATA, BIN_MUL, 10, 2.0f);
+    assert_int_equal(op_buffer_info(&d, info), 3);
+    assert_string_equal(info[2].name, "a");
+    d = op_act(PHASE_BWD_DATA, ACT_GELU, 10); /* GELU's backward reads x */
+    assert_int_equal(op_buffer_info(&d, info), 3);
+    assert_string_equal(info[2].name, "x");
+    d = op_act(PHASE_FWD, ACT_GELU, 1000);
+    assert_true(op_cost(&d).flops == 5000 && op_cost(&d).bytes == 8000);
+    d = op_act(PHASE_BWD_DATA, ACT_GELU, 1000);
+    assert_true(op_cost(&d).flops == 11000 && op_cost(&d).bytes == 12000);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Keys are database keys: measurements are stored by them, so every key op_key prints
+ * must stay byte-identical across refactorings. One descriptor of every kind, phase and
+ * variant, with the key as spelled out when the table of kinds was introduced (the
+ * transformer's kinds: when they were added).
+ * ------------------------------------------------------------------------------------- */
+
+static OpDesc kc_alpha(OpDesc d, float a)
+{
+    d.u.gemm.alpha = a;
+    return d;
+}
+
+static OpDesc kc_bmm_alpha(OpDesc d, float a)
+{
+    d.u.bmm.alpha = a;
+    return d;
+}
+
+static OpDesc kc_setacc(OpDesc d, bool acc)
+{
+    switch (d.kind) {
+    case OP_CONV2D: d.u.conv.accumulate = acc; break;
+    case OP_POOL2D: d.u.pool.accumulate = acc; break;
+    case OP_BIAS: d.u.bias.accumulate = acc; break;
+    case OP_BATCHNORM: d.u.bn.accumulate = acc; break;
+    case OP_LRN: d.u.lrn.accumulate = acc; break;
+    case OP_CHANNEL_COPY: d.u.chan.accumulate = acc; break;
+    case OP_EMBEDDING: d.u.embed.accumulate = acc; break;
+    case OP_LAYERNORM: d.u.ln.accumulate = acc; break;
+    case OP_SOFTMAX: d.u.softmax.accumulate = acc; break;
+    case OP_BINARY: d.u.binary.accumulate = acc; break;
+    case OP_SCALAR: d.u.scalar.accumulate = acc; break;
+    default: break;
+    }
+    return d;
+}
+
+static OpDesc kc_acc_off(OpDesc d) { return kc_setacc(d, false); }
+static OpDesc kc_acc_on(OpDesc d) { return kc_setacc(d, true); }
+
+static OpDesc kc_decay(OpDesc d, size_t n)
+{
+    op_update_set_decay(&d, n, 1e-4f);
+    return d;
+}
+
+static OpDesc kc_batch0(OpDesc d)
+{
+    d.u.conv.n = 0;
+    return d;
+}
+
+typedef struct {
+    OpDesc d;
+    const char *key;
+} KeyCase;
+
+static void test_keys_unchanged(void **state)
+{
+    (void)state;
+    const KeyCase cases[] = {
+        {op_gemm(PHASE_FWD, 60, 2000, 60483, false, false, 0.0f),
+         "gemm m=60 n=2000 k=60483 ta=0 tb=0 beta=0"},
+        {op_gemm(PHASE_BWD_DATA, 128, 4096, 1024, false, true, 0.0f),
+         "gemm m=128 n=4096 k=1024 ta=0 tb=1 beta=0"},
+        {op_gemm(PHASE_BWD_WEIGHTS, 1024, 4096, 128, true, false, 1.0f),
+         "gemm m=1024 n=4096 k=128 ta=1 tb=0 beta=1"},
+        {op_gemm(PHASE_FWD, 3, 4, 5, true, true, 0.5f),
+         "gemm m=3 n=4 k=5 ta=1 tb=1 beta=0.5"},
+        {kc_alpha(op_gemm(PHASE_FWD, 3, 4, 5, true, true, 0.5f), -0.75f),
+         "gemm m=3 n=4 k=5 ta=1 tb=1 beta=0.5 alpha=-0.75"},
+        {kc_alpha(op_gemm(PHASE_FWD, 7, 8, 9, false, false, 0.0f), 2.0f),
+         "gemm m=7 n=8 k=9 ta=0 tb=0 beta=0 alpha=2"},
+        {op_conv2d(PHASE_FWD, 128, 3, 227, 227, 64, 11, 11, 4, PAD_VALID, 1),
+         "conv2d fwd n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=0"},
+        {op_conv2d(PHASE_BWD_DATA, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2),
+         "conv2d bwd_data n=2 c=4 h=8 w=8 k=6 r=3 s=3 sh=2 sw=2 p=0,0,1,1 g=2 acc=1"},
+        {kc_acc_off(op_conv2d(PHASE_BWD_DATA, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2)),
+         "conv2d bwd_data n=2 c=4 h=8 w=8 k=6 r=3 s=3 sh=2 sw=2 p=0,0,1,1 g=2 acc=0"},
+        {op_conv2d(PHASE_BWD_WEIGHTS, 128, 3, 227, 227, 64, 11, 11, 4, PAD_VALID, 1),
+         "conv2d bwd_weights n=128 c=3 h=227 w=227 k=64 r=11 s=11 sh=4 sw=4 p=0,0,0,0 g=1 acc=1"},
+        {kc_acc_off(op_conv2d(PHASE_BWD_WEIGHTS, 32, 64, 56, 56, 64, 3, 3, 1, PAD_SAME, 1)),
+         "conv2d bwd_weights n=32 c=64 h=56 w=56 k=64 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"},
+        {kc_acc_on(op_conv2d(PHASE_FWD, 1, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1)),
+         "conv2d fwd n=1 c=3 h=9 w=9 k=4 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"},
+        {op_conv2d_explicit(PHASE_BWD_DATA, 16, 1, 700, 161, 32, 5, 20, 2, 2, 3, 1, 1),
+         "conv2d bwd_data n=16 c=1 h=700 w=161 k=32 r=5 s=20 sh=2 sw=2 p=3,1,3,1 g=1 acc=1"},
+        {op_conv2d(PHASE_FWD, 1, 3, 12, 12, 4, 7, 7, 2, PAD_SAME, 1),
+         "conv2d fwd n=1 c=3 h=12 w=12 k=4 r=7 s=7 sh=2 sw=2 p=2,2,3,3 g=1 acc=0"},
+        {op_pool2d(PHASE_FWD, POOL_MAX, 128, 64, 112, 112, 3, 2, PAD_SAME),
+         "pool2d fwd max n=128 c=64 h=112 w=112 r=3 s=3 sh=2 sw=2 p=0,0,1,1 acc=0"},
+        {op_pool2d(PHASE_FWD, POOL_AVG, 2, 3, 7, 7, 3, 2, PAD_SAME),
+         "pool2d fwd avg n=2 c=3 h=7 w=7 r=3 s=3 sh=2 sw=2 p=1,1,1,1 acc=0"},
+        {op_pool2d(PHASE_BWD_DATA, POOL_MAX, 2, 3, 8, 8, 3, 2, PAD_SAME),
+         "pool2d bwd_data max n=2 c=3 h=8 w=8 r=3 s=3 sh=2 sw=2 p=0,0,1,1 acc=1"},
+        {kc_acc_off(op_pool2d(PHASE_BWD_DATA, POOL_AVG, 2, 1024, 7, 7, 7, 1, PAD_VALID)),
+         "pool2d bwd_data avg n=2 c=1024 h=7 w=7 r=7 s=7 sh=1 sw=1 p=0,0,0,0 acc=0"},
+        {op_pool2d_global(PHASE_FWD, POOL_MAX, 32, 100, 62, 1),
+         "pool2d fwd max n=32 c=100 h=62 w=1 r=62 s=1 sh=1 sw=1 p=0,0,0,0 acc=0"},
+        {op_pool2d_pads(PHASE_BWD_DATA, POOL_MAX, 1, 96, 55, 55, 3, 2, 0, 0, 1, 1),
+         "pool2d bwd_data max n=1 c=96 h=55 w=55 r=3 s=3 sh=2 sw=2 p=0,0,1,1 acc=1"},
+        {op_bias(PHASE_FWD, 128, 64, 3025),
+         "bias fwd n=128 c=64 spatial=3025 acc=0"},
+        {op_bias(PHASE_BWD_WEIGHTS, 128, 4096, 1),
+         "bias bwd_weights n=128 c=4096 spatial=1 acc=1"},
+        {kc_acc_off(op_bias(PHASE_BWD_WEIGHTS, 16, 64, 16)),
+         "bias bwd_weights n=16 c=64 spatial=16 acc=0"},
+        {op_act(PHASE_FWD, ACT_RELU, 12345),
+         "act fwd relu count=12345"},
+        {op_act(PHASE_FWD, ACT_SIGMOID, 1024),
+         "act fwd sigmoid count=1024"},
+        {op_act(PHASE_FWD, ACT_TANH, 1),
+         "act fwd tanh count=1"},
+        {op_act(PHASE_BWD_DATA, ACT_RELU, 4096),
+         "act bwd_data relu count=4096"},
+        {op_act(PHASE_BWD_DATA, ACT_SIGMOID, 7),
+         "act bwd_data sigmoid count=7"},
+        {op_act(PHASE_BWD_DATA, ACT_TANH, 65536),
+         "act bwd_data tanh count=65536"},
+        {op_act_in_place(PHASE_FWD, ACT_RELU, 12345),
+         "act fwd relu count=12345 inplace=1"},
+        {op_act_in_place(PHASE_FWD, ACT_SIGMOID, 100),
+         "act fwd sigmoid count=100 inplace=1"},
+        {op_act_in_place(PHASE_FWD, ACT_TANH, 100),
+         "act fwd tanh count=100 inplace=1"},
+        {op_act_in_place(PHASE_BWD_DATA, ACT_RELU, 100),
+         "act bwd_data relu count=100 inplace=1"},
+        {op_act_in_place(PHASE_BWD_DATA, ACT_SIGMOID, 100),
+         "act bwd_data sigmoid count=100 inplace=1"},
+        {op_act_in_place(PHASE_BWD_DATA, ACT_TANH, 3),
+         "act bwd_data tanh count=3 inplace=1"},
+        {op_softmax_xent(PHASE_FWD, 128, 1000),
+         "softmax_xent fwd n=128 classes=1000"},
+        {op_softmax_xent(PHASE_BWD_DATA, 1, 2),
+         "softmax_xent bwd_data n=1 classes=2"},
+        {op_sqerr(PHASE_FWD, 60, 60483, true),
+         "sqerr fwd n=60 features=60483 mean=1"},
+        {op_sqerr(PHASE_FWD, 4, 9, false),
+         "sqerr fwd n=4 features=9 mean=0"},
+        {op_sqerr(PHASE_BWD_DATA, 128, 1024, false),
+         "sqerr bwd_data n=128 features=1024 mean=0"},
+        {op_sqerr(PHASE_BWD_DATA, 4, 9, true),
+         "sqerr bwd_data n=4 features=9 mean=1"},
+        {op_lstm_cell(PHASE_FWD, 128, 1024, 1.0f),
+         "lstm_cell fwd batch=128 hidden=1024"},
+        {op_lstm_cell(PHASE_BWD_DATA, 16, 512, 1.0f),
+         "lstm_cell bwd_data batch=16 hidden=512"},
+        {op_sgd(61100840, 0.01f),
+         "sgd count=61100840"},
+        {kc_decay(op_sgd(1000, 0.1f), 1),
+         "sgd count=1000 decay=1"},
+        {op_rmsprop(8392704, 0.001f, 0.9f, 1e-7f),
+         "rmsprop count=8392704"},
+        {kc_decay(op_rmsprop(1000, 0.001f, 0.9f, 1e-7f), 999),
+         "rmsprop count=1000 decay=999"},
+        {op_momentum(25557032, 0.1f, 0.9f, false),
+         "momentum count=25557032 nesterov=0"},
+        {op_momentum(1000, 0.1f, 0.9f, true),
+         "momentum count=1000 nesterov=1"},
+        {kc_decay(op_momentum(25557032, 0.1f, 0.9f, true), 25000000),
+         "momentum count=25557032 nesterov=1 decay=25000000"},
+        {op_adam(1, 0.001f, 0.9f, 0.999f, 1e-7f),
+         "adam count=1"},
+        {kc_decay(op_adam(1000, 0.001f, 0.9f, 0.999f, 1e-7f), 1000),
+         "adam count=1000 decay=1000"},
+        {op_zero(PHASE_FWD, 5),
+         "zero count=5"},
+        {op_zero(PHASE_BWD_DATA, 4096),
+         "zero count=4096"},
+        {op_copy(PHASE_FWD, 1ull << 30),
+         "copy count=1073741824"},
+        {op_copy(PHASE_BWD_WEIGHTS, 77),
+         "copy count=77"},
+        {op_stream(STREAM_COPY, 20000000, 3.0f),
+         "stream copy count=20000000"},
+        {op_stream(STREAM_SCALE, 1, 3.0f),
+         "stream scale count=1"},
+        {op_stream(STREAM_ADD, 2, 3.0f),
+         "stream add count=2"},
+        {op_stream(STREAM_TRIAD, 3, 3.0f),
+         "stream triad count=3"},
+        {op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, true),
+         "batchnorm fwd n=32 c=256 spatial=3136 train=1 acc=0"},
+        {op_batchnorm(PHASE_FWD, 32, 256, 3136, 1e-3f, 0.99f, false),
+         "batchnorm fwd n=32 c=256 spatial=3136 train=0 acc=0"},
+        {op_batchnorm(PHASE_BWD_WEIGHTS, 32, 2048, 1, 1e-5f, 0.9f, true),
+         "batchnorm bwd_weights n=32 c=2048 spatial=1 train=1 acc=1"},
+        {kc_acc_off(op_batchnorm(PHASE_BWD_WEIGHTS, 2, 3, 4, 1e-3f, 0.99f, true)),
+         "batchnorm bwd_weights n=2 c=3 spatial=4 train=1 acc=0"},
+        {op_batchnorm(PHASE_BWD_DATA, 128, 64, 12544, 1e-3f, 0.99f, true),
+         "batchnorm bwd_data n=128 c=64 spatial=12544 train=1 acc=1"},
+        {kc_acc_off(op_batchnorm(PHASE_BWD_DATA, 6, 5, 1, 1e-3f, 0.9f, true)),
+         "batchnorm bwd_data n=6 c=5 spatial=1 train=1 acc=0"},
+        {op_lrn(PHASE_FWD, 128, 96, 3025, 5, 1e-4f, 0.75f, 1.0f),
+         "lrn fwd n=128 c=96 spatial=3025 size=5 acc=0"},
+        {op_lrn(PHASE_BWD_DATA, 128, 256, 729, 5, 1e-4f, 0.75f, 2.0f),
+         "lrn bwd_data n=128 c=256 spatial=729 size=5 acc=1"},
+        {kc_acc_off(op_lrn(PHASE_BWD_DATA, 1, 1, 1, 1, 1.0f, 1.0f, 1.0f)),
+         "lrn bwd_data n=1 c=1 spatial=1 size=1 acc=0"},
+        {op_dropout(PHASE_FWD, 4096 * 128, 0.5f, 9u),
+         "dropout fwd count=524288"},
+        {op_dropout(PHASE_BWD_DATA, 7, 0.1f, 0u),
+         "dropout bwd_data count=7"},
+        {op_channel_copy(PHASE_FWD, 32, 256, 64, 192, 784),
+         "channel_copy fwd n=32 c_dst=256 c_src=64 offset=192 spatial=784 acc=0"},
+        {op_channel_copy(PHASE_BWD_DATA, 2, 7, 3, 2, 5),
+         "channel_copy bwd_data n=2 c_dst=7 c_src=3 offset=2 spatial=5 acc=1"},
+        {kc_acc_off(op_channel_copy(PHASE_BWD_DATA, 32, 256, 64, 192, 784)),
+         "channel_copy bwd_data n=32 c_dst=256 c_src=64 offset=192 spatial=784 acc=0"},
+        {op_axpby(PHASE_FWD, 25690112, 1.0f, 1.0f),
+         "axpby count=25690112"},
+        {op_axpby(PHASE_BWD_DATA, 3, -0.5f, 2.0f),
+         "axpby count=3"},
+        {op_embedding(PHASE_FWD, 64 * 400, 20000, 300),
+         "embedding fwd n=25600 vocab=20000 dim=300 acc=0"},
+        {op_embedding(PHASE_BWD_WEIGHTS, 20, 9, 4),
+         "embedding bwd_weights n=20 vocab=9 dim=4 acc=1"},
+        {kc_acc_off(op_embedding(PHASE_BWD_WEIGHTS, 64 * 400, 20000, 300)),
+         "embedding bwd_weights n=25600 vocab=20000 dim=300 acc=0"},
+        {op_kl_sparsity(PHASE_FWD, 10000, 25, 0.01f, 3.0f),
+         "kl_sparsity fwd n=10000 units=25"},
+        {op_kl_sparsity(PHASE_BWD_DATA, 1, 1, 0.5f, 0.0f),
+         "kl_sparsity bwd_data n=1 units=1"},
+        {op_shrink(PHASE_UPDATE, 1000, 0.1f),
+         "shrink count=1000"},
+        {op_shrink(PHASE_FWD, 100, 0.3f),
+         "shrink count=100"},
+        {op_norm1(PHASE_FWD, 123456789),
+         "norm1 count=123456789"},
+        {op_gru_cell(PHASE_FWD, 32, 2816, ACT_RELU),
+         "gru_cell fwd relu batch=32 hidden=2816"},
+        {op_gru_cell(PHASE_FWD, 16, 512, ACT_TANH),
+         "gru_cell fwd tanh batch=16 hidden=512"},
+        {op_gru_cell(PHASE_BWD_DATA, 32, 2816, ACT_RELU),
+         "gru_cell bwd_data relu batch=32 hidden=2816"},
+        {op_gru_cell(PHASE_BWD_DATA, 1, 1, ACT_TANH),
+         "gru_cell bwd_data tanh batch=1 hidden=1"},
+        {op_spmm(7680, 1500, 2560, 0.95),
+         "spmm m=7680 n=1500 k=2560 nnz_row=128"},
+        {op_spmm(1, 1, 1, 0.0),
+         "spmm m=1 n=1 k=1 nnz_row=1"},
+        {op_peak_fma(2, 1000),
+         "peak_fma threads=2 fma=1152"},
+        {op_peak_fma(1, 1L << 28),
+         "peak_fma threads=1 fma=268435584"},
+        {op_membw(MEMBW_READ, 2, 16000, 100),
+         "membw read threads=2 bytes=16128 passes=100"},
+        {op_membw(MEMBW_TRIAD, 1, 1u << 30, 1),
+         "membw triad threads=1 bytes=1073741952 passes=1"},
+        {op_membw(MEMBW_HANDOFF, 2, 1u << 20, 1),
+         "membw handoff threads=2 bytes=1048704 passes=1"},
+        {op_membw(MEMBW_CROSS, 2, 1u << 20, 1),
+         "membw cross threads=2 bytes=1048704 passes=1"},
+        {op_membw(MEMBW_SHARED, 2, 1u << 20, 1),
+         "membw shared threads=2 bytes=1048704 passes=1"},
+        {op_membw_retain(2, 4u << 20, 500),
+         "membw retain threads=2 bytes=4194432 passes=1 idle_us=500"},
+        {op_membw_retain(1, 192, MEMBW_IDLE_MAX_US),
+         "membw retain threads=1 bytes=192 passes=1 idle_us=1000000"},
+        {kc_batch0(op_conv2d(PHASE_FWD, 8, 3, 9, 9, 4, 3, 3, 1, PAD_SAME, 1)),
+         "conv2d fwd n=0 c=3 h=9 w=9 k=4 r=3 s=3 sh=1 sw=1 p=1,1,1,1 g=1 acc=0"},
+        {op_gemm_bias(PHASE_FWD, 64, 768, 3072, false, true),
+         "gemm m=64 n=768 k=3072 ta=0 tb=1 beta=0 bias=1"},
+        {kc_alpha(op_gemm_bias(PHASE_FWD, 3, 4, 5, true, false), 0.5f),
+         "gemm m=3 n=4 k=5 ta=1 tb=0 beta=0 alpha=0.5 bias=1"},
+        {op_act(PHASE_FWD, ACT_GELU, 4096),
+         "act fwd gelu count=4096"},
+        {op_act(PHASE_BWD_DATA, ACT_GELU, 3145728),
+         "act bwd_data gelu count=3145728"},
+        {op_bmm(PHASE_FWD, 96, 128, 128, 64, false, true, 0.0f),
+         "bmm b=96 m=128 n=128 k=64 ta=0 tb=1 beta=0"},
+        {op_bmm(PHASE_BWD_DATA, 96, 128, 64, 128, false, false, 1.0f),
+         "bmm b=96 m=128 n=64 k=128 ta=0 tb=0 beta=1"},
+        {op_bmm(PHASE_BWD_WEIGHTS, 96, 64, 128, 128, true, false, 0.0f),
+         "bmm b=96 m=64 n=128 k=128 ta=1 tb=0 beta=0"},
+        {kc_bmm_alpha(op_bmm(PHASE_FWD, 8, 16, 16, 32, false, true, 0.0f), 0.125f),
+         "bmm b=8 m=16 n=16 k=32 ta=0 tb=1 beta=0 alpha=0.125"},
+        {op_layernorm(PHASE_FWD, 4096, 768, 1e-5f),
+         "layernorm fwd n=4096 h=768 acc=0"},
+        {op_layernorm(PHASE_BWD_WEIGHTS, 4096, 768, 1e-5f),
+         "layernorm bwd_weights n=4096 h=768 acc=1"},
+        {op_layernorm(PHASE_BWD_DATA, 4096, 768, 1e-5f),
+         "layernorm bwd_data n=4096 h=768 acc=1"},
+        {kc_acc_off(op_layernorm(PHASE_BWD_DATA, 1, 1, 1e-12f)),
+         "layernorm bwd_data n=1 h=1 acc=0"},
+        {op_softmax(PHASE_FWD, 12288, 128),
+         "softmax fwd n=12288 h=128 acc=0"},
+        {op_softmax(PHASE_BWD_DATA, 12288, 128),
+         "softmax bwd_data n=12288 h=128 acc=1"},
+        {kc_acc_off(op_softmax(PHASE_BWD_DATA, 2, 3)),
+         "softmax bwd_data n=2 h=3 acc=0"},
+        {op_binary(PHASE_FWD, BIN_ADD, 3145728),
+         "binary fwd add count=3145728 acc=0"},
+        {op_binary(PHASE_FWD, BIN_MUL, 10),
+         "binary fwd mul count=10 acc=0"},
+        {op_binary(PHASE_FWD, BIN_POW, 1),
+         "binary fwd pow count=1 acc=0"},
+        {op_binary(PHASE_FWD, BIN_DIV, 65536),
+         "binary fwd div count=65536 acc=0"},
+        {op_binary(PHASE_BWD_DATA, BIN_ADD, 3145728),
+         "binary bwd_data add count=3145728 acc=1"},
+        {op_binary(PHASE_BWD_DATA, BIN_POW, 1000),
+         "binary bwd_data pow count=1000 acc=1"},
+        {kc_acc_off(op_binary(PHASE_BWD_DATA, BIN_MUL, 77)),
+         "binary bwd_data mul count=77 acc=0"},
+        {op_scalar(PHASE_FWD, BIN_ADD, 1000, 1.0f),
+         "scalar fwd add count=1000 acc=0"},
+        {op_scalar(PHASE_FWD, BIN_MUL, 1000, 0.125f),
+         "scalar fwd mul count=1000 acc=0"},
+        {op_scalar(PHASE_FWD, BIN_POW, 1000, 2.0f),
+         "scalar fwd pow count=1000 acc=0"},
+        {op_scalar(PHASE_FWD, BIN_DIV, 1000, 8.0f),
+         "scalar fwd div count=1000 acc=0"},
+        {op_scalar(PHASE_BWD_DATA, BIN_DIV, 4096, 8.0f),
+         "scalar bwd_data div count=4096 acc=1"},
+        {kc_acc_off(op_scalar(PHASE_BWD_DATA, BIN_POW, 5, 0.5f)),
+         "scalar bwd_data pow count=5 acc=0"},
+    };
+    bool seen[OP_KIND_COUNT] = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char key[OP_KEY_MAX], again[OP_KEY_MAX];
+        op_key(&cases[i].d, key);
+        if (strcmp(key, cases[i].key) != 0) {
+            fprintf(stderr, "  key changed: '%s', was '%s'\n", key, cases[i].key);
+            fail();
+        }
+        seen[cases[i].d.kind] = true;
+        OpDesc p;
+        const bool normalised = strstr(key, " n=0 ") != NULL;
+        if (op_key_parse(key, &p) == normalised) {
+            fprintf(stderr, "  key '%s' %s\n", key, normalised ? "parses" : "does not parse");
+            fail();
+        }
+        if (!normalised) {
+            op_key(&p, again);
+            assert_string_equal(again, key);
+        }
+    }
+    for (int k = 0; k < OP_KIND_COUNT; k++) {
+        if (!seen[k]) {
+            fprintf(stderr, "  no key case of kind %s\n", op_kind_name((OpKind)k));
+            fail();
+        }
+        OpKind back; /* every kind has its own name in the table */
+        assert_true(op_kind_from_name(op_kind_name((OpKind)k), &back) && back == (OpKind)k);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -2381,6 +3292,11 @@ static void spot_case(const OpDesc *d, uint64_t seed)
             tu_fill_uniform(f, n[i], 0.05f, 0.95f, seed + i);
         else if (d->kind == OP_BATCHNORM && !d->u.bn.training && i == 5)
             tu_fill_uniform(f, n[i], 0.5f, 2.0f, seed + i); /* running variance > 0 */
+        else if ((d->kind == OP_BINARY && d->u.binary.op == BIN_POW && i == (d->phase == PHASE_FWD ? 1 : 3)) ||
+                 (d->kind == OP_SCALAR && d->u.scalar.op == BIN_POW && i == (d->phase == PHASE_FWD ? 1 : 2)))
+            tu_fill_uniform(f, n[i], 0.5f, 2.0f, seed + i); /* pow's base > 0 */
+        else if (d->kind == OP_BINARY && d->u.binary.op == BIN_DIV && i == (d->phase == PHASE_FWD ? 2 : 4))
+            tu_fill_margin(f, n[i], 0.5f, 2.0f, seed + i); /* a divisor away from 0 */
         else
             tu_fill_uniform(f, n[i], -1, 1, seed + i);
         bufs[i] = f;
@@ -2448,6 +3364,10 @@ static void test_spot_check(void **state)
     op_update_set_decay(&dmom, 600, 0.5f);
     op_update_set_decay(&dadam, 600, 0.5f);
     dadam.u.update.step = 3;
+    OpDesc gbb = op_gemm_bias(PHASE_FWD, 9, 7, 5, true, false); /* with beta: C read too */
+    gbb.u.gemm.beta = 0.5f;
+    OpDesc bmb = op_bmm(PHASE_FWD, 2, 7, 3, 5, true, false, 0.5f);
+    bmb.u.bmm.alpha = 2.0f;
     const OpDesc all[] = {
         op_gemm(PHASE_FWD, 13, 11, 40, false, true, 0.0f), ga,
         op_conv2d(PHASE_FWD, 2, 4, 8, 8, 6, 3, 3, 2, PAD_SAME, 2), cd,
@@ -2489,6 +3409,20 @@ static void test_spot_check(void **state)
         op_shrink(PHASE_FWD, 100, 0.3f), op_norm1(PHASE_FWD, 100),
         op_momentum(1000, 0.1f, 0.9f, false), op_momentum(1000, 0.1f, 0.9f, true),
         op_adam(1000, 0.01f, 0.9f, 0.999f, 1e-7f), dsgd, drms, dmom, dadam,
+        op_gemm_bias(PHASE_FWD, 13, 11, 40, false, true), gbb,
+        op_bmm(PHASE_FWD, 3, 5, 4, 6, false, true, 0.0f), bmb,
+        op_act(PHASE_FWD, ACT_GELU, 300), op_act(PHASE_BWD_DATA, ACT_GELU, 300),
+        op_layernorm(PHASE_FWD, 6, 20, 1e-5f), op_layernorm(PHASE_BWD_WEIGHTS, 6, 20, 1e-5f),
+        op_layernorm(PHASE_BWD_DATA, 6, 20, 1e-5f),
+        op_softmax(PHASE_FWD, 6, 20), op_softmax(PHASE_BWD_DATA, 6, 20),
+        op_binary(PHASE_FWD, BIN_ADD, 100), op_binary(PHASE_FWD, BIN_MUL, 100),
+        op_binary(PHASE_FWD, BIN_POW, 100), op_binary(PHASE_FWD, BIN_DIV, 100),
+        op_binary(PHASE_BWD_DATA, BIN_ADD, 100), op_binary(PHASE_BWD_DATA, BIN_MUL, 100),
+        op_binary(PHASE_BWD_DATA, BIN_POW, 100), op_binary(PHASE_BWD_DATA, BIN_DIV, 100),
+        op_scalar(PHASE_FWD, BIN_ADD, 100, 0.5f), op_scalar(PHASE_FWD, BIN_MUL, 100, -2.0f),
+        op_scalar(PHASE_FWD, BIN_POW, 100, 1.5f), op_scalar(PHASE_FWD, BIN_DIV, 100, 3.0f),
+        op_scalar(PHASE_BWD_DATA, BIN_ADD, 100, 0.5f), op_scalar(PHASE_BWD_DATA, BIN_MUL, 100, -2.0f),
+        op_scalar(PHASE_BWD_DATA, BIN_POW, 100, 1.5f), op_scalar(PHASE_BWD_DATA, BIN_DIV, 100, 3.0f),
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         spot_case(&all[i], 1400 + 10 * i);
@@ -2537,6 +3471,20 @@ static void test_vecmath_accuracy(void **state)
         if (r != 0)
             el = fmax(el, fabs(vm_log(f) - r) / fabs(r));
     }
+    /* the normal CDF and density (GELU), relative in both tails down to 1e-38 */
+    double ec = 0, ep = 0;
+    for (double x = -13.0; x <= 9.0; x += 1.3e-4) {
+        const float f = (float)x;
+        const double c = 0.5 * erfc(-(double)f / sqrt(2.0));
+        const double pd = exp(-0.5 * (double)f * f) / sqrt(2.0 * M_PI);
+        ec = fmax(ec, fabs(vm_normal_cdf(f) - c) / c);
+        ep = fmax(ep, fabs(vm_normal_pdf(f) - pd) / pd);
+    }
+    if (ec > 10 * ulp || ep > 5 * ulp)
+        fprintf(stderr, "  vecmath errors in ulp: normal cdf %.2f pdf %.2f\n", ec / ulp, ep / ulp);
+    assert_true(ec <= 10 * ulp && ep <= 5 * ulp);
+    assert_true(vm_normal_cdf(0.0f) == 0.5f && vm_normal_cdf(-0.0f) == 0.5f);
+    assert_true(vm_normal_cdf(40.0f) == 1.0f && vm_normal_cdf(-40.0f) >= 0.0f);
     if (es > 4 * ulp || ee > 2 * ulp || eg > 3 * ulp || et > 3 * ulp || el > 2 * ulp)
         fprintf(stderr, "  vecmath errors in ulp: sqrt %.2f exp %.2f sigmoid %.2f tanh %.2f log %.2f\n",
                 es / ulp, ee / ulp, eg / ulp, et / ulp, el / ulp);
@@ -2707,6 +3655,26 @@ static void make_valid_too_small(void)
     (void)op_pool2d(PHASE_FWD, POOL_MAX, 1, 1, 2, 2, 3, 1, PAD_VALID);
 }
 
+static void make_gelu_in_place(void)
+{
+    (void)op_act_in_place(PHASE_FWD, ACT_GELU, 10);
+}
+
+static void make_scalar_div_zero(void)
+{
+    (void)op_scalar(PHASE_FWD, BIN_DIV, 10, 0.0f);
+}
+
+static void make_layernorm_eps0(void)
+{
+    (void)op_layernorm(PHASE_FWD, 2, 3, 0.0f);
+}
+
+static void make_softmax_bwd_weights(void)
+{
+    (void)op_softmax(PHASE_BWD_WEIGHTS, 2, 3);
+}
+
 static void make_lrn_even(void)
 {
     (void)op_lrn(PHASE_FWD, 1, 4, 4, 4, 1e-4f, 0.75f, 1.0f);
@@ -2772,6 +3740,10 @@ static void test_programmer_errors_abort(void **state)
     expect_abort(run_conv_without_workspace, "conv2d without its workspace");
     expect_abort(run_null_buffer, "NULL buffer");
     expect_abort(make_valid_too_small, "VALID window larger than input");
+    expect_abort(make_gelu_in_place, "gelu in place (its backward reads x)");
+    expect_abort(make_scalar_div_zero, "division by the scalar 0");
+    expect_abort(make_layernorm_eps0, "layer norm with eps 0");
+    expect_abort(make_softmax_bwd_weights, "softmax with bwd_weights");
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -3033,267 +4005,6 @@ static void test_peak_and_membw(void **state)
  * would leave every OpenMP path of the small test shapes untested. */
 enum { TEST_PAR_MIN = 32768 };
 
-
-/* ---------------------------------------------------------------------------------------
- * The transformer's kinds: GEMM with bias, batched GEMM, layer norm, softmax, element-wise
- * arithmetic. Each against a double reference, spot-checked, and every backward against
- * central finite differences of its forward.
- * ------------------------------------------------------------------------------------- */
-
-static void test_gemm_bias(void **state)
-{
-    (void)state;
-    const int m = 37, n = 23, k = 19;
-    OpDesc f = op_gemm_bias(PHASE_FWD, m, n, k, false, true); /* nn.Linear: weight (n, k) */
-    float *A = tu_floats((size_t)m * k), *W = tu_floats((size_t)n * k), *b = tu_floats((size_t)n);
-    float *C = tu_floats((size_t)m * n), *R = tu_floats((size_t)m * n), *db = tu_floats((size_t)n);
-    double *ref = tu_doubles((size_t)m * n);
-    tu_fill_uniform(A, (size_t)m * k, -1, 1, 4101);
-    tu_fill_uniform(W, (size_t)n * k, -1, 1, 4102);
-    tu_fill_uniform(b, (size_t)n, -1, 1, 4103);
-    tu_fill_uniform(R, (size_t)m * n, -1, 1, 4104);
-    tu_fill_const(C, (size_t)m * n, NAN); /* written, never read */
-    void *fb[] = {C, A, W, b};
-    run(&f, fb);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = b[j];
-            for (int p = 0; p < k; p++)
-                s += (double)A[i * k + p] * W[j * k + p];
-            ref[i * n + j] = s;
-        }
-    assert_true(tu_close("gemm bias", C, ref, (size_t)m * n, REF_ATOL, REF_RTOL));
-    expect_spot_ok(&f, fb, NULL);
-    const OpCost c = op_cost(&f);
-    assert_true(c.flops == 2.0 * m * n * k + (double)m * n);
-    /* the bias gradient is OP_BIAS BWD_WEIGHTS over dC viewed as (m, n, 1) */
-    OpDesc bw = op_bias(PHASE_BWD_WEIGHTS, m, n, 1);
-    bw.u.bias.accumulate = false;
-    void *bb[] = {db, R};
-    run(&bw, bb);
-    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {(size_t)m * n}};
-    assert_true(tu_grad_check("gemm bias db", b, (size_t)n, db, fwd_objective, &o, FD_SAMPLES, 4105, FD_EPS, FD_ATOL,
-                              FD_RTOL));
-    free(A), free(W), free(b), free(C), free(R), free(db), free(ref);
-}
-
-static void bmm_case(int batch, int m, int n, int k, bool ta, bool tb, uint64_t seed)
-{
-    const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
-    float *A = tu_floats(batch * sa), *B = tu_floats(batch * sb), *C = tu_floats(batch * sc);
-    float *R = tu_floats(batch * sc), *dA = tu_floats(batch * sa), *dB = tu_floats(batch * sb);
-    double *ref = tu_doubles(batch * sc);
-    tu_fill_uniform(A, batch * sa, -1, 1, seed);
-    tu_fill_uniform(B, batch * sb, -1, 1, seed + 1);
-    tu_fill_uniform(R, batch * sc, -1, 1, seed + 2);
-    OpDesc f = op_bmm(PHASE_FWD, batch, m, n, k, ta, tb, 0.0f);
-    void *fb[] = {C, A, B};
-    run(&f, fb);
-    for (int q = 0; q < batch; q++)
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) {
-                double s = 0;
-                for (int p = 0; p < k; p++) {
-                    const double a = ta ? A[q * sa + (size_t)p * m + i] : A[q * sa + (size_t)i * k + p];
-                    const double v = tb ? B[q * sb + (size_t)j * k + p] : B[q * sb + (size_t)p * n + j];
-                    s += a * v;
-                }
-                ref[q * sc + (size_t)i * n + j] = s;
-            }
-    char key[OP_KEY_MAX];
-    op_key(&f, key);
-    assert_true(tu_close(key, C, ref, batch * sc, REF_ATOL, REF_RTOL));
-    expect_spot_ok(&f, fb, NULL);
-    /* the gradients are BMMs: with C = op(A) op(B) and dC = R,
-     *   ta=0: dA (m, k) = R op(B)^T       ta=1: dA (k, m) = op(B) R^T
-     *   tb=0: dB (k, n) = op(A)^T R       tb=1: dB (n, k) = R^T op(A) */
-    OpDesc ga = ta ? op_bmm(PHASE_BWD_DATA, batch, k, m, n, tb, true, 0.0f)
-                   : op_bmm(PHASE_BWD_DATA, batch, m, k, n, false, !tb, 0.0f);
-    void *gab[] = {dA, ta ? (void *)B : (void *)R, ta ? (void *)R : (void *)B};
-    run(&ga, gab);
-    OpDesc gb = tb ? op_bmm(PHASE_BWD_WEIGHTS, batch, n, k, m, true, ta, 0.0f)
-                   : op_bmm(PHASE_BWD_WEIGHTS, batch, k, n, m, !ta, false, 0.0f);
-    void *gbb[] = {dB, tb ? (void *)R : (void *)A, tb ? (void *)A : (void *)R};
-    run(&gb, gbb);
-    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {batch * sc}};
-    assert_true(tu_grad_check("bmm dA", A, batch * sa, dA, fwd_objective, &o, FD_SAMPLES, seed + 3, FD_EPS, FD_ATOL,
-                              FD_RTOL));
-    assert_true(tu_grad_check("bmm dB", B, batch * sb, dB, fwd_objective, &o, FD_SAMPLES, seed + 4, FD_EPS, FD_ATOL,
-                              FD_RTOL));
-    /* beta = 1 accumulates into C (the forward again: the finite differences left C at a
-     * perturbed operand) */
-    run(&f, fb);
-    OpDesc acc = op_bmm(PHASE_FWD, batch, m, n, k, ta, tb, 1.0f);
-    float *C0 = tu_dup(C, batch * sc);
-    void *ab[] = {C, A, B}, *a0[] = {C0, NULL, NULL};
-    run(&acc, ab);
-    for (size_t i = 0; i < batch * sc; i++)
-        ref[i] *= 2;
-    assert_true(tu_close("bmm beta=1", C, ref, batch * sc, REF_ATOL, REF_RTOL));
-    expect_spot_ok(&acc, ab, a0);
-    free(A), free(B), free(C), free(R), free(dA), free(dB), free(ref), free(C0);
-}
-
-static void test_bmm(void **state)
-{
-    (void)state;
-    bmm_case(3, 5, 7, 4, false, false, 4200);
-    bmm_case(2, 6, 3, 5, true, false, 4210);
-    bmm_case(4, 3, 6, 8, false, true, 4220);
-    bmm_case(2, 4, 4, 3, true, true, 4230);
-}
-
-static void layernorm_case(int n, int h, uint64_t seed)
-{
-    const size_t e = (size_t)n * h;
-    float *x = tu_floats(e), *y = tu_floats(e), *g = tu_floats(h), *b = tu_floats(h), *mean = tu_floats(n);
-    float *rstd = tu_floats(n), *R = tu_floats(e), *dx = tu_floats(e), *dg = tu_floats(h), *dbt = tu_floats(h);
-    double *ref = tu_doubles(e);
-    tu_fill_uniform(x, e, -2, 2, seed);
-    tu_fill_uniform(g, h, 0.5f, 1.5f, seed + 1);
-    tu_fill_uniform(b, h, -1, 1, seed + 2);
-    tu_fill_uniform(R, e, -1, 1, seed + 3);
-    OpDesc f = op_layernorm(PHASE_FWD, n, h, 1e-5f);
-    void *fb[] = {y, mean, rstd, x, g, b};
-    run(&f, fb);
-    for (int i = 0; i < n; i++) {
-        double s = 0, s2 = 0;
-        for (int j = 0; j < h; j++)
-            s += x[(size_t)i * h + j];
-        const double mu = s / h;
-        for (int j = 0; j < h; j++)
-            s2 += (x[(size_t)i * h + j] - mu) * (x[(size_t)i * h + j] - mu);
-        const double r = 1 / sqrt(s2 / h + 1e-5);
-        for (int j = 0; j < h; j++)
-            ref[(size_t)i * h + j] = (x[(size_t)i * h + j] - mu) * r * g[j] + b[j];
-    }
-    char key[OP_KEY_MAX];
-    op_key(&f, key);
-    assert_true(tu_close(key, y, ref, e, REF_ATOL, REF_RTOL));
-    expect_spot_ok(&f, fb, NULL);
-    OpDesc bw = op_layernorm(PHASE_BWD_WEIGHTS, n, h, 1e-5f), bd = op_layernorm(PHASE_BWD_DATA, n, h, 1e-5f);
-    bw.u.ln.accumulate = bd.u.ln.accumulate = false;
-    void *wb[] = {dg, dbt, R, x, mean, rstd}, *db[] = {dx, R, x, g, mean, rstd};
-    tu_fill_const(dx, e, NAN);
-    run(&bw, wb);
-    run(&bd, db);
-    expect_spot_ok(&bw, wb, NULL);
-    expect_spot_ok(&bd, db, NULL);
-    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {e}};
-    assert_true(tu_grad_check("layernorm dx", x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 4, FD_EPS, FD_ATOL,
-                              FD_RTOL));
-    assert_true(tu_grad_check("layernorm dgamma", g, h, dg, fwd_objective, &o, FD_SAMPLES, seed + 5, FD_EPS, FD_ATOL,
-                              FD_RTOL));
-    assert_true(tu_grad_check("layernorm dbeta", b, h, dbt, fwd_objective, &o, FD_SAMPLES, seed + 6, FD_EPS,
-                              FD_ATOL, FD_RTOL));
-    /* accumulating adds to what is there */
-    OpDesc ba = op_layernorm(PHASE_BWD_DATA, n, h, 1e-5f);
-    float *acc = tu_floats(e), *acc0 = tu_floats(e);
-    tu_fill_uniform(acc, e, -1, 1, seed + 7);
-    memcpy(acc0, acc, e * sizeof *acc);
-    void *ab[] = {acc, R, x, g, mean, rstd}, *a0[] = {acc0, NULL, NULL, NULL, NULL, NULL};
-    run(&ba, ab);
-    for (size_t i = 0; i < e; i++)
-        ref[i] = (double)acc0[i] + dx[i];
-    assert_true(tu_close("layernorm dx accumulated", acc, ref, e, 1e-6, 1e-5));
-    expect_spot_ok(&ba, ab, a0);
-    free(x), free(y), free(g), free(b), free(mean), free(rstd), free(R), free(dx), free(dg), free(dbt), free(ref);
-    free(acc), free(acc0);
-}
-
-static void test_layernorm(void **state)
-{
-    (void)state;
-    layernorm_case(6, 17, 4300);
-    layernorm_case(64, 768, 4310); /* crosses the parallel threshold */
-}
-
-static void test_softmax(void **state)
-{
-    (void)state;
-    const int n = 9, h = 31;
-    const size_t e = (size_t)n * h;
-    float *x = tu_floats(e), *y = tu_floats(e), *R = tu_floats(e), *dx = tu_floats(e);
-    double *ref = tu_doubles(e);
-    tu_fill_uniform(x, e, -4, 4, 4400);
-    tu_fill_uniform(R, e, -1, 1, 4401);
-    x[0] = 80.0f; /* the max is subtracted: no overflow */
-    OpDesc f = op_softmax(PHASE_FWD, n, h);
-    void *fb[] = {y, x};
-    run(&f, fb);
-    for (int i = 0; i < n; i++) {
-        double mx = x[(size_t)i * h], s = 0;
-        for (int j = 0; j < h; j++)
-            mx = fmax(mx, x[(size_t)i * h + j]);
-        for (int j = 0; j < h; j++)
-            s += exp(x[(size_t)i * h + j] - mx);
-        for (int j = 0; j < h; j++)
-            ref[(size_t)i * h + j] = exp(x[(size_t)i * h + j] - mx) / s;
-    }
-    assert_true(tu_close("softmax fwd", y, ref, e, 1e-6, 1e-5));
-    expect_spot_ok(&f, fb, NULL);
-    OpDesc b = op_softmax(PHASE_BWD_DATA, n, h);
-    b.u.softmax.accumulate = false;
-    void *bb[] = {dx, R, y};
-    run(&b, bb);
-    expect_spot_ok(&b, bb, NULL);
-    x[0] = 1.0f; /* finite differences away from the saturated row */
-    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {e}};
-    run(&f, fb);
-    run(&b, bb);
-    assert_true(tu_grad_check("softmax dx", x, e, dx, fwd_objective, &o, FD_SAMPLES, 4402, FD_EPS, FD_ATOL, FD_RTOL));
-    free(x), free(y), free(R), free(dx), free(ref);
-}
-
-static void binary_case(OpKind kind, BinaryKind op, uint64_t seed)
-{
-    const size_t n = 300;
-    const bool two = kind == OP_BINARY;
-    float *a = tu_floats(n), *b = tu_floats(n), *y = tu_floats(n), *R = tu_floats(n), *da = tu_floats(n);
-    float *db = tu_floats(n);
-    double *ref = tu_doubles(n);
-    /* positive operands: pow's domain, and division away from 0 */
-    tu_fill_uniform(a, n, 0.5f, 2.0f, seed);
-    tu_fill_uniform(b, n, op == BIN_POW ? -1.0f : 0.5f, 2.0f, seed + 1);
-    tu_fill_uniform(R, n, -1, 1, seed + 2);
-    const float sc = 1.7f;
-    OpDesc f = two ? op_binary(PHASE_FWD, op, n) : op_scalar(PHASE_FWD, op, n, sc);
-    void *fb[] = {y, a, b};
-    run(&f, fb);
-    for (size_t i = 0; i < n; i++) {
-        const double p = a[i], q = two ? b[i] : sc;
-        ref[i] = op == BIN_ADD ? p + q : op == BIN_MUL ? p * q : op == BIN_DIV ? p / q : pow(p, q);
-    }
-    char key[OP_KEY_MAX];
-    op_key(&f, key);
-    assert_true(tu_close(key, y, ref, n, 1e-6, 1e-5));
-    expect_spot_ok(&f, fb, NULL);
-    OpDesc g = two ? op_binary(PHASE_BWD_DATA, op, n) : op_scalar(PHASE_BWD_DATA, op, n, sc);
-    g.u.binary.accumulate = false;
-    tu_fill_const(da, n, NAN), tu_fill_const(db, n, NAN); /* written, never read */
-    void *gb2[] = {da, db, R, a, b}, *gb1[] = {da, R, a};
-    run(&g, two ? gb2 : gb1);
-    expect_spot_ok(&g, two ? gb2 : gb1, NULL);
-    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {R}, .n = {n}};
-    assert_true(tu_grad_check("da", a, n, da, fwd_objective, &o, FD_SAMPLES, seed + 3, 1e-3, FD_ATOL, FD_RTOL));
-    if (two)
-        assert_true(tu_grad_check("db", b, n, db, fwd_objective, &o, FD_SAMPLES, seed + 4, 1e-3, FD_ATOL, FD_RTOL));
-    free(a), free(b), free(y), free(R), free(da), free(db), free(ref);
-}
-
-static void test_binary_scalar(void **state)
-{
-    (void)state;
-    for (int op = 0; op < BIN_COUNT; op++) {
-        binary_case(OP_BINARY, (BinaryKind)op, 4500 + 10 * op);
-        binary_case(OP_SCALAR, (BinaryKind)op, 4600 + 10 * op);
-    }
-    /* an in-place GELU has no input left for its backward: refused */
-    OpDesc d = op_act(PHASE_FWD, ACT_GELU, 10);
-    d.u.act.in_place = true;
-    assert_non_null(op_desc_check(&d));
-}
-
 int main(void)
 {
     ops_set_parallel_min(TEST_PAR_MIN);
@@ -3313,11 +4024,6 @@ int main(void)
         cmocka_unit_test(test_pool_finite_differences),
         cmocka_unit_test(test_bias),
         cmocka_unit_test(test_activations),
-        cmocka_unit_test(test_gemm_bias),
-        cmocka_unit_test(test_bmm),
-        cmocka_unit_test(test_layernorm),
-        cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_binary_scalar),
         cmocka_unit_test(test_softmax_xent),
         cmocka_unit_test(test_sqerr),
         cmocka_unit_test(test_lstm_cell),
@@ -3339,7 +4045,13 @@ int main(void)
         cmocka_unit_test(test_tf_padding),
         cmocka_unit_test(test_costs),
         cmocka_unit_test(test_buffer_info),
+        cmocka_unit_test(test_gemm_bias),
+        cmocka_unit_test(test_bmm),
+        cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_binary_scalar),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_keys_unchanged),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),
