@@ -100,7 +100,7 @@ static int show(Cli *cli, Db *db, const char *name)
         printf("  peak       ");
         for (int p = 0; p < PREC_COUNT; p++)
             if (d.peak_flops[p] > 0)
-                printf(" %s %.1f TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
+                printf(" %s %.3g TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
         printf("\n  memory      %.0f GB%s%s at %.0f GB/s\n", d.mem_bytes / 1e9, d.memory_type[0] ? " " : "",
                d.memory_type, d.mem_Bps / 1e9);
         if (d.arch[0]) {
@@ -110,7 +110,8 @@ static int show(Cli *cli, Db *db, const char *name)
             printf("\n");
         }
         if (d.sm_count) {
-            printf("  units       %d SMs", d.sm_count);
+            /* AMD calls its SMs compute units */
+            printf("  units       %d %s", d.sm_count, strncmp(d.arch, "cdna", 4) == 0 ? "CUs" : "SMs");
             if (d.fp32_lanes_per_sm)
                 printf(" x %d FP32 lanes", d.fp32_lanes_per_sm);
             if (d.fp32_lanes_shared_int32 >= 0)
@@ -131,7 +132,7 @@ static int show(Cli *cli, Db *db, const char *name)
         if (d.l2_bytes > 0)
             printf("  L2          %.2f MiB\n", d.l2_bytes / 1048576.0);
         if (d.tdp_w > 0)
-            printf("  power       %.0f W board limit\n", d.tdp_w);
+            printf("  power       %.0f W limit (TDP)\n", d.tdp_w);
         if (d.naliases) {
             printf("  aliases    ");
             for (int i = 0; i < d.naliases; i++)
