@@ -100,8 +100,45 @@ static int show(Cli *cli, Db *db, const char *name)
         printf("  peak       ");
         for (int p = 0; p < PREC_COUNT; p++)
             if (d.peak_flops[p] > 0)
-                printf(" %s %.1f TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
-        printf("\n  memory      %.0f GB at %.0f GB/s\n", d.mem_bytes / 1e9, d.mem_Bps / 1e9);
+                printf(" %s %.3g TFLOP/s ", precision_name((Precision)p), d.peak_flops[p] / 1e12);
+        printf("\n  memory      %.0f GB%s%s at %.0f GB/s\n", d.mem_bytes / 1e9, d.memory_type[0] ? " " : "",
+               d.memory_type, d.mem_Bps / 1e9);
+        if (d.arch[0]) {
+            printf("  arch        %s", d.arch);
+            if (d.compute_capability > 0)
+                printf(", compute capability %.1f", d.compute_capability);
+            printf("\n");
+        }
+        if (d.sm_count) {
+            /* AMD calls its SMs compute units */
+            printf("  units       %d %s", d.sm_count, strncmp(d.arch, "cdna", 4) == 0 ? "CUs" : "SMs");
+            if (d.fp32_lanes_per_sm)
+                printf(" x %d FP32 lanes", d.fp32_lanes_per_sm);
+            if (d.fp32_lanes_shared_int32 >= 0)
+                printf(" (%d of them also issue INT32)", d.fp32_lanes_shared_int32);
+            if (d.fp32_lanes_per_sm && d.boost_clock_mhz > 0)
+                printf(" x 2 x %.0f MHz = %.2f TFLOP/s fp32", d.boost_clock_mhz,
+                       d.sm_count * d.fp32_lanes_per_sm * 2 * d.boost_clock_mhz / 1e6);
+            printf("\n");
+        }
+        if (d.boost_clock_mhz > 0 || d.base_clock_mhz > 0) {
+            printf("  clocks     ");
+            if (d.boost_clock_mhz > 0)
+                printf(" %.0f MHz boost", d.boost_clock_mhz);
+            if (d.base_clock_mhz > 0)
+                printf("%s %.0f MHz base", d.boost_clock_mhz > 0 ? "," : "", d.base_clock_mhz);
+            printf("\n");
+        }
+        if (d.l2_bytes > 0)
+            printf("  L2          %.2f MiB\n", d.l2_bytes / 1048576.0);
+        if (d.tdp_w > 0)
+            printf("  power       %.0f W limit (TDP)\n", d.tdp_w);
+        if (d.naliases) {
+            printf("  aliases    ");
+            for (int i = 0; i < d.naliases; i++)
+                printf(" \"%s\"%s", d.aliases[i], i + 1 < d.naliases ? "," : "");
+            printf("\n");
+        }
         printf("  launch      %.1f us per kernel\n", d.launch_s * 1e6);
         if (device_host_floor(&d))
             printf("  host        %.1f us per op, %.1f us per convolution or batch-norm op, %.0f us per step "

@@ -3,6 +3,7 @@
 #include "predictor/system.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ static int check_fields(Ctx *c, const cJSON *o, const char *const allowed[])
         for (int i = 0; allowed[i] && !ok; i++)
             ok = strcmp(it->string, allowed[i]) == 0;
         if (!ok) {
-            char list[512] = "";
+            char list[768] = "";
             for (int i = 0; allowed[i]; i++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", allowed[i]);
             snprintf(c->err, c->errlen, "%s: unknown field \"%s\"; fields: %s", c->source, it->string, list);
@@ -132,6 +133,24 @@ static int get_int(Ctx *c, const cJSON *o, const char *field, bool required, int
     return 0;
 }
 
+/* An optional string that must be one of names (NULL-terminated); "" when absent. */
+static int get_enum(Ctx *c, const cJSON *o, const char *field, const char *const names[], char *out, size_t n)
+{
+    if (get_string(c, o, field, false, out, n) != 0)
+        return -1;
+    if (!out[0])
+        return 0;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(out, names[i]) == 0)
+            return 0;
+    char list[256] = "";
+    for (int i = 0; names[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    char what[320];
+    snprintf(what, sizeof what, "'%s': expected one of %s", out, list);
+    return bad(c, field, "%s", what);
+}
+
 /* "sources": an object with a non-empty citation for each figure named. */
 static int check_sources(Ctx *c, const cJSON *o, const char *const figures[])
 {
@@ -169,74 +188,114 @@ bool device_host_floor(const DeviceSpec *d)
     return d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0;
 }
 
-/* The fields that carry evidence between devices (device_transfer.h): architecture, SMs,
- * clocks, FP32 lanes, L2, memory type, power, and the names published data give the part.
- * All optional; each checked against a plausible range. */
-static int parse_device_shape(Ctx *c, const cJSON *o, DeviceSpec *d)
+/* Architectures and memory types a sheet may name (systems/README.md). */
+static const char *const arch_names[] = {"kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada",
+                                         "hopper", "blackwell", "cdna", "cdna2", "cdna3", "x86", NULL};
+static const char *const memory_types[] = {"GDDR5", "GDDR5X", "GDDR6", "GDDR6X", "HBM", "HBM2",
+                                           "HBM2e", "HBM3", "HBM3e", "DDR4", "DDR5", NULL};
+
+/* NVIDIA compute capabilities each architecture shipped with (CUDA programming guide's
+ * table); an architecture outside NVIDIA's has none. A capability that contradicts the
+ * sheet's arch is a typo in one of them. */
+static const struct {
+    const char *arch;
+    double lo, hi;
+} cc_ranges[] = {{"kepler", 3.0, 3.7}, {"maxwell", 5.0, 5.3}, {"pascal", 6.0, 6.2}, {"volta", 7.0, 7.2},
+                 {"turing", 7.5, 7.5}, {"ampere", 8.0, 8.7}, {"ada", 8.9, 8.9}, {"hopper", 9.0, 9.0},
+                 {"blackwell", 10.0, 12.9}};
+
+static int parse_aliases(Ctx *c, const cJSON *o, DeviceSpec *d)
 {
-    static const char *const ARCHS[] = {"kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper",
-                                        "blackwell", "cdna", "cdna2", "cdna3", "x86", NULL};
-    static const char *const MEMORIES[] = {"GDDR5", "GDDR5X", "GDDR6", "GDDR6X", "HBM", "HBM2", "HBM2e",
-                                           "HBM3", "HBM3e", "DDR4", "DDR5", NULL};
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "aliases");
+    if (!a)
+        return 0;
+    char lim[96];
+    snprintf(lim, sizeof lim, "expected an array of 1 to %d names, each 1 to %d characters", DEVICE_ALIAS_MAX,
+             DEVICE_ALIAS_LEN - 1);
+    const int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+    if (n < 1 || n > DEVICE_ALIAS_MAX)
+        return bad(c, "aliases", "%s", lim);
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetArrayItem(a, i);
+        if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= DEVICE_ALIAS_LEN)
+            return bad(c, "aliases", "%s", lim);
+        const char *s = v->valuestring;
+        /* lookups ignore surrounding spaces, so an alias carrying them could never match */
+        if (isspace((unsigned char)s[0]) || isspace((unsigned char)s[strlen(s) - 1]))
+            return bad(c, "aliases", "'%s': no leading or trailing spaces", s);
+        for (int j = 0; j < d->naliases; j++)
+            if (strcasecmp(d->aliases[j], s) == 0)
+                return bad(c, "aliases", "'%s' given twice (names compare case-insensitively)", s);
+        snprintf(d->aliases[d->naliases++], DEVICE_ALIAS_LEN, "%s", s);
+    }
+    return 0;
+}
+
+/* The optional architecture fields; then, where the sheet gives SMs, lanes and clock, its
+ * fp32 peak must follow from them. */
+static int parse_device_arch(Ctx *c, const cJSON *o, DeviceSpec *d)
+{
     double l2_mb;
-    if (get_string(c, o, "arch", false, d->arch, sizeof d->arch) ||
-        get_number(c, o, "compute_capability", false, 0, 1.0, true, 20.0, &d->compute_capability) ||
-        get_int(c, o, "sm_count", false, 0, 1, 100000, &d->sm_count) ||
-        get_number(c, o, "boost_clock_mhz", false, 0, 50, true, 10000, &d->boost_clock_mhz) ||
-        get_number(c, o, "base_clock_mhz", false, 0, 50, true, 10000, &d->base_clock_mhz) ||
-        get_int(c, o, "fp32_lanes_per_sm", false, 0, 1, 4096, &d->fp32_lanes_per_sm) ||
-        get_int(c, o, "fp32_lanes_shared_int32", false, 0, 0, 4096, &d->fp32_lanes_shared_int32) ||
+    if (get_enum(c, o, "arch", arch_names, d->arch, sizeof d->arch) ||
+        get_enum(c, o, "memory_type", memory_types, d->memory_type, sizeof d->memory_type) ||
+        get_number(c, o, "compute_capability", false, 0, 1, true, 20, &d->compute_capability) ||
+        get_int(c, o, "sm_count", false, 0, 1, 1024, &d->sm_count) ||
+        get_number(c, o, "boost_clock_mhz", false, 0, 0, false, 10000, &d->boost_clock_mhz) ||
+        get_number(c, o, "base_clock_mhz", false, 0, 0, false, 10000, &d->base_clock_mhz) ||
+        get_int(c, o, "fp32_lanes_per_sm", false, 0, 1, 1024, &d->fp32_lanes_per_sm) ||
+        get_int(c, o, "fp32_lanes_shared_int32", false, -1, 0, 1024, &d->fp32_lanes_shared_int32) ||
         get_number(c, o, "l2_mb", false, 0, 0, false, 65536, &l2_mb) ||
-        get_string(c, o, "memory_type", false, d->memory_type, sizeof d->memory_type) ||
-        get_number(c, o, "tdp_w", false, 0, 1, true, 100000, &d->tdp_w))
+        get_number(c, o, "tdp_w", false, 0, 0, false, 10000, &d->tdp_w) || parse_aliases(c, o, d))
         return -1;
-    if (cJSON_GetObjectItemCaseSensitive(o, "compute_capability") && d->compute_capability < 1.0)
-        return bad(c, "compute_capability", "expected a number >= 1 and <= 20 (e.g. 8.0)", NULL);
-    d->l2_bytes = l2_mb * 1048576.0; /* vendors state L2 in binary megabytes */
-    if (d->arch[0]) {
-        int i = 0;
-        while (ARCHS[i] && strcmp(ARCHS[i], d->arch) != 0)
-            i++;
-        if (!ARCHS[i])
-            return bad(c, "arch", "'%s': expected kepler, maxwell, pascal, volta, turing, ampere, ada, hopper, "
-                                  "blackwell, cdna, cdna2, cdna3 or x86", d->arch);
+    d->l2_bytes = l2_mb * 1048576.0; /* vendors' "MB" of cache are MiB */
+    char v[320];
+    if (d->compute_capability > 0) {
+        if (!d->arch[0])
+            return bad(c, "compute_capability", "needs \"arch\" (the capability belongs to an NVIDIA architecture)",
+                       NULL);
+        bool nvidia = false;
+        for (size_t i = 0; i < sizeof cc_ranges / sizeof cc_ranges[0]; i++)
+            if (strcmp(d->arch, cc_ranges[i].arch) == 0) {
+                nvidia = true;
+                /* capabilities are x.y: compare in tenths so 8.9 is not 8.8999 */
+                long t = lround(d->compute_capability * 10);
+                if (t < lround(cc_ranges[i].lo * 10) || t > lround(cc_ranges[i].hi * 10)) {
+                    snprintf(v, sizeof v, "%g does not belong to %s; expected %.1f to %.1f", d->compute_capability,
+                             d->arch, cc_ranges[i].lo, cc_ranges[i].hi);
+                    return bad(c, "compute_capability", "%s", v);
+                }
+            }
+        if (!nvidia)
+            return bad(c, "compute_capability", "'%s' is not an NVIDIA architecture; give no compute capability",
+                       d->arch);
     }
-    if (d->memory_type[0]) {
-        int i = 0;
-        while (MEMORIES[i] && strcmp(MEMORIES[i], d->memory_type) != 0)
-            i++;
-        if (!MEMORIES[i])
-            return bad(c, "memory_type", "'%s': expected GDDR5, GDDR5X, GDDR6, GDDR6X, HBM, HBM2, HBM2e, HBM3, "
-                                         "HBM3e, DDR4 or DDR5", d->memory_type);
+    if (d->base_clock_mhz > 0 && d->boost_clock_mhz > 0 && d->base_clock_mhz > d->boost_clock_mhz) {
+        snprintf(v, sizeof v, "%g MHz is above boost_clock_mhz %g; expected base <= boost", d->base_clock_mhz,
+                 d->boost_clock_mhz);
+        return bad(c, "base_clock_mhz", "%s", v);
     }
-    if (d->fp32_lanes_shared_int32 > 0 && d->fp32_lanes_per_sm > 0 &&
-        d->fp32_lanes_shared_int32 > d->fp32_lanes_per_sm)
-        return bad(c, "fp32_lanes_shared_int32", "more than fp32_lanes_per_sm", NULL);
-    /* a typo in SMs, lanes or clock shows as a peak the three do not make */
-    if (d->sm_count > 0 && d->fp32_lanes_per_sm > 0 && d->boost_clock_mhz > 0) {
-        const double made = 2.0 * d->sm_count * d->fp32_lanes_per_sm * d->boost_clock_mhz * 1e6;
-        const double peak = d->peak_flops[PREC_FP32];
-        if (fabs(made / peak - 1) > 0.10) {
-            char why[192];
-            snprintf(why, sizeof why,
-                     "sm_count %d x fp32_lanes_per_sm %d x 2 x boost_clock_mhz %.0f = %.2f TFLOP/s, not within 10%% "
-                     "of peak_tflops.fp32 %.2f", d->sm_count, d->fp32_lanes_per_sm, d->boost_clock_mhz, made / 1e12,
-                     peak / 1e12);
-            return bad(c, "sm_count", "%s", why);
+    if (d->fp32_lanes_shared_int32 >= 0) {
+        if (!d->fp32_lanes_per_sm)
+            return bad(c, "fp32_lanes_shared_int32", "needs \"fp32_lanes_per_sm\" (it counts some of those lanes)",
+                       NULL);
+        if (d->fp32_lanes_shared_int32 > d->fp32_lanes_per_sm) {
+            snprintf(v, sizeof v, "%d is more than fp32_lanes_per_sm %d; expected 0 to %d", d->fp32_lanes_shared_int32,
+                     d->fp32_lanes_per_sm, d->fp32_lanes_per_sm);
+            return bad(c, "fp32_lanes_shared_int32", "%s", v);
         }
     }
-    const cJSON *al = cJSON_GetObjectItemCaseSensitive(o, "aliases");
-    if (al) {
-        if (!cJSON_IsArray(al) || cJSON_GetArraySize(al) > 8)
-            return bad(c, "aliases", "expected an array of at most 8 names (as published data sets spell the "
-                                     "device)", NULL);
-        for (const cJSON *it = al->child; it; it = it->next) {
-            if (!cJSON_IsString(it) || !it->valuestring[0] || strlen(it->valuestring) >= sizeof d->aliases[0])
-                return bad(c, "aliases", "each alias is a non-empty string of at most 63 characters", NULL);
-            for (int j = 0; j < d->naliases; j++)
-                if (strcasecmp(d->aliases[j], it->valuestring) == 0)
-                    return bad(c, "aliases", "'%s' appears twice", it->valuestring);
-            snprintf(d->aliases[d->naliases++], sizeof d->aliases[0], "%s", it->valuestring);
+    /* A datasheet's peak is SMs x lanes x 2 (an FMA) x boost clock, rounded; 10% covers
+     * the rounding and the few parts rated at a sustained rather than the top clock, and
+     * catches a typo in any of the four figures. */
+    if (d->sm_count && d->fp32_lanes_per_sm && d->boost_clock_mhz > 0) {
+        const double want = (double)d->sm_count * d->fp32_lanes_per_sm * 2 * d->boost_clock_mhz * 1e6;
+        const double got = d->peak_flops[PREC_FP32];
+        if (fabs(got - want) > 0.10 * want) {
+            snprintf(v, sizeof v,
+                     "%.3g TFLOP/s is not within 10%% of sm_count x fp32_lanes_per_sm x 2 x boost_clock_mhz = "
+                     "%d x %d x 2 x %g MHz = %.3g TFLOP/s; check the four figures",
+                     got / 1e12, d->sm_count, d->fp32_lanes_per_sm, d->boost_clock_mhz, want / 1e12);
+            return bad(c, "peak_tflops.fp32", "%s", v);
         }
     }
     return 0;
@@ -254,7 +313,7 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
                                           "host_step_us", "host_op_us", "host_conv_op_us", "arch",
                                           "compute_capability", "sm_count", "boost_clock_mhz", "base_clock_mhz",
                                           "fp32_lanes_per_sm", "fp32_lanes_shared_int32", "l2_mb", "memory_type",
-                                          "tdp_w", NULL};
+                                          "tdp_w", "aliases", NULL};
     memset(d, 0, sizeof *d);
     char kind[16];
     if (check_header(c, o, SPEC_DEVICE) || check_fields(c, o, fields) || get_name(c, o, "name", d->name) ||
@@ -303,7 +362,7 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
     }
     if (d->peak_flops[PREC_FP32] <= 0)
         return bad(c, "peak_tflops.fp32", "missing; every device needs its fp32 peak", NULL);
-    if (parse_device_shape(c, o, d) != 0)
+    if (parse_device_arch(c, o, d) != 0)
         return -1;
     return check_sources(c, o, figures);
 }
@@ -358,7 +417,7 @@ static int parse_system(Db *db, Ctx *c, const cJSON *o, SystemSpec *s)
         get_string(c, o, "intra", false, intra, sizeof intra) || get_string(c, o, "inter", true, inter, sizeof inter))
         return -1;
     if (strcmp(dev, "calibrated") == 0) {
-        s->device = (DeviceSpec){.calibrated = true, .gpu = false};
+        s->device = (DeviceSpec){.calibrated = true, .gpu = false, .fp32_lanes_shared_int32 = -1};
         snprintf(s->device.name, sizeof s->device.name, "calibrated");
         snprintf(s->device.title, sizeof s->device.title, "this machine, as calibrated");
     } else if (device_load(db, dev, &s->device, err, sizeof err) != 0) {
@@ -472,6 +531,94 @@ static int load_kind(Db *db, const char *name, SpecKind want, void *out, char *e
 int device_load(Db *db, const char *name, DeviceSpec *out, char *err, size_t errlen)
 {
     return load_kind(db, name, SPEC_DEVICE, out, err, errlen);
+}
+
+/* Whether sheet JSON `o` is a device called `want` by name or alias (want trimmed). */
+static bool device_answers_to(const cJSON *o, const char *want)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "format");
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, formats[SPEC_DEVICE]) != 0)
+        return false;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (cJSON_IsString(n) && strcasecmp(n->valuestring, want) == 0)
+        return true;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "aliases");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a)
+        if (cJSON_IsString(it) && strcasecmp(it->valuestring, want) == 0)
+            return true;
+    return false;
+}
+
+typedef struct {
+    Db *db;
+    const char *want;
+    char *found;    /* SPEC_NAME_MAX */
+    bool hit, failed;
+} AliasCtx;
+
+static int alias_in_stored(const char *name, const char *kind, const char *source, void *ctx)
+{
+    AliasCtx *a = ctx;
+    if (strcmp(kind, kind_names[SPEC_DEVICE]) != 0)
+        return 0;
+    char k[16], *text = NULL;
+    if (db_spec_get(a->db, name, k, &text) != 0) {
+        a->failed = true;
+        return 1;
+    }
+    cJSON *o = cJSON_Parse(text);
+    free(text);
+    if (o && device_answers_to(o, a->want)) {
+        snprintf(a->found, SPEC_NAME_MAX, "%s", name);
+        a->hit = true;
+    }
+    cJSON_Delete(o);
+    return a->hit;
+}
+
+int device_find_alias(Db *db, const char *published_name, char name[SPEC_NAME_MAX], char *err, size_t errlen)
+{
+    char want[256];
+    while (isspace((unsigned char)*published_name))
+        published_name++;
+    snprintf(want, sizeof want, "%s", published_name);
+    for (size_t n = strlen(want); n > 0 && isspace((unsigned char)want[n - 1]); n--)
+        want[n - 1] = '\0';
+    name[0] = '\0';
+    if (db) {
+        AliasCtx a = {db, want, name, false, false};
+        if (db_spec_foreach(db, alias_in_stored, &a) != 0 || a.failed) {
+            snprintf(err, errlen, "%s", db_errmsg(db));
+            return -1;
+        }
+        if (a.hit)
+            return 0;
+    }
+    for (int i = 0; want[0] && i < dlperf_builtin_spec_count; i++) {
+        cJSON *o = cJSON_Parse(dlperf_builtin_specs[i]);
+        bool hit = o && device_answers_to(o, want);
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "name");
+        if (hit && cJSON_IsString(n)) {
+            /* a database sheet of the same name shadows this one, and did not answer */
+            char k[16], *text = NULL;
+            int rc = db ? db_spec_get(db, n->valuestring, k, &text) : DB_NOT_FOUND;
+            free(text);
+            if (rc < 0) {
+                snprintf(err, errlen, "%s", db_errmsg(db));
+                cJSON_Delete(o);
+                return -1;
+            }
+            if (rc == DB_NOT_FOUND) {
+                snprintf(name, SPEC_NAME_MAX, "%s", n->valuestring);
+                cJSON_Delete(o);
+                return 0;
+            }
+        }
+        cJSON_Delete(o);
+    }
+    snprintf(err, errlen, "no device sheet is named or aliased '%s' (see 'dlperf systems')", want);
+    return DB_NOT_FOUND;
 }
 
 int link_load(Db *db, const char *name, LinkSpec *out, char *err, size_t errlen)

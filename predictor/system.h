@@ -24,6 +24,7 @@ int precision_parse(const char *s, Precision *out);
 double precision_bytes(Precision p);
 
 enum { SPEC_NAME_MAX = 48, SPEC_TITLE_MAX = 128 };
+enum { DEVICE_ALIAS_MAX = 8, DEVICE_ALIAS_LEN = 64 }; /* aliases per sheet; bytes per alias, NUL included */
 
 typedef struct {
     char name[SPEC_NAME_MAX], title[SPEC_TITLE_MAX];
@@ -38,18 +39,19 @@ typedef struct {
      * op, seconds. The device waits for the host where an op's host time exceeds its device
      * time (whatif.h). 0: not modelled (a CPU device runs its own ops). */
     double host_step_s, host_op_s, host_conv_op_s;
-    /* What carries evidence from one GPU to another (device_transfer.h); 0 or "" where the
-     * sheet does not give it. */
-    char arch[16];                 /* "volta", "ampere", "ada", "hopper", ... */
-    double compute_capability;
-    int sm_count;                  /* streaming multiprocessors (compute units) */
+    /* What carries measurements from one GPU to another: the architecture and the figures
+     * the peaks come from. All optional in a sheet; an absent one is "" or 0, except
+     * fp32_lanes_shared_int32, where 0 is a value (dedicated FP32 lanes) and -1 is absent. */
+    char arch[16];                 /* "kepler" ... "blackwell", "cdna".."cdna3", "x86" */
+    double compute_capability;     /* NVIDIA's major.minor, e.g. 7.0 */
+    int sm_count;                  /* streaming multiprocessors / compute units enabled */
     double boost_clock_mhz, base_clock_mhz;
-    int fp32_lanes_per_sm;         /* FP32 FMA lanes per SM per clock */
-    int fp32_lanes_shared_int32;   /* of those, the ones that issue INT32 too (GA10x, Ada) */
-    double l2_bytes;
-    char memory_type[16];          /* "HBM2", "GDDR6", ... */
-    double tdp_w;
-    char aliases[8][64];           /* the names published data sets give it */
+    int fp32_lanes_per_sm;         /* FP32 FMA lanes per SM per clock ("CUDA cores per SM") */
+    int fp32_lanes_shared_int32;   /* of those, lanes that issue FP32 or INT32 (-1: not given) */
+    double l2_bytes;               /* the sheet's l2_mb x 1048576 (vendors state L2 in MiB) */
+    char memory_type[16];          /* "GDDR5" ... "HBM3e", "DDR4", "DDR5" */
+    double tdp_w;                  /* board power limit, W */
+    char aliases[DEVICE_ALIAS_MAX][DEVICE_ALIAS_LEN]; /* names published data sets use for it */
     int naliases;
 } DeviceSpec;
 
@@ -84,6 +86,11 @@ int spec_find(Db *db, const char *name, SpecKind *kind, char **text, char *origi
               size_t errlen);
 
 int device_load(Db *db, const char *name, DeviceSpec *out, char *err, size_t errlen);
+/* The device whose name or one of whose aliases equals published_name (a data set's name
+ * for a GPU, e.g. "Tesla V100-PCIE-32GB" or "NV_TitanXp"), compared case-insensitively
+ * with surrounding spaces ignored; database sheets first, then the built-ins a database
+ * sheet does not shadow. Its name goes to `name`. 0, DB_NOT_FOUND (err says so), or -1. */
+int device_find_alias(Db *db, const char *published_name, char name[SPEC_NAME_MAX], char *err, size_t errlen);
 int link_load(Db *db, const char *name, LinkSpec *out, char *err, size_t errlen);
 /* A system, its device and links resolved. */
 int system_load(Db *db, const char *name, SystemSpec *out, char *err, size_t errlen);

@@ -114,7 +114,8 @@ cat >"$T/testv100.json" <<'EOF2'
  "sm_count": 80, "boost_clock_mhz": 1530, "fp32_lanes_per_sm": 64, "l2_mb": 6, "memory_type": "HBM2",
  "aliases": ["NV_V100"],
  "sources": {"peak_tflops": "test", "memory_gb": "test", "memory_gbs": "test", "sm_count": "test",
-             "boost_clock_mhz": "test", "fp32_lanes_per_sm": "test", "l2_mb": "test", "memory_type": "test"}}
+             "boost_clock_mhz": "test", "fp32_lanes_per_sm": "test", "l2_mb": "test", "memory_type": "test",
+             "aliases": "test"}}
 EOF2
 run systems-add-test-device 0 "$DLPERF" systems add "$T/testv100.json" --db "$DB3"
 {

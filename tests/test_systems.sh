@@ -11,7 +11,7 @@ export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} # the kernel choice is no
 if run systems-json 0 "$DLPERF" systems --json; then
     cp "$T/out" "$T/list.json"
     count() { sqlite3 :memory: "SELECT count(*) FROM json_each(readfile('$T/list.json')) WHERE json_extract(value, '\$.kind') = '$1'"; }
-    [ "$(count device)" -ge 8 ] && ok systems-devices || fail systems-devices "$(count device) devices"
+    [ "$(count device)" -ge 25 ] && ok systems-devices || fail systems-devices "$(count device) devices"
     [ "$(count interconnect)" -ge 12 ] && ok systems-interconnects || fail systems-interconnects "$(count interconnect)"
     [ "$(count system)" -ge 6 ] && ok systems-systems || fail systems-systems "$(count system) systems"
     # every built-in parses, validates and (systems) resolves its device and links
@@ -23,7 +23,9 @@ if run systems-json 0 "$DLPERF" systems --json; then
     [ -z "$bad" ] && ok systems-builtins-valid || fail systems-builtins-valid "$bad"
 fi
 for n in k20x p100-sxm2 v100-sxm2-32gb a100-sxm4-80gb h100-sxm5 h200-sxm mi250x epyc-9654 pcie3 pcie4 pcie5 nvlink2 \
-         nvlink3 nvlink4 ib-fdr ib-edr ib-hdr ib-ndr slingshot-11 ethernet-100g titan dgx-a100 frontier; do
+         nvlink3 nvlink4 ib-fdr ib-edr ib-hdr ib-ndr slingshot-11 ethernet-100g titan dgx-a100 frontier \
+         p4 t4 v100-pcie-32gb a100-pcie-40gb a100-pcie-80gb l4 m40 titan-x-maxwell titan-x-pascal titan-xp gtx-1080 \
+         gtx-1080-ti k40 k80 m60 p100-pcie-16gb v100-sxm2-16gb; do
     "$DLPERF" systems show "$n" >/dev/null 2>&1 || fail "systems-has-$n" "no spec sheet '$n'"
 done
 ok systems-required-names
@@ -31,6 +33,35 @@ run systems-show 0 "$DLPERF" systems show dgx-a100 && expect systems-show "$T/ou
 run systems-show-unknown 2 "$DLPERF" systems show nosuch && expect systems-show-unknown "$T/err" "no spec sheet named 'nosuch'" &&
     one_line systems-show-unknown
 run systems-verb 2 "$DLPERF" systems frob && expect systems-verb "$T/err" "expected show NAME, add FILE"
+
+# every built-in GPU sheet carries the architecture fields (the peak check ran when it loaded)
+bad=""
+for n in $(sqlite3 :memory: "SELECT json_extract(value, '\$.name') FROM json_each(readfile('$T/list.json'))
+                             WHERE json_extract(value, '\$.kind') = 'device'"); do
+    "$DLPERF" systems show "$n" --json >"$T/dj" 2>/dev/null || { bad="$bad $n"; continue; }
+    [ "$(sqlite3 :memory: "SELECT json_extract(j, '\$.kind') = 'cpu' OR (json_extract(j, '\$.arch') IS NOT NULL
+             AND json_extract(j, '\$.sm_count') > 0 AND json_extract(j, '\$.fp32_lanes_per_sm') > 0
+             AND json_extract(j, '\$.boost_clock_mhz') > 0 AND json_extract(j, '\$.l2_mb') > 0
+             AND json_extract(j, '\$.memory_type') IS NOT NULL AND json_extract(j, '\$.tdp_w') > 0)
+             FROM (SELECT readfile('$T/dj') AS j)")" = 1 ] || bad="$bad $n"
+done
+[ -z "$bad" ] && ok systems-gpu-arch-fields || fail systems-gpu-arch-fields "$bad"
+if run systems-show-arch 0 "$DLPERF" systems show v100-pcie-32gb; then
+    expect systems-show-arch "$T/out" "arch *volta, compute capability 7.0"
+    expect systems-show-units "$T/out" "units *80 SMs x 64 FP32 lanes (0 of them also issue INT32) x 2 x 1380 MHz = 14.13 TFLOP/s"
+    expect systems-show-clocks "$T/out" "clocks *1380 MHz boost, 1245 MHz base"
+    expect systems-show-l2 "$T/out" "L2 *6.00 MiB"
+    expect systems-show-memtype "$T/out" "memory *32 GB HBM2 at 900 GB/s"
+    expect systems-show-tdp "$T/out" "power *250 W"
+    expect systems-show-aliases "$T/out" 'aliases *"Tesla V100-PCIE-32GB"'
+fi
+run systems-show-cu 0 "$DLPERF" systems show mi250x && expect systems-show-cu "$T/out" "units *220 CUs x 64 FP32 lanes"
+if run systems-show-arch-json 0 "$DLPERF" systems show k80 --json; then
+    [ "$(json "json_extract(j, '\$.arch') = 'kepler' AND json_extract(j, '\$.compute_capability') = 3.7
+              AND json_extract(j, '\$.sm_count') = 13 AND json_extract(j, '\$.l2_mb') = 1.5 AND json_extract(j, '\$.tdp_w') = 150
+              AND json_extract(j, '\$.aliases[0]') = 'k80' AND json_extract(j, '\$.sources.sm_count') LIKE '%2496%'")" = 1 ] &&
+        ok systems-show-arch-json || fail systems-show-arch-json "$(head -c 400 "$T/out")"
+fi
 
 # ---- systems add: each bad field named with what would be valid ----
 dev() { # dev FILE [SED]: a valid device spec, edited by SED
@@ -59,6 +90,69 @@ addbad system-scope 'field "intra": .ib-hdr. links nodes; expected an interconne
 printf '{"format": "dlperf-device", "version": 1, "name": ' >"$T/broken.json"
 addbad json 'not a JSON object' "$T/broken.json"
 addbad missing-file 'cannot open' "$T/none.json"
+# the architecture fields: a valid sheet with all of them, then each one bad
+adev() { # adev FILE [SED]: a valid device sheet with every architecture field, edited by SED
+    printf '{"format": "dlperf-device", "version": 1, "name": "arch-gpu", "title": "Arch GPU", "kind": "gpu", "year": 2024, "peak_tflops": {"fp32": 50}, "memory_gb": 96, "memory_gbs": 3000, "arch": "hopper", "compute_capability": 9.0, "sm_count": 100, "fp32_lanes_per_sm": 128, "fp32_lanes_shared_int32": 0, "boost_clock_mhz": 1953, "base_clock_mhz": 1500, "l2_mb": 60, "memory_type": "HBM3", "tdp_w": 700, "aliases": ["Arch GPU 96GB"], "sources": {"peak_tflops": "d", "memory_gb": "d", "memory_gbs": "d", "arch": "d", "compute_capability": "d", "sm_count": "d", "fp32_lanes_per_sm": "d", "fp32_lanes_shared_int32": "d", "boost_clock_mhz": "d", "base_clock_mhz": "d", "l2_mb": "d", "memory_type": "d", "tdp_w": "d", "aliases": "d"}}\n' |
+        sed "${2:-}" >"$1"
+}
+adev "$T/a.json" 's/"arch-gpu"/"arch-gpu-near"/; s/"fp32": 50/"fp32": 46/; s/Arch GPU 96GB/Arch GPU near/'
+run add-arch-near 0 "$DLPERF" systems add "$T/a.json" && ok add-arch-peak-within-10pct
+adev "$T/a.json" 's/"hopper"/"fermi"/'
+addbad arch 'field "arch": .fermi.: expected one of kepler, maxwell, pascal, volta, turing, ampere, ada, hopper, blackwell, cdna, cdna2, cdna3, x86' "$T/a.json"
+adev "$T/a.json" 's/"compute_capability": 9.0/"compute_capability": 7.0/'
+addbad cc-arch 'field "compute_capability": 7 does not belong to hopper; expected 9.0 to 9.0' "$T/a.json"
+adev "$T/a.json" 's/"hopper"/"cdna3"/'
+addbad cc-amd 'field "compute_capability": .cdna3. is not an NVIDIA architecture' "$T/a.json"
+adev "$T/a.json" 's/"compute_capability": 9.0/"compute_capability": 0.5/'
+addbad cc-range 'field "compute_capability": expected a number >= 1 and <= 20' "$T/a.json"
+adev "$T/a.json" 's/"arch": "hopper", //; s/"arch": "d", //'
+addbad cc-no-arch 'field "compute_capability": needs "arch"' "$T/a.json"
+adev "$T/a.json" 's/"sm_count": 100/"sm_count": 2.5/'
+addbad sm-count 'field "sm_count": expected an integer in 1..1024' "$T/a.json"
+adev "$T/a.json" 's/"sm_count": 100/"sm_count": 0/'
+addbad sm-count-zero 'field "sm_count": expected a number >= 1 and <= 1024' "$T/a.json"
+adev "$T/a.json" 's/"fp32_lanes_per_sm": 128/"fp32_lanes_per_sm": 0/'
+addbad lanes 'field "fp32_lanes_per_sm": expected a number >= 1 and <= 1024' "$T/a.json"
+adev "$T/a.json" 's/"fp32_lanes_shared_int32": 0/"fp32_lanes_shared_int32": 200/'
+addbad shared 'field "fp32_lanes_shared_int32": 200 is more than fp32_lanes_per_sm 128; expected 0 to 128' "$T/a.json"
+adev "$T/a.json" 's/"fp32_lanes_shared_int32": 0/"fp32_lanes_shared_int32": -1/'
+addbad shared-negative 'field "fp32_lanes_shared_int32": expected a number >= 0' "$T/a.json"
+adev "$T/a.json" 's/"fp32_lanes_per_sm": 128, //; s/"sm_count": 100, //'
+addbad shared-no-lanes 'field "fp32_lanes_shared_int32": needs "fp32_lanes_per_sm"' "$T/a.json"
+adev "$T/a.json" 's/"boost_clock_mhz": 1953/"boost_clock_mhz": -5/'
+addbad boost 'field "boost_clock_mhz": expected a number > 0 and <= 10000' "$T/a.json"
+adev "$T/a.json" 's/"base_clock_mhz": 1500/"base_clock_mhz": 2500/'
+addbad base 'field "base_clock_mhz": 2500 MHz is above boost_clock_mhz 1953; expected base <= boost' "$T/a.json"
+adev "$T/a.json" 's/"l2_mb": 60/"l2_mb": 0/'
+addbad l2 'field "l2_mb": expected a number > 0' "$T/a.json"
+adev "$T/a.json" 's/"HBM3"/"HBM4"/'
+addbad memory-type 'field "memory_type": .HBM4.: expected one of GDDR5, GDDR5X, GDDR6, GDDR6X, HBM, HBM2, HBM2e, HBM3, HBM3e, DDR4, DDR5' "$T/a.json"
+adev "$T/a.json" 's/"tdp_w": 700/"tdp_w": -1/'
+addbad tdp 'field "tdp_w": expected a number > 0 and <= 10000' "$T/a.json"
+adev "$T/a.json" 's/\["Arch GPU 96GB"\]/"Arch GPU 96GB"/'
+addbad aliases-not-array 'field "aliases": expected an array of 1 to 8 names, each 1 to 63 characters' "$T/a.json"
+adev "$T/a.json" 's/\["Arch GPU 96GB"\]/[]/'
+addbad aliases-empty 'field "aliases": expected an array of 1 to 8 names' "$T/a.json"
+adev "$T/a.json" 's/\["Arch GPU 96GB"\]/["a", "b", "c", "d", "e", "f", "g", "h", "i"]/'
+addbad aliases-nine 'field "aliases": expected an array of 1 to 8 names' "$T/a.json"
+adev "$T/a.json" "s/Arch GPU 96GB/$(printf '%064d' 0)/"
+addbad aliases-long 'field "aliases": expected an array of 1 to 8 names, each 1 to 63 characters' "$T/a.json"
+adev "$T/a.json" 's/\["Arch GPU 96GB"\]/["Arch GPU", "ARCH gpu"]/'
+addbad aliases-twice 'field "aliases": .ARCH gpu. given twice' "$T/a.json"
+adev "$T/a.json" 's/\["Arch GPU 96GB"\]/[" Arch GPU"]/'
+addbad aliases-space 'field "aliases": . Arch GPU.: no leading or trailing spaces' "$T/a.json"
+adev "$T/a.json" 's/"tdp_w": "d", //'
+addbad arch-source 'field "sources.tdp_w": missing; every figure cites its public source' "$T/a.json"
+adev "$T/a.json" 's/"fp32": 50/"fp32": 40/'
+addbad peak-check 'field "peak_tflops.fp32": 40 TFLOP/s is not within 10% of sm_count x fp32_lanes_per_sm x 2 x boost_clock_mhz = 100 x 128 x 2 x 1953 MHz = 50 TFLOP/s' "$T/a.json"
+adev "$T/a.json" 's/"fp32": 50/"fp32": 50, "fp16": 100/; s/"boost_clock_mhz": 1953/"boost_clock_mhz": 1530/'
+addbad peak-check-clock 'field "peak_tflops.fp32": 50 TFLOP/s is not within 10% of .* = 39.2 TFLOP/s' "$T/a.json"
+adev "$T/a.json"
+if run add-arch-good 0 "$DLPERF" systems add "$T/a.json"; then
+    run add-arch-show 0 "$DLPERF" systems show arch-gpu && expect add-arch-show "$T/out" 'units *100 SMs x 128 FP32 lanes' &&
+        expect add-arch-show-aliases "$T/out" 'aliases *"Arch GPU 96GB"'
+fi
+
 dev "$T/good.json"
 if run add-good 0 "$DLPERF" systems add "$T/good.json"; then
     expect add-good "$T/out" "added device 'my-gpu'"
