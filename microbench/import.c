@@ -521,15 +521,22 @@ static int deepbench_record(Ctx *c)
     if (conv_explicit(c, PHASE_FWD, N, C, H, W, K, R, S, sv, sh, ph, pw, &d))
         return -1;
     /* DeepBench's P and Q are the output's width and height: a check that the fields were
-     * read as DeepBench meant them */
-    long P, Q;
+     * read as DeepBench meant them. Some of its sheets give them in the other order, or
+     * unrounded (their own arithmetic: 78.5 for an output of 79 rows): either order within
+     * one is taken. */
     if (c->col[B_P] >= 0 && !is_empty(field(c, c->col[B_P])) && c->col[B_Q] >= 0 &&
         !is_empty(field(c, c->col[B_Q]))) {
-        if (get_int(c, c->col[B_P], "P", 1, 1 << 16, &P) || get_int(c, c->col[B_Q], "Q", 1, 1 << 16, &Q))
-            return -1;
-        if (P != d.u.conv.out_w || Q != d.u.conv.out_h)
-            return fail(c, "P, Q = %ld, %ld but W, H, R, S, padding and strides give an output of %d x %d (width x "
-                           "height)", P, Q, d.u.conv.out_w, d.u.conv.out_h);
+        char pb[32], qb[32], *e1, *e2;
+        trim(field(c, c->col[B_P]), pb, sizeof pb);
+        trim(field(c, c->col[B_Q]), qb, sizeof qb);
+        const double P = strtod(pb, &e1), Q = strtod(qb, &e2);
+        if (*e1 || *e2 || !isfinite(P) || !isfinite(Q))
+            return fail(c, "fields 'P', 'Q' = '%s', '%s': expected the output's width and height", pb, qb);
+        const double ow = d.u.conv.out_w, oh = d.u.conv.out_h;
+        const bool as_is = fabs(P - ow) <= 1 && fabs(Q - oh) <= 1, swapped = fabs(P - oh) <= 1 && fabs(Q - ow) <= 1;
+        if (!as_is && !swapped)
+            return fail(c, "P, Q = %s, %s but W, H, R, S, padding and strides give an output of %d x %d (width x "
+                           "height)", pb, qb, d.u.conv.out_w, d.u.conv.out_h);
     }
     static const struct {
         int col;

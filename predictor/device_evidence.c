@@ -89,6 +89,16 @@ void dev_ev_key(const OpDesc *d, char key[OP_KEY_MAX])
     op_key(&c, key);
 }
 
+/* A framework-scope point's key: "@" before the op's (keys are far shorter than OP_KEY_MAX) */
+static void at_key(char key[OP_KEY_MAX])
+{
+    const size_t n = strlen(key);
+    if (n + 2 > OP_KEY_MAX)
+        return;
+    memmove(key + 1, key, n + 1);
+    key[0] = '@';
+}
+
 static int find_group(const DeviceEvidence *e, const char *group)
 {
     for (int g = 0; g < e->ngroups; g++)
@@ -119,9 +129,11 @@ int dev_ev_add(DeviceEvidence *e, const OpDesc *d, double time_s, double lo_s, d
     Point p = {.t = time_s, .lo = lo_s > 0 ? lo_s : time_s, .hi = hi_s > 0 ? hi_s : time_s};
     if (!(time_s > 0) || !gpu_shape(d, e->sheet.byte_scale, &p.s))
         return -1;
-    if (framework) /* a framework call's time is another kind of evidence than its kernels' */
-        snprintf(p.s.group + strlen(p.s.group), sizeof p.s.group - strlen(p.s.group), " @framework");
     dev_ev_key(d, p.key);
+    if (framework) { /* a framework call's time is another kind of evidence than its kernels' */
+        snprintf(p.s.group + strlen(p.s.group), sizeof p.s.group - strlen(p.s.group), " @framework");
+        at_key(p.key);
+    }
     int g = find_group(e, p.s.group);
     if (g < 0 && (g = add_group(e, p.s.group, p.s.form)) < 0)
         return -1;
@@ -236,9 +248,8 @@ static void build_keys(DeviceEvidence *e)
     e->nkeys = 0;
     if (!e->keys)
         return;
-    for (int i = 0; i < e->n; i++)
-        if (!strstr(e->pts[i].s.group, "@framework"))
-            e->keys[e->nkeys++] = (KeyRef){e->pts[i].key, i};
+    for (int i = 0; i < e->n; i++) /* framework-scope points keyed "@key" */
+        e->keys[e->nkeys++] = (KeyRef){e->pts[i].key, i};
     qsort(e->keys, (size_t)e->nkeys, sizeof *e->keys, cmp_keyref);
 }
 
@@ -351,17 +362,23 @@ static int dims(const GpuShape *s, double x[4])
     }
 }
 
-int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, double *t, double *lo, double *hi, EvSource *src)
+int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, bool framework, double *t, double *lo, double *hi,
+                 EvSource *src)
 {
     GpuShape s;
     if (!gpu_shape(d, e->sheet.byte_scale, &s))
         return -1;
+    if (framework)
+        snprintf(s.group + strlen(s.group), sizeof s.group - strlen(s.group), " @framework");
     const int g = find_group(e, s.group);
     if (g < 0 || !e->groups[g].fitted)
         return 1;
     const Group *G = &e->groups[g];
     char key[OP_KEY_MAX];
     dev_ev_key(d, key);
+    if (framework) {
+        at_key(key);
+    }
     if (e->keys && e->nkeys > 0) {
         KeyRef probe = {key, 0};
         const KeyRef *k = bsearch(&probe, e->keys, (size_t)e->nkeys, sizeof *e->keys, cmp_keyref);

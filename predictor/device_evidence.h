@@ -64,9 +64,11 @@ int dev_ev_groups(const DeviceEvidence *e, const GpuGroupFit **out);
 /* Copies of the group's measured points, shapes and times (the caller frees both): their
  * count, 0 if none, -1 out of memory. */
 int dev_ev_group_points(const DeviceEvidence *e, const char *group, GpuShape **s, double **t);
-/* Prices d. 0 and *t, *lo, *hi, *src; 1 if the device has no fit of d's group; -1 for an op
- * no form describes. */
-int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, double *t, double *lo, double *hi, EvSource *src);
+/* Prices d: its kernels' time, or with framework a framework call's (the "@framework"
+ * groups, from evidence of that scope). 0 and *t, *lo, *hi, *src; 1 if the device has no fit
+ * of d's group; -1 for an op no form describes. */
+int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, bool framework, double *t, double *lo, double *hi,
+                 EvSource *src);
 /* The key a device's measurement of d is stored under: d's with the accumulate flags and
  * the workspace layout cleared (they do not change a GPU kernel's time). */
 void dev_ev_key(const OpDesc *d, char key[OP_KEY_MAX]);

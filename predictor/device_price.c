@@ -420,15 +420,22 @@ static bool similar_group(const DevicePricer *p, const GpuShape *s, char out[GPU
 
 int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t errlen)
 {
+    return dp_price_scope(p, d, false, out, err, errlen);
+}
+
+int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *out, char *err, size_t errlen)
+{
     memset(out, 0, sizeof *out);
     GpuShape s;
     const bool described = gpu_shape(d, p->sheet.byte_scale, &s);
+    if (described && framework)
+        snprintf(s.group + strlen(s.group), sizeof s.group - strlen(s.group), " @framework");
     if (described)
         snprintf(out->group, sizeof out->group, "%s", s.group);
     /* the device's own evidence */
     if (described && p->own) {
         EvSource src;
-        if (dev_ev_price(p->own, d, &out->time_s, &out->lo_s, &out->hi_s, &src) == 0) {
+        if (dev_ev_price(p->own, d, framework, &out->time_s, &out->lo_s, &out->hi_s, &src) == 0) {
             out->source = src == EV_EXACT ? DP_EXACT : DP_FITTED;
             return 0;
         }

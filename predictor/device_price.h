@@ -69,5 +69,9 @@ int dp_pool_groups(const DevicePricer *p, char (**groups)[GPU_GROUP_MAX], int *n
 int dp_group_params(DevicePricer *p, const char *group, GpuGroupFit *out, bool *own, TransferInfo *info);
 /* Prices d. 0, or -1 with err (an op no form prices and no CPU calibration to fall back on). */
 int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t errlen);
+/* The same for a framework call's time (framework true: a framework's call with its host
+ * overhead, priced from evidence of that scope, the "@framework" groups; where none exists,
+ * as its kernels). */
+int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *out, char *err, size_t errlen);
 
 #endif

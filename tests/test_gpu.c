@@ -123,7 +123,7 @@ static void test_own_evidence_exact_and_fitted(void **state)
     dev_ev_fit(e);
     double t, lo, hi;
     EvSource src;
-    assert_int_equal(dev_ev_price(e, &d, &t, &lo, &hi, &src), 0);
+    assert_int_equal(dev_ev_price(e, &d, false, &t, &lo, &hi, &src), 0);
     assert_int_equal(src, EV_EXACT);
     assert_true(fabs(t - 1.234e-3) < 1e-12 && lo <= t && t <= hi);
     /* a backward key is the same kernel whatever its accumulate flag says */
@@ -135,7 +135,7 @@ static void test_own_evidence_exact_and_fitted(void **state)
     assert_string_equal(k1, k2);
     /* an unseen shape is fitted, within a few percent of the truth */
     const OpDesc u = op_gemm(PHASE_FWD, 1500, 700, 2500, false, false, 0.0f);
-    assert_int_equal(dev_ev_price(e, &u, &t, &lo, &hi, &src), 0);
+    assert_int_equal(dev_ev_price(e, &u, false, &t, &lo, &hi, &src), 0);
     assert_int_equal(src, EV_FITTED);
     double p[GPU_PARAMS_MAX];
     truth_params(GF_TILES, p);
@@ -146,7 +146,7 @@ static void test_own_evidence_exact_and_fitted(void **state)
         fail_msg("unseen GEMM fitted %.4g s, truth %.4g s", t, want);
     /* a group the device never measured: not its evidence */
     const OpDesc ln = op_layernorm(PHASE_FWD, 1024, 768, 1e-5f);
-    assert_int_equal(dev_ev_price(e, &ln, &t, &lo, &hi, &src), 1);
+    assert_int_equal(dev_ev_price(e, &ln, false, &t, &lo, &hi, &src), 1);
     dev_ev_free(e);
 }
 

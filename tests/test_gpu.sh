@@ -141,9 +141,9 @@ expect import-deepbench-skips "$T/out" "1 of other devices, 1 of precisions not 
     ok import-deepbench-gemm-row-major || fail import-deepbench-gemm-row-major "$(sqlite3 "$DB3" "SELECT key FROM measurement")"
 [ "$(sqlite3 "$DB3" "SELECT count(*) FROM measurement WHERE kind = 'conv2d'")" = 5 ] && ok import-deepbench-conv-phases ||
     fail import-deepbench-conv-phases "$(sqlite3 "$DB3" "SELECT key FROM measurement WHERE kind = 'conv2d'")"
-sed 's/,341,79,/,340,79,/' "$T/db_conv.csv" >"$T/db_bad.csv"
+sed 's/,341,79,/,300,79,/' "$T/db_conv.csv" >"$T/db_bad.csv"
 run import-deepbench-refuses-pq 2 "$DLPERF" import "$T/db_bad.csv" --device test-v100 --db "$DB3" &&
-    expect import-deepbench-refuses-pq "$T/err" "db_bad.csv:2: P, Q = 340, 79 but W, H, R, S"
+    expect import-deepbench-refuses-pq "$T/err" "db_bad.csv:2: P, Q = 300, 79 but W, H, R, S"
 printf 'device,suite,precision,app,cell,hidden,N,T,fwd_ms\nNV_V100,train,Float,,lstm,512,16,25,1.0\n' >"$T/db_rnn.csv"
 run import-deepbench-rnn 2 "$DLPERF" import "$T/db_rnn.csv" --device test-v100 --db "$DB3" &&
     expect import-deepbench-rnn "$T/err" "RNN layer"

@@ -53,7 +53,8 @@ int evidence_check(DevicePricer *p, const ImportedRow *rows, size_t n, CheckResu
         fprintf(csv, "source,class,key,measured_ms,predicted_ms,error_pct,priced_by,from\n");
     for (size_t i = 0; i < n; i++) {
         DevPrice pr;
-        if (dp_price(p, &rows[i].desc, &pr, err, errlen) != 0) {
+        /* a framework call's time (CDE's session.run) against evidence of that scope */
+        if (dp_price_scope(p, &rows[i].desc, strcmp(rows[i].scope, "framework") == 0, &pr, err, errlen) != 0) {
             free(ape), free(ratio), free(cls);
             return -1;
         }
