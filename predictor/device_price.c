@@ -208,7 +208,7 @@ static int load_pool(DevicePricer *p, Db *db, void (*progress)(const char *, int
             dev_ev_fit(ev); /* the exact-key index */
         double feat[TF_COUNT];
         transfer_features(&spec, feat);
-        if (tp_add(p->pool, ev, feat) != 0) {
+        if (tp_add(p->pool, ev, feat, spec.arch) != 0) {
             dev_ev_free(ev);
             snprintf(err, errlen, "out of memory");
             return -1;
@@ -320,7 +320,7 @@ int dp_group_params(DevicePricer *p, const char *group, GpuGroupFit *out, bool *
         return 0;
     }
     *own = false;
-    return tp_params(p->pool, group, p->feat, exclude_of(p), out, info) == 0 ? 0 : 1;
+    return tp_params(p->pool, group, p->feat, p->dev.arch, exclude_of(p), out, info) == 0 ? 0 : 1;
 }
 
 static void first_word(const char *s, char *out, size_t n)
@@ -347,7 +347,7 @@ static double target_stream_eff(DevicePricer *p)
     for (int i = 0; i < n && m < 256; i++) {
         GpuGroupFit f;
         TransferInfo info;
-        if (strstr(groups[i], "@framework") || tp_params(p->pool, groups[i], p->feat, exclude_of(p), &f, &info) != 0 ||
+        if (strstr(groups[i], "@framework") || tp_params(p->pool, groups[i], p->feat, p->dev.arch, exclude_of(p), &f, &info) != 0 ||
             f.form != GF_STREAM)
             continue;
         v[m++] = f.p[k];
@@ -444,7 +444,7 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
     if (described && p->sheet.peak_flops > 0 && p->sheet.bw_Bps > 0) {
         GpuGroupFit f;
         TransferInfo info;
-        if (tp_params(p->pool, s.group, p->feat, exclude_of(p), &f, &info) == 0 &&
+        if (tp_params(p->pool, s.group, p->feat, p->dev.arch, exclude_of(p), &f, &info) == 0 &&
             (s.form != GF_TILES || p->sheet.sms > 0)) {
             if (s.form == GF_ROWS && target_stream_eff(p) > 0) /* fitted against the device's own */
                 f.p[gpu_param_index(GF_ROWS, "e_inf")] = target_stream_eff(p);
@@ -460,7 +460,7 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
         bool own;
         if (similar_group(p, &s, g, &own) && (s.form != GF_TILES || p->sheet.sms > 0)) {
             const GpuGroupFit *gf = own ? dev_ev_group(p->own, g) : NULL;
-            if (!gf && tp_params(p->pool, g, p->feat, exclude_of(p), &f, &info) == 0)
+            if (!gf && tp_params(p->pool, g, p->feat, p->dev.arch, exclude_of(p), &f, &info) == 0)
                 gf = &f;
             if (gf) {
                 out->time_s = gpu_model_time(&s, &p->sheet, gf->p);

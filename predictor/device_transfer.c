@@ -3,6 +3,7 @@
 #include "predictor/device_transfer.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +26,16 @@ void transfer_features(const DeviceSpec *d, double f[TF_COUNT])
 typedef struct {
     DeviceEvidence *ev;
     double feat[TF_COUNT];
+    char arch[16];
 } PoolDevice;
 
-/* How a group's parameters carry over, learned per (group, device left out): the reach of
- * the similarity average and its leave-one-out error. */
+/* How a group's parameters carry over, learned per (group, device left out, whether the
+ * target's architecture is in the pool): the reach of the similarity average and its
+ * leave-out error. */
 typedef struct {
     char group[GPU_GROUP_MAX], exclude[48];
+    bool by_arch;
+    double tf[TF_COUNT];
     double h, err;
 } Learned;
 
@@ -43,7 +48,7 @@ struct TransferPool {
 
 TransferPool *tp_new(void) { return calloc(1, sizeof(TransferPool)); }
 
-int tp_add(TransferPool *p, DeviceEvidence *ev, const double feat[TF_COUNT])
+int tp_add(TransferPool *p, DeviceEvidence *ev, const double feat[TF_COUNT], const char *arch)
 {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 8;
@@ -55,6 +60,7 @@ int tp_add(TransferPool *p, DeviceEvidence *ev, const double feat[TF_COUNT])
     }
     p->dev[p->n].ev = ev;
     memcpy(p->dev[p->n].feat, feat, sizeof p->dev[p->n].feat);
+    snprintf(p->dev[p->n].arch, sizeof p->dev[p->n].arch, "%s", arch ? arch : "");
     p->n++;
     p->nlearned = 0; /* the reach is learned anew over the new set */
     return 0;
@@ -99,16 +105,31 @@ static void spreads(const TransferPool *p, double sd[TF_COUNT])
     }
 }
 
-static bool skipped(const PoolDevice *d, const char *a, const char *b)
+/* The squared distance between two devices' features, in units of the pool's spreads (a
+ * feature either lacks does not count). */
+static double distance2(const double a[TF_COUNT], const double b[TF_COUNT], const double sd[TF_COUNT])
 {
-    const char *name = dev_ev_device(d->ev);
-    return (a && strcmp(name, a) == 0) || (b && strcmp(name, b) == 0);
+    double d2 = 0;
+    for (int j = 0; j < TF_COUNT; j++)
+        if (isfinite(a[j]) && isfinite(b[j])) {
+            const double z = (a[j] - b[j]) / sd[j];
+            d2 += z * z;
+        }
+    return d2;
 }
 
-/* The group's parameters from the pool's devices but a and b: each parameter's
- * similarity-weighted average (in its search coordinate) with reach h. */
+/* Whether d is left out: named a or b, or of architecture arch (NULL or "": none). */
+static bool skipped(const PoolDevice *d, const char *a, const char *b, const char *arch)
+{
+    const char *name = dev_ev_device(d->ev);
+    return (a && strcmp(name, a) == 0) || (b && strcmp(name, b) == 0) ||
+           (arch && arch[0] && strcmp(d->arch, arch) == 0);
+}
+
+/* The group's parameters from the pool's devices but a, b and those of architecture arch:
+ * each parameter's similarity-weighted average (in its search coordinate) with reach h. */
 static int combine(const TransferPool *p, const char *group, const double tf[TF_COUNT], const char *a, const char *b,
-                   double h, GpuGroupFit *out, TransferInfo *info)
+                   const char *arch, double h, GpuGroupFit *out, TransferInfo *info)
 {
     double sd[TF_COUNT];
     spreads(p, sd);
@@ -117,17 +138,12 @@ static int combine(const TransferPool *p, const char *group, const double tf[TF_
     int n = 0, np = 0;
     GpuForm form = GF_STREAM;
     for (int i = 0; i < p->n && n < SRC_MAX; i++) {
-        if (skipped(&p->dev[i], a, b))
+        if (skipped(&p->dev[i], a, b, arch))
             continue;
         const GpuGroupFit *g = dev_ev_group(p->dev[i].ev, group);
         if (!g)
             continue;
-        double d2 = 0;
-        for (int j = 0; j < TF_COUNT; j++)
-            if (isfinite(tf[j]) && isfinite(p->dev[i].feat[j])) {
-                const double z = (tf[j] - p->dev[i].feat[j]) / sd[j];
-                d2 += z * z;
-            }
+        const double d2 = distance2(tf, p->dev[i].feat, sd);
         const double wi = isinf(h) ? 1.0 : exp(-d2 / (2 * h * h));
         if (!(wi > 1e-300))
             continue;
@@ -163,17 +179,27 @@ static int combine(const TransferPool *p, const char *group, const double tf[TF_
 
 static const double REACH[] = {0.5, 1.0, 2.0, 4.0, INFINITY};
 
+/* How near the target a left-out device must be (feature spreads) for its error to count
+ * when the target's architecture is new: a 2023 card's reach is learned on the devices
+ * like it, not on the 2015 boards that outnumber them. 1 did best of 1, 2 and no weighting
+ * on NeuSight's unseen devices and on DeepBench's and CDE's left-out ones
+ * (docs/gpu-pricing.md). */
+#define TARGET_NEIGHBOURHOOD 1.0
+
 /* The mean |relative error| over the left-out devices (each its own mean over at most 1500
- * of its points) of the group's parameters carried to each from the others with reach h. */
+ * of its points) of the group's parameters carried to each from the others with reach h;
+ * by_arch: from the other architectures' devices only, each left-out device's error
+ * weighted by its nearness to the target's features tf. */
 static double loo_error(const TransferPool *p, const char *group, const char *exclude, const int *idx, int nd,
-                        double h)
+                        bool by_arch, const double tf[TF_COUNT], double h)
 {
-    double total = 0;
-    int counted = 0;
+    double total = 0, counted = 0;
+    double sd[TF_COUNT];
+    spreads(p, sd);
     for (int a = 0; a < nd; a++) {
         const PoolDevice *d = &p->dev[idx[a]];
         GpuGroupFit f;
-        if (combine(p, group, d->feat, exclude, dev_ev_device(d->ev), h, &f, NULL) != 0)
+        if (combine(p, group, d->feat, exclude, dev_ev_device(d->ev), by_arch ? d->arch : NULL, h, &f, NULL) != 0)
             continue;
         GpuShape *s;
         double *t;
@@ -186,22 +212,26 @@ static double loo_error(const TransferPool *p, const char *group, const char *ex
         for (int i = 0; i < n; i += stride, m++)
             e += fabs(gpu_model_time(&s[i], dev_ev_sheet(d->ev), f.p) / t[i] - 1);
         free(s), free(t);
-        total += e / m;
-        counted++;
+        const double wd = !by_arch ? 1.0 : exp(-distance2(tf, d->feat, sd) / (2 * TARGET_NEIGHBOURHOOD * TARGET_NEIGHBOURHOOD)) + 1e-9;
+        total += wd * e / m;
+        counted += wd;
     }
     return counted ? total / counted : INFINITY;
 }
 
 /* Learns how far the similarity reaches for the group, leaving each device out in turn:
- * the reach whose average predicts the left-out devices' own measurements best. (A line in
- * one sheet feature per parameter was tried too, learned the same way: with NeuSight's five
- * training devices it won on the left-out devices and lost on the unseen ones, a line
- * through too few points; docs/gpu-pricing.md.) */
-static void learn(TransferPool *p, const char *group, const char *exclude, Learned *L)
+ * the reach whose average predicts the left-out devices' own measurements best. The
+ * left-out device stands for the target, so when no pool device shares the target's
+ * architecture its siblings leave with it (a pool with three GP102 boards otherwise learns
+ * the narrow reach that suits siblings, and a new architecture then takes one neighbour's
+ * parameters), and the left-out devices near the target count most. (A line in one sheet feature per parameter was tried too, learned the same
+ * way: with NeuSight's five training devices it won on the left-out devices and lost on the
+ * unseen ones, a line through too few points; docs/gpu-pricing.md.) */
+static void learn(TransferPool *p, const char *group, const char *exclude, const double tf[TF_COUNT], Learned *L)
 {
     int idx[64], nd = 0;
     for (int i = 0; i < p->n && nd < 64; i++)
-        if (!skipped(&p->dev[i], exclude, NULL) && dev_ev_group(p->dev[i].ev, group))
+        if (!skipped(&p->dev[i], exclude, NULL, NULL) && dev_ev_group(p->dev[i].ev, group))
             idx[nd++] = i;
     L->h = INFINITY;
     L->err = 0;
@@ -209,7 +239,7 @@ static void learn(TransferPool *p, const char *group, const char *exclude, Learn
         return;
     double best = INFINITY;
     for (size_t r = 0; r < sizeof REACH / sizeof REACH[0]; r++) {
-        const double e = loo_error(p, group, exclude, idx, nd, REACH[r]);
+        const double e = loo_error(p, group, exclude, idx, nd, L->by_arch, tf, REACH[r]);
         if (e < best) {
             best = e;
             L->h = REACH[r];
@@ -218,16 +248,30 @@ static void learn(TransferPool *p, const char *group, const char *exclude, Learn
     L->err = isfinite(best) ? best : 0;
 }
 
-int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], const char *exclude, GpuGroupFit *out,
-              TransferInfo *info)
+/* Whether a pool device (but exclude) with evidence of the group is of architecture arch. */
+static bool arch_in_pool(const TransferPool *p, const char *group, const char *arch, const char *exclude)
+{
+    if (!arch || !arch[0])
+        return false;
+    for (int i = 0; i < p->n; i++)
+        if (!skipped(&p->dev[i], exclude, NULL, NULL) && strcmp(p->dev[i].arch, arch) == 0 &&
+            dev_ev_group(p->dev[i].ev, group))
+            return true;
+    return false;
+}
+
+int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], const char *arch, const char *exclude,
+              GpuGroupFit *out, TransferInfo *info)
 {
     TransferInfo local;
     if (!info)
         info = &local;
     memset(info, 0, sizeof *info);
     const char *ex = exclude ? exclude : "";
+    const bool by_arch = !arch_in_pool(p, group, arch, exclude);
     int l = 0;
-    while (l < p->nlearned && !(strcmp(p->learned[l].group, group) == 0 && strcmp(p->learned[l].exclude, ex) == 0))
+    while (l < p->nlearned && !(strcmp(p->learned[l].group, group) == 0 && strcmp(p->learned[l].exclude, ex) == 0 &&
+                                p->learned[l].by_arch == by_arch && memcmp(p->learned[l].tf, tf, sizeof p->learned[l].tf) == 0))
         l++;
     if (l == p->nlearned) {
         if (p->nlearned == p->lcap) {
@@ -241,10 +285,12 @@ int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], con
         Learned *L = &p->learned[p->nlearned++];
         snprintf(L->group, sizeof L->group, "%s", group);
         snprintf(L->exclude, sizeof L->exclude, "%s", ex);
-        learn(p, group, exclude, L);
+        L->by_arch = by_arch;
+        memcpy(L->tf, tf, sizeof L->tf);
+        learn(p, group, exclude, tf, L);
     }
     const Learned *L = &p->learned[l];
-    if (combine(p, group, tf, exclude, NULL, L->h, out, info) != 0)
+    if (combine(p, group, tf, exclude, NULL, NULL, L->h, out, info) != 0)
         return 1;
     info->h = L->h;
     info->loo_err = L->err;

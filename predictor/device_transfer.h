@@ -9,7 +9,10 @@
  * the sheets: w = exp(-|f - f_d|^2 / 2h^2) over the features below, each in units of its
  * spread over the devices. How far the similarity reaches (h, from a narrow neighbourhood
  * to all devices alike) is learned per group by leaving each device out in turn: the h
- * whose transferred parameters predict the left-out devices' own measurements best. That
+ * whose transferred parameters predict the left-out devices' own measurements best (for a
+ * device whose architecture no pool device shares, leaving out each device with its
+ * architecture's siblings, as the target is, and counting most the left-out devices near
+ * the target). That
  * error (the mean over the left-out devices of their mean |relative error|) is the
  * transfer's band.
  * Sheet features: log FP32 peak (GEMM-usable lanes), log memory bandwidth, log SMs, log L2,
@@ -29,8 +32,9 @@ void transfer_features(const DeviceSpec *d, double feat[TF_COUNT]);
 typedef struct TransferPool TransferPool;
 
 TransferPool *tp_new(void);
-/* Adds a device's evidence (fitted; owned by the pool from now on) with its features. */
-int tp_add(TransferPool *p, DeviceEvidence *ev, const double feat[TF_COUNT]);
+/* Adds a device's evidence (fitted; owned by the pool from now on) with its features and
+ * architecture (the sheet's "arch"; NULL or "" if unknown). */
+int tp_add(TransferPool *p, DeviceEvidence *ev, const double feat[TF_COUNT], const char *arch);
 void tp_free(TransferPool *p);
 int tp_count(const TransferPool *p);
 DeviceEvidence *tp_device(const TransferPool *p, int i);
@@ -44,10 +48,12 @@ typedef struct {
     char nearest[48];/* the source with the largest weight */
 } TransferInfo;
 
-/* The group's parameters for a device with features tf, from every pool device that has a
- * fit of it except `exclude` (NULL: none; the device priced as if it had no evidence). The
- * reach is learned without `exclude` too. 0 and *out, *info; 1 if no device has the group. */
-int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], const char *exclude, GpuGroupFit *out,
-              TransferInfo *info);
+/* The group's parameters for a device with features tf and architecture arch, from every
+ * pool device that has a fit of it except `exclude` (NULL: none; the device priced as if it
+ * had no evidence). The reach is learned without `exclude` too, leaving out whole
+ * architectures when arch has no device in the pool. 0 and *out, *info; 1 if no device has
+ * the group. */
+int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], const char *arch, const char *exclude,
+              GpuGroupFit *out, TransferInfo *info);
 
 #endif

@@ -84,13 +84,14 @@ static void test_forms_are_sane(void **state)
 }
 
 /* times of a set of GEMMs and element-wise ops on sheet h, made by the forms at the true
- * parameters, 2% noise */
-static DeviceEvidence *synthetic_device(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too)
+ * parameters (the GEMMs' efficiency u), 2% noise */
+static DeviceEvidence *synthetic_device_u(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too, double u)
 {
     DeviceEvidence *e = dev_ev_new(name, h);
     TuRng r = tu_rng(seed);
     double p[GPU_PARAMS_MAX], q[GPU_PARAMS_MAX];
     truth_params(GF_TILES, p);
+    p[gpu_param_index(GF_TILES, "u")] = u;
     truth_params(GF_STREAM, q);
     for (int i = 0; i < 300; i++) {
         const int m = 32 << tu_rng_below(&r, 7), n = 32 << tu_rng_below(&r, 7), k = 32 << tu_rng_below(&r, 7);
@@ -107,6 +108,11 @@ static DeviceEvidence *synthetic_device(const char *name, const GpuSheet *h, uin
     }
     dev_ev_fit(e);
     return e;
+}
+
+static DeviceEvidence *synthetic_device(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too)
+{
+    return synthetic_device_u(name, h, seed, stream_too, 0.85);
 }
 
 static void test_own_evidence_exact_and_fitted(void **state)
@@ -174,7 +180,7 @@ static void test_transfer_recovers_a_left_out_device(void **state)
         const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
         double f[TF_COUNT];
         features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
-        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 100 + i, true), f), 0);
+        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 100 + i, true), f, ""), 0);
     }
     /* the fourth has no evidence: its GEMMs come from the other three's, carried by its sheet */
     const GpuSheet h4 = sheet(devs[3].tflops, devs[3].gbs, devs[3].sms);
@@ -182,7 +188,7 @@ static void test_transfer_recovers_a_left_out_device(void **state)
     features_of(devs[3].tflops, devs[3].gbs, devs[3].sms, devs[3].year, f4);
     GpuGroupFit g;
     TransferInfo info;
-    assert_int_equal(tp_params(pool, "gemm", f4, NULL, &g, &info), 0);
+    assert_int_equal(tp_params(pool, "gemm", f4, "", NULL, &g, &info), 0);
     assert_int_equal(info.sources, 3);
     assert_true(info.loo_err < 0.05); /* each of the three predicted from the other two */
     double p[GPU_PARAMS_MAX];
@@ -199,11 +205,49 @@ static void test_transfer_recovers_a_left_out_device(void **state)
     if (err / 50 > 0.05)
         fail_msg("transferred GEMMs %.1f%% off the left-out device's truth", 100 * err / 50);
     /* leaving a device out: it is not among the sources, and its own fit is not used */
-    assert_int_equal(tp_params(pool, "gemm", f4, "synth-a", &g, &info), 0);
+    assert_int_equal(tp_params(pool, "gemm", f4, "", "synth-a", &g, &info), 0);
     assert_int_equal(info.sources, 2);
     assert_string_not_equal(info.nearest, "synth-a");
     /* a group no device has */
-    assert_int_equal(tp_params(pool, "layernorm fwd", f4, NULL, &g, &info), 1);
+    assert_int_equal(tp_params(pool, "layernorm fwd", f4, "", NULL, &g, &info), 1);
+    tp_free(pool);
+}
+
+/* A target whose architecture the pool lacks learns its reach with each device's siblings
+ * left out with it: two boards of one architecture predict each other well, which says
+ * nothing of how well they predict another architecture, and the band says so. */
+static void test_new_architecture_leaves_siblings_out(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *arch;
+        double tflops, gbs, u;
+        int sms, year;
+    } devs[] = {{"synth-x1", "xarch", 11.0, 480, 0.85, 28, 2016}, {"synth-x2", "xarch", 12.1, 548, 0.85, 30, 2017},
+                {"synth-y", "yarch", 14, 900, 0.55, 80, 2017}};
+    TransferPool *pool = tp_new();
+    for (size_t i = 0; i < 3; i++) {
+        const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
+        double f[TF_COUNT];
+        features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
+        assert_int_equal(tp_add(pool, synthetic_device_u(devs[i].name, &h, 500 + i, false, devs[i].u), f, devs[i].arch), 0);
+    }
+    double ft[TF_COUNT];
+    features_of(11.5, 500, 29, 2017, ft);
+    GpuGroupFit g;
+    TransferInfo sibling, stranger;
+    assert_int_equal(tp_params(pool, "gemm", ft, "xarch", NULL, &g, &sibling), 0);
+    assert_int_equal(tp_params(pool, "gemm", ft, "zarch", NULL, &g, &stranger), 0);
+    /* a board of a known architecture: each sibling predicted from the other, within a few % */
+    /* a board of a known architecture: each device predicted from the other two (the
+     * siblings from each other, within a few %; the third, 0.55 from 0.85, far off) */
+    if (!(sibling.loo_err < 0.12))
+        fail_msg("leave-one-device-out error %.1f%%, expected below 12%%", 100 * sibling.loo_err);
+    /* a new one: each architecture predicted from the other's devices, 0.85 from 0.55 */
+    if (!(stranger.loo_err > 2 * sibling.loo_err))
+        fail_msg("leave-one-architecture-out error %.1f%%, expected above twice the %.1f%% among siblings",
+                 100 * stranger.loo_err, 100 * sibling.loo_err);
+    assert_true(g.band >= stranger.loo_err);
     tp_free(pool);
 }
 
@@ -225,7 +269,7 @@ static void test_order_of_evidence(void **state)
         const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
         double f[TF_COUNT];
         features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
-        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f), 0);
+        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f, ""), 0);
     }
     DeviceSpec dev = {.gpu = true, .year = 2022, .sm_count = 132, .mem_Bps = 3350e9, .l2_bytes = 40.0 * 1048576,
                       .launch_s = 5e-6, .tdp_w = 300};
@@ -258,7 +302,7 @@ static void test_order_of_evidence(void **state)
         const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
         double f[TF_COUNT];
         features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
-        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f), 0);
+        assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f, ""), 0);
     }
     p = dp_new(&dev, PREC_FP32, pool, NULL, DP_NO_OWN);
     assert_int_equal(dp_price(p, &g, &pr, err, sizeof err), 0);
@@ -273,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_forms_are_sane),
         cmocka_unit_test(test_own_evidence_exact_and_fitted),
         cmocka_unit_test(test_transfer_recovers_a_left_out_device),
+        cmocka_unit_test(test_new_architecture_leaves_siblings_out),
         cmocka_unit_test(test_order_of_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
