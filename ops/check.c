@@ -1267,11 +1267,16 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
             if (j != i && info[i].role != BUF_IN && info[j].role == BUF_IN)
                 OPS_ASSERT(bufs[i] != bufs[j]);
     }
+    /* the checks see OP_MAX_BUFS entries, NULL past the kind's own: the caller's bufs[]
+     * may hold just its nb (a check may name a buffer another phase has, unread) */
+    void *all[OP_MAX_BUFS] = {0};
     float *b0[OP_MAX_BUFS] = {0};
-    for (int i = 0; i < nb; i++)
+    for (int i = 0; i < nb; i++) {
+        all[i] = bufs[i];
         b0[i] = before ? before[i] : NULL;
+    }
     SpotCheck ck = {.worst = 0.0, .ok = true};
-    op_kind_info(d->kind)->spot(&ck, d, bufs, b0, samples, seed);
+    op_kind_info(d->kind)->spot(&ck, d, all, b0, samples, seed);
     if (max_err)
         *max_err = ck.worst;
     return ck.ok;
