@@ -36,7 +36,7 @@ typedef struct {
     char group[GPU_GROUP_MAX], exclude[48];
     bool by_arch;
     double tf[TF_COUNT];
-    double h, err;
+    double h, hp, err; /* the reach, the power parameters' reach, the leave-out error */
 } Learned;
 
 struct TransferPool {
@@ -126,15 +126,53 @@ static bool skipped(const PoolDevice *d, const char *a, const char *b, const cha
            (arch && arch[0] && strcmp(d->arch, arch) == 0);
 }
 
+/* A device's log board power, NAN if its sheet lacks it: what decides how far a long GEMM
+ * throttles (power per peak FLOP separates nothing: the A100's 12.8 W/TFLOP is the P4's). */
+static double board_power(const double f[TF_COUNT]) { return f[6]; }
+
+/* How many times faster an SM of the target (features t) computes than one of the source
+ * (features f), 1 where a sheet lacks the peak or the SM count. A tile's pipeline fill is a
+ * latency, much the same in nanoseconds on every GPU: the reduction steps it costs grow
+ * with how fast the SM runs through them (an H100 SM, 128 lanes at 1.98 GHz, spends about
+ * three times an A100 SM's steps filling it). */
+static double sm_rate_ratio(const double t[TF_COUNT], const double f[TF_COUNT])
+{
+    if (!(isfinite(t[0]) && isfinite(t[2]) && isfinite(f[0]) && isfinite(f[2])))
+        return 1.0;
+    return exp((t[0] - t[2]) - (f[0] - f[2]));
+}
+
+/* The spread of board_power over the pool (1 where it does not vary). */
+static double power_spread(const TransferPool *p)
+{
+    double s = 0, s2 = 0;
+    int n = 0;
+    for (int i = 0; i < p->n; i++) {
+        const double v = board_power(p->dev[i].feat);
+        if (isfinite(v)) {
+            s += v, s2 += v * v;
+            n++;
+        }
+    }
+    const double var = n > 1 ? (s2 - s * s / n) / (n - 1) : 0;
+    return var > 1e-12 ? sqrt(var) : 1.0;
+}
+
 /* The group's parameters from the pool's devices but a, b and those of architecture arch:
- * each parameter's similarity-weighted average (in its search coordinate) with reach h. */
+ * each parameter's similarity-weighted average (in its search coordinate) with reach h.
+ * The tiles form's power parameters (the sustained fraction and how soon it is reached)
+ * are a matter of board power, whatever else the sheets share: a 72 W Ada card throttles
+ * like a 70 W Turing one, not like the 250 W Ampere board nearest it in the other features;
+ * they are averaged with those weights times a Gaussian in board power of reach hp. A
+ * pipeline fill carries over scaled by the SMs' rates (sm_rate_ratio). */
 static int combine(const TransferPool *p, const char *group, const double tf[TF_COUNT], const char *a, const char *b,
-                   const char *arch, double h, GpuGroupFit *out, TransferInfo *info)
+                   const char *arch, double h, double hp, GpuGroupFit *out, TransferInfo *info)
 {
     double sd[TF_COUNT];
     spreads(p, sd);
     enum { SRC_MAX = 64 };
-    double w[SRC_MAX], x[SRC_MAX][GPU_PARAMS_MAX], band = 0, sw = 0, wmax = -1;
+    double w[SRC_MAX], wp[SRC_MAX], x[SRC_MAX][GPU_PARAMS_MAX], band = 0, sw = 0, swp = 0, wmax = -1;
+    const double psd = power_spread(p), ptarget = board_power(tf);
     int n = 0, np = 0;
     GpuForm form = GF_STREAM;
     for (int i = 0; i < p->n && n < SRC_MAX; i++) {
@@ -149,9 +187,18 @@ static int combine(const TransferPool *p, const char *group, const double tf[TF_
             continue;
         form = g->form;
         np = gpu_form_nparams(form);
+        const double sm_ratio = sm_rate_ratio(tf, p->dev[i].feat);
         for (int k = 0; k < np; k++)
-            x[n][k] = gpu_param_to_search(form, k, g->p[k]);
+            x[n][k] = gpu_param_to_search(form, k, gpu_param_is_fill(form, k) ? g->p[k] * sm_ratio : g->p[k]);
         w[n] = wi;
+        const double pd = board_power(p->dev[i].feat);
+        if (isfinite(ptarget) && isfinite(pd) && !isinf(hp)) {
+            const double z = (ptarget - pd) / psd;
+            wp[n] = wi * exp(-z * z / (2 * hp * hp)) + 1e-300;
+        } else {
+            wp[n] = wi;
+        }
+        swp += wp[n];
         band += wi * g->band;
         sw += wi;
         if (info && wi > wmax) {
@@ -166,15 +213,29 @@ static int combine(const TransferPool *p, const char *group, const double tf[TF_
     snprintf(out->group, sizeof out->group, "%s", group);
     out->form = form;
     for (int k = 0; k < np; k++) {
+        const bool power = gpu_param_is_power(form, k) && swp > 0;
         double mean = 0;
         for (int i = 0; i < n; i++)
-            mean += w[i] * x[i][k];
-        out->p[k] = gpu_param_from_search(form, k, mean / sw);
+            mean += (power ? wp[i] : w[i]) * x[i][k];
+        out->p[k] = gpu_param_from_search(form, k, mean / (power ? swp : sw));
     }
     out->band = band / sw;
     if (info)
         info->sources = n;
     return 0;
+}
+
+/* Whether the group's form has power parameters (its reach for them is learned too). */
+static bool power_form(const TransferPool *p, const char *group)
+{
+    for (int i = 0; i < p->n; i++) {
+        const GpuGroupFit *g = dev_ev_group(p->dev[i].ev, group);
+        if (g)
+            for (int k = 0; k < gpu_form_nparams(g->form); k++)
+                if (gpu_param_is_power(g->form, k))
+                    return true;
+    }
+    return false;
 }
 
 static const double REACH[] = {0.5, 1.0, 2.0, 4.0, INFINITY};
@@ -191,7 +252,7 @@ static const double REACH[] = {0.5, 1.0, 2.0, 4.0, INFINITY};
  * by_arch: from the other architectures' devices only, each left-out device's error
  * weighted by its nearness to the target's features tf. */
 static double loo_error(const TransferPool *p, const char *group, const char *exclude, const int *idx, int nd,
-                        bool by_arch, const double tf[TF_COUNT], double h)
+                        bool by_arch, const double tf[TF_COUNT], double h, double hp)
 {
     double total = 0, counted = 0;
     double sd[TF_COUNT];
@@ -199,7 +260,7 @@ static double loo_error(const TransferPool *p, const char *group, const char *ex
     for (int a = 0; a < nd; a++) {
         const PoolDevice *d = &p->dev[idx[a]];
         GpuGroupFit f;
-        if (combine(p, group, d->feat, exclude, dev_ev_device(d->ev), by_arch ? d->arch : NULL, h, &f, NULL) != 0)
+        if (combine(p, group, d->feat, exclude, dev_ev_device(d->ev), by_arch ? d->arch : NULL, h, hp, &f, NULL) != 0)
             continue;
         GpuShape *s;
         double *t;
@@ -220,13 +281,15 @@ static double loo_error(const TransferPool *p, const char *group, const char *ex
 }
 
 /* Learns how far the similarity reaches for the group, leaving each device out in turn:
- * the reach whose average predicts the left-out devices' own measurements best. The
+ * the reach (and, for a form with power parameters, their reach in board power: the pair
+ * on the grid) whose average predicts the left-out devices' own measurements best. The
  * left-out device stands for the target, so when no pool device shares the target's
  * architecture its siblings leave with it (a pool with three GP102 boards otherwise learns
  * the narrow reach that suits siblings, and a new architecture then takes one neighbour's
- * parameters), and the left-out devices near the target count most. (A line in one sheet feature per parameter was tried too, learned the same
- * way: with NeuSight's five training devices it won on the left-out devices and lost on the
- * unseen ones, a line through too few points; docs/gpu-pricing.md.) */
+ * parameters), and the left-out devices near the target count most. (A line in one sheet
+ * feature per parameter was tried too, learned the same way: with NeuSight's five training
+ * devices it won on the left-out devices and lost on the unseen ones, a line through too
+ * few points; docs/gpu-pricing.md.) */
 static void learn(TransferPool *p, const char *group, const char *exclude, const double tf[TF_COUNT], Learned *L)
 {
     int idx[64], nd = 0;
@@ -234,15 +297,21 @@ static void learn(TransferPool *p, const char *group, const char *exclude, const
         if (!skipped(&p->dev[i], exclude, NULL, NULL) && dev_ev_group(p->dev[i].ev, group))
             idx[nd++] = i;
     L->h = INFINITY;
+    L->hp = INFINITY;
     L->err = 0;
     if (nd < 2)
         return;
     double best = INFINITY;
     for (size_t r = 0; r < sizeof REACH / sizeof REACH[0]; r++) {
-        const double e = loo_error(p, group, exclude, idx, nd, L->by_arch, tf, REACH[r]);
-        if (e < best) {
-            best = e;
-            L->h = REACH[r];
+        for (size_t q = 0; q < sizeof REACH / sizeof REACH[0]; q++) {
+            if (q > 0 && !power_form(p, group))
+                break;
+            const double e = loo_error(p, group, exclude, idx, nd, L->by_arch, tf, REACH[r], REACH[q]);
+            if (e < best) {
+                best = e;
+                L->h = REACH[r];
+                L->hp = REACH[q];
+            }
         }
     }
     L->err = isfinite(best) ? best : 0;
@@ -290,7 +359,7 @@ int tp_params(TransferPool *p, const char *group, const double tf[TF_COUNT], con
         learn(p, group, exclude, tf, L);
     }
     const Learned *L = &p->learned[l];
-    if (combine(p, group, tf, exclude, NULL, NULL, L->h, out, info) != 0)
+    if (combine(p, group, tf, exclude, NULL, NULL, L->h, L->hp, out, info) != 0)
         return 1;
     info->h = L->h;
     info->loo_err = L->err;

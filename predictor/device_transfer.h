@@ -17,6 +17,10 @@
  * transfer's band.
  * Sheet features: log FP32 peak (GEMM-usable lanes), log memory bandwidth, log SMs, log L2,
  * HBM or not, the year, log board power (a 70 W card throttles where a 300 W one does not).
+ * Two parameters carry over by what they depend on: a tile's pipeline fill, a latency
+ * counted in reduction steps, is scaled by the target's FP32 rate per SM over the source's;
+ * the power limit's parameters are averaged over log board power alone, with a reach of
+ * their own learned with h.
  */
 #ifndef DLPERF_DEVICE_TRANSFER_H
 #define DLPERF_DEVICE_TRANSFER_H

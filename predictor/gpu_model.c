@@ -67,6 +67,9 @@ int gpu_form_nparams(GpuForm f)
     return n;
 }
 
+bool gpu_param_is_power(GpuForm f, int i) { return f == GF_TILES && (i == 6 || i == 7); }
+bool gpu_param_is_fill(GpuForm f, int i) { return f == GF_TILES && i == 1; }
+
 int gpu_param_index(GpuForm f, const char *name)
 {
     int n;

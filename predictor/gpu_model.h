@@ -87,5 +87,9 @@ double gpu_model_time(const GpuShape *s, const GpuSheet *h, const double *p);
 double gpu_model_fit(const GpuShape *s, const double *t, int n, const GpuSheet *h, const double *fixed, double *p);
 /* The index of the parameter named `name` in form f, -1 if none. */
 int gpu_param_index(GpuForm f, const char *name);
+/* Whether parameter i of form f describes the power limit (tiles: s and tau). */
+bool gpu_param_is_power(GpuForm f, int i);
+/* Whether parameter i of form f is a pipeline fill counted in reduction steps (tiles: k0). */
+bool gpu_param_is_fill(GpuForm f, int i);
 
 #endif
