@@ -35,7 +35,9 @@ LIB_DIRS = ops models microbench predictor verify db
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/systems_builtin.o
 # the spec sheets (devices, interconnects, systems), compiled into the binary
-SPEC_JSON = $(sort $(wildcard systems/*.json systems/*/*.json))
+SPEC_JSON = $(sort $(filter-out systems/profiles/%,$(wildcard systems/*.json systems/*/*.json)))
+# the devices' compact evidence profiles (dlperf systems profile; scripts/make-profiles.sh)
+PROFILE_JSON = $(sort $(wildcard systems/profiles/*.json))
 CLI_SRC  = $(wildcard cli/*.c)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/test_*.c)
@@ -72,9 +74,9 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 $(BUILD)/cli/version.o: $(BUILD)/version.h
 $(BUILD)/cli/version.o: CFLAGS += -I$(BUILD)
 
-$(BUILD)/systems_builtin.c: $(SPEC_JSON) scripts/embed-specs.sh | $(DEPS_STAMP)
+$(BUILD)/systems_builtin.c: $(SPEC_JSON) $(PROFILE_JSON) scripts/embed-specs.sh | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	scripts/embed-specs.sh $@ $(SPEC_JSON)
+	scripts/embed-specs.sh $@ $(SPEC_JSON) -- $(PROFILE_JSON)
 
 $(BUILD)/systems_builtin.o: $(BUILD)/systems_builtin.c
 	$(CC) -std=c11 -c $< -o $@

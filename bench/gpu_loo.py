@@ -94,7 +94,7 @@ def main():
     per = collections.defaultdict(list)   # (label, class) -> [ape]
     for label, sheet, files in sets:
         path = os.path.join(out, label.replace(" ", "_") + ".csv")
-        sh([a.dlperf, "validate", "--db", db, "--device", sheet, "--without-own", "--precision", "fp32", "--csv",
+        sh([a.dlperf, "validate", "--db", db, "--device", sheet, "--without-own", "--no-profiles", "--precision", "fp32", "--csv",
             path] + files)
         src = label.split()[0]
         for r in csv.DictReader(open(path)):

@@ -45,7 +45,7 @@ TITAN = [("alexnet-owt", 128, 0.2116), ("googlenet", 128, 1.1633), ("overfeat", 
 
 def predict(dlperf, db, model, device, batch, without_own):
     cmd = [dlperf, "predict", model, "--device", device, "--batch", str(batch), "--mode", "fwd-bwd", "--no-host",
-           "--db", db, "--json"]
+           "--no-profiles", "--db", db, "--json"]
     if model in NO_QUIRK:
         cmd.append("--no-quirk")
     if without_own:

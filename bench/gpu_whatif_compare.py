@@ -49,7 +49,7 @@ def predict(a):
                 batch = DEFAULT_BATCH[m] * int(k)
                 for p in a.precisions.split(","):
                     r = run_json([DLPERF, "predict", m, "--system", s, "--batch", str(batch), "--precision", p,
-                                  "--db", a.db, "--json"])
+                                  "--db", a.db, "--json"] + (["--no-profiles"] if a.no_profiles else []))
                     out["predictions"].append(r)
                     print("%s %-12s %4d %-4s %9.3f ms" % (s, m, batch, p, r["compute_s"] * 1e3), file=sys.stderr)
     with open(a.out, "w") as f:
@@ -122,6 +122,8 @@ def main():
     pp.add_argument("--models", default="p3b1,basic-lstm,p1b1,alexnet-owt,resnet50,googlenet,vgg11")
     pp.add_argument("--precisions", default="fp32,tf32,bf16")
     pp.add_argument("--scales", default="1,4")
+    pp.add_argument("--no-profiles", action="store_true",
+                    help="GPU evidence from --db only, not dlperf's built-in profiles")
     cp = sub.add_parser("compare")
     cp.add_argument("predictions")
     cp.add_argument("measured")

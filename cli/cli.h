@@ -132,6 +132,7 @@ typedef struct {
     const char *device;    /* or one device of a sheet, on its own (no network) */
     int mode;              /* PlanMode of the step priced (PLAN_TRAIN by default) */
     bool without_own;      /* price the device as if it had no evidence of its own */
+    bool no_profiles;      /* the database's GPU evidence only, not the built-in profiles */
     const char *precision; /* fp32 (default), fp16, bf16, tf32, fp64 */
     const char *allreduce; /* algorithm name (default: the system's), "all" for sweep */
     bool allow_all;

@@ -21,7 +21,8 @@ typedef struct {
 } PredictOpts;
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
-       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST, OPT_DEVICE, OPT_MODE, OPT_WITHOUT_OWN };
+       OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST, OPT_DEVICE, OPT_MODE, OPT_WITHOUT_OWN,
+       OPT_NO_PROFILES };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -35,6 +36,7 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_SYSTEM: o->w.system = arg; return 0;
     case OPT_DEVICE: o->w.device = arg; return 0;
     case OPT_WITHOUT_OWN: o->whatif_option = true; o->w.without_own = true; return 0;
+    case OPT_NO_PROFILES: o->whatif_option = true; o->w.no_profiles = true; return 0;
     case OPT_MODE:
         o->whatif_option = true;
         if (strcmp(arg, "train") == 0)
@@ -210,7 +212,8 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"overlap", no_argument, NULL, OPT_OVERLAP}, {"pipeline", required_argument, NULL, OPT_PIPELINE},
         {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES}, {"summa", required_argument, NULL, OPT_SUMMA},
         {"no-host", no_argument, NULL, OPT_NO_HOST}, {"device", required_argument, NULL, OPT_DEVICE},
-        {"mode", required_argument, NULL, OPT_MODE}, {"without-own", no_argument, NULL, OPT_WITHOUT_OWN}, {0}};
+        {"mode", required_argument, NULL, OPT_MODE}, {"without-own", no_argument, NULL, OPT_WITHOUT_OWN},
+        {"no-profiles", no_argument, NULL, OPT_NO_PROFILES}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
@@ -222,7 +225,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
                                           "--pipeline and --summa need a --system");
     if (po.whatif_option && !po.w.system && !po.w.device)
         return cli_error(cli, EXIT_USAGE, "--nodes, --precision, --allreduce, --overlap, --no-host, --pipeline, --summa, "
-                                          "--mode and --without-own describe a spec-sheet system: give --system NAME or --device NAME "
+                                          "--mode, --without-own and --no-profiles describe a spec-sheet system: give --system NAME or --device NAME "
                                           "(see 'dlperf systems')");
     if (po.w.micro_batches && !po.w.pipeline)
         return cli_error(cli, EXIT_USAGE, "--micro-batches goes with --pipeline S");

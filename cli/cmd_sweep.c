@@ -98,7 +98,7 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         }
         if (found != 0)
             w->cal.id = 0;
-        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, o->without_own ? DP_NO_OWN : 0, fitting, NULL, err,
+        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, (o->without_own ? DP_NO_OWN : 0) | (o->no_profiles ? DP_NO_PROFILES : 0), fitting, NULL, err,
                               sizeof err))) {
             whatif_close(w);
             return cli_error(cli, EXIT_FAIL, "%s", err);
@@ -480,7 +480,7 @@ typedef struct {
 } SweepOpts;
 
 enum { OPT_SYSTEM = 1, OPT_NODES, OPT_BATCH, OPT_GLOBAL_BATCH, OPT_PRECISION, OPT_ALLREDUCE, OPT_OVERLAP, OPT_NO_HOST, OPT_CSV,
-       OPT_PLOT };
+       OPT_PLOT, OPT_NO_PROFILES };
 
 static int sweep_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -496,6 +496,7 @@ static int sweep_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_NO_HOST: o->w.no_host = true; return 0;
     case OPT_CSV: o->csv = true; return 0;
     case OPT_PLOT: o->plot = arg; return 0;
+    case OPT_NO_PROFILES: o->w.no_profiles = true; return 0;
     }
     return EXIT_USAGE;
 }
@@ -628,6 +629,7 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
                                          {"no-host", no_argument, NULL, OPT_NO_HOST},
                                          {"csv", no_argument, NULL, OPT_CSV},
                                          {"plot", required_argument, NULL, OPT_PLOT},
+                                         {"no-profiles", no_argument, NULL, OPT_NO_PROFILES},
                                          {0}};
     SweepOpts so = {.w.allow_all = true};
     int rc = cli_parse(cli, argc, argv, opts, sweep_option, &so, command_usage(cli->cmd));

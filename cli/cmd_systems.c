@@ -3,6 +3,7 @@
  *   dlperf systems                 list them (built into the binary from systems/, and added)
  *   dlperf systems show NAME       every figure with its source
  *   dlperf systems add FILE        validate a spec sheet and store it in the database
+ *   dlperf systems profile NAME... a device's evidence in the database as a compact profile
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,17 +11,34 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "predictor/device_price.h"
+#include "predictor/device_profile.h"
 #include "predictor/system.h"
 
-enum { OPT_REPLACE = 1 };
+enum { OPT_REPLACE = 1, OPT_NOTE, OPT_OUT_DIR, NOTES_MAX = 16 };
+
+typedef struct {
+    bool replace;
+    const char *notes[NOTES_MAX];
+    int nnotes;
+    const char *out_dir;
+} SystemsArgs;
 
 static int systems_option(Cli *cli, int id, const char *arg, void *ctx)
 {
-    if (id == OPT_REPLACE) {
-        *(bool *)ctx = true;
+    SystemsArgs *a = ctx;
+    switch (id) {
+    case OPT_REPLACE: a->replace = true; return 0;
+    case OPT_NOTE:
+        if (a->nnotes == NOTES_MAX)
+            return cli_error(cli, EXIT_USAGE, "--note: at most %d", NOTES_MAX);
+        if (!arg[0] || strlen(arg) > 400)
+            return cli_error(cli, EXIT_USAGE, "--note: expected 1 to 400 characters");
+        a->notes[a->nnotes++] = arg;
         return 0;
+    case OPT_OUT_DIR: a->out_dir = arg; return 0;
+    default: return EXIT_USAGE;
     }
-    return EXIT_USAGE;
 }
 
 static int list(Cli *cli, Db *db)
@@ -225,24 +243,124 @@ static int add(Cli *cli, Db *db, const char *path, bool replace)
     return EXIT_OK;
 }
 
+typedef struct {
+    char *v[64];
+    int n;
+} Sources;
+
+static int add_source(const CalibrationRow *c, void *ctx)
+{
+    Sources *s = ctx;
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], c->source) == 0)
+            return 0;
+    if (s->n < 64 && c->source[0])
+        s->v[s->n++] = strdup(c->source);
+    return 0;
+}
+
+static void fitting(const char *device, int points, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "fitting the kernel forms to %s's %d measurements ...\n", device, points);
+}
+
+/* The device's evidence in the database, every precision, as a profile: to DIR/NAME.json,
+ * or standard output. */
+static int profile_one(Cli *cli, Db *db, const char *name, const SystemsArgs *a)
+{
+    DeviceSpec spec;
+    char err[1024];
+    if (device_load(db, name, &spec, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    static const Precision precs[] = {PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16};
+    enum { NP = sizeof precs / sizeof precs[0] };
+    DeviceEvidence *ev[NP] = {NULL};
+    Sources src[NP];
+    ProfilePart parts[NP];
+    int n = 0, rc = EXIT_OK;
+    memset(src, 0, sizeof src);
+    for (int i = 0; i < NP && rc == EXIT_OK; i++) {
+        if (!(ev[i] = dp_device_evidence(db, &spec, precs[i], fitting, NULL, err, sizeof err))) {
+            if (err[0])
+                rc = cli_error(cli, EXIT_FAIL, "%s", err);
+            continue;
+        }
+        if (db_device_calibrations(db, spec.name, precision_name(precs[i]), add_source, &src[i]) != 0) {
+            rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+            break;
+        }
+        parts[n++] = (ProfilePart){precision_name(precs[i]), ev[i], (const char *const *)src[i].v, src[i].n};
+    }
+    char *text = NULL;
+    if (rc == EXIT_OK && n == 0)
+        rc = cli_error(cli, EXIT_USAGE, "%s: no measurements of it in %s to profile ('dlperf import FILE... --device "
+                       "%s' stores them)", spec.name, cli->db_path, spec.name);
+    if (rc == EXIT_OK) {
+        char now[32];
+        db_now_iso(now);
+        if (!(text = profile_write(spec.name, parts, n, a->notes, a->nnotes, now, err, sizeof err)))
+            rc = cli_error(cli, EXIT_FAIL, "%s", err);
+    }
+    if (rc == EXIT_OK && a->out_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.json", a->out_dir, spec.name);
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        FILE *f = fopen(tmp, "w");
+        if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+            rc = cli_error(cli, EXIT_FAIL, "--out-dir: cannot write %s (a writable directory is needed)", path);
+            remove(tmp);
+        } else if (!cli->json) {
+            printf("%s: %s, precisions", path, spec.name);
+            for (int i = 0; i < n; i++) {
+                const GpuGroupFit *g;
+                const int ng = dev_ev_groups(parts[i].ev, &g);
+                printf("%s %s (%d groups from %d measurements)", i ? "," : "", parts[i].precision, ng,
+                       dev_ev_points(parts[i].ev));
+            }
+            printf("\n");
+        }
+    } else if (rc == EXIT_OK) {
+        printf("%s\n", text);
+    }
+    free(text);
+    for (int i = 0; i < NP; i++) {
+        dev_ev_free(ev[i]);
+        for (int k = 0; k < src[i].n; k++)
+            free(src[i].v[k]);
+    }
+    return rc;
+}
+
 int cmd_systems(int argc, char **argv, Cli *cli)
 {
-    static const struct option opts[] = {CLI_COMMON_OPTIONS, {"replace", no_argument, NULL, OPT_REPLACE}, {0}};
-    bool replace = false;
-    int rc = cli_parse(cli, argc, argv, opts, systems_option, &replace, command_usage(cli->cmd));
+    static const struct option opts[] = {CLI_COMMON_OPTIONS,
+                                         {"replace", no_argument, NULL, OPT_REPLACE},
+                                         {"note", required_argument, NULL, OPT_NOTE},
+                                         {"out-dir", required_argument, NULL, OPT_OUT_DIR},
+                                         {0}};
+    SystemsArgs a = {.replace = false};
+    int rc = cli_parse(cli, argc, argv, opts, systems_option, &a, command_usage(cli->cmd));
     if (rc)
         return rc;
     const char *verb = optind < argc ? argv[optind] : "list";
     const int nargs = argc - optind - (optind < argc);
+    const bool profile = strcmp(verb, "profile") == 0;
     if (strcmp(verb, "list") == 0 && nargs != 0)
         return cli_error(cli, EXIT_USAGE, "'systems' takes no more arguments ('%s')", argv[optind + 1]);
     if ((strcmp(verb, "show") == 0 || strcmp(verb, "add") == 0) && nargs != 1)
         return cli_error(cli, EXIT_USAGE, "'systems %s' takes one %s", verb,
                          verb[0] == 's' ? "NAME (see 'dlperf systems')" : "FILE (a JSON spec sheet, systems/README.md)");
-    if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 && strcmp(verb, "add") != 0)
-        return cli_error(cli, EXIT_USAGE, "'%s': expected show NAME, add FILE, or nothing (the list)", verb);
-    if (replace && strcmp(verb, "add") != 0)
+    if (profile && (nargs < 1 || (nargs > 1 && !a.out_dir)))
+        return cli_error(cli, EXIT_USAGE, "'systems profile' takes a device NAME (several with --out-dir DIR)");
+    if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 && strcmp(verb, "add") != 0 && !profile)
+        return cli_error(cli, EXIT_USAGE, "'%s': expected show NAME, add FILE, profile NAME..., or nothing (the list)",
+                         verb);
+    if (a.replace && strcmp(verb, "add") != 0)
         return cli_error(cli, EXIT_USAGE, "--replace goes with 'systems add FILE'");
+    if ((a.nnotes || a.out_dir) && !profile)
+        return cli_error(cli, EXIT_USAGE, "--note and --out-dir go with 'systems profile NAME...'");
     Db *db = cli_db_open(cli);
     if (!db)
         return EXIT_FAIL;
@@ -250,8 +368,11 @@ int cmd_systems(int argc, char **argv, Cli *cli)
         rc = list(cli, db);
     else if (strcmp(verb, "show") == 0)
         rc = show(cli, db, argv[optind + 1]);
+    else if (profile)
+        for (int i = optind + 1; i < argc && rc == EXIT_OK; i++)
+            rc = profile_one(cli, db, argv[i], &a);
     else
-        rc = add(cli, db, argv[optind + 1], replace);
+        rc = add(cli, db, argv[optind + 1], a.replace);
     db_close(db);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/evidence_show.h"
 #include "predictor/device_price.h"
+#include "predictor/device_profile.h"
 
 enum { KINDS_MAX = 64, FRAMEWORKS_MAX = 4 };
 
@@ -214,6 +215,55 @@ static void show_transferred(Db *db, const DeviceSpec *dev)
     dp_free(p);
 }
 
+/* The device's built-in profile (device_profile.h), where it has one: per precision, its
+ * groups' fits. JSON: into doc's "profile". Whether one was shown. */
+static bool show_profile(const DeviceSpec *dev, bool superseded, cJSON *doc)
+{
+    static const Precision precs[] = {PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16};
+    for (int i = 0; i < profile_builtin_count(); i++) {
+        const char *path, *text = profile_builtin(i, &path);
+        char name[48], err[512];
+        if (profile_device(text, path, name, err, sizeof err) != 0 || strcmp(name, dev->name) != 0)
+            continue;
+        cJSON *pj = doc ? cJSON_AddObjectToObject(doc, "profile") : NULL;
+        if (pj) {
+            cJSON_AddStringToObject(pj, "path", path);
+            cJSON_AddBoolToObject(pj, "superseded_by_database", superseded);
+        }
+        if (!doc)
+            printf("\nbuilt-in profile %s (fitted from public measurements; %s):\n", path,
+                   superseded ? "the database's own measurements of it are used instead" : "what it is priced from");
+        for (size_t k = 0; k < sizeof precs / sizeof precs[0]; k++) {
+            GpuSheet h;
+            gpu_sheet_of(dev, precs[k], &h);
+            DeviceEvidence *ev;
+            if (profile_load(text, path, precision_name(precs[k]), &h, &ev, err, sizeof err) != 0)
+                continue;
+            const GpuGroupFit *g;
+            const int n = dev_ev_groups(ev, &g);
+            cJSON *arr = pj ? cJSON_AddArrayToObject(pj, precision_name(precs[k])) : NULL;
+            if (!doc)
+                printf("# %-5s %-30s %-7s %9s %8s\n", "prec", "group", "form", "points", "band");
+            for (int j = 0; j < n; j++) {
+                if (arr) {
+                    cJSON *o = cJSON_CreateObject();
+                    cJSON_AddStringToObject(o, "group", g[j].group);
+                    cJSON_AddStringToObject(o, "form", gpu_form_name(g[j].form));
+                    cJSON_AddNumberToObject(o, "points", g[j].points);
+                    cJSON_AddNumberToObject(o, "band", g[j].band);
+                    cJSON_AddItemToArray(arr, o);
+                } else {
+                    printf("  %-5s %-30s %-7s %9d %7.1f%%\n", precision_name(precs[k]), g[j].group,
+                           gpu_form_name(g[j].form), g[j].points, 100 * g[j].band);
+                }
+            }
+            dev_ev_free(ev);
+        }
+        return true;
+    }
+    return false;
+}
+
 int evidence_show(Cli *cli, Db *db, const char *device)
 {
     char err[1024];
@@ -240,7 +290,8 @@ int evidence_show(Cli *cli, Db *db, const char *device)
             cJSON_Delete(doc);
             return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         }
-    if (cc.n == 0 && !cli->json)
+    const bool has_profile = show_profile(&dev, cc.n > 0, doc);
+    if (cc.n == 0 && !cli->json && !has_profile)
         printf("  no calibration of %s: 'dlperf import FILE... --device %s' stores measurements of it; its "
                "predictions come from other devices' evidence carried over by the sheets\n", dev.name, dev.name);
     /* the fits, made now where the evidence changed since the last */

@@ -13,11 +13,11 @@
 #include "cli/validate_device.h"
 #include "verify/evidence_check.h"
 
-enum { OPT_DEVICE = 1, OPT_FORMAT, OPT_PRECISION, OPT_WITHOUT_OWN, OPT_CSV };
+enum { OPT_DEVICE = 1, OPT_FORMAT, OPT_PRECISION, OPT_WITHOUT_OWN, OPT_CSV, OPT_NO_PROFILES };
 
 typedef struct {
     const char *device, *format, *precision, *csv;
-    bool without_own;
+    bool without_own, no_profiles;
 } Args;
 
 static int option(Cli *cli, int id, const char *arg, void *ctx)
@@ -29,6 +29,7 @@ static int option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_FORMAT: a->format = arg; return 0;
     case OPT_PRECISION: a->precision = arg; return 0;
     case OPT_WITHOUT_OWN: a->without_own = true; return 0;
+    case OPT_NO_PROFILES: a->no_profiles = true; return 0;
     case OPT_CSV: a->csv = arg; return 0;
     default: return EXIT_USAGE;
     }
@@ -56,6 +57,7 @@ int validate_device(Cli *cli, int argc, char **argv)
                                          {"format", required_argument, NULL, OPT_FORMAT},
                                          {"precision", required_argument, NULL, OPT_PRECISION},
                                          {"without-own", no_argument, NULL, OPT_WITHOUT_OWN},
+                                         {"no-profiles", no_argument, NULL, OPT_NO_PROFILES},
                                          {"csv", required_argument, NULL, OPT_CSV},
                                          CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -101,7 +103,7 @@ int validate_device(Cli *cli, int argc, char **argv)
         db_close(db);
         return cli_error(cli, EXIT_USAGE, "%s", err);
     }
-    DevicePricer *p = dp_open(db, &dev, prec, NULL, a.without_own ? DP_NO_OWN : 0, fitting, NULL, err, sizeof err);
+    DevicePricer *p = dp_open(db, &dev, prec, NULL, (a.without_own ? DP_NO_OWN : 0) | (a.no_profiles ? DP_NO_PROFILES : 0), fitting, NULL, err, sizeof err);
     if (!p) {
         free(rows);
         db_close(db);

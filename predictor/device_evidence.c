@@ -124,6 +124,8 @@ static int add_group(DeviceEvidence *e, const char *group, GpuForm form)
     return e->ngroups++;
 }
 
+static int add_point(DeviceEvidence *e, const Point *pt);
+
 int dev_ev_add(DeviceEvidence *e, const OpDesc *d, double time_s, double lo_s, double hi_s, bool framework)
 {
     Point p = {.t = time_s, .lo = lo_s > 0 ? lo_s : time_s, .hi = hi_s > 0 ? hi_s : time_s};
@@ -134,6 +136,20 @@ int dev_ev_add(DeviceEvidence *e, const OpDesc *d, double time_s, double lo_s, d
         snprintf(p.s.group + strlen(p.s.group), sizeof p.s.group - strlen(p.s.group), " @framework");
         at_key(p.key);
     }
+    return add_point(e, &p);
+}
+
+int dev_ev_add_shape(DeviceEvidence *e, const GpuShape *s, double time_s)
+{
+    Point p = {.s = *s, .t = time_s, .lo = time_s, .hi = time_s}; /* no key: never an exact price */
+    if (!(time_s > 0))
+        return -1;
+    return add_point(e, &p);
+}
+
+static int add_point(DeviceEvidence *e, const Point *pt)
+{
+    const Point p = *pt;
     int g = find_group(e, p.s.group);
     if (g < 0 && (g = add_group(e, p.s.group, p.s.form)) < 0)
         return -1;
@@ -248,8 +264,9 @@ static void build_keys(DeviceEvidence *e)
     e->nkeys = 0;
     if (!e->keys)
         return;
-    for (int i = 0; i < e->n; i++) /* framework-scope points keyed "@key" */
-        e->keys[e->nkeys++] = (KeyRef){e->pts[i].key, i};
+    for (int i = 0; i < e->n; i++) /* framework-scope points keyed "@key"; a profile's none */
+        if (e->pts[i].key[0])
+            e->keys[e->nkeys++] = (KeyRef){e->pts[i].key, i};
     qsort(e->keys, (size_t)e->nkeys, sizeof *e->keys, cmp_keyref);
 }
 

@@ -45,6 +45,9 @@ const GpuSheet *dev_ev_sheet(const DeviceEvidence *e);
  * includes a framework's host overhead (scope "framework"). 0, or -1 (out of memory, or
  * an op no form describes: nothing added). */
 int dev_ev_add(DeviceEvidence *e, const OpDesc *d, double time_s, double lo_s, double hi_s, bool framework);
+/* Adds a point by its shape alone (s->group names its group), with no op key: a profile's
+ * sampled shape timed by its fit (device_profile.h). 0, or -1. */
+int dev_ev_add_shape(DeviceEvidence *e, const GpuShape *s, double time_s);
 /* Adds every measurement of the device's complete calibrations at `precision`; returns
  * how many, or -1 with err. */
 int dev_ev_load(DeviceEvidence *e, Db *db, const char *precision, char *err, size_t errlen);

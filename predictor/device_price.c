@@ -2,6 +2,8 @@
  * (device_price.h). */
 #include "predictor/device_price.h"
 
+#include "predictor/device_profile.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,8 @@ struct DevicePricer {
     const CostModel *cpu;
     unsigned flags;
     double stream_eff; /* the device's streaming bandwidth share: own, or carried over; 0: not yet */
+    int from_profiles; /* pool devices whose evidence is a built-in profile */
+    bool own_profile;  /* the device's own evidence is its built-in profile */
 };
 
 /* ---- the pool: every device with evidence at the precision, fitted (fits cached) ---- */
@@ -144,11 +148,81 @@ static int store_fits(Db *db, const DeviceEvidence *ev, const char *precision, c
     return rc;
 }
 
+/* The device's evidence at the precision from the database, fitted (the fits cached there
+ * and made again when its calibrations or the forms' version changed). 0 and *out (NULL:
+ * none), or -1 with err. */
+static int load_device(Db *db, const DeviceSpec *spec, Precision prec, void (*progress)(const char *, int, void *),
+                       void *ctx, DeviceEvidence **out, char *err, size_t errlen)
+{
+    const char *pn = precision_name(prec);
+    *out = NULL;
+    GpuSheet sheet;
+    gpu_sheet_of(spec, prec, &sheet);
+    DeviceEvidence *ev = dev_ev_new(spec->name, &sheet);
+    if (!ev) {
+        snprintf(err, errlen, "out of memory loading the evidence of %s", spec->name);
+        return -1;
+    }
+    const int pts = dev_ev_load(ev, db, pn, err, errlen);
+    if (pts <= 0) {
+        dev_ev_free(ev);
+        return pts < 0 ? -1 : 0;
+    }
+    CalList cl = {""};
+    snprintf(cl.list, sizeof cl.list, "%s:", GPU_MODEL_VERSION);
+    if (db_device_calibrations(db, spec->name, pn, append_id, &cl) != 0) {
+        dev_ev_free(ev);
+        snprintf(err, errlen, "%s", db_errmsg(db));
+        return -1;
+    }
+    FitLoad fl = {.ev = ev, .want = cl.list};
+    if (db_device_fits_foreach(db, spec->name, pn, load_fit, &fl) != 0) {
+        dev_ev_free(ev);
+        snprintf(err, errlen, "%s", db_errmsg(db));
+        return -1;
+    }
+    const GpuGroupFit *g;
+    const bool fresh = !fl.stale && fl.loaded > 0 && fl.loaded == dev_ev_groups(ev, &g);
+    if (!fresh) {
+        if (progress)
+            progress(spec->name, pts, ctx);
+        DeviceEvidence *fitted = dev_ev_new(spec->name, &sheet); /* drop stale fits */
+        if (!fitted) {
+            dev_ev_free(ev);
+            snprintf(err, errlen, "out of memory fitting %s", spec->name);
+            return -1;
+        }
+        dev_ev_free(ev);
+        ev = fitted;
+        if (dev_ev_load(ev, db, pn, err, errlen) < 0) {
+            dev_ev_free(ev);
+            return -1;
+        }
+        dev_ev_fit(ev);
+        if (store_fits(db, ev, pn, cl.list) != 0) {
+            /* a read-only database still prices: the fit is made again next time */
+        }
+    } else
+        dev_ev_fit(ev); /* the exact-key index */
+    *out = ev;
+    return 0;
+}
+
+DeviceEvidence *dp_device_evidence(Db *db, const DeviceSpec *dev, Precision prec,
+                                   void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
+                                   size_t errlen)
+{
+    DeviceEvidence *ev = NULL;
+    err[0] = 0;
+    if (load_device(db, dev, prec, progress, ctx, &ev, err, errlen) != 0)
+        return NULL;
+    return ev;
+}
+
 static int load_pool(DevicePricer *p, Db *db, void (*progress)(const char *, int, void *), void *ctx, char *err,
                      size_t errlen)
 {
-    const char *prec = precision_name(p->prec);
-    DeviceList l = {.n = 0, .precision = prec};
+    DeviceList l = {.n = 0, .precision = precision_name(p->prec)};
     if (db_device_evidence_foreach(db, list_device, &l) != 0) {
         snprintf(err, errlen, "%s", db_errmsg(db));
         return -1;
@@ -158,54 +232,11 @@ static int load_pool(DevicePricer *p, Db *db, void (*progress)(const char *, int
         char e2[512];
         if (device_load(db, l.names[i], &spec, e2, sizeof e2) != 0)
             continue; /* evidence of a device whose sheet is gone: nothing to carry it by */
-        GpuSheet sheet;
-        gpu_sheet_of(&spec, p->prec, &sheet);
-        DeviceEvidence *ev = dev_ev_new(spec.name, &sheet);
-        if (!ev) {
-            snprintf(err, errlen, "out of memory loading the evidence of %s", spec.name);
+        DeviceEvidence *ev;
+        if (load_device(db, &spec, p->prec, progress, ctx, &ev, err, errlen) != 0)
             return -1;
-        }
-        const int pts = dev_ev_load(ev, db, prec, err, errlen);
-        if (pts < 0) {
-            dev_ev_free(ev);
-            return -1;
-        }
-        CalList cl = {""};
-        snprintf(cl.list, sizeof cl.list, "%s:", GPU_MODEL_VERSION);
-        if (db_device_calibrations(db, spec.name, prec, append_id, &cl) != 0) {
-            dev_ev_free(ev);
-            snprintf(err, errlen, "%s", db_errmsg(db));
-            return -1;
-        }
-        FitLoad fl = {.ev = ev, .want = cl.list};
-        if (db_device_fits_foreach(db, spec.name, prec, load_fit, &fl) != 0) {
-            dev_ev_free(ev);
-            snprintf(err, errlen, "%s", db_errmsg(db));
-            return -1;
-        }
-        const GpuGroupFit *g;
-        const bool fresh = !fl.stale && fl.loaded > 0 && fl.loaded == dev_ev_groups(ev, &g);
-        if (!fresh) {
-            if (progress)
-                progress(spec.name, pts, ctx);
-            DeviceEvidence *fitted = dev_ev_new(spec.name, &sheet); /* drop stale fits */
-            if (!fitted) {
-                dev_ev_free(ev);
-                snprintf(err, errlen, "out of memory fitting %s", spec.name);
-                return -1;
-            }
-            dev_ev_free(ev);
-            ev = fitted;
-            if (dev_ev_load(ev, db, prec, err, errlen) < 0) {
-                dev_ev_free(ev);
-                return -1;
-            }
-            dev_ev_fit(ev);
-            if (store_fits(db, ev, prec, cl.list) != 0) {
-                /* a read-only database still prices: the fit is made again next time */
-            }
-        } else
-            dev_ev_fit(ev); /* the exact-key index */
+        if (!ev)
+            continue;
         double feat[TF_COUNT];
         transfer_features(&spec, feat);
         if (tp_add(p->pool, ev, feat, spec.arch) != 0) {
@@ -213,6 +244,39 @@ static int load_pool(DevicePricer *p, Db *db, void (*progress)(const char *, int
             snprintf(err, errlen, "out of memory");
             return -1;
         }
+    }
+    return 0;
+}
+
+/* The built-in profiles of devices the database has no evidence of at the precision: a fresh
+ * clone's evidence (a database's own measurements of a device replace its profile). A
+ * profile that does not load (its sheet is gone, a kernel model this dlperf does not price
+ * with) is left out: the built-in profiles are checked by the tests. */
+static int load_profiles(DevicePricer *p, Db *db, char *err, size_t errlen)
+{
+    const char *prec = precision_name(p->prec);
+    for (int i = 0; i < profile_builtin_count(); i++) {
+        const char *path, *text = profile_builtin(i, &path);
+        char name[48], e2[512];
+        DeviceSpec spec;
+        if (profile_device(text, path, name, e2, sizeof e2) != 0 || tp_find(p->pool, name) ||
+            device_load(db, name, &spec, e2, sizeof e2) != 0)
+            continue;
+        GpuSheet sheet;
+        gpu_sheet_of(&spec, p->prec, &sheet);
+        DeviceEvidence *ev;
+        if (profile_load(text, path, prec, &sheet, &ev, e2, sizeof e2) != 0)
+            continue;
+        double feat[TF_COUNT];
+        transfer_features(&spec, feat);
+        if (tp_add(p->pool, ev, feat, spec.arch) != 0) {
+            dev_ev_free(ev);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        p->from_profiles++;
+        if (strcmp(name, p->dev.name) == 0)
+            p->own_profile = true;
     }
     return 0;
 }
@@ -247,7 +311,8 @@ DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostM
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (db && load_pool(p, db, progress, ctx, err, errlen) != 0) {
+    if ((db && load_pool(p, db, progress, ctx, err, errlen) != 0) ||
+        (!(flags & DP_NO_PROFILES) && load_profiles(p, db, err, errlen) != 0)) {
         dp_free(p);
         return NULL;
     }
@@ -276,6 +341,9 @@ bool dp_has_evidence(const DevicePricer *p)
 
 int dp_pool_devices(const DevicePricer *p) { return tp_count(p->pool); }
 int dp_own_points(const DevicePricer *p) { return p->own ? dev_ev_points(p->own) : 0; }
+int dp_profile_devices(const DevicePricer *p) { return p->from_profiles; }
+bool dp_own_is_profile(const DevicePricer *p) { return p->own && p->own_profile; }
+const DeviceEvidence *dp_own_evidence(const DevicePricer *p) { return p->own; }
 
 static const char *exclude_of(const DevicePricer *p) { return p->flags & DP_NO_OWN ? p->dev.name : NULL; }
 

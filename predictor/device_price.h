@@ -43,7 +43,9 @@ void gpu_sheet_of(const DeviceSpec *d, Precision prec, GpuSheet *out);
 
 typedef struct DevicePricer DevicePricer;
 
-enum { DP_NO_OWN = 1 }; /* price as if the device had no evidence of its own */
+/* DP_NO_OWN: price as if the device had no evidence of its own; DP_NO_PROFILES: the
+ * database's evidence only, not the built-in profiles (device_profile.h) */
+enum { DP_NO_OWN = 1, DP_NO_PROFILES = 2 };
 
 /* Prices ops on device dev at precision prec. cpu (may be NULL) is this machine's cost model
  * for the cpu-efficiency path. progress (may be NULL) is told of each device fitted (the
@@ -53,6 +55,11 @@ DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostM
                       void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
                       size_t errlen);
 void dp_free(DevicePricer *p);
+/* One device's evidence at the precision from the database alone, fitted as dp_open fits it
+ * (the fits cached there). NULL with err empty: none; NULL with err: failure. */
+DeviceEvidence *dp_device_evidence(Db *db, const DeviceSpec *dev, Precision prec,
+                                   void (*progress)(const char *device, int points, void *ctx), void *ctx, char *err,
+                                   size_t errlen);
 /* The same over a pool built by the caller (owned from now on; NULL: an empty one): for
  * tests and in-memory use. */
 DevicePricer *dp_new(const DeviceSpec *dev, Precision prec, TransferPool *pool, const CostModel *cpu, unsigned flags);
@@ -62,6 +69,11 @@ bool dp_has_evidence(const DevicePricer *p);
 /* The devices with evidence at the precision (the pool), and the target's own points. */
 int dp_pool_devices(const DevicePricer *p);
 int dp_own_points(const DevicePricer *p);
+/* How many pool devices' evidence is a built-in profile; whether the device's own is. */
+int dp_profile_devices(const DevicePricer *p);
+bool dp_own_is_profile(const DevicePricer *p);
+/* The device's own evidence (NULL: none, or DP_NO_OWN). */
+const DeviceEvidence *dp_own_evidence(const DevicePricer *p);
 /* The groups any pool device has fitted (groups[0..n), caller frees), and what the device
  * takes for one of them: its own fit (own true) or the other devices' carried over (info
  * says from where). 0, or 1 where neither exists. */

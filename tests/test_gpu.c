@@ -16,6 +16,7 @@
 
 #include "predictor/device_evidence.h"
 #include "predictor/device_price.h"
+#include "predictor/device_profile.h"
 #include "predictor/device_transfer.h"
 #include "predictor/gpu_model.h"
 #include "tests/testutil.h"
@@ -38,6 +39,15 @@ static void truth_params(GpuForm f, double *p)
         p[gpu_param_index(f, "u")] = 0.85;
         p[gpu_param_index(f, "s")] = 1.0; /* no power limit */
     }
+}
+
+/* The true parameters on sheet h: a tile's pipeline fill is a latency, so the reduction
+ * steps it costs grow with the SM's rate (16 steps at 180 GFLOP/s per SM). */
+static void truth_on(const GpuSheet *h, GpuForm f, double *p)
+{
+    truth_params(f, p);
+    if (f == GF_TILES)
+        p[gpu_param_index(f, "k0")] = 16.0 * (h->peak_flops / h->sms) / 180e9;
 }
 
 static double noisy(double t, TuRng *r) { return t * (1.0 + 0.02 * (tu_rng_uniform(r) - 0.5)); }
@@ -85,13 +95,15 @@ static void test_forms_are_sane(void **state)
 
 /* times of a set of GEMMs and element-wise ops on sheet h, made by the forms at the true
  * parameters (the GEMMs' efficiency u), 2% noise */
-static DeviceEvidence *synthetic_device_u(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too, double u)
+static DeviceEvidence *synthetic_device_p(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too, double u,
+                                          double s_power)
 {
     DeviceEvidence *e = dev_ev_new(name, h);
     TuRng r = tu_rng(seed);
     double p[GPU_PARAMS_MAX], q[GPU_PARAMS_MAX];
-    truth_params(GF_TILES, p);
+    truth_on(h, GF_TILES, p);
     p[gpu_param_index(GF_TILES, "u")] = u;
+    p[gpu_param_index(GF_TILES, "s")] = s_power;
     truth_params(GF_STREAM, q);
     for (int i = 0; i < 300; i++) {
         const int m = 32 << tu_rng_below(&r, 7), n = 32 << tu_rng_below(&r, 7), k = 32 << tu_rng_below(&r, 7);
@@ -108,6 +120,11 @@ static DeviceEvidence *synthetic_device_u(const char *name, const GpuSheet *h, u
     }
     dev_ev_fit(e);
     return e;
+}
+
+static DeviceEvidence *synthetic_device_u(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too, double u)
+{
+    return synthetic_device_p(name, h, seed, stream_too, u, 1.0);
 }
 
 static DeviceEvidence *synthetic_device(const char *name, const GpuSheet *h, uint64_t seed, bool stream_too)
@@ -144,7 +161,7 @@ static void test_own_evidence_exact_and_fitted(void **state)
     assert_int_equal(dev_ev_price(e, &u, false, &t, &lo, &hi, &src), 0);
     assert_int_equal(src, EV_FITTED);
     double p[GPU_PARAMS_MAX];
-    truth_params(GF_TILES, p);
+    truth_on(&h, GF_TILES, p);
     GpuShape s;
     gpu_shape(&u, 1.0, &s);
     const double want = gpu_model_time(&s, &h, p);
@@ -156,13 +173,18 @@ static void test_own_evidence_exact_and_fitted(void **state)
     dev_ev_free(e);
 }
 
-static void features_of(double tflops, double gbs, int sms, int year, double f[TF_COUNT])
+static void features_w(double tflops, double gbs, int sms, int year, double tdp_w, double f[TF_COUNT])
 {
     DeviceSpec d = {.gpu = true, .year = year, .sm_count = sms, .mem_Bps = gbs * 1e9, .l2_bytes = 40.0 * 1048576,
-                    .tdp_w = 300};
+                    .tdp_w = tdp_w};
     d.peak_flops[PREC_FP32] = tflops * 1e12;
     snprintf(d.memory_type, sizeof d.memory_type, "HBM2");
     transfer_features(&d, f);
+}
+
+static void features_of(double tflops, double gbs, int sms, int year, double f[TF_COUNT])
+{
+    features_w(tflops, gbs, sms, year, 300, f);
 }
 
 static void test_transfer_recovers_a_left_out_device(void **state)
@@ -192,7 +214,7 @@ static void test_transfer_recovers_a_left_out_device(void **state)
     assert_int_equal(info.sources, 3);
     assert_true(info.loo_err < 0.05); /* each of the three predicted from the other two */
     double p[GPU_PARAMS_MAX];
-    truth_params(GF_TILES, p);
+    truth_on(&h4, GF_TILES, p);
     TuRng r = tu_rng(5);
     double err = 0;
     for (int i = 0; i < 50; i++) {
@@ -249,6 +271,139 @@ static void test_new_architecture_leaves_siblings_out(void **state)
                  100 * stranger.loo_err, 100 * sibling.loo_err);
     assert_true(g.band >= stranger.loo_err);
     tp_free(pool);
+}
+
+/* How a device throttles under a long GEMM is a matter of its board power: a 72 W target
+ * whose other features are nearest a 300 W board takes its sustained rate from the 70 W
+ * ones. */
+static void test_power_limit_carried_by_board_power(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double tflops, gbs, tdp, s;
+        int sms, year;
+    } devs[] = {{"synth-lo1", 5.5, 192, 75, 0.55, 20, 2016}, {"synth-lo2", 8.1, 320, 70, 0.5, 40, 2018},
+                {"synth-hi1", 14, 900, 250, 1.0, 80, 2017}, {"synth-hi2", 19.5, 1555, 250, 1.0, 108, 2020},
+                {"synth-hi3", 9.3, 732, 250, 1.0, 56, 2016}};
+    TransferPool *pool = tp_new();
+    for (size_t i = 0; i < 5; i++) {
+        const GpuSheet h = sheet(devs[i].tflops, devs[i].gbs, devs[i].sms);
+        double f[TF_COUNT];
+        features_w(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, devs[i].tdp, f);
+        assert_int_equal(tp_add(pool, synthetic_device_p(devs[i].name, &h, 700 + i, false, 0.85, devs[i].s), f, ""), 0);
+    }
+    /* the target: a 72 W card with a 250 W board's size and year */
+    double ft[TF_COUNT];
+    features_w(15, 300, 60, 2020, 72, ft);
+    GpuGroupFit g;
+    TransferInfo info;
+    assert_int_equal(tp_params(pool, "gemm", ft, "", NULL, &g, &info), 0);
+    const double s_power = g.p[gpu_param_index(GF_TILES, "s")];
+    if (!(s_power < 0.7))
+        fail_msg("a 72 W card's sustained fraction %.2f, expected that of the 70 W boards (0.5-0.55)", s_power);
+    /* the same card at 250 W sustains its rate */
+    features_w(15, 300, 60, 2020, 250, ft);
+    assert_int_equal(tp_params(pool, "gemm", ft, "", NULL, &g, &info), 0);
+    if (!(g.p[gpu_param_index(GF_TILES, "s")] > 0.85))
+        fail_msg("a 250 W card's sustained fraction %.2f, expected near 1", g.p[gpu_param_index(GF_TILES, "s")]);
+    tp_free(pool);
+}
+
+/* A profile keeps a device's fits: read back, it prices an unseen shape as the fit does and
+ * takes part in the transfer with its sampled shapes; a bad field is named. */
+static void test_profile_round_trip(void **state)
+{
+    (void)state;
+    const GpuSheet h = sheet(19.5, 1555, 108);
+    DeviceEvidence *e = synthetic_device("synth-a", &h, 11, true);
+    const char *src[] = {"dlperf: synth.csv"}, *notes[] = {"a synthetic device"};
+    ProfilePart part = {"fp32", e, src, 1};
+    char err[512];
+    char *text = profile_write("synth-a", &part, 1, notes, 1, "2026-12-02T00:00:00Z", err, sizeof err);
+    assert_non_null(text);
+    assert_null(strstr(text, "\"time")); /* fits and shapes, never a measured time */
+    char name[48];
+    assert_int_equal(profile_device(text, "p.json", name, err, sizeof err), 0);
+    assert_string_equal(name, "synth-a");
+    DeviceEvidence *back;
+    assert_int_equal(profile_load(text, "p.json", "fp16", &h, &back, err, sizeof err), 1); /* no such precision */
+    assert_int_equal(profile_load(text, "p.json", "fp32", &h, &back, err, sizeof err), 0);
+    const GpuGroupFit *g1, *g2;
+    const int n1 = dev_ev_groups(e, &g1);
+    GpuGroupFit a[8];
+    memcpy(a, g1, (size_t)n1 * sizeof *a);
+    assert_int_equal(dev_ev_groups(back, &g2), n1);
+    for (int i = 0; i < n1; i++) {
+        const GpuGroupFit *b = dev_ev_group(back, a[i].group);
+        assert_non_null(b);
+        assert_int_equal(b->points, a[i].points);
+        for (int k = 0; k < gpu_form_nparams(a[i].form); k++)
+            assert_true(fabs(b->p[k] - a[i].p[k]) <= 1e-5 * fabs(a[i].p[k]) + 1e-12);
+    }
+    GpuShape *s;
+    double *t;
+    assert_true(dev_ev_group_points(back, "gemm", &s, &t) == PROFILE_SHAPES_MAX); /* sampled, timed by the fit */
+    free(s), free(t);
+    const OpDesc u = op_gemm(PHASE_FWD, 1500, 700, 2500, false, false, 0.0f);
+    double t1, t2, lo, hi;
+    EvSource src1, src2;
+    assert_int_equal(dev_ev_price(e, &u, false, &t1, &lo, &hi, &src1), 0);
+    assert_int_equal(dev_ev_price(back, &u, false, &t2, &lo, &hi, &src2), 0);
+    assert_int_equal(src2, EV_FITTED);
+    if (fabs(t2 / t1 - 1) > 0.03) /* the measured points' local correction is all it lacks */
+        fail_msg("profile prices %.4g s, the evidence %.4g s", t2, t1);
+    /* an exact key is not an exact price from a profile: it has no measured time */
+    const OpDesc m = op_gemm(PHASE_FWD, 64, 64, 64, false, false, 0.0f);
+    assert_int_equal(dev_ev_price(back, &m, false, &t2, &lo, &hi, &src2), 0);
+    assert_int_equal(src2, EV_FITTED);
+    dev_ev_free(back);
+    /* bad fields, each named */
+    static const struct {
+        const char *from, *to, *want;
+    } bad[] = {{"\"dlperf-device-profile\"", "\"dlperf-device\"", "\"format\" must be"},
+               {"\"gm", "\"gm0", "\"kernel_model\""},
+               {"\"form\":\t\"tiles\"", "\"form\":\t\"waves\"", "\"form\" must be tiles, stream or rows"},
+               {"\"band\":\t", "\"band\":\t-", "\"fit_err\" and \"band\""}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *at = strstr(text, bad[i].from);
+        assert_non_null(at);
+        char *b = malloc(strlen(text) + 64);
+        const size_t off = (size_t)(at - text);
+        memcpy(b, text, off);
+        strcpy(b + off, bad[i].to);
+        strcat(b, at + strlen(bad[i].from));
+        err[0] = 0;
+        assert_int_equal(profile_load(b, "bad.json", "fp32", &h, &back, err, sizeof err), -1);
+        if (!strstr(err, bad[i].want) || !strstr(err, "bad.json"))
+            fail_msg("error '%s' does not say %s", err, bad[i].want);
+        free(b);
+    }
+    assert_int_equal(profile_load("[1,2]", "x.json", "fp32", &h, &back, err, sizeof err), -1);
+    free(text);
+    dev_ev_free(e);
+}
+
+/* Every built-in profile reads, at every precision it has, and names a sheet of its own. */
+static void test_builtin_profiles_load(void **state)
+{
+    (void)state;
+    assert_true(profile_builtin_count() >= 1);
+    for (int i = 0; i < profile_builtin_count(); i++) {
+        const char *path, *text = profile_builtin(i, &path);
+        char name[48], err[512];
+        if (profile_device(text, path, name, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        DeviceSpec d;
+        if (device_load(NULL, name, &d, err, sizeof err) != 0)
+            fail_msg("%s: device %s: %s", path, name, err);
+        GpuSheet h;
+        gpu_sheet_of(&d, PREC_FP32, &h);
+        DeviceEvidence *ev;
+        if (profile_load(text, path, "fp32", &h, &ev, err, sizeof err) < 0)
+            fail_msg("%s", err);
+        dev_ev_free(ev);
+    }
 }
 
 /* The order of evidence through the device pricer: the device's own measurements first,
@@ -318,6 +473,9 @@ int main(void)
         cmocka_unit_test(test_own_evidence_exact_and_fitted),
         cmocka_unit_test(test_transfer_recovers_a_left_out_device),
         cmocka_unit_test(test_new_architecture_leaves_siblings_out),
+        cmocka_unit_test(test_power_limit_carried_by_board_power),
+        cmocka_unit_test(test_profile_round_trip),
+        cmocka_unit_test(test_builtin_profiles_load),
         cmocka_unit_test(test_order_of_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,8 +176,8 @@ expect show-device-fits "$T/out" "fitted kernel forms"
 run show-device-json 0 "$DLPERF" calibrate --show --device t4 --db "$DB2" --json
 [ "$(json "json_array_length(json_extract(j, '\$.evidence'))")" -ge 6 ] && ok show-device-json-kinds ||
     fail show-device-json-kinds "$(head -c 300 "$T/out")"
-run show-device-none 0 "$DLPERF" calibrate --show --device l4 --db "$DB2"
-expect show-device-none "$T/out" "no calibration of l4"
+run show-device-none 0 "$DLPERF" calibrate --show --device h200-sxm --db "$DB2"
+expect show-device-none "$T/out" "no calibration of h200-sxm"
 expect show-device-carried "$T/out" "carried over from other devices"
 run show-device-needs-show 2 "$DLPERF" calibrate --device t4 --db "$DB2" && expect show-device-needs-show "$T/err" "--device goes with --show"
 run validate-device 0 "$DLPERF" validate --device t4 "$T/ns_elem.csv" --db "$DB2" --csv "$T/rows.csv"
@@ -195,6 +195,46 @@ run predict-system-evidence-json 0 "$DLPERF" predict p1b1 --system p100-pcie-nod
 [ "$(json "json_extract(j, '\$.iteration_s') > 0")" = 1 ] && ok predict-system-evidence-json || fail predict-system-evidence-json "$(cat "$T/out")"
 run predict-system-nothing 1 "$DLPERF" predict p1b1 --system dgx-h100 --precision bf16 --db "$T/empty.db" &&
     expect predict-system-nothing "$T/err" "nothing prices h100-sxm5 at bf16" && one_line predict-system-nothing
+
+# ---- a fresh clone's evidence: the built-in profiles (systems/profiles/) ----
+run predict-fresh-clone 0 "$DLPERF" predict resnet50 --system dgx-a100 --db "$T/fresh.db"
+expect predict-fresh-clone "$T/out" "GPUs with evidence at fp32"
+[ "$(sqlite3 "$T/fresh.db" "SELECT count(*) FROM calibration")" = 0 ] && ok predict-fresh-clone-no-calibration ||
+    fail predict-fresh-clone-no-calibration "$(sqlite3 "$T/fresh.db" "SELECT id, device, mode FROM calibration")"
+# a newer device is faster on a convnet, priced from the profiles alone
+for d in p100-pcie-node dgx-a100 dgx-h100; do
+    "$DLPERF" predict resnet50 --system "$d" --db "$T/fresh.db" --json >"$T/out" 2>/dev/null &&
+        eval "t_$(echo $d | tr - _)=$(json "json_extract(j, '\$.compute_s')")"
+done
+[ "$(sqlite3 :memory: "SELECT ${t_dgx_h100:-9} < ${t_dgx_a100:-0} AND ${t_dgx_a100:-9} < ${t_p100_pcie_node:-0}")" = 1 ] &&
+    ok profiles-newer-devices-faster || fail profiles-newer-devices-faster "h100 ${t_dgx_h100:-?} a100 ${t_dgx_a100:-?} p100 ${t_p100_pcie_node:-?}"
+run predict-no-profiles 1 "$DLPERF" predict resnet50 --system dgx-a100 --no-profiles --db "$T/fresh.db" &&
+    expect predict-no-profiles "$T/err" "nothing prices a100-sxm4-80gb at fp32" && one_line predict-no-profiles
+run show-device-profile 0 "$DLPERF" calibrate --show --device h100-sxm5 --db "$T/fresh.db"
+expect show-device-profile "$T/out" "built-in profile systems/profiles/h100-sxm5.json"
+expect show-device-profile-groups "$T/out" "fp32 .*bmm .*tiles"
+run show-device-profile-json 0 "$DLPERF" calibrate --show --device h100-sxm5 --db "$T/fresh.db" --json
+[ "$(json "json_array_length(json_extract(j, '\$.profile.fp32'))")" -ge 2 ] && ok show-device-profile-json ||
+    fail show-device-profile-json "$(head -c 300 "$T/out")"
+# a profile made from imported measurements: its fits and sampled shapes, no time
+run systems-profile 0 "$DLPERF" systems profile t4 --db "$DB2" --note "made by tests/test_gpu.sh"
+[ "$(json "json_extract(j, '\$.format')")" = dlperf-device-profile ] &&
+    [ "$(json "json_extract(j, '\$.device')")" = t4 ] &&
+    [ "$(json "json_extract(j, '\$.notes[0]')")" = "made by tests/test_gpu.sh" ] &&
+    [ "$(json "json_array_length(json_extract(j, '\$.precisions.fp32.groups')) >= 1")" = 1 ] &&
+    ok systems-profile-json || fail systems-profile-json "$(head -c 400 "$T/out")"
+json "json_extract(j, '\$.precisions.fp32.sources[0]')" | grep -q "ns_" && ok systems-profile-sources ||
+    fail systems-profile-sources "$(json "json_extract(j, '\$.precisions.fp32.sources')")"
+grep -q '"time' "$T/out" && fail systems-profile-no-times "$(grep -n '"time' "$T/out" | head -3)" || ok systems-profile-no-times
+mkdir -p "$T/profiles"
+run systems-profile-out-dir 0 "$DLPERF" systems profile p100-pcie-16gb --out-dir "$T/profiles" --db "$DB4"
+expect systems-profile-out-dir "$T/out" "p100-pcie-16gb.json: p100-pcie-16gb, precisions fp32"
+run systems-profile-none 2 "$DLPERF" systems profile k20x --db "$DB2" &&
+    expect systems-profile-none "$T/err" "k20x: no measurements of it" && one_line systems-profile-none
+run systems-profile-bad-dir 1 "$DLPERF" systems profile t4 --out-dir "$T/nowhere/at/all" --db "$DB2" &&
+    expect systems-profile-bad-dir "$T/err" "--out-dir: cannot write" && one_line systems-profile-bad-dir
+run systems-profile-two-stdout 2 "$DLPERF" systems profile t4 l4 --db "$DB2" &&
+    expect systems-profile-two-stdout "$T/err" "several with --out-dir DIR"
 
 # ---- the profile's op list, the GPU tool's input ----
 run profile-ops-csv 0 "$DLPERF" profile alexnet-owt --batch 4 --ops --csv

@@ -163,12 +163,13 @@ fi
 printf '{"format": "dlperf-system", "version": 1, "name": "my-cluster", "title": "4 x my-gpu per node, HDR", "device": "my-gpu", "devices_per_node": 4, "intra": "nvlink4", "inter": "ib-hdr", "nics_per_node": 4, "sources": {"devices_per_node": "ours", "nics_per_node": "ours"}}' >"$T/cluster.json"
 run add-system 0 "$DLPERF" systems add "$T/cluster.json" && expect add-system "$T/out" "added system 'my-cluster'"
 
-# ---- with no GPU evidence, predictions need this machine's calibration (the efficiency source) ----
-run predict-system-uncalibrated 1 "$DLPERF" predict p1b1 --system dgx-a100 &&
+# ---- with no GPU evidence (--no-profiles: not the built-in profiles either), predictions need this
+# machine's calibration (the efficiency source) ----
+run predict-system-uncalibrated 1 "$DLPERF" predict p1b1 --system dgx-a100 --no-profiles &&
     expect predict-system-uncalibrated "$T/err" "nothing prices a100-sxm4-80gb at fp32: no GPU measurements"
 run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,gemm-sweep,eltwise,cnn-sweep
 
-if run predict-system 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --precision fp16 --json; then
+if run predict-system 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --precision fp16 --no-profiles --json; then
     if [ "$(json "json_extract(j, '\$.ranks') = 16 AND json_extract(j, '\$.global_batch') = 16 * 60
              AND json_extract(j, '\$.iteration_s') > json_extract(j, '\$.compute_s')
              AND json_extract(j, '\$.compute_lo_s') <= json_extract(j, '\$.compute_s')
@@ -178,16 +179,17 @@ if run predict-system 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 2 --pre
         ok predict-system-json
     else fail predict-system-json "$(head -c 500 "$T/out")"; fi
 fi
-run predict-system-text 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 4 &&
+run predict-system-text 0 "$DLPERF" predict p1b1 --system dgx-a100 --nodes 4 --no-profiles &&
     expect predict-system-text "$T/out" "ops this CPU's efficiency on its roofline" &&
     expect predict-system-ar "$T/out" "allreduce .*hierarchical over nvlink3 and 8 x ib-hdr"
 # fp16 moves half the bytes and runs on the tensor cores: faster than fp32 on the same device
-run p-fp32 0 "$DLPERF" predict p1b1 --system dgx-a100 --json && f32=$(json "json_extract(j, '\$.compute_s')")
-run p-fp16 0 "$DLPERF" predict p1b1 --system dgx-a100 --precision fp16 --json && f16=$(json "json_extract(j, '\$.compute_s')")
+run p-fp32 0 "$DLPERF" predict p1b1 --system dgx-a100 --no-profiles --json && f32=$(json "json_extract(j, '\$.compute_s')")
+run p-fp16 0 "$DLPERF" predict p1b1 --system dgx-a100 --precision fp16 --no-profiles --json && f16=$(json "json_extract(j, '\$.compute_s')")
 [ "$(sqlite3 :memory: "SELECT ${f16:-1} < ${f32:-0}")" = 1 ] && ok fp16-faster || fail fp16-faster "fp16 ${f16:-?} fp32 ${f32:-?}"
-# a newer device is faster: H100 < A100 < P100 at the same batch
+# a newer device is faster: H100 < A100 < P100 at the same batch (from this CPU's efficiency;
+# from the built-in profiles p1b1 is not: docs/gpu-pricing.md, 'What it does not know')
 for d in p100-pcie-node dgx-a100 dgx-h100; do
-    "$DLPERF" predict p1b1 --system "$d" --json >"$T/out" 2>/dev/null && eval "t_$(echo $d | tr - _)=$(json "json_extract(j, '\$.compute_s')")"
+    "$DLPERF" predict p1b1 --system "$d" --no-profiles --json >"$T/out" 2>/dev/null && eval "t_$(echo $d | tr - _)=$(json "json_extract(j, '\$.compute_s')")"
 done
 [ "$(sqlite3 :memory: "SELECT ${t_dgx_h100:-9} < ${t_dgx_a100:-0} AND ${t_dgx_a100:-9} < ${t_p100_pcie_node:-0}")" = 1 ] &&
     ok newer-devices-faster || fail newer-devices-faster "h100 ${t_dgx_h100:-?} a100 ${t_dgx_a100:-?} p100 ${t_p100_pcie_node:-?}"
