@@ -308,8 +308,12 @@ int cmd_profile(int argc, char **argv, Cli *cli)
         return EXIT_OK;
     }
     char b1[32], b2[32];
-    printf("%s — %s\n", m->name, m->title);
-    printf("source: %s\n", m->source);
+    if (m->title && m->title[0])
+        printf("%s — %s\n", m->name, m->title);
+    else
+        printf("%s\n", m->name);
+    if (m->source && m->source[0]) /* a model file need not say where its architecture is from */
+        printf("source: %s\n", m->source);
     printf("batch %d, %s parameters, %d ops per training iteration\n", batch,
            fmt_count((double)p.param_count, b1, 32), p.nops);
     printf("\nFLOPs per iteration (a multiply-add = 2):\n");
