@@ -536,9 +536,22 @@ static void print_placement(const CalibrationRow *cal, const Rows *r, const Apar
     shared_write_text(r);
 }
 
+/* Where the host put the threads' cores, in one line (--verbose: print_placement). */
+static void placement_line(const CalibrationRow *cal, const Rows *r)
+{
+    if (cal->sw.threads < 2)
+        return;
+    const OffPasses f = off_passes(cal, r);
+    if (f.kernels == 0 && f.shared_kernels == 0)
+        printf("cores: every pass ran with the threads' cores near, a core each (--verbose: how it is probed)\n");
+    else
+        printf("cores: %d of %d passes ran with the threads' cores apart, %d with both on one core (the host "
+               "moved the vCPUs);\n  --verbose: how each kernel is priced from them\n", f.passes, f.all, f.shared);
+}
+
 static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeeds *ps, const Limits *L,
                        const MbCaches *c, const Group *g, int ng, const CmFitInfo *fits, int nfits,
-                       const RetentionInfo *ri, const ApartInfo *ai)
+                       const RetentionInfo *ri, const ApartInfo *ai, bool verbose)
 {
     char by_ranks[48] = "";
     if (cal->sw.ranks > 1)
@@ -559,7 +572,8 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
                    "the prices pool them; a\n  run in a slow or fast stretch can fall outside the predicted "
                    "bands. Recalibrate when the machine is quiet for tighter prices\n", 100 * (spread - 1));
     }
-    print_placement(cal, r, ai);
+    if (!verbose)
+        placement_line(cal, r);
     printf("\nlimits\n");
     if (L->peak1 > 0)
         printf("  FMA peak       %8.1f GFLOP/s on 1 core, %8.1f GFLOP/s on %d threads\n", L->peak1, L->peak, L->threads);
@@ -581,10 +595,10 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
         printf("  %-6s %9s %14.1f %14.1f %14.1f %14s %14s\n", level_names[lv], cb, L->bw[MEMBW_READ][lv],
                L->bw[MEMBW_TRIAD][lv], L->bw1[lv], hb, xb);
     }
-    if (L->bw[MEMBW_HANDOFF][LVL_L3] > 0)
+    if (verbose && L->bw[MEMBW_HANDOFF][LVL_L3] > 0)
         printf("  handoff: data every thread has just written, read back once, in steady state (what an "
                "op finds after its producer in every step; the cache model's reuse curve)\n");
-    if (L->cross_hi > 0) {
+    if (verbose && L->cross_hi > 0) {
         printf("  cross-core: the same, each thread reading what the next one wrote (L3 samples' quartiles "
                "%.1f to %.1f GB/s;\n  one working set's up to %.1fx apart)\n", L->cross_lo, L->cross_hi,
                L->cross_spread);
@@ -593,7 +607,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
                    "between cache domains):\n  ops that pass data between cores and shared-memory MPI "
                    "collectives run faster or slower with it\n");
     }
-    if (ri->n > 0) {
+    if (verbose && ri->n > 0) {
         printf("  retention: the share of its warmth data just written keeps after a wait with the cores busy in\n"
                "  registers (on a shared host, other tenants evict it; the cache model applies it to the time\n"
                "  between an op's uses of its data)\n");
@@ -607,7 +621,7 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
     }
     if (L->stream_triad > 0)
         printf("  STREAM triad (arrays 4x the last-level cache) %.1f GB/s\n", L->stream_triad);
-    if (L->read_apart[LVL_DRAM] > 0 || L->stream_triad_apart > 0) {
+    if (verbose && (L->read_apart[LVL_DRAM] > 0 || L->stream_triad_apart > 0)) {
         printf("  with the cores apart (their passes apart):");
         if (L->read_apart[LVL_DRAM] > 0)
             printf(" DRAM read %.1f GB/s (x%.2f near's)%s", L->read_apart[LVL_DRAM],
@@ -674,6 +688,12 @@ static void print_text(const CalibrationRow *cal, const Rows *r, const PassSpeed
         else
             printf("  %-13s %-11s %-8s %6d %10s %10s\n", op_kind_name(fits[i].kind), op_phase_name(fits[i].phase),
                    fits[i].variant, fits[i].points, "-", "roofline");
+    }
+    if (verbose) {
+        printf("\n");
+        print_placement(cal, r, ai);
+    } else {
+        printf("\n(--verbose: where the host put the cores, the memory levels' definitions, retention; --json: all)\n");
     }
 }
 
@@ -933,7 +953,7 @@ static cJSON *comm_json(const CommFitInfo *in)
     return o;
 }
 
-int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
+int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal, bool verbose)
 {
     Rows r = {0};
     if (db_measurement_foreach(db, cal->id, collect, &r) != 0) {
@@ -997,7 +1017,7 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal)
             cJSON_AddItemToObject(doc, "communication", comm_json(&comm));
         json_print(doc);
     } else {
-        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri, &ai);
+        print_text(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri, &ai, verbose);
         if (cmm)
             comm_text(&comm);
     }

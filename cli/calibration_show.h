@@ -5,7 +5,9 @@
 
 #include "cli/cli.h"
 
-/* Prints calibration `cal` (its measurements read from db); returns an exit code. */
-int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal);
+/* Prints calibration `cal` (its measurements read from db): the limits and the families'
+ * rates first, where the host put the threads' cores in one line (verbose: in full, with the
+ * limits' definitions); JSON holds everything. Returns an exit code. */
+int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal, bool verbose);
 
 #endif

@@ -41,7 +41,7 @@ enum { MAX_MODELS = 64 };
 
 typedef struct {
     MbMode mode;
-    bool quick, full, show, any_measure_option;
+    bool quick, full, show, verbose, any_measure_option;
     bool comm;                /* --only comm: the MPI collectives, under mpirun */
     bool family[NFAMILIES];   /* measured families (--only) */
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
@@ -52,7 +52,7 @@ typedef struct {
     const char *show_device;  /* --show --device NAME: the evidence of a device that is not this machine */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE, OPT_VERBOSE };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -112,9 +112,10 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     CalOpts *o = ctx;
     ItemCtx ic = {cli, o};
-    o->any_measure_option |= id != OPT_SHOW && id != OPT_RANKS && id != OPT_DEVICE;
+    o->any_measure_option |= id != OPT_SHOW && id != OPT_RANKS && id != OPT_DEVICE && id != OPT_VERBOSE;
     switch (id) {
     case OPT_SHOW: o->show = true; return 0;
+    case OPT_VERBOSE: o->verbose = true; return 0;
     case OPT_DEVICE: o->show_device = arg; return 0;
     case OPT_RANKS: return cli_parse_int(cli, "--ranks", arg, 1, 1 << 20, &o->show_ranks);
     case OPT_QUICK: o->quick = true; return 0;
@@ -200,7 +201,7 @@ static int summarize(const MeasurementRow *m, void *ctx)
 /* --show: the latest complete calibration of this machine at --threads, measured by one
  * process or (--ranks N, N > 1) by N ranks at once under mpirun, as data-parallel
  * predictions use it. */
-static int show_latest(Cli *cli, int ranks)
+static int show_latest(Cli *cli, int ranks, bool verbose)
 {
     Db *db = cli_db_open(cli);
     if (!db)
@@ -220,7 +221,7 @@ static int show_latest(Cli *cli, int ranks)
         else if (found != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         else
-            rc = calibration_show(cli, db, &cal);
+            rc = calibration_show(cli, db, &cal, verbose);
     }
     db_close(db);
     return rc;
@@ -396,6 +397,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"rounds", required_argument, NULL, OPT_ROUNDS},
                                          {"ranks", required_argument, NULL, OPT_RANKS},
                                          {"device", required_argument, NULL, OPT_DEVICE},
+                                         {"verbose", no_argument, NULL, OPT_VERBOSE},
                                          {0}};
     CalOpts co = {.rounds = 1};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
@@ -405,6 +407,9 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
     if (co.show && comm_env_size() > 1)
         return cli_error(cli, EXIT_USAGE, "--show prints; run it on one process, without mpirun");
+    if (co.verbose && (!co.show || co.show_device))
+        return cli_error(cli, EXIT_USAGE, "--verbose goes with --show (this machine's calibration): the placement "
+                                          "detail");
     if (co.show_device && !co.show)
         return cli_error(cli, EXIT_USAGE, "--device goes with --show (the evidence of a device that is not this "
                                           "machine); 'dlperf import FILE... --device NAME' stores measurements of one");
@@ -422,7 +427,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return co.any_measure_option
                    ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
                                                 "--quick, --full, --only, --models, --batch and --rounds do not go with it")
-                   : show_latest(cli, co.show_ranks > 0 ? co.show_ranks : 1);
+                   : show_latest(cli, co.show_ranks > 0 ? co.show_ranks : 1, co.verbose);
     if (co.show_ranks)
         return cli_error(cli, EXIT_USAGE, "--ranks picks the calibration --show prints; under mpirun a calibration "
                                           "is measured by the job's ranks");

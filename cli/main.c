@@ -41,7 +41,7 @@ static const Command commands[] = {
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
      "                        [--rounds N] [--threads N] [--db FILE] [--json]\n"
-     "       dlperf calibrate --show [--ranks P] [--threads N] [--db FILE] [--json]\n"
+     "       dlperf calibrate --show [--verbose] [--ranks P] [--threads N] [--db FILE] [--json]\n"
      "       dlperf calibrate --show --device NAME [--db FILE] [--json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
      "bandwidth of each memory level), the ops of the models' training steps, GEMM sweeps,\n"
@@ -75,6 +75,8 @@ static const Command commands[] = {
      "                   stored with the rank count and the MPI library's version\n"
      "  --show           print the latest complete calibration as people read it: achieved\n"
      "                   GFLOP/s and GB/s against the measured limits, per family\n"
+     "  --verbose        with --show: also where the host put the threads' cores and how each\n"
+     "                   kernel is priced from that, the memory levels' definitions, retention\n"
      "  --ranks P        with --show: the calibration P ranks measured at once under mpirun\n"
      "                   (the one data-parallel predictions of P ranks per node use)\n"
      "  --device NAME    with --show: the evidence of a device that is not this machine (its\n"

@@ -322,7 +322,17 @@ if run calibrate-show 0 "$DLPERF" calibrate --show; then
     expect calibrate-show-peak "$T/out" "FMA peak .* GFLOP/s on 1 core"
     expect calibrate-show-levels "$T/out" "^  DRAM "
     expect calibrate-show-family "$T/out" "^gemm-sweep  *gemm"
+    # the limits lead: at most a few lines (header, threading, one of placement) before them
+    [ "$(grep -n '^limits$' "$T/out" | cut -d: -f1)" -le 6 ] && ok calibrate-show-limits-first ||
+        fail calibrate-show-limits-first "$(head -12 "$T/out")"
 fi
+if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ] && run calibrate-show-verbose 0 "$DLPERF" calibrate --show --verbose; then
+    expect calibrate-show-verbose "$T/out" "^cores: "
+    [ "$(wc -l <"$T/out")" -gt "$(DLPERF_DB="$DLPERF_DB" "$DLPERF" calibrate --show | wc -l)" ] &&
+        ok calibrate-show-verbose-more || fail calibrate-show-verbose-more "no more lines than without --verbose"
+fi
+run verbose-without-show 2 "$DLPERF" calibrate --verbose &&
+    expect verbose-without-show "$T/err" "--verbose goes with --show" && one_line verbose-without-show
 if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
     [ "$(json "json_extract(j, '\$.limits.fma_peak_gflops') > 0 AND json_array_length(json_extract(j, '\$.limits.memory')) = 4
               AND json_array_length(json_extract(j, '\$.families')) > 3")" = 1 ] && ok calibrate-show-json-valid \
@@ -431,7 +441,7 @@ if run calibrate-rounds 0 "$DLPERF" calibrate --quick --only stream --rounds 2 -
     if run calibrate-show-dram-apart 0 "$DLPERF" calibrate --show --json --db "$T/apart.db"; then
         [ "$(json "abs(json_extract(j, '\$.limits.stream_triad_apart_gbs') / json_extract(j, '\$.limits.stream_triad_gbs') - 2) < 1e-9")" = 1 ] \
             && ok calibrate-show-dram-apart-json || fail calibrate-show-dram-apart-json "$(json "json_extract(j, '\$.limits.stream_triad_gbs')")"
-        run calibrate-show-dram-apart-text 0 "$DLPERF" calibrate --show --db "$T/apart.db" &&
+        run calibrate-show-dram-apart-text 0 "$DLPERF" calibrate --show --verbose --db "$T/apart.db" &&
             expect calibrate-show-dram-apart-text "$T/out" "with the cores apart (their passes apart):.* STREAM triad [0-9.]* GB/s (x2.00 near's)"
     fi
 fi
