@@ -15,6 +15,7 @@
 
 #include "cli/calibration_show.h"
 #include "cli/evidence_show.h"
+#include "models/model_json.h"
 #include "cli/cli.h"
 #include "cli/session.h"
 #include "microbench/mb.h"
@@ -388,6 +389,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
 int cmd_calibrate(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {CLI_COMMON_OPTIONS,
+                                         CLI_MODEL_FILE_OPTION,
                                          {"quick", no_argument, NULL, OPT_QUICK},
                                          {"full", no_argument, NULL, OPT_FULL},
                                          {"show", no_argument, NULL, OPT_SHOW},
@@ -451,6 +453,15 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         any |= co.family[i];
     for (int i = 0; i < NFAMILIES && !any; i++)
         co.family[i] = true;
+    if (cli->model_file) { /* a model file's ops, beside --models' */
+        char e2[1024];
+        ModelSpec *loaded = model_json_load(cli->model_file, e2, sizeof e2); /* lives until exit, as the zoo */
+        if (!loaded)
+            return cli_error(cli, EXIT_USAGE, "%s", e2);
+        if (co.nmodels == MAX_MODELS)
+            return cli_error(cli, EXIT_USAGE, "--models and --model-file: at most %d models", MAX_MODELS);
+        co.models[co.nmodels++] = loaded;
+    }
     /* by default the main job's three models (quick) or the suite's models */
     /* model ops: the named models; by default the suite's, except in quick mode, which
      * measures the machine and the fit's basis only (the suite's model ops alone take

@@ -23,6 +23,7 @@
 #include "cli/session.h"
 #include "cli/validate_device.h"
 #include "microbench/mb.h"
+#include "models/model_json.h"
 #include "ops/comm.h"
 
 /* --zoo validates every model at the batch whose training step is at most this many FLOPs
@@ -1529,7 +1530,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
 {
     if (validate_device_wanted(argc, argv))
         return validate_device(cli, argc, argv);
-    static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_NO_QUIRK_OPTION,
+    static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_MODEL_FILE_OPTION,
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"steps", required_argument, NULL, OPT_STEPS},
                                          {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -1563,7 +1564,18 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         if (!(res[nm++].m = cli_model(cli, argv[i])))
             return EXIT_USAGE;
     }
-    for (int i = 0; optind == argc && i < zoo_count() && nm < MAX_MODELS; i++) {
+    if (cli->model_file) { /* a model file, beside the named models */
+        if (vo.zoo)
+            return cli_error(cli, EXIT_USAGE, "--zoo validates the zoo; give --model-file without it");
+        char e2[1024];
+        ModelSpec *loaded = model_json_load(cli->model_file, e2, sizeof e2); /* lives until exit, as the zoo */
+        if (!loaded)
+            return cli_error(cli, EXIT_USAGE, "%s", e2);
+        if (nm == MAX_MODELS)
+            return cli_error(cli, EXIT_USAGE, "at most %d models in one validation", MAX_MODELS);
+        res[nm++].m = loaded;
+    }
+    for (int i = 0; optind == argc && !cli->model_file && i < zoo_count() && nm < MAX_MODELS; i++) {
         const ModelSpec *m = zoo_get(i);
         if (vo.zoo || m->demo) { /* the whole zoo, or the main job's three models */
             const ModelSpec *plain = cli->no_quirk ? zoo_without_quirk(m) : NULL;

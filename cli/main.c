@@ -39,8 +39,8 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
-     "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--batch N]\n"
-     "                        [--rounds N] [--threads N] [--db FILE] [--json]\n"
+     "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--model-file FILE]\n"
+     "                        [--batch N] [--rounds N] [--threads N] [--db FILE] [--json]\n"
      "       dlperf calibrate --show [--verbose] [--ranks P] [--threads N] [--db FILE] [--json]\n"
      "       dlperf calibrate --show --device NAME [--db FILE] [--json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
@@ -235,7 +235,7 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
-     "usage: dlperf validate [MODEL... | --zoo] [--holdout] [--trace] [--steps N] [--warmup N]\n"
+     "usage: dlperf validate [MODEL... | --zoo] [--model-file FILE] [--holdout] [--trace] [--steps N] [--warmup N]\n"
      "                       [--min-time S] [--rounds N] [--wait-near S] [--batch N] [--threads N]\n"
      "                       [--json]\n"
      "       dlperf validate --device NAME [--without-own] [--no-profiles] [--format F] [--precision P]\n"

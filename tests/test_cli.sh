@@ -252,6 +252,19 @@ fi
 run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 --wait-near 0 &&
     [ "$(sql "SELECT steps, placement_wait_s FROM run ORDER BY id DESC LIMIT 1")" = "2|0.0" ] && ok validate-min-time-exact ||
     fail validate-min-time-exact "$(sql "SELECT steps, placement_wait_s FROM run ORDER BY id DESC LIMIT 1")"
+# a model file is validated as a zoo model is, and its ops calibrated with --model-file
+if run validate-model-file 0 "$DLPERF" validate --model-file "$T/nosource.json" --batch 4 --steps 2 --warmup 0 \
+       --min-time 0 --wait-near 0 --json; then
+    [ "$(json "json_extract(j, '\$.models[0].model')")" = nosource ] && ok validate-model-file-json ||
+        fail validate-model-file-json "$(head -c 300 "$T/out")"
+fi
+run validate-model-file-zoo 2 "$DLPERF" validate --zoo --model-file "$T/nosource.json" &&
+    expect validate-model-file-zoo "$T/err" "give --model-file without it" && one_line validate-model-file-zoo
+if run calibrate-model-file 0 "$DLPERF" calibrate --quick --only model-op --model-file "$T/nosource.json" --batch 4 \
+       --db "$T/mf.db"; then
+    [ "$(sqlite3 "$T/mf.db" "SELECT count(*) > 0 FROM measurement WHERE family = 'model-op'")" = 1 ] &&
+        ok calibrate-model-file-ops || fail calibrate-model-file-ops "$(sqlite3 "$T/mf.db" "SELECT family, count(*) FROM measurement GROUP BY family")"
+fi
 # rounds: every model run once per round, measured by the median of the rounds' medians;
 # the validation row points at the round nearest it, every round's run is stored. A model
 # with no more rounds at the calibration's distance of the cores than at another gets up to
