@@ -53,8 +53,6 @@ struct DevicePricer {
     const CostModel *cpu;
     unsigned flags;
     double stream_eff; /* the device's streaming bandwidth share: own, or carried over; 0: not yet */
-    int from_profiles; /* pool devices whose evidence is a built-in profile */
-    bool own_profile;  /* the device's own evidence is its built-in profile */
 };
 
 /* ---- the pool: every device with evidence at the precision, fitted (fits cached) ---- */
@@ -274,9 +272,6 @@ static int load_profiles(DevicePricer *p, Db *db, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        p->from_profiles++;
-        if (strcmp(name, p->dev.name) == 0)
-            p->own_profile = true;
     }
     return 0;
 }
@@ -341,8 +336,6 @@ bool dp_has_evidence(const DevicePricer *p)
 
 int dp_pool_devices(const DevicePricer *p) { return tp_count(p->pool); }
 int dp_own_points(const DevicePricer *p) { return p->own ? dev_ev_points(p->own) : 0; }
-int dp_profile_devices(const DevicePricer *p) { return p->from_profiles; }
-bool dp_own_is_profile(const DevicePricer *p) { return p->own && p->own_profile; }
 const DeviceEvidence *dp_own_evidence(const DevicePricer *p) { return p->own; }
 
 static const char *exclude_of(const DevicePricer *p) { return p->flags & DP_NO_OWN ? p->dev.name : NULL; }

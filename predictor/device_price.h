@@ -69,9 +69,6 @@ bool dp_has_evidence(const DevicePricer *p);
 /* The devices with evidence at the precision (the pool), and the target's own points. */
 int dp_pool_devices(const DevicePricer *p);
 int dp_own_points(const DevicePricer *p);
-/* How many pool devices' evidence is a built-in profile; whether the device's own is. */
-int dp_profile_devices(const DevicePricer *p);
-bool dp_own_is_profile(const DevicePricer *p);
 /* The device's own evidence (NULL: none, or DP_NO_OWN). */
 const DeviceEvidence *dp_own_evidence(const DevicePricer *p);
 /* The groups any pool device has fitted (groups[0..n), caller frees), and what the device

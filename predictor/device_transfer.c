@@ -20,7 +20,7 @@ void transfer_features(const DeviceSpec *d, double f[TF_COUNT])
     f[3] = d->l2_bytes > 0 ? log(d->l2_bytes) : NAN;
     f[4] = d->memory_type[0] ? (strncmp(d->memory_type, "HBM", 3) == 0 ? 1.0 : 0.0) : NAN;
     f[5] = d->year > 0 ? d->year : NAN;
-    f[6] = d->tdp_w > 0 ? log(d->tdp_w) : NAN;
+    f[TF_POWER] = d->tdp_w > 0 ? log(d->tdp_w) : NAN;
 }
 
 typedef struct {
@@ -128,7 +128,7 @@ static bool skipped(const PoolDevice *d, const char *a, const char *b, const cha
 
 /* A device's log board power, NAN if its sheet lacks it: what decides how far a long GEMM
  * throttles (power per peak FLOP separates nothing: the A100's 12.8 W/TFLOP is the P4's). */
-static double board_power(const double f[TF_COUNT]) { return f[6]; }
+static double board_power(const double f[TF_COUNT]) { return f[TF_POWER]; }
 
 /* How many times faster an SM of the target (features t) computes than one of the source
  * (features f), 1 where a sheet lacks the peak or the SM count. A tile's pipeline fill is a
@@ -140,22 +140,6 @@ static double sm_rate_ratio(const double t[TF_COUNT], const double f[TF_COUNT])
     if (!(isfinite(t[0]) && isfinite(t[2]) && isfinite(f[0]) && isfinite(f[2])))
         return 1.0;
     return exp((t[0] - t[2]) - (f[0] - f[2]));
-}
-
-/* The spread of board_power over the pool (1 where it does not vary). */
-static double power_spread(const TransferPool *p)
-{
-    double s = 0, s2 = 0;
-    int n = 0;
-    for (int i = 0; i < p->n; i++) {
-        const double v = board_power(p->dev[i].feat);
-        if (isfinite(v)) {
-            s += v, s2 += v * v;
-            n++;
-        }
-    }
-    const double var = n > 1 ? (s2 - s * s / n) / (n - 1) : 0;
-    return var > 1e-12 ? sqrt(var) : 1.0;
 }
 
 /* The group's parameters from the pool's devices but a, b and those of architecture arch:
@@ -172,7 +156,7 @@ static int combine(const TransferPool *p, const char *group, const double tf[TF_
     spreads(p, sd);
     enum { SRC_MAX = 64 };
     double w[SRC_MAX], wp[SRC_MAX], x[SRC_MAX][GPU_PARAMS_MAX], band = 0, sw = 0, swp = 0, wmax = -1;
-    const double psd = power_spread(p), ptarget = board_power(tf);
+    const double psd = sd[TF_POWER], ptarget = board_power(tf);
     int n = 0, np = 0;
     GpuForm form = GF_STREAM;
     for (int i = 0; i < p->n && n < SRC_MAX; i++) {
@@ -302,10 +286,9 @@ static void learn(TransferPool *p, const char *group, const char *exclude, const
     if (nd < 2)
         return;
     double best = INFINITY;
+    const size_t nq = power_form(p, group) ? sizeof REACH / sizeof REACH[0] : 1;
     for (size_t r = 0; r < sizeof REACH / sizeof REACH[0]; r++) {
-        for (size_t q = 0; q < sizeof REACH / sizeof REACH[0]; q++) {
-            if (q > 0 && !power_form(p, group))
-                break;
+        for (size_t q = 0; q < nq; q++) {
             const double e = loo_error(p, group, exclude, idx, nd, L->by_arch, tf, REACH[r], REACH[q]);
             if (e < best) {
                 best = e;

@@ -28,7 +28,7 @@
 #include "predictor/device_evidence.h"
 #include "predictor/system.h"
 
-enum { TF_COUNT = 7 };
+enum { TF_POWER = 6, TF_COUNT = 7 }; /* TF_POWER: log board power, the last feature */
 
 /* The sheet features of d (those it lacks are NAN: they do not count in distances). */
 void transfer_features(const DeviceSpec *d, double feat[TF_COUNT]);
