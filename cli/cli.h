@@ -103,6 +103,9 @@ const char *fmt_count(double v, char *buf, int n);  /* "244,397,083" */
 void json_print(cJSON *doc);
 /* True if stderr is a terminal (progress is drawn only there). */
 bool progress_enabled(void);
+/* The GPU pricer's progress callback (dp_open, dp_device_evidence): a device's evidence being
+ * fitted, on stderr where progress is shown; ctx: the command's name ("predict", ...). */
+void cli_fitting_progress(const char *device, int points, void *ctx);
 
 /* ---- BLAS kernel choice (cli/blas_select.c) ---- */
 /* Makes sure OpenBLAS runs its fastest correct core type on this CPU, re-executing the

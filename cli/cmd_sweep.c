@@ -35,13 +35,6 @@ typedef struct {
 
 static void whatif_close(WhatIf *w);
 
-static void fitting(const char *device, int points, void *ctx)
-{
-    (void)ctx;
-    if (progress_enabled())
-        fprintf(stderr, "dlperf: fitting the evidence of %s (%d measurements; stored for next time)\n", device, points);
-}
-
 static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
 {
     memset(w, 0, sizeof *w);
@@ -98,8 +91,9 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         }
         if (found != 0)
             w->cal.id = 0;
-        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, (o->without_own ? DP_NO_OWN : 0) | (o->no_profiles ? DP_NO_PROFILES : 0), fitting, NULL, err,
-                              sizeof err))) {
+        const unsigned flags = (o->without_own ? DP_NO_OWN : 0) | (o->no_profiles ? DP_NO_PROFILES : 0);
+        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, flags, cli_fitting_progress, (void *)cli->cmd,
+                              err, sizeof err))) {
             whatif_close(w);
             return cli_error(cli, EXIT_FAIL, "%s", err);
         }

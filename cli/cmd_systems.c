@@ -259,12 +259,6 @@ static int add_source(const CalibrationRow *c, void *ctx)
     return 0;
 }
 
-static void fitting(const char *device, int points, void *ctx)
-{
-    (void)ctx;
-    fprintf(stderr, "fitting the kernel forms to %s's %d measurements ...\n", device, points);
-}
-
 /* The device's evidence in the database, every precision, as a profile: to DIR/NAME.json,
  * or standard output. */
 static int profile_one(Cli *cli, Db *db, const char *name, const SystemsArgs *a)
@@ -281,7 +275,8 @@ static int profile_one(Cli *cli, Db *db, const char *name, const SystemsArgs *a)
     int n = 0, rc = EXIT_OK;
     memset(src, 0, sizeof src);
     for (int i = 0; i < NP && rc == EXIT_OK; i++) {
-        if (!(ev[i] = dp_device_evidence(db, &spec, precs[i], fitting, NULL, err, sizeof err))) {
+        if (!(ev[i] = dp_device_evidence(db, &spec, precs[i], cli_fitting_progress, (void *)cli->cmd, err,
+                                         sizeof err))) {
             if (err[0])
                 rc = cli_error(cli, EXIT_FAIL, "%s", err);
             continue;

@@ -278,3 +278,10 @@ void json_print(cJSON *doc)
 }
 
 bool progress_enabled(void) { return isatty(STDERR_FILENO) && comm_env_rank() == 0; }
+
+void cli_fitting_progress(const char *device, int points, void *ctx)
+{
+    if (progress_enabled())
+        fprintf(stderr, "dlperf %s: fitting the evidence of %s (%d measurements; stored for next time)\n",
+                (const char *)ctx, device, points);
+}

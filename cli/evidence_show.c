@@ -163,13 +163,6 @@ static int list_prec(const char *device, const char *precision, int calibrations
     return 0;
 }
 
-static void fitting(const char *device, int points, void *ctx)
-{
-    (void)ctx;
-    if (progress_enabled())
-        fprintf(stderr, "dlperf calibrate: fitting the evidence of %s (%d measurements)\n", device, points);
-}
-
 /* What the device takes, per group, from the other devices' evidence at fp32 (its own
  * groups listed above): the parameters, the nearest source and the leave-one-out error. */
 static void show_transferred(Db *db, const DeviceSpec *dev)
@@ -299,7 +292,8 @@ int evidence_show(Cli *cli, Db *db, const char *device)
         Precision prec;
         if (precision_parse(pl.precs[i], &prec) != 0)
             continue;
-        DevicePricer *p = dp_open(db, &dev, prec, NULL, 0, fitting, NULL, err, sizeof err);
+        DevicePricer *p = dp_open(db, &dev, prec, NULL, DP_NO_PROFILES, cli_fitting_progress, (void *)cli->cmd,
+                                  err, sizeof err); /* fits the database's evidence only */
         dp_free(p);
     }
     if (cli->json) {

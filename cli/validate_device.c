@@ -43,14 +43,6 @@ bool validate_device_wanted(int argc, char **argv)
     return false;
 }
 
-static void fitting(const char *device, int points, void *ctx)
-{
-    (void)ctx;
-    if (progress_enabled())
-        fprintf(stderr, "dlperf validate: fitting the evidence of %s (%d measurements; stored for next time)\n",
-                device, points);
-}
-
 int validate_device(Cli *cli, int argc, char **argv)
 {
     static const struct option opts[] = {{"device", required_argument, NULL, OPT_DEVICE},
@@ -103,7 +95,8 @@ int validate_device(Cli *cli, int argc, char **argv)
         db_close(db);
         return cli_error(cli, EXIT_USAGE, "%s", err);
     }
-    DevicePricer *p = dp_open(db, &dev, prec, NULL, (a.without_own ? DP_NO_OWN : 0) | (a.no_profiles ? DP_NO_PROFILES : 0), fitting, NULL, err, sizeof err);
+    const unsigned flags = (a.without_own ? DP_NO_OWN : 0) | (a.no_profiles ? DP_NO_PROFILES : 0);
+    DevicePricer *p = dp_open(db, &dev, prec, NULL, flags, cli_fitting_progress, (void *)cli->cmd, err, sizeof err);
     if (!p) {
         free(rows);
         db_close(db);
