@@ -81,17 +81,8 @@ char *profile_write(const char *device, const ProfilePart *parts, int n, const c
         for (int k = 0; k < parts[i].nsources; k++)
             cJSON_AddItemToArray(src, cJSON_CreateString(parts[i].sources[k]));
         cJSON *ga = cJSON_AddArrayToObject(po, "groups");
-        /* dev_ev_groups' view is rebuilt by the calls below: copy it first */
-        GpuGroupFit *copy = malloc((size_t)ng * sizeof *copy);
-        if (!copy) {
-            cJSON_Delete(root);
-            snprintf(err, errlen, "out of memory");
-            return NULL;
-        }
-        memcpy(copy, g, (size_t)ng * sizeof *copy);
-        for (int k = 0; k < ng; k++)
-            cJSON_AddItemToArray(ga, group_json(parts[i].ev, &copy[k]));
-        free(copy);
+        for (int k = 0; k < ng; k++) /* group_json leaves dev_ev_groups' view as it is */
+            cJSON_AddItemToArray(ga, group_json(parts[i].ev, &g[k]));
         written++;
     }
     if (written == 0) {
