@@ -2,8 +2,9 @@
 """bench/gpu_loo.py — leave one device out over DeepBench's and CDE's published GPU kernels.
 
 Imports every device's rows (DeepBench's GEMM and convolution training results, CDE's
-convolution and dense forward layers), then prices each device's own rows with its own
-evidence left out (`dlperf validate --device NAME --without-own FILE...`): what the other
+convolution and dense forward layers), then prices each device's own rows, and DeepBench's
+RNN layers (never evidence: a layer is T steps of several kernels), with its own evidence left
+out (`dlperf validate --device NAME --without-own FILE...`): what the other
 devices' evidence, carried over by the sheets, says of a device it never measured. Prints the
 median and 90th percentile of |error| per kind and device, and over all devices per kind.
 
@@ -62,7 +63,7 @@ def quantile(v, q):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--deepbench", help="DeepBench's folder (deepbench_gemm.csv, deepbench_conv.csv)")
+    ap.add_argument("--deepbench", help="DeepBench's folder (deepbench_gemm.csv, deepbench_conv.csv, deepbench_rnn.csv)")
     ap.add_argument("--cde", help="CDE's folder (prediction_model/data/raw_data/<GPU>/...)")
     ap.add_argument("--dlperf", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
                                                      "dlperf"))
@@ -79,23 +80,23 @@ def main():
         for pub, sheet in DEEPBENCH.items():
             sheet = sheet or sheet_of(a.dlperf, db, pub)
             if sheet:
-                sets.append(("deepbench " + pub, sheet, files))
+                sets.append(("deepbench " + pub, sheet, files, [os.path.join(a.deepbench, "deepbench_rnn.csv")]))
     if a.cde:
         base = os.path.join(a.cde, "prediction_model", "data", "raw_data")
         for folder, sheet in CDE.items():
             sheet = sheet or sheet_of(a.dlperf, db, folder)
             files = sorted(glob.glob(os.path.join(base, folder, "*", "benchmark_*.csv")))
             if sheet and files:
-                sets.append(("cde " + folder, sheet, files))
+                sets.append(("cde " + folder, sheet, files, []))
     if not a.reuse:
-        for label, sheet, files in sets:
+        for label, sheet, files, _ in sets:
             sh([a.dlperf, "import", "--db", db, "--device", sheet, "--precision", "fp32"] + files)
     rows = collections.defaultdict(list)  # (source, class) -> [ape]
     per = collections.defaultdict(list)   # (label, class) -> [ape]
-    for label, sheet, files in sets:
+    for label, sheet, files, layers in sets:
         path = os.path.join(out, label.replace(" ", "_") + ".csv")
         sh([a.dlperf, "validate", "--db", db, "--device", sheet, "--without-own", "--no-profiles", "--precision", "fp32", "--csv",
-            path] + files)
+            path] + files + layers)
         src = label.split()[0]
         for r in csv.DictReader(open(path)):
             ape = abs(float(r["error_pct"]))

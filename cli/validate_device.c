@@ -60,7 +60,7 @@ int validate_device(Cli *cli, int argc, char **argv)
     if (optind >= argc)
         return cli_error(cli, EXIT_USAGE, "--device NAME needs measurement FILEs to compare with (dlperf validate "
                                           "--device NAME FILE...)");
-    ImportOptions o = {.device = a.device};
+    ImportOptions o = {.device = a.device, .layers = true};
     if (a.format) {
         if (import_format_parse(a.format, &o.format) != 0)
             return cli_error(cli, EXIT_USAGE, "--format '%s': expected dlperf, neusight, deepbench or cde", a.format);

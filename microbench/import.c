@@ -432,11 +432,13 @@ static int neusight_record(Ctx *c)
 /* ---- DeepBench (baidu-research/DeepBench results, tidy CSV) ---- */
 
 enum { B_DEV, B_SUITE, B_PREC, B_FILE, B_SHEET, B_M, B_N, B_K, B_AT, B_BT, B_TIME, B_W, B_H, B_C, B_NN, B_KK, B_R,
-       B_S, B_PH, B_PW, B_SV, B_SH, B_P, B_Q, B_FWD, B_BWDD, B_BWDF, B_CELL, B_NCOLS };
+       B_S, B_PH, B_PW, B_SV, B_SH, B_P, B_Q, B_FWD, B_BWDD, B_BWDF, B_CELL, B_HIDDEN, B_T, B_BWDW, B_BWD, B_TOTAL,
+       B_NCOLS };
 static const char *const B_NAMES[B_NCOLS] = {
     "device", "suite", "precision", "file", "sheet", "M",       "N",       "K",           "a_trans", "b_trans",
     "time_ms", "W",    "H",         "C",    "N",     "K",       "R",       "S",           "pad_h",   "pad_w",
-    "stride_v", "stride_h", "P",    "Q",    "fwd_ms", "bwd_data_ms", "bwd_filter_ms", "cell"};
+    "stride_v", "stride_h", "P",    "Q",    "fwd_ms", "bwd_data_ms", "bwd_filter_ms", "cell", "hidden", "T",
+    "bwd_weight_ms", "bwd_ms", "total_ms"};
 
 static int deepbench_header(Ctx *c)
 {
@@ -446,9 +448,21 @@ static int deepbench_header(Ctx *c)
         if (c->col[j] < 0)
             return fail(c, "no column '%s': a DeepBench results file has device, suite, precision and the kernel's "
                            "fields", B_NAMES[j]);
-    if (c->col[B_CELL] >= 0)
-        return fail(c, "a DeepBench RNN file: dlperf has no descriptor of a whole RNN layer yet; import the GEMM "
-                       "and convolution files (their kernels price the RNN's steps)");
+    if (c->col[B_CELL] >= 0) {
+        if (!c->o->layers)
+            return fail(c, "a DeepBench RNN file times whole recurrent layers (T steps of several kernels), which no "
+                           "op key holds: import the GEMM and convolution files, and compare predictions with this "
+                           "one (dlperf validate --device NAME FILE)");
+        for (int j = B_HIDDEN; j <= B_T; j++)
+            if (c->col[j] < 0)
+                return fail(c, "no column '%s': a DeepBench RNN file has cell, hidden, N, T and the times",
+                            B_NAMES[j]);
+        if (c->col[B_NN] < 0)
+            return fail(c, "no column 'N': a DeepBench RNN file has cell, hidden, N, T and the times");
+        if (c->col[B_FWD] < 0 && c->col[B_BWD] < 0 && c->col[B_TOTAL] < 0)
+            return fail(c, "none of fwd_ms, bwd_ms, total_ms: a DeepBench RNN file gives at least one time");
+        return 0;
+    }
     if (c->col[B_TIME] < 0 && c->col[B_FWD] < 0)
         return fail(c, "neither time_ms (GEMM) nor fwd_ms (convolution): not a DeepBench GEMM or convolution file");
     return 0;
@@ -465,6 +479,81 @@ static const char *deepbench_precision(const char *p)
     return NULL;
 }
 
+/* A DeepBench RNN row (its training sheets): forward, backward (data and weights) and,
+ * where the sheet gives only the sum, both; each a row of the layer's steps. */
+static int deepbench_rnn_record(Ctx *c, const char *prec, const char *fw)
+{
+    char suite[16], cell[16];
+    trim(field(c, c->col[B_SUITE]), suite, sizeof suite);
+    trim(field(c, c->col[B_CELL]), cell, sizeof cell);
+    static const char *const CELLS[] = {[MB_RNN_VANILLA] = "vanilla", [MB_RNN_LSTM] = "lstm", [MB_RNN_GRU] = "gru"};
+    static const int GATES[] = {[MB_RNN_VANILLA] = 1, [MB_RNN_LSTM] = 4, [MB_RNN_GRU] = 3};
+    int k = 0;
+    while (k < 3 && strcmp(cell, CELLS[k]) != 0)
+        k++;
+    if (k == 3)
+        return fail(c, "field 'cell' = '%s': expected vanilla, lstm or gru", cell);
+    long H, N, T;
+    if (get_int(c, c->col[B_HIDDEN], "hidden", 1, DIM_MAX, &H) || get_int(c, c->col[B_NN], "N", 1, DIM_MAX, &N) ||
+        get_int(c, c->col[B_T], "T", 1, 1L << 20, &T))
+        return -1;
+    if (check_elems(c, "the recurrent weight", (double)GATES[k] * H * H) ||
+        check_elems(c, "a step's gates", (double)GATES[k] * H * N))
+        return -1;
+    double t[5] = {0};
+    bool have[5] = {false};
+    const int cols[5] = {B_FWD, B_BWDD, B_BWDW, B_BWD, B_TOTAL};
+    for (int j = 0; j < 5; j++) {
+        char z[8];
+        /* a sheet's total of empty cells (the T4's): no time, not a zero one */
+        if (cols[j] == B_TOTAL && strcmp(trim(field(c, c->col[B_TOTAL]), z, sizeof z), "0") == 0)
+            continue;
+        if (c->col[cols[j]] >= 0 && get_ms(c, c->col[cols[j]], B_NAMES[cols[j]], &t[j], &have[j]))
+            return -1;
+    }
+    /* The inference sheets' RNN rows carry the sparse kernels' section in their precision
+     * field: which kernel they time is not certain, so only the training sheets are read. */
+    if (strcmp(suite, "train") != 0 && strcmp(suite, "training") != 0) {
+        c->s->out_of_scope++;
+        return 0;
+    }
+    if (!prec) {
+        c->s->other_precision++;
+        return 0;
+    }
+    const double bwd = have[3] ? t[3] : have[1] && have[2] ? t[1] + t[2] : 0;
+    int phases[3], n = 0;
+    double time_s[3];
+    if (have[0])
+        phases[n] = 1, time_s[n++] = t[0];
+    if (bwd > 0)
+        phases[n] = 2, time_s[n++] = bwd;
+    if (n == 0 && have[4]) /* the T4's sheet: the sum alone */
+        phases[n] = 3, time_s[n++] = t[4];
+    if (n == 0) {
+        c->s->no_time++;
+        return 0;
+    }
+    const MbRnnShape shape = {.hidden = (int)H, .batch = (int)N, .steps = (int)T, .cell = (MbRnnCell)k,
+                              .gflop = 2.0 * GATES[k] * (double)H * H * N * T / 1e9};
+    static const char *const PHASES[] = {"", "fwd", "bwd", "fwd+bwd"};
+    for (int j = 0; j < n; j++) {
+        OpDesc first[8];
+        mb_rnn_step_ops(&shape, phases[j] == 2, first, 8);
+        const size_t before = c->rows->n;
+        if (push(c, &first[0], prec, time_s[j], 0, 0, 0, 1, fw, "kernel"))
+            return -1;
+        if (c->rows->n == before) /* another precision than the one asked for */
+            continue;
+        Row *w = &c->rows->v[c->rows->n - 1];
+        w->rnn = shape;
+        w->rnn_phases = phases[j];
+        snprintf(w->key, sizeof w->key, "rnn_%s:hidden=%ld,batch=%ld,steps=%ld,phase=%s", CELLS[k], H, N, T,
+                 PHASES[phases[j]]);
+    }
+    return 0;
+}
+
 static int deepbench_record(Ctx *c)
 {
     if (!device_matches(c, field(c, c->col[B_DEV]))) {
@@ -479,6 +568,8 @@ static int deepbench_record(Ctx *c)
     trim(field(c, c->col[B_FILE]), xlsx, sizeof xlsx);
     const char *slash = strrchr(xlsx, '/');
     snprintf(fw, sizeof fw, "DeepBench (cuBLAS/cuDNN), %s '%s'", slash ? slash + 1 : xlsx, sheet);
+    if (c->col[B_CELL] >= 0)
+        return deepbench_rnn_record(c, prec, fw);
     if (c->col[B_TIME] >= 0) { /* GEMM */
         long M, N, K;
         if (get_int(c, c->col[B_M], "M", 1, DIM_MAX, &M) || get_int(c, c->col[B_N], "N", 1, DIM_MAX, &N) ||

@@ -13,7 +13,11 @@
  *              softmax; FP32 with TF32 off, PyTorch eager, CUDA events
  *   deepbench  DeepBench's training and inference results (baidu-research/DeepBench) as tidy
  *              CSV, one file per kernel family: GEMM (M,N,K,a_trans,b_trans,time_ms) and
- *              convolution (three phases per row); cuBLAS/cuDNN kernel times
+ *              convolution (three phases per row); cuBLAS/cuDNN kernel times. Its RNN
+ *              file (cell,hidden,N,T, forward and backward times) times whole recurrent
+ *              layers, T steps of several kernels, which no op key holds: those rows are
+ *              read for `dlperf validate --device` (ImportOptions.layers) and refused by
+ *              the import
  *   cde        the TensorFlow layer benchmarks of Justus et al. 2018
  *              (CDECatapult/ml-performance-prediction): convolution and dense layers timed
  *              as session.run calls (framework scope); forward rows only, since a training
@@ -32,6 +36,7 @@
 #include <stddef.h>
 
 #include "db/db.h"
+#include "microbench/mb.h"
 #include "ops/ops.h"
 
 typedef enum { IMPORT_DLPERF, IMPORT_NEUSIGHT, IMPORT_DEEPBENCH, IMPORT_CDE, IMPORT_FORMAT_COUNT } ImportFormat;
@@ -52,6 +57,8 @@ typedef struct {
     bool format_given;          /* else detected from each file's header */
     const char *precision;      /* import only this precision ("fp32", ...); NULL: all */
     bool dry_run;               /* read and check everything, write nothing */
+    bool layers;                /* read rows that time a whole layer (DeepBench's RNN) too:
+                                 * for comparing predictions, never stored */
 } ImportOptions;
 
 typedef struct {
@@ -83,6 +90,11 @@ typedef struct {
     char source[160];    /* FILE:LINE (merged rows: FILE:LINE,LINE,...) */
     int nsources;
     ImportFormat format;
+    /* a row that times a whole recurrent layer: rnn.steps time steps of
+     * mb_rnn_step_ops(&rnn), forward (rnn_phases bit 1), backward (bit 2) or both; desc is
+     * its first step's first op. 0: a row of one op. */
+    int rnn_phases;
+    MbRnnShape rnn;
 } ImportedRow;
 
 /* Reads and checks files[0..nfiles) as import_files does, and gives their rows (malloc'd,

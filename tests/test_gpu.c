@@ -20,6 +20,7 @@
 #include "predictor/device_transfer.h"
 #include "predictor/gpu_model.h"
 #include "tests/testutil.h"
+#include "verify/evidence_check.h"
 
 static GpuSheet sheet(double tflops, double gbs, int sms)
 {
@@ -466,10 +467,74 @@ static void test_order_of_evidence(void **state)
     dp_free(p);
 }
 
+/* A row that times a whole recurrent layer (DeepBench's RNN) is priced as the layer runs:
+ * each step's cell and GEMMs, and in backward the weight gradient of every step at once,
+ * one GEMM over batch x steps rows, not one per step. */
+static void test_rnn_layer_row(void **state)
+{
+    (void)state;
+    TransferPool *pool = tp_new();
+    const GpuSheet h = sheet(14, 900, 80);
+    double f[TF_COUNT];
+    features_of(14, 900, 80, 2017, f);
+    assert_int_equal(tp_add(pool, synthetic_device("synth-v", &h, 300, true), f, ""), 0);
+    DeviceSpec dev = {.gpu = true, .year = 2017, .sm_count = 80, .mem_Bps = 900e9, .l2_bytes = 6.0 * 1048576,
+                      .launch_s = 5e-6, .tdp_w = 300};
+    snprintf(dev.name, sizeof dev.name, "synth-v");
+    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
+    dev.peak_flops[PREC_FP32] = 14e12;
+    DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    assert_non_null(p);
+    const int H = 256, N = 16, T = 10;
+    ImportedRow rows[2];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 2; i++) {
+        rows[i].rnn = (MbRnnShape){.hidden = H, .batch = N, .steps = T, .cell = MB_RNN_LSTM};
+        rows[i].rnn_phases = 1 << i;
+        rows[i].time_s = 1e-3;
+        snprintf(rows[i].scope, sizeof rows[i].scope, "kernel");
+    }
+    CheckResult r;
+    char err[256];
+    assert_int_equal(evidence_check(p, rows, 2, &r, NULL, err, sizeof err), 0);
+    assert_int_equal(r.nclasses, 2);
+    assert_string_equal(r.cls[0].name, "lstm fwd");
+    assert_string_equal(r.cls[1].name, "lstm bwd");
+    DevPrice q;
+    double fwd = 0, bwd = 0, per_step_weights = 0;
+    const OpDesc f_ops[] = {op_gemm(PHASE_FWD, N, 4 * H, H, false, false, 0.0f), op_lstm_cell(PHASE_FWD, N, H, 1.0f)};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(dp_price(p, &f_ops[i], &q, err, sizeof err), 0);
+        fwd += T * q.time_s;
+    }
+    const OpDesc b_step[] = {op_lstm_cell(PHASE_BWD_DATA, N, H, 1.0f),
+                             op_gemm(PHASE_BWD_DATA, N, H, 4 * H, false, true, 0.0f)};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(dp_price(p, &b_step[i], &q, err, sizeof err), 0);
+        bwd += T * q.time_s;
+    }
+    per_step_weights = bwd;
+    const OpDesc once[] = {op_gemm(PHASE_BWD_WEIGHTS, H, 4 * H, N * T, true, false, 0.0f),
+                           op_bias(PHASE_BWD_WEIGHTS, N * T, 4 * H, 1)};
+    const OpDesc each[] = {op_gemm(PHASE_BWD_WEIGHTS, H, 4 * H, N, true, false, 1.0f),
+                           op_bias(PHASE_BWD_WEIGHTS, N, 4 * H, 1)};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(dp_price(p, &once[i], &q, err, sizeof err), 0);
+        bwd += q.time_s;
+        assert_int_equal(dp_price(p, &each[i], &q, err, sizeof err), 0);
+        per_step_weights += T * q.time_s;
+    }
+    assert_true(fabs(r.cls[0].bias * 1e-3 / fwd - 1) < 1e-9);
+    assert_true(fabs(r.cls[1].bias * 1e-3 / bwd - 1) < 1e-9);
+    assert_true(per_step_weights > 1.05 * bwd); /* the check tells the two apart */
+    dp_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forms_are_sane),
+        cmocka_unit_test(test_rnn_layer_row),
         cmocka_unit_test(test_own_evidence_exact_and_fitted),
         cmocka_unit_test(test_transfer_recovers_a_left_out_device),
         cmocka_unit_test(test_new_architecture_leaves_siblings_out),

@@ -144,9 +144,23 @@ expect import-deepbench-skips "$T/out" "1 of other devices, 1 of precisions not 
 sed 's/,341,79,/,300,79,/' "$T/db_conv.csv" >"$T/db_bad.csv"
 run import-deepbench-refuses-pq 2 "$DLPERF" import "$T/db_bad.csv" --device test-v100 --db "$DB3" &&
     expect import-deepbench-refuses-pq "$T/err" "db_bad.csv:2: P, Q = 300, 79 but W, H, R, S"
-printf 'device,suite,precision,app,cell,hidden,N,T,fwd_ms\nNV_V100,train,Float,,lstm,512,16,25,1.0\n' >"$T/db_rnn.csv"
+{
+    echo 'device,suite,precision,app,cell,hidden,N,T,fwd_ms,bwd_data_ms,bwd_weight_ms,bwd_ms,total_ms'
+    echo 'NV_V100,train,Float,,lstm,512,16,25,1.0,0.9,0.2,,2.1'
+    echo 'NV_V100,train,Float,,gru,512,32,1,0.1,0.1,0.1,,0.3'
+    echo 'NV_V100,inference,"RNN: single precision",,lstm,512,1,25,0.9,,,,'
+} >"$T/db_rnn.csv"
+# an RNN row times a whole layer: no op key holds it, so it is compared with, never stored
 run import-deepbench-rnn 2 "$DLPERF" import "$T/db_rnn.csv" --device test-v100 --db "$DB3" &&
-    expect import-deepbench-rnn "$T/err" "RNN layer"
+    expect import-deepbench-rnn "$T/err" "times whole recurrent layers.*dlperf validate --device"
+run validate-deepbench-rnn 0 "$DLPERF" validate --device test-v100 "$T/db_rnn.csv" --db "$DB3" --csv "$T/rnn_rows.csv"
+expect validate-deepbench-rnn "$T/out" "4 measured rows"
+expect validate-deepbench-rnn-classes "$T/out" "lstm bwd .* 1 "
+grep -q '"rnn_lstm:hidden=512,batch=16,steps=25,phase=fwd"' "$T/rnn_rows.csv" && ok validate-deepbench-rnn-key ||
+    fail validate-deepbench-rnn-key "$(cat "$T/rnn_rows.csv")"
+sed 's/,lstm,512,16,/,peephole,512,16,/' "$T/db_rnn.csv" >"$T/db_bad.csv"
+run validate-deepbench-rnn-refuses 2 "$DLPERF" validate --device test-v100 "$T/db_bad.csv" --db "$DB3" &&
+    expect validate-deepbench-rnn-refuses "$T/err" "db_bad.csv:2: field 'cell' = 'peephole': expected vanilla, lstm or gru"
 
 # ---- CDE's TensorFlow layer benchmarks ----
 DB4="$T/cde.db"

@@ -7,7 +7,9 @@
  * from the other devices' evidence carried over by the sheets (leave one device out). The
  * errors are reported by op class (the kinds the publications report apart: BMM, FC, the
  * element-wise ops, softmax, layer norm, each convolution phase, ...) and by the source
- * that priced each row.
+ * that priced each row. A row that times a whole recurrent layer (DeepBench's RNN) is its
+ * steps times the ops of one step as dlperf runs a recurrent layer (mb_rnn_step_ops), each
+ * priced as a kernel; its class is the cell and phase ("lstm fwd").
  */
 #ifndef DLPERF_EVIDENCE_CHECK_H
 #define DLPERF_EVIDENCE_CHECK_H
