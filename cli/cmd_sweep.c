@@ -13,24 +13,18 @@
 #include "cli/session.h"
 #include "microbench/mb.h"
 #include "predictor/parallel.h"
-#include "predictor/whatif.h"
+#include "predictor/system_pricer.h"
 
-/* What every what-if command needs: the system, how its device is priced (this machine's
- * calibration for this machine; for another device the evidence in the order of
- * device_price.h, this machine's calibration the last resort, not needed where the device
- * has evidence), its communication parameters and the algorithm(s). */
+/* What every what-if command needs: the database, this machine's calibration where one
+ * is used (for this machine; for another device only what no GPU evidence prices), and the
+ * system made ready to price (predictor/system_pricer.h). */
 typedef struct {
     Db *db;
     MachineRow machine;
     CalibrationRow cal; /* id 0: none used */
     CostModel *cm;
-    DevicePricer *dp;
-    SystemSpec sys;
-    CommParams comm;
-    AllreduceAlgo algo;
+    SystemPricer sp;
     bool all_algos;
-    Precision prec;
-    int mode; /* PlanMode of the step priced */
 } WhatIf;
 
 static void whatif_close(WhatIf *w);
@@ -38,33 +32,39 @@ static void whatif_close(WhatIf *w);
 static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
 {
     memset(w, 0, sizeof *w);
-    w->mode = o->mode;
     char err[512];
-    if (precision_parse(o->precision ? o->precision : "fp32", &w->prec) != 0)
+    SystemPricerOpts so = {.mode = (PlanMode)o->mode, .no_host = o->no_host, .progress = cli_fitting_progress,
+                           .ctx = (void *)cli->cmd,
+                           .dp_flags = (o->without_own ? DP_NO_OWN : 0) | (o->no_profiles ? DP_NO_PROFILES : 0)};
+    if (precision_parse(o->precision ? o->precision : "fp32", &so.prec) != 0)
         return cli_error(cli, EXIT_USAGE, "--precision '%s': expected fp32, fp16, bf16, tf32 or fp64", o->precision);
     if (o->allreduce && strcmp(o->allreduce, "all") == 0)
         w->all_algos = true;
-    else if (o->allreduce && allreduce_algo_parse(o->allreduce, &w->algo) != 0)
-        return cli_error(cli, EXIT_USAGE, "--allreduce '%s': expected ring, tree, rec-doubling, rec-halving, "
-                                          "hierarchical%s", o->allreduce, o->allow_all ? " or all" : "");
+    else if (o->allreduce) {
+        if (allreduce_algo_parse(o->allreduce, &so.algo) != 0)
+            return cli_error(cli, EXIT_USAGE, "--allreduce '%s': expected ring, tree, rec-doubling, rec-halving, "
+                                              "hierarchical%s", o->allreduce, o->allow_all ? " or all" : "");
+        so.algo_given = true;
+    }
     if (w->all_algos && !o->allow_all)
         return cli_error(cli, EXIT_USAGE, "--allreduce all goes with sweep; predict takes one algorithm");
     if (!(w->db = cli_db_open(cli)))
         return EXIT_FAIL;
+    SystemSpec sys = {0};
     if (o->device) { /* one device on its own: a system of one node of one device */
-        if (device_load(w->db, o->device, &w->sys.device, err, sizeof err) != 0) {
+        if (device_load(w->db, o->device, &sys.device, err, sizeof err) != 0) {
             db_close(w->db);
             return cli_error(cli, EXIT_USAGE, "--device: %s", err);
         }
-        snprintf(w->sys.name, sizeof w->sys.name, "%s", w->sys.device.name);
-        snprintf(w->sys.title, sizeof w->sys.title, "one %.120s", w->sys.device.title);
-        w->sys.devices_per_node = 1;
-        w->sys.nics_per_node = 1;
-    } else if (system_load(w->db, o->system, &w->sys, err, sizeof err) != 0) {
+        snprintf(sys.name, sizeof sys.name, "%s", sys.device.name);
+        snprintf(sys.title, sizeof sys.title, "one %.120s", sys.device.title);
+        sys.devices_per_node = 1;
+        sys.nics_per_node = 1;
+    } else if (system_load(w->db, o->system, &sys, err, sizeof err) != 0) {
         db_close(w->db);
         return cli_error(cli, EXIT_USAGE, "--system: %s", err);
     }
-    if (whatif_check_precision(&w->sys.device, w->prec, err, sizeof err) != 0) {
+    if (whatif_check_precision(&sys.device, so.prec, err, sizeof err) != 0) {
         db_close(w->db);
         return cli_error(cli, EXIT_USAGE, "%s", err);
     }
@@ -72,7 +72,7 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         db_close(w->db);
         return EXIT_FAIL;
     }
-    if (w->sys.device.calibrated) {
+    if (sys.device.calibrated) {
         if (session_calibration(cli, w->db, &w->machine, &w->cal, &w->cm)) {
             db_close(w->db);
             return EXIT_FAIL;
@@ -91,54 +91,35 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         }
         if (found != 0)
             w->cal.id = 0;
-        const unsigned flags = (o->without_own ? DP_NO_OWN : 0) | (o->no_profiles ? DP_NO_PROFILES : 0);
-        if (!(w->dp = dp_open(w->db, &w->sys.device, w->prec, w->cm, flags, cli_fitting_progress, (void *)cli->cmd,
-                              err, sizeof err))) {
-            whatif_close(w);
-            return cli_error(cli, EXIT_FAIL, "%s", err);
-        }
-        if (!dp_has_evidence(w->dp) && !w->cm) {
-            whatif_close(w);
-            return cli_error(cli, EXIT_FAIL,
-                             "%s: nothing prices %s at %s: no GPU measurements in %s at that precision (dlperf import "
-                             "FILE... --device NAME; README, 'GPU evidence') and no calibration of this machine "
-                             "whose efficiency could stand in (dlperf calibrate)",
-                             w->sys.name, w->sys.device.name, precision_name(w->prec), cli->db_path);
-        }
     }
-    if (o->no_host) /* a compiled or graph-captured step: the device never waits for the host */
-        w->sys.device.host_step_s = w->sys.device.host_op_s = w->sys.device.host_conv_op_s = 0;
-    if (!o->allreduce)
-        w->algo = whatif_default_algo(&w->sys);
-    w->comm = whatif_comm_params(&w->sys, w->cm, w->prec);
+    const int rc = sysp_open(w->db, &sys, w->cm, &so, &w->sp, err, sizeof err);
+    if (rc != 0) {
+        whatif_close(w);
+        return cli_error(cli, rc == SYSP_USAGE ? EXIT_USAGE : EXIT_FAIL, "%s", err);
+    }
     return 0;
 }
 
 static void whatif_close(WhatIf *w)
 {
-    dp_free(w->dp);
+    sysp_close(&w->sp);
     cm_free(w->cm);
     if (w->db)
         db_close(w->db);
-    w->dp = NULL, w->cm = NULL, w->db = NULL;
+    w->cm = NULL, w->db = NULL;
 }
 
 /* The per-device step at a batch (plan built and priced). */
 static int device_step(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch, DeviceStep *out, double *grad_bytes)
 {
-    Plan p;
     char err[512];
-    if (plan_build_mode(m, batch, (PlanMode)w->mode, &p, err, sizeof err) != 0)
-        return cli_error(cli, EXIT_USAGE, "%s", err);
-    int rc = whatif_device_step(&p, w->cm, w->dp, &w->sys.device, w->prec, out, err, sizeof err);
-    *grad_bytes = (double)p.arena_bytes[ARENA_GRAD];
-    plan_free(&p);
-    return rc ? cli_error(cli, EXIT_FAIL, "%s", err) : 0;
+    const int rc = sysp_step(&w->sp, m, batch, 0, out, grad_bytes, err, sizeof err);
+    return rc ? cli_error(cli, rc == SYSP_USAGE ? EXIT_USAGE : EXIT_FAIL, "%s", err) : 0;
 }
 
 static void explain_pricing(const WhatIf *w, const DeviceStep *step)
 {
-    const DeviceSpec *d = &w->sys.device;
+    const DeviceSpec *d = &w->sp.sys.device;
     if (d->calibrated) {
         printf("how it is priced: this machine's calibration %lld (%d threads), its own uncertainty band\n",
                (long long)w->cal.id, w->cal.sw.threads);
@@ -147,7 +128,7 @@ static void explain_pricing(const WhatIf *w, const DeviceStep *step)
     int total = 0;
     for (int k = 0; k < DP_SOURCE_COUNT; k++)
         total += step ? step->priced_by[k] : 0;
-    printf("how it is priced (%s at %s, predictor/device_price.h):", d->name, precision_name(w->prec));
+    printf("how it is priced (%s at %s, predictor/device_price.h):", d->name, precision_name(w->sp.prec));
     if (step && total > 0) {
         static const char *const what[DP_SOURCE_COUNT] = {
             "measured on it (exact)", "fitted to its measurements", "carried over from other GPUs' measurements",
@@ -156,8 +137,8 @@ static void explain_pricing(const WhatIf *w, const DeviceStep *step)
         for (int k = 0; k < DP_SOURCE_COUNT; k++)
             if (step->priced_by[k])
                 printf("\n  %4d of %d ops %s", step->priced_by[k], total, what[k]);
-        printf("\n  (%d GPU%s with evidence at %s%s)", dp_pool_devices(w->dp), dp_pool_devices(w->dp) == 1 ? "" : "s",
-               precision_name(w->prec), dp_own_points(w->dp) ? ", its own among them" : ", none of them this one");
+        printf("\n  (%d GPU%s with evidence at %s%s)", dp_pool_devices(w->sp.dp), dp_pool_devices(w->sp.dp) == 1 ? "" : "s",
+               precision_name(w->sp.prec), dp_own_points(w->sp.dp) ? ", its own among them" : ", none of them this one");
     }
     if (device_host_floor(d))
         printf("\n  each op takes at least the host's time for it in an eager framework (%.1f us, %.1f us a\n"
@@ -191,7 +172,7 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
     double *op_s = calloc((size_t)p.nops, sizeof *op_s), *layer_s = calloc((size_t)p.nlayers, sizeof *layer_s);
     double *out_bytes = calloc((size_t)p.nlayers, sizeof *out_bytes);
     DeviceStep step;
-    int rc = whatif_device_ops(&p, w->cm, w->dp, &w->sys.device, w->prec, &step, op_s, err, sizeof err);
+    int rc = whatif_device_ops(&p, w->cm, w->sp.dp, &w->sp.sys.device, w->sp.prec, &step, op_s, err, sizeof err);
     if (rc) {
         free(op_s), free(layer_s), free(out_bytes);
         plan_free(&p);
@@ -199,7 +180,7 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
     }
     /* the step's own host time (loss, zero_grad, the optimizer's call; in step.compute_s) is
      * spent once an iteration, like the update: count it there, not per micro-batch */
-    double update_s = w->sys.device.host_step_s;
+    double update_s = w->sp.sys.device.host_step_s;
     for (int i = 0; i < p.nops; i++) {
         if (p.ops[i].desc.phase == PHASE_UPDATE)
             update_s += op_s[i];
@@ -207,18 +188,18 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
             layer_s[p.ops[i].layer >= 0 ? p.ops[i].layer : p.nlayers - 1] += op_s[i];
     }
     for (int l = 0; l < p.nlayers; l++)
-        out_bytes[l] = (double)p.layers[l].y.bytes * precision_bytes(w->prec) / 4;
-    const bool intra = stages <= w->sys.devices_per_node && w->sys.has_intra;
-    const LinkParams link = {intra ? w->sys.intra.alpha_s : w->sys.inter.alpha_s,
-                             intra ? w->sys.intra.beta_Bps : w->sys.inter.beta_Bps, 0};
+        out_bytes[l] = (double)p.layers[l].y.bytes * precision_bytes(w->sp.prec) / 4;
+    const bool intra = stages <= w->sp.sys.devices_per_node && w->sp.sys.has_intra;
+    const LinkParams link = {intra ? w->sp.sys.intra.alpha_s : w->sp.sys.inter.alpha_s,
+                             intra ? w->sp.sys.intra.beta_Bps : w->sp.sys.inter.beta_Bps, 0};
     PipelineEstimate pe;
     pipeline_estimate(layer_s, out_bytes, p.nlayers, update_s, stages, M, &link, &pe);
     char b[4][32];
     if (cli->json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "model", m->name);
-        cJSON_AddStringToObject(j, "system", w->sys.name);
-        cJSON_AddStringToObject(j, "precision", precision_name(w->prec));
+        cJSON_AddStringToObject(j, "system", w->sp.sys.name);
+        cJSON_AddStringToObject(j, "precision", precision_name(w->sp.prec));
         cJSON_AddNumberToObject(j, "stages", pe.stages);
         cJSON_AddNumberToObject(j, "micro_batches", M);
         cJSON_AddNumberToObject(j, "micro_batch", micro);
@@ -234,8 +215,8 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
         json_print(j);
     } else {
         printf("%s on %s, pipeline of %d stages (%s links), batch %d in %d micro-batches of %d, %s\n", m->name,
-               w->sys.name, pe.stages, intra ? w->sys.intra.name : w->sys.inter.name, batch, M, micro,
-               precision_name(w->prec));
+               w->sp.sys.name, pe.stages, intra ? w->sp.sys.intra.name : w->sp.sys.inter.name, batch, M, micro,
+               precision_name(w->sp.prec));
         explain_pricing(w, &step);
         printf("\n%5s %-14s %-14s %12s %14s\n", "stage", "first layer", "last layer", "f+b / micro", "sends / micro");
         for (int s = 0; s < pe.stages; s++) {
@@ -334,15 +315,15 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
     one = step;
     ScalePoint pt;
     const double epoch = m->train_samples > 0 ? m->train_samples : 0;
-    whatif_scale_point(&w.sys, &w.comm, w.algo, w.prec, &step, grad_bytes, nodes, batch, o->overlap,
+    whatif_scale_point(&w.sp.sys, &w.sp.comm, w.sp.algo, w.sp.prec, &step, grad_bytes, nodes, batch, o->overlap,
                        one.compute_s / batch, epoch, &pt);
-    const double ar_bytes = grad_bytes * precision_bytes(w.prec) / 4;
+    const double ar_bytes = grad_bytes * precision_bytes(w.sp.prec) / 4;
     if (cli->json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "model", m->name);
-        cJSON_AddStringToObject(j, "system", w.sys.name);
-        cJSON_AddStringToObject(j, "device", w.sys.device.name);
-        cJSON_AddStringToObject(j, "precision", precision_name(w.prec));
+        cJSON_AddStringToObject(j, "system", w.sp.sys.name);
+        cJSON_AddStringToObject(j, "device", w.sp.sys.device.name);
+        cJSON_AddStringToObject(j, "precision", precision_name(w.sp.prec));
         cJSON_AddNumberToObject(j, "nodes", nodes);
         cJSON_AddNumberToObject(j, "ranks", pt.ranks);
         cJSON_AddNumberToObject(j, "batch_per_device", batch);
@@ -351,10 +332,10 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         cJSON_AddNumberToObject(j, "compute_lo_s", step.lo_s);
         cJSON_AddNumberToObject(j, "compute_hi_s", step.hi_s);
         cJSON_AddNumberToObject(j, "device_roofline_s", step.roofline_s);
-        cJSON_AddNumberToObject(j, "host_op_s", w.sys.device.host_op_s);
-        cJSON_AddNumberToObject(j, "host_conv_op_s", w.sys.device.host_conv_op_s);
-        cJSON_AddNumberToObject(j, "host_step_s", w.sys.device.host_step_s);
-        cJSON_AddStringToObject(j, "allreduce", allreduce_algo_name(w.algo));
+        cJSON_AddNumberToObject(j, "host_op_s", w.sp.sys.device.host_op_s);
+        cJSON_AddNumberToObject(j, "host_conv_op_s", w.sp.sys.device.host_conv_op_s);
+        cJSON_AddNumberToObject(j, "host_step_s", w.sp.sys.device.host_step_s);
+        cJSON_AddStringToObject(j, "allreduce", allreduce_algo_name(w.sp.algo));
         cJSON_AddNumberToObject(j, "allreduce_bytes", ar_bytes);
         cJSON_AddNumberToObject(j, "allreduce_s", pt.allreduce_s);
         cJSON_AddBoolToObject(j, "overlap", o->overlap);
@@ -370,21 +351,21 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         return EXIT_OK;
     }
     char b[6][32];
-    printf("%s on %s (%s): %d node(s) x %d = %d devices, %s, batch %d per device (global %d)\n", m->name, w.sys.name,
-           w.sys.title, nodes, w.sys.devices_per_node, pt.ranks, precision_name(w.prec), batch, pt.global_batch);
+    printf("%s on %s (%s): %d node(s) x %d = %d devices, %s, batch %d per device (global %d)\n", m->name, w.sp.sys.name,
+           w.sp.sys.title, nodes, w.sp.sys.devices_per_node, pt.ranks, precision_name(w.sp.prec), batch, pt.global_batch);
     explain_pricing(&w, &step);
     printf("\nper device   %s per iteration (band %s .. %s): forward %s, backward %s, update %s\n",
            fmt_time(step.compute_s, b[0], 32), fmt_time(step.lo_s, b[1], 32), fmt_time(step.hi_s, b[2], 32),
            fmt_time(step.fwd_s, b[3], 32), fmt_time(step.bwd_s, b[4], 32), fmt_time(step.update_s, b[5], 32));
-    if (!w.sys.device.calibrated)
+    if (!w.sp.sys.device.calibrated)
         printf("             the device's roofline: %s (%.0f%% of the estimate)\n", fmt_time(step.roofline_s, b[0], 32),
                100 * step.roofline_s / step.compute_s);
     printf("memory       %s per device%s\n", fmt_bytes(step.mem_bytes, b[0], 32),
-           w.sys.device.calibrated ? "" : step.fits ? " — fits" : " — DOES NOT FIT");
+           w.sp.sys.device.calibrated ? "" : step.fits ? " — fits" : " — DOES NOT FIT");
     if (pt.ranks > 1) {
         printf("allreduce    %s of gradients, %s over %s%s%d x %s: %s%s\n", fmt_bytes(ar_bytes, b[0], 32),
-               allreduce_algo_name(w.algo), w.sys.has_intra ? w.sys.intra.name : "", w.sys.has_intra ? " and " : "",
-               w.sys.nics_per_node, w.sys.inter.name, fmt_time(pt.allreduce_s, b[1], 32),
+               allreduce_algo_name(w.sp.algo), w.sp.sys.has_intra ? w.sp.sys.intra.name : "", w.sp.sys.has_intra ? " and " : "",
+               w.sp.sys.nics_per_node, w.sp.sys.inter.name, fmt_time(pt.allreduce_s, b[1], 32),
                o->overlap ? ", overlapped with backward" : ", after backward (no overlap)");
     }
     printf("iteration    %s, %.1f samples/s", fmt_time(pt.iter_s, b[0], 32), pt.samples_per_s);
@@ -579,7 +560,7 @@ static int plot_svg(Cli *cli, const char *path, const char *model, const WhatIf 
         fprintf(g, "set terminal svg size 1100,800 dynamic enhanced font 'sans,11'\n");
     fprintf(g, "set output '%s'\n", path);
     fprintf(g, "set multiplot layout 2,2 title '%s on %s (%d x %s per node), %s, %s scaling, %s'\n", model,
-            w->sys.name, w->sys.devices_per_node, w->sys.device.name, precision_name(w->prec), weak ? "weak" : "strong",
+            w->sp.sys.name, w->sp.sys.devices_per_node, w->sp.sys.device.name, precision_name(w->sp.prec), weak ? "weak" : "strong",
             "predicted by dlperf");
     fprintf(g, "set logscale x 2\nset grid\nset key top left\nset xlabel 'nodes'\n");
     const char *cols[4][3] = {{"2", epoch ? "time per epoch (s)" : "time per iteration (s)", "y"},
@@ -661,7 +642,7 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
         for (int a = 0; a < AR_COUNT; a++)
             algos[nalgos++] = (AllreduceAlgo)a;
     else
-        algos[nalgos++] = w.algo;
+        algos[nalgos++] = w.sp.algo;
     const bool weak = so.global_batch == 0;
     const double epoch = m->train_samples > 0 ? m->train_samples : 0;
     /* one device at the per-device batch (weak) or at the global batch (strong): the
@@ -686,7 +667,7 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
     } else {
         int *distinct = calloc((size_t)nn, sizeof *distinct), nd = 0, bmin = 1 << 30, bmax = 0;
         for (int i = 0; i < nn; i++) {
-            int b = so.global_batch / (nodes[i] * w.sys.devices_per_node);
+            int b = so.global_batch / (nodes[i] * w.sp.sys.devices_per_node);
             bool seen = b < 1;
             for (int j = 0; j < nd && !seen; j++)
                 seen = distinct[j] == b;
@@ -710,15 +691,15 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
         free(distinct);
     }
     for (int i = 0; i < nn && rc == 0; i++) {
-        int ranks = nodes[i] * w.sys.devices_per_node;
+        int ranks = nodes[i] * w.sp.sys.devices_per_node;
         int b = weak ? batch : so.global_batch / ranks;
         if (b < 1)
             continue; /* fewer samples than devices: not a configuration */
         bool interp;
-        DeviceStep step = curve_at(&curve, &w.sys.device, b, &interp);
+        DeviceStep step = curve_at(&curve, &w.sp.sys.device, b, &interp);
         ninterp += interp;
         for (int a = 0; a < nalgos; a++) {
-            whatif_scale_point(&w.sys, &w.comm, algos[a], w.prec, &step, grad_bytes, nodes[i], b, so.w.overlap,
+            whatif_scale_point(&w.sp.sys, &w.sp.comm, algos[a], w.sp.prec, &step, grad_bytes, nodes[i], b, so.w.overlap,
                                t1_per_sample, epoch, &pts[np]);
             algo_of[np++] = a;
         }
@@ -739,9 +720,9 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
     if (rc == 0 && cli->json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "model", m->name);
-        cJSON_AddStringToObject(o, "system", w.sys.name);
-        cJSON_AddStringToObject(o, "device", w.sys.device.name);
-        cJSON_AddStringToObject(o, "precision", precision_name(w.prec));
+        cJSON_AddStringToObject(o, "system", w.sp.sys.name);
+        cJSON_AddStringToObject(o, "device", w.sp.sys.device.name);
+        cJSON_AddStringToObject(o, "precision", precision_name(w.sp.prec));
         cJSON_AddStringToObject(o, "scaling", weak ? "weak" : "strong");
         cJSON_AddBoolToObject(o, "overlap", so.w.overlap);
         cJSON_AddNumberToObject(o, "configurations", np);
@@ -775,15 +756,15 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
                "allreduce_s,iteration_s,samples_per_s,epoch_s,speedup,efficiency,comm_fraction,fits\n");
         for (int i = 0; i < np; i++) {
             const ScalePoint *p = &pts[i];
-            printf("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", m->name, w.sys.name,
-                   precision_name(w.prec), weak ? "weak" : "strong", allreduce_algo_name(algos[algo_of[i]]), p->nodes,
+            printf("%s,%s,%s,%s,%s,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", m->name, w.sp.sys.name,
+                   precision_name(w.sp.prec), weak ? "weak" : "strong", allreduce_algo_name(algos[algo_of[i]]), p->nodes,
                    p->ranks, p->batch_per_rank, p->global_batch, p->compute_s, p->allreduce_s, p->iter_s,
                    p->samples_per_s, p->epoch_s, p->speedup, p->efficiency, p->comm_fraction, p->fits);
         }
     } else if (rc == 0) {
         char b[4][32];
-        printf("%s on %s: %d x %s per node, %s, %s scaling (%s), gradients %s\n", m->name, w.sys.name,
-               w.sys.devices_per_node, w.sys.device.name, precision_name(w.prec), weak ? "weak" : "strong",
+        printf("%s on %s: %d x %s per node, %s, %s scaling (%s), gradients %s\n", m->name, w.sp.sys.name,
+               w.sp.sys.devices_per_node, w.sp.sys.device.name, precision_name(w.sp.prec), weak ? "weak" : "strong",
                weak ? "batch per device fixed" : "global batch split over the devices",
                so.w.overlap ? "overlapped with backward" : "summed after backward");
         explain_pricing(&w, &ref);
@@ -801,8 +782,8 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
                    fmt_time(p->allreduce_s, b[1], 32), fmt_time(p->iter_s, b[2], 32), last, p->speedup,
                    100 * p->efficiency, 100 * p->comm_fraction, p->fits ? "" : "  does not fit");
         }
-        if (w.sys.nodes && nodes[nn - 1] > w.sys.nodes)
-            printf("(%s has %d nodes; larger counts are hypothetical)\n", w.sys.name, w.sys.nodes);
+        if (w.sp.sys.nodes && nodes[nn - 1] > w.sp.sys.nodes)
+            printf("(%s has %d nodes; larger counts are hypothetical)\n", w.sp.sys.name, w.sp.sys.nodes);
         if (so.plot)
             printf("plot: %s\n", so.plot);
     }
