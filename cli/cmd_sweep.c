@@ -113,7 +113,7 @@ static void whatif_close(WhatIf *w)
 static int device_step(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch, DeviceStep *out, double *grad_bytes)
 {
     char err[512];
-    const int rc = sysp_step(&w->sp, m, batch, 0, out, grad_bytes, err, sizeof err);
+    const int rc = sysp_step(&w->sp, m, batch, w->sp.mode, 0, out, grad_bytes, err, sizeof err);
     return rc ? cli_error(cli, rc == SYSP_USAGE ? EXIT_USAGE : EXIT_FAIL, "%s", err) : 0;
 }
 

@@ -234,6 +234,27 @@ static const Command commands[] = {
      "                   nodes, drawn by gnuplot (FILE.png: a PNG)\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
+    {"fom", cmd_fom, "seed 000's figures of merit predicted for a proposed system, against Titan",
+     "usage: dlperf fom --system NAME|FILE [--nodes N] [--per-device K] [--precision P] [--no-host]\n"
+     "                  [--no-profiles] [--csv | --json]\n\n"
+     "The what-if the procurement suite exists for (seed 000): how many instances of each of\n"
+     "its benchmarks the system runs at once (CANDLE P1B1 and P3B1, AlexNet, GoogLeNet,\n"
+     "Overfeat, VGG, the LSTM in throughput mode; 50 data-parallel ResNet-50 instances on 2%\n"
+     "of the system each), each instance's time as 'predict --system' prices it, each\n"
+     "benchmark's FOM, the groups' (geometric means) and the overall (weights 5, 1, 2, 5),\n"
+     "with bands from the prices'. Two references: the seed's Titan table, and Titan as\n"
+     "dlperf prices it (the same predictor on both sides); the seed gives no ResNet-50 time,\n"
+     "so its FOM is against the priced one. Titan's priced times are shown beside the seed's.\n"
+     "How instances share a device and what each time covers: suite/fom.h.\n"
+     "  --system NAME|FILE  the proposed system ('dlperf systems') or a system sheet's file\n"
+     "  --nodes N        the system's size (default: its sheet's nodes; a building block: 1)\n"
+     "  --per-device K   throughput instances per device (default: as many as pay, within\n"
+     "                   the device's memory)\n"
+     "  --precision P    fp32 (default; the base run), fp16, bf16, tf32, fp64\n"
+     "  --no-host        device time alone (a compiled step), no eager framework's host time\n"
+     "  --no-profiles    GPU evidence from the database only, not the built-in profiles\n"
+     "  --csv            CSV on stdout (a row per benchmark, group and the overall)\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL... | --zoo] [--model-file FILE] [--holdout] [--trace] [--steps N] [--warmup N]\n"
      "                       [--min-time S] [--rounds N] [--wait-near S] [--batch N] [--threads N]\n"

@@ -631,6 +631,22 @@ int system_load(Db *db, const char *name, SystemSpec *out, char *err, size_t err
     return load_kind(db, name, SPEC_SYSTEM, out, err, errlen);
 }
 
+int system_parse(Db *db, const char *text, const char *source, SystemSpec *out, char *err, size_t errlen)
+{
+    Ctx c = {source, err, errlen};
+    cJSON *o = cJSON_Parse(text);
+    SpecKind k;
+    int rc = -1;
+    if (!o || !cJSON_IsObject(o))
+        snprintf(err, errlen, "%s: not a JSON object", source);
+    else if (kind_of(o, &k) != 0 || k != SPEC_SYSTEM)
+        rc = bad(&c, "format", "expected \"dlperf-system\" (a system: nodes of a device and their links)", NULL);
+    else
+        rc = parse_system(db, &c, o, out);
+    cJSON_Delete(o);
+    return rc;
+}
+
 int spec_validate(Db *db, const char *text, const char *source, SpecKind *kind, char name[SPEC_NAME_MAX], char *err,
                   size_t errlen)
 {

@@ -94,6 +94,9 @@ int device_find_alias(Db *db, const char *published_name, char name[SPEC_NAME_MA
 int link_load(Db *db, const char *name, LinkSpec *out, char *err, size_t errlen);
 /* A system, its device and links resolved. */
 int system_load(Db *db, const char *name, SystemSpec *out, char *err, size_t errlen);
+/* A system from a sheet's text (a file not added to any database), its device and links
+ * resolved from db and the built-ins; errors name source. 0, or -1 with err. */
+int system_parse(Db *db, const char *text, const char *source, SystemSpec *out, char *err, size_t errlen);
 
 /* Every spec: built-ins and added ones (an added one shadowing a built-in is listed once,
  * as added). fn returns nonzero to stop. */

@@ -44,11 +44,11 @@ void sysp_close(SystemPricer *sp)
     sp->dp = NULL;
 }
 
-int sysp_step(const SystemPricer *sp, const ModelSpec *m, int batch, int head, DeviceStep *out, double *grad_bytes,
-              char *err, size_t errlen)
+int sysp_step(const SystemPricer *sp, const ModelSpec *m, int batch, PlanMode mode, int head, DeviceStep *out,
+              double *grad_bytes, char *err, size_t errlen)
 {
     Plan p;
-    if (plan_build_head(m, batch, sp->mode, head, &p, err, errlen) != 0)
+    if (plan_build_head(m, batch, mode, head, &p, err, errlen) != 0)
         return SYSP_USAGE;
     const int rc = whatif_device_step(&p, sp->cm, sp->dp, &sp->sys.device, sp->prec, out, err, errlen) ? SYSP_FAIL : 0;
     if (grad_bytes)

@@ -43,11 +43,11 @@ int sysp_open(Db *db, const SystemSpec *sys, const CostModel *cm, const SystemPr
               char *err, size_t errlen);
 void sysp_close(SystemPricer *sp);
 
-/* One device's step of model m at batch (the plan of output head `head`: 0 for a model
+/* One device's step of model m at batch in mode (the plan of output head `head`: 0 for a model
  * of one output), priced; grad_bytes (may be NULL) the gradients an allreduce sums (fp32
  * bytes). 0; SYSP_USAGE with err for a batch or head the model refuses; SYSP_FAIL for an op
  * nothing prices. */
-int sysp_step(const SystemPricer *sp, const ModelSpec *m, int batch, int head, DeviceStep *out, double *grad_bytes,
-              char *err, size_t errlen);
+int sysp_step(const SystemPricer *sp, const ModelSpec *m, int batch, PlanMode mode, int head, DeviceStep *out,
+              double *grad_bytes, char *err, size_t errlen);
 
 #endif

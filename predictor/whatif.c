@@ -79,6 +79,7 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
             pr.time_s += extra;
             t = pr.time_s, lo = pr.lo_s + extra, hi = pr.hi_s + extra;
             out->roofline_s += pr.time_s;
+            out->device_s += pr.time_s;
         } else {
             DevPrice pr;
             if (dp_price(dp, od, &pr, err, errlen) != 0)
@@ -87,6 +88,7 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
             roof_dev = fmax(d->peak_flops[prec] > 0 ? c.flops / d->peak_flops[prec] : 0,
                             d->mem_Bps > 0 ? c.bytes * byte_scale / d->mem_Bps : 0);
             const double host = whatif_host_op_s(d, od->kind);
+            out->device_s += pr.time_s;
             t = fmax(pr.time_s, host);
             lo = fmax(pr.lo_s, host);
             hi = fmax(pr.hi_s, host);

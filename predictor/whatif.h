@@ -40,6 +40,8 @@
 typedef struct {
     double fwd_s, bwd_s, update_s; /* one device, one iteration at the plan's batch */
     double compute_s, lo_s, hi_s;  /* their sum and its band */
+    double device_s;               /* the device's own busy time: the ops' device times without
+                                      the host's floors (= compute_s on a calibrated device) */
     double mem_bytes;              /* the plan's memory per device */
     bool fits;                     /* mem_bytes <= the device's capacity */
     double roofline_s;             /* the device's roofline of the plan (every op at efficiency 1) */

@@ -289,4 +289,66 @@ run sweep-no-system 2 "$DLPERF" sweep p1b1 && expect sweep-no-system "$T/err" "-
 run sweep-bad-nodes 2 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 1,x && expect sweep-bad-nodes "$T/err" "'x' is not a node count"
 run sweep-dots 2 "$DLPERF" sweep p1b1 --system dgx-a100 --nodes 4,... && expect sweep-dots "$T/err" "continues the two counts"
 run sweep-two-scalings 2 "$DLPERF" sweep p1b1 --system dgx-a100 --batch 4 --global-batch 64 && expect sweep-two-scalings "$T/err" "choose one"
+# ---- seed 000's figures of merit for a proposed system ----
+# Titan against itself at the reference's 14,000 instances, one per K20X: every throughput
+# FOM against Titan as priced is (t / t) x (14,000 / 14,000) = 1, and the group means of ones
+# are one (the ResNet rule differs: 50 instances on 2% each, not the 5 on 20%). GoogLeNet's
+# memory estimate at batch 128 exceeds the K20X's 6 GB: as a proposed system it does not
+# fit (FOM 0), as the reference, which ran it, it is priced and flagged.
+if run fom-titan 0 "$DLPERF" fom --system titan --nodes 14000 --per-device 1 --json; then
+    [ "$(json "(SELECT count(*) FROM json_each(json_extract(j, '\$.benchmarks'))
+               WHERE json_extract(value, '\$.group') != 'resnet' AND json_extract(value, '\$.proposed.fits')
+                 AND abs(json_extract(value, '\$.fom_vs_titan_priced.fom') - 1) < 1e-9)")" = 6 ] &&
+        ok fom-titan-reproduces-itself || fail fom-titan-reproduces-itself "$(head -c 800 "$T/out")"
+    [ "$(json "json_extract(j, '\$.benchmarks[3].benchmark') = 'googlenet'
+               AND NOT json_extract(j, '\$.benchmarks[3].proposed.fits')
+               AND json_extract(j, '\$.benchmarks[3].titan_priced.memory_estimate_exceeds_device')
+               AND json_extract(j, '\$.benchmarks[3].titan_priced.time') > 0
+               AND json_extract(j, '\$.groups[1].fom_vs_titan_priced.fom') = 0")" = 1 ] &&
+        ok fom-titan-memory || fail fom-titan-memory "$(head -c 400 "$T/out")"
+    [ "$(json "abs(json_extract(j, '\$.groups[0].fom_vs_titan_priced.fom') - 1) < 1e-9
+               AND abs(json_extract(j, '\$.groups[2].fom_vs_titan_priced.fom') - 1) < 1e-9
+               AND json_extract(j, '\$.groups[1].weight') = 1 AND json_extract(j, '\$.groups[0].weight') = 5")" = 1 ] &&
+        ok fom-titan-groups || fail fom-titan-groups "$(head -c 400 "$T/out")"
+fi
+if run fom-summit 0 "$DLPERF" fom --system summit --json; then
+    # each benchmark's FOM is the seed's rule applied to its own fields
+    [ "$(json "(SELECT count(*) FROM json_each(json_extract(j, '\$.benchmarks'))
+               WHERE json_extract(value, '\$.group') != 'resnet'
+                 AND json_extract(value, '\$.proposed.instances') >= 27648
+                 AND abs(json_extract(value, '\$.fom_vs_seed.fom') / (json_extract(value, '\$.titan_seed')
+                     / json_extract(value, '\$.proposed.time') * json_extract(value, '\$.proposed.instances') / 14000.0)
+                     - 1) < 1e-9
+                 AND json_extract(value, '\$.fom_vs_seed.lo') <= json_extract(value, '\$.fom_vs_seed.fom')
+                 AND json_extract(value, '\$.fom_vs_seed.fom') <= json_extract(value, '\$.fom_vs_seed.hi'))")" = 7 ] &&
+        ok fom-summit-rule || fail fom-summit-rule "$(head -c 800 "$T/out")"
+    # ResNet-50: 50 instances of 552 V100s (2% of 27,648), (t_ref / t) x 10
+    [ "$(json "json_extract(j, '\$.benchmarks[7].proposed.instances') = 50
+               AND json_extract(j, '\$.benchmarks[7].proposed.devices_per_instance') = 552
+               AND abs(json_extract(j, '\$.benchmarks[7].fom_vs_seed.fom') / (10.0 *
+                   json_extract(j, '\$.benchmarks[7].titan_priced.time') / json_extract(j, '\$.benchmarks[7].proposed.time'))
+                   - 1) < 1e-9")" = 1 ] && ok fom-summit-resnet || fail fom-summit-resnet "$(head -c 800 "$T/out")"
+    # the overall: the weighted mean 5, 1, 2, 5 of the groups
+    [ "$(json "abs(json_extract(j, '\$.overall_vs_seed.fom') - (5 * json_extract(j, '\$.groups[0].fom_vs_seed.fom')
+               + json_extract(j, '\$.groups[1].fom_vs_seed.fom') + 2 * json_extract(j, '\$.groups[2].fom_vs_seed.fom')
+               + 5 * json_extract(j, '\$.groups[3].fom_vs_seed.fom')) / 13) < 1e-9 * json_extract(j, '\$.overall_vs_seed.fom')")" = 1 ] &&
+        ok fom-summit-overall || fail fom-summit-overall "$(head -c 400 "$T/out")"
+fi
+if run fom-csv 0 "$DLPERF" fom --system dgx-a100 --nodes 2 --csv; then
+    [ "$(wc -l <"$T/out")" = 14 ] && ok fom-csv-rows || fail fom-csv-rows "$(cat "$T/out")"
+    expect fom-csv-header "$T/out" "^system,device,precision,benchmark,group,unit,instances"
+    expect fom-csv-devices "$T/out" "^dgx-a100,a100-sxm4-80gb,fp32,alexnet,convnet,s/batch,16,"
+fi
+if run fom-text 0 "$DLPERF" fom --system dgx-a100; then
+    expect fom-text-overall "$T/out" "^overall"
+    expect fom-text-titan "$T/out" "^Titan as dlperf prices it"
+fi
+sed 's/"dlperf-system"/"dlperf-device"/' systems/summit.json >"$T/notsystem.json"
+run fom-file-not-system 2 "$DLPERF" fom --system "$T/notsystem.json" &&
+    expect fom-file-not-system "$T/err" "notsystem.json: field \"format\": expected \"dlperf-system\"" && one_line fom-file-not-system
+sed 's/"nodes": 4608/"nodes": 2/' systems/summit.json >"$T/small-summit.json"
+run fom-file 0 "$DLPERF" fom --system "$T/small-summit.json" && expect fom-file "$T/out" "2 nodes x 6 = 12 devices"
+run fom-no-system 2 "$DLPERF" fom && expect fom-no-system "$T/err" "--system NAME|FILE is required"
+run fom-unknown 2 "$DLPERF" fom --system nosuch && expect fom-unknown "$T/err" "no spec sheet named 'nosuch'"
+run fom-bad-per-device 2 "$DLPERF" fom --system summit --per-device 0 && expect fom-bad-per-device "$T/err" "--per-device"
 exit 0
