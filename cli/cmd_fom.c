@@ -220,7 +220,7 @@ static void print_text(const SystemPricer *sp, const FomResult *r)
                 printf(" %s %.0f%%", dp_source_name((DevPriceSource)k), 100.0 * src[k] / total);
         printf(" (predictor/device_price.h)\n");
     }
-    printf("\n%-10s %10s %6s %6s  %-34s %-18s %9s %9s\n", "# bench", "instances", "/dev", "batch",
+    printf("\n%-10s %10s %6s %6s  %-44s %-16s %9s %9s\n", "# bench", "instances", "/dev", "batch",
            "time per instance (band)", "Titan (seed)", "FOM", "FOM(*)");
     for (int i = 0; i < SUITE_BENCHMARKS; i++) {
         const SuiteBenchmark *bm = &suite_benchmarks[i];
@@ -238,7 +238,7 @@ static void print_text(const SystemPricer *sp, const FomResult *r)
             snprintf(per, sizeof per, "%d", t->per_device);
         snprintf(band, sizeof band, "%s (%s .. %s)", fmt_metric(bm, t->time_s, b[0], 40), fmt_time(t->lo_s, b[1], 40),
                  fmt_time(t->hi_s, b[2], 40));
-        printf("%-10s %10s %6s %6d  %-34s %-18s %9s %9s\n", bm->name, inst, per, t->batch, band,
+        printf("%-10s %10s %6s %6d  %-44s %-16s %9s %9s\n", bm->name, inst, per, t->batch, band,
                bm->titan_s > 0 ? fmt_metric(bm, bm->titan_s, b[3], 40) : "(not given)",
                fmt_fom(r->seed[i].fom, b[4], 40), fmt_fom(r->priced[i].fom, b[5], 40));
     }

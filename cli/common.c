@@ -230,6 +230,10 @@ const char *fmt_time(double s, char *buf, int n)
 {
     if (s < 0)
         snprintf(buf, (size_t)n, "-");
+    else if (s >= 2 * 86400.0) /* a run of days: the seconds say nothing to people */
+        snprintf(buf, (size_t)n, "%.1f days", s / 86400);
+    else if (s >= 4 * 3600.0)
+        snprintf(buf, (size_t)n, "%.1f h", s / 3600);
     else if (s >= 100)
         snprintf(buf, (size_t)n, "%.0f s", s);
     else if (s >= 1)
