@@ -234,6 +234,28 @@ static const Command commands[] = {
      "                   nodes, drawn by gnuplot (FILE.png: a PNG)\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
+    {"suite", cmd_suite, "seed 000's suite run on this machine under its rules, its FOMs stored",
+     "usage: dlperf suite [--quick] [--only B,...] [--instances N] [--json]\n"
+     "       dlperf suite --show [ID] [--json]\n\n"
+     "Runs the procurement suite's benchmarks (seed 000) on this machine in throughput mode:\n"
+     "for each, N instances at once as processes of their own, N the most this machine holds\n"
+     "(one per core at least, within its available memory), and the slowest instance's time:\n"
+     "AlexNet, GoogLeNet, Overfeat and VGG forward and forward-backward per batch over 100\n"
+     "steps after 10 of warm-up, the LSTM per sample, CANDLE P1B1 and P3B1 the reference\n"
+     "configuration's training run with the accuracy it reached (on the zoo's synthetic\n"
+     "stand-ins of their data sets: recorded, not a criterion), ResNet-50 timed iterations\n"
+     "projected to 90 ImageNet epochs (marked projected). Each FOM as the seed defines it\n"
+     "against its Titan table (ResNet-50 against Titan as priced: the seed gives no time), the\n"
+     "groups' and the overall. Every run is stored; --show shows one again (default: this\n"
+     "machine's latest complete run). A full run takes hours on 2 cores.\n"
+     "  --quick          a test of the machinery (a sixteenth of each batch, 2 timed steps;\n"
+     "                   CANDLE one epoch of 4 batches): NOT a valid FOM\n"
+     "  --only B,...     these benchmarks (p1b1, p3b1, alexnet, googlenet, overfeat, vgg, lstm,\n"
+     "                   resnet50); the overall FOM needs them all\n"
+     "  --instances N    instances at once of each throughput benchmark (default: as above)\n"
+     "  --show [ID]      a stored run\n"
+     "(--instance NAME runs one instance and prints its times as JSON: what the suite spawns)\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
     {"fom", cmd_fom, "seed 000's figures of merit predicted for a proposed system, against Titan",
      "usage: dlperf fom --system NAME|FILE [--nodes N] [--per-device K] [--precision P] [--no-host]\n"
      "                  [--no-profiles] [--csv | --json]\n\n"

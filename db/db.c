@@ -991,3 +991,130 @@ int db_spec_foreach(Db *db, int (*fn)(const char *name, const char *kind, const 
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "spec list");
 }
+
+/* ---- suite runs ---- */
+
+int db_suite_begin(Db *db, SuiteRunRow *r)
+{
+    db_now_iso(r->started_at);
+    snprintf(r->status, sizeof r->status, "running");
+    return run_stmt(db, &r->id,
+                    "INSERT INTO suite_run (machine_id, started_at, status, pid, mode, run, precision, threads,"
+                    " git_commit, blas_core) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    "IssIsssiss", r->machine_id, r->started_at, r->status, r->pid, r->mode, r->run, r->precision,
+                    r->threads, r->git_commit, r->blas_core);
+}
+
+int db_suite_result_insert(Db *db, int64_t suite_id, const SuiteResultRow *b)
+{
+    char times[SUITE_TIMES_MAX * 24 + 4];
+    size_t l = (size_t)snprintf(times, sizeof times, "[");
+    for (int i = 0; i < b->instances && i < SUITE_TIMES_MAX; i++)
+        l += (size_t)snprintf(times + l, sizeof times - l, "%s%.9g", i ? "," : "", b->instance_s[i]);
+    snprintf(times + l, sizeof times - l, "]");
+    return run_stmt(db, NULL,
+                    "INSERT INTO suite_result (suite_id, benchmark, instances, threads_per_instance, batch, time_s,"
+                    " fwd_s, instance_times, accuracy, accuracy_name, projected, reference_s, fom, note)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "IsiiidNsNsiNds", suite_id, b->benchmark, b->instances, b->threads_per_instance, b->batch,
+                    b->time_s, b->fwd_s, times, b->accuracy, b->accuracy_name, b->projected ? 1 : 0, b->reference_s,
+                    b->fom, b->note);
+}
+
+int db_suite_finish(Db *db, int64_t suite_id, const char *status, double overall_fom, double wall_s)
+{
+    char now[32];
+    db_now_iso(now);
+    return run_stmt(db, NULL, "UPDATE suite_run SET status = ?, finished_at = ?, overall_fom = ?, wall_s = ? WHERE id = ?",
+                    "ssNdI", status, now, overall_fom, wall_s, suite_id);
+}
+
+static double col_num(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteResultRow **rows, int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    const char *sql = id > 0 ? "SELECT id, machine_id, started_at, finished_at, status, pid, mode, run, precision,"
+                               " threads, git_commit, blas_core, overall_fom, wall_s FROM suite_run WHERE id = ?"
+                             : "SELECT id, machine_id, started_at, finished_at, status, pid, mode, run, precision,"
+                               " threads, git_commit, blas_core, overall_fom, wall_s FROM suite_run"
+                               " WHERE machine_id = ? AND status = 'complete' ORDER BY id DESC LIMIT 1";
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, id > 0 ? id : machine_id);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? DB_NOT_FOUND : fail_sqlite(db, "suite run read");
+    }
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->machine_id = sqlite3_column_int64(st, 1);
+    col_text(st, 2, r->started_at, sizeof r->started_at);
+    col_text(st, 3, r->finished_at, sizeof r->finished_at);
+    col_text(st, 4, r->status, sizeof r->status);
+    r->pid = sqlite3_column_int64(st, 5);
+    col_text(st, 6, r->mode, sizeof r->mode);
+    col_text(st, 7, r->run, sizeof r->run);
+    col_text(st, 8, r->precision, sizeof r->precision);
+    r->threads = sqlite3_column_int(st, 9);
+    col_text(st, 10, r->git_commit, sizeof r->git_commit);
+    col_text(st, 11, r->blas_core, sizeof r->blas_core);
+    r->overall_fom = col_num(st, 12);
+    r->wall_s = col_num(st, 13);
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT benchmark, instances, threads_per_instance, batch, time_s, fwd_s, instance_times,"
+                           " accuracy, accuracy_name, projected, reference_s, fom, note FROM suite_result"
+                           " WHERE suite_id = ? ORDER BY rowid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, r->id);
+    int cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            SuiteResultRow *v = realloc(*rows, (size_t)cap * sizeof *v);
+            if (!v) {
+                sqlite3_finalize(st);
+                free(*rows);
+                *rows = NULL;
+                return fail_sqlite(db, "out of memory");
+            }
+            *rows = v;
+        }
+        SuiteResultRow *b = &(*rows)[(*n)++];
+        memset(b, 0, sizeof *b);
+        col_text(st, 0, b->benchmark, sizeof b->benchmark);
+        b->instances = sqlite3_column_int(st, 1);
+        b->threads_per_instance = sqlite3_column_int(st, 2);
+        b->batch = sqlite3_column_int(st, 3);
+        b->time_s = sqlite3_column_double(st, 4);
+        b->fwd_s = col_num(st, 5);
+        const unsigned char *t = sqlite3_column_text(st, 6);
+        for (int i = 0; t && *t && i < SUITE_TIMES_MAX;) {
+            while (*t == '[' || *t == ',' || *t == ' ')
+                t++;
+            if (*t == ']' || !*t)
+                break;
+            char *end;
+            b->instance_s[i++] = strtod((const char *)t, &end);
+            if (end == (const char *)t)
+                break;
+            t = (const unsigned char *)end;
+        }
+        b->accuracy = col_num(st, 7);
+        col_text(st, 8, b->accuracy_name, sizeof b->accuracy_name);
+        b->projected = sqlite3_column_int(st, 9) != 0;
+        b->reference_s = col_num(st, 10);
+        b->fom = sqlite3_column_double(st, 11);
+        col_text(st, 12, b->note, sizeof b->note);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "suite result read");
+}

@@ -372,6 +372,43 @@ int db_run_insert(Db *db, RunRow *r, const double *step_s, const double *loss, i
 int db_prediction_insert(Db *db, PredictionRow *p, const OpTimeRow *ops, int nops);
 int db_validation_insert(Db *db, ValidationRow *v);
 
+/* ---- suite runs (seed 000's benchmarks on this machine) ---- */
+typedef struct {
+    int64_t id, machine_id;
+    char started_at[32], finished_at[32];
+    char status[16];       /* "running" | "complete" | "failed" */
+    int64_t pid;
+    char mode[8];          /* "full" | "quick" (not a valid FOM) */
+    char run[12];          /* "base" */
+    char precision[8];
+    int threads;
+    char git_commit[64], blas_core[32];
+    double overall_fom;    /* NaN until complete */
+    double wall_s;
+} SuiteRunRow;
+enum { SUITE_TIMES_MAX = 64 };
+typedef struct {
+    char benchmark[24];
+    int instances, threads_per_instance, batch;
+    double time_s;         /* the maximum across instances, in the benchmark's metric */
+    double fwd_s;          /* NaN: none */
+    double instance_s[SUITE_TIMES_MAX];
+    double accuracy;       /* NaN: none */
+    char accuracy_name[48];
+    bool projected;
+    double reference_s;    /* what the FOM compares with (NaN: none) */
+    double fom;
+    char note[160];
+} SuiteResultRow;
+/* Inserts a running suite run; sets r->id and r->started_at. */
+int db_suite_begin(Db *db, SuiteRunRow *r);
+int db_suite_result_insert(Db *db, int64_t suite_id, const SuiteResultRow *b);
+/* Marks it complete (or failed) with its overall FOM and wall time. */
+int db_suite_finish(Db *db, int64_t suite_id, const char *status, double overall_fom, double wall_s);
+/* A stored run (id 0: this machine's latest complete one) and its results (malloc'd,
+ * caller frees). 0, DB_NOT_FOUND or -1. */
+int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteResultRow **rows, int *n);
+
 /* Current time as ISO 8601 UTC ("2026-11-22T10:00:00Z"). */
 void db_now_iso(char out[32]);
 

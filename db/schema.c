@@ -301,6 +301,25 @@ static const char *const migrations[] = {
     "  params TEXT NOT NULL, points INTEGER NOT NULL, fit_err REAL NOT NULL, band REAL NOT NULL,"
     "  calibrations TEXT NOT NULL, created_at TEXT NOT NULL,"
     "  PRIMARY KEY (device, precision, grp)) WITHOUT ROWID;",
+    /* v26: runs of seed 000's suite on this machine (`dlperf suite`): one row per run
+     * (quick: not a valid FOM; status running until it finishes, so that a run that died is
+     * never shown as a result) and one per benchmark: its instances at once, each one's
+     * time (JSON array, in the benchmark's metric), the maximum, the forward time where
+     * the benchmark has one, the accuracy reached and what it is, whether the time is a
+     * projection (ResNet-50's 90 epochs from timed iterations), and its FOM */
+    "CREATE TABLE suite_run ("
+    "  id INTEGER PRIMARY KEY, machine_id INTEGER NOT NULL REFERENCES machine(id),"
+    "  started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL, pid INTEGER NOT NULL DEFAULT 0,"
+    "  mode TEXT NOT NULL, run TEXT NOT NULL, precision TEXT NOT NULL, threads INTEGER NOT NULL,"
+    "  git_commit TEXT NOT NULL DEFAULT '', blas_core TEXT NOT NULL DEFAULT '',"
+    "  overall_fom REAL, wall_s REAL);"
+    "CREATE TABLE suite_result ("
+    "  suite_id INTEGER NOT NULL REFERENCES suite_run(id), benchmark TEXT NOT NULL,"
+    "  instances INTEGER NOT NULL, threads_per_instance INTEGER NOT NULL, batch INTEGER NOT NULL,"
+    "  time_s REAL NOT NULL, fwd_s REAL, instance_times TEXT NOT NULL,"
+    "  accuracy REAL, accuracy_name TEXT NOT NULL DEFAULT '', projected INTEGER NOT NULL DEFAULT 0,"
+    "  reference_s REAL, fom REAL NOT NULL, note TEXT NOT NULL DEFAULT '',"
+    "  PRIMARY KEY (suite_id, benchmark));",
 };
 
 int db_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

@@ -99,6 +99,10 @@ static int load_task(const ModelSpec *m, int head, int batch, const FitOptions *
         ntrain = 8 * batch;
     if (ntest <= 0)
         ntest = 2 * batch;
+    if (o->max_samples > 0) {
+        ntrain = ntrain < o->max_samples ? ntrain : o->max_samples;
+        ntest = ntest < o->max_samples ? ntest : o->max_samples;
+    }
     /* different seeds give disjoint train and test samples of the same distribution */
     if (data_synthetic(m, t->classes, ntrain, 0, o->seed + 101 * (uint64_t)head, &t->train, err, n) != 0 ||
         data_synthetic(m, t->classes, ntest, 0, o->seed + 101 * (uint64_t)head + 7, &t->test, err, n) != 0)

@@ -28,6 +28,8 @@ typedef struct {
     const char *data_dir;  /* Fashion-MNIST directory (NULL: $DLPERF_FASHION_MNIST or Debian's) */
     const char *save_path; /* weights file written after training (NULL: none) */
     const char *load_path; /* weights file to start from (NULL: fresh initialisation) */
+    int max_samples;       /* synthetic data sets cut to at most this many rows each, training
+                              and test (0: the model's counts): short runs for tests */
     /* data-parallel (under mpirun; nranks 0 or 1: one process): every rank trains its
      * share (batch / nranks samples) of each global batch of the same shuffled epoch, the
      * gradients summed over the ranks; rank 0 alone evaluates, saves and times inference */

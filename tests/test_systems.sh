@@ -351,4 +351,28 @@ run fom-file 0 "$DLPERF" fom --system "$T/small-summit.json" && expect fom-file 
 run fom-no-system 2 "$DLPERF" fom && expect fom-no-system "$T/err" "--system NAME|FILE is required"
 run fom-unknown 2 "$DLPERF" fom --system nosuch && expect fom-unknown "$T/err" "no spec sheet named 'nosuch'"
 run fom-bad-per-device 2 "$DLPERF" fom --system summit --per-device 0 && expect fom-bad-per-device "$T/err" "--per-device"
+# ---- seed 000's suite run on this machine (quick: every benchmark, a few steps) ----
+if run suite-quick 0 "$DLPERF" suite --quick --json; then
+    cp "$T/out" "$T/suite.json"
+    [ "$(json "json_extract(j, '\$.mode') = 'quick' AND NOT json_extract(j, '\$.valid_fom')
+               AND json_array_length(json_extract(j, '\$.benchmarks')) = 8 AND json_extract(j, '\$.overall_fom') > 0")" = 1 ] &&
+        ok suite-quick-labelled || fail suite-quick-labelled "$(head -c 600 "$T/out")"
+    # every benchmark ran its instances, each FOM is the seed's rule on the stored figures
+    [ "$(json "(SELECT count(*) FROM json_each(json_extract(j, '\$.benchmarks'))
+               WHERE json_extract(value, '\$.instances') >= 1
+                 AND json_array_length(json_extract(value, '\$.instance_time_s')) = json_extract(value, '\$.instances')
+                 AND json_extract(value, '\$.time_s') > 0 AND json_extract(value, '\$.fom') > 0
+                 AND (json_extract(value, '\$.benchmark') = 'resnet50' OR abs(json_extract(value, '\$.fom')
+                      / (json_extract(value, '\$.reference_s') / json_extract(value, '\$.time_s')
+                         * json_extract(value, '\$.instances') / 14000.0) - 1) < 1e-6))")" = 8 ] &&
+        ok suite-quick-foms || fail suite-quick-foms "$(head -c 900 "$T/out")"
+    [ "$(json "json_extract(j, '\$.benchmarks[7].projected') AND json_extract(j, '\$.benchmarks[0].accuracy_name') = 'test correlation'
+               AND json_extract(j, '\$.benchmarks[2].fwd_s') < json_extract(j, '\$.benchmarks[2].time_s')")" = 1 ] &&
+        ok suite-quick-fields || fail suite-quick-fields "$(head -c 900 "$T/out")"
+    [ "$(sql "SELECT count(*) FROM suite_result r JOIN suite_run s ON s.id = r.suite_id WHERE s.status = 'complete'")" = 8 ] &&
+        ok suite-stored || fail suite-stored "$(sql "SELECT status FROM suite_run")"
+    run suite-show 0 "$DLPERF" suite --show && expect suite-show "$T/out" "NOT a valid FOM" && expect suite-show-overall "$T/out" "^overall"
+fi
+run suite-show-missing 2 "$DLPERF" suite --show 999 && expect suite-show-missing "$T/err" "no suite run 999"
+run suite-only-bad 2 "$DLPERF" suite --only bert && expect suite-only-bad "$T/err" "--only 'bert': expected p1b1"
 exit 0
