@@ -3,6 +3,7 @@
  * dlperf prices it, with Titan's priced times beside the seed's.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,22 @@ static cJSON *time_json(const FomBenchTime *t)
     return o;
 }
 
-static void print_json(const SystemPricer *sp, const FomResult *r)
+/* This machine's latest complete suite run, where one is stored (NULL: none). */
+typedef struct {
+    SuiteRunRow run;
+    SuiteResultRow *rows;
+    int n;
+} Measured;
+
+static const SuiteResultRow *measured_of(const Measured *h, const char *bench)
+{
+    for (int i = 0; h && i < h->n; i++)
+        if (strcmp(h->rows[i].benchmark, bench) == 0)
+            return &h->rows[i];
+    return NULL;
+}
+
+static void print_json(const SystemPricer *sp, const FomResult *r, const Measured *here)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "system", sp->sys.name);
@@ -167,6 +183,24 @@ static void print_json(const SystemPricer *sp, const FomResult *r)
     }
     cJSON_AddItemToObject(j, "overall_vs_seed", value_json(&r->seed_overall));
     cJSON_AddItemToObject(j, "overall_vs_titan_priced", value_json(&r->priced_overall));
+    if (here) {
+        cJSON *h = cJSON_AddObjectToObject(j, "this_machine_measured");
+        cJSON_AddNumberToObject(h, "suite_run_id", (double)here->run.id);
+        cJSON_AddStringToObject(h, "mode", here->run.mode);
+        cJSON_AddBoolToObject(h, "valid_fom", strcmp(here->run.mode, "full") == 0);
+        cJSON_AddStringToObject(h, "finished_at", here->run.finished_at);
+        if (isfinite(here->run.overall_fom))
+            cJSON_AddNumberToObject(h, "overall_fom", here->run.overall_fom);
+        cJSON *hb = cJSON_AddArrayToObject(h, "benchmarks");
+        for (int i = 0; i < here->n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "benchmark", here->rows[i].benchmark);
+            cJSON_AddNumberToObject(o, "instances", here->rows[i].instances);
+            cJSON_AddNumberToObject(o, "time_s", here->rows[i].time_s);
+            cJSON_AddNumberToObject(o, "fom", here->rows[i].fom);
+            cJSON_AddItemToArray(hb, o);
+        }
+    }
     json_print(j);
 }
 
@@ -202,7 +236,7 @@ static const char *fmt_metric(const SuiteBenchmark *b, double s, char *buf, int 
     return buf;
 }
 
-static void print_text(const SystemPricer *sp, const FomResult *r)
+static void print_text(const SystemPricer *sp, const FomResult *r, const Measured *here)
 {
     char b[8][40];
     (void)b;
@@ -260,6 +294,27 @@ static void print_text(const SystemPricer *sp, const FomResult *r)
            "Band: the prices'.\n"
            "CANDLE's times are the zoo's reference configuration, no accuracy criterion (a prediction reaches none);\n"
            "ResNet-50 trains 90 epochs, no validation passes or I/O (suite/fom.h).\n");
+    if (here) {
+        printf("\nbeside this machine, measured (suite run %lld, %s%s, %s):\n", (long long)here->run.id,
+               here->run.mode, strcmp(here->run.mode, "full") == 0 ? "" : ": NOT a valid FOM", here->run.finished_at);
+        printf("%-10s %10s %-26s %12s %14s\n", "# bench", "instances", "time here (max)", "FOM here",
+               "predicted/here");
+        for (int i = 0; i < SUITE_BENCHMARKS; i++) {
+            const SuiteBenchmark *bm = &suite_benchmarks[i];
+            const SuiteResultRow *x = measured_of(here, bm->name);
+            if (!x)
+                continue;
+            char ratio[24] = "-";
+            if (x->fom > 0 && r->seed[i].fom > 0)
+                snprintf(ratio, sizeof ratio, "x%.3g", r->seed[i].fom / x->fom);
+            printf("%-10s %10d %-26s %12s %14s\n", bm->name, x->instances, fmt_metric(bm, x->time_s, b[0], 40),
+                   fmt_fom(x->fom, b[1], 40), ratio);
+        }
+        if (isfinite(here->run.overall_fom))
+            printf("%-10s %10s %-26s %12s %14s\n", "overall", "", "", fmt_fom(here->run.overall_fom, b[0], 40),
+                   r->seed_overall.fom > 0 && here->run.overall_fom > 0 ? (snprintf(b[1], 40, "x%.3g",
+                   r->seed_overall.fom / here->run.overall_fom), b[1]) : "-");
+    }
     printf("\nTitan as dlperf prices it (%s), one instance per K20X, against the seed's table:\n",
            sp->sys.device.calibrated ? "its sheet" : "the same evidence");
     printf("%-10s %-16s %-16s %-18s %-18s %8s\n", "# bench", "fwd (seed)", "fwd (priced)", "time (seed)",
@@ -363,14 +418,17 @@ int cmd_fom(int argc, char **argv, Cli *cli)
     rc = r ? fom_predict(&sp, &tp, &fo, r, fom_progress, NULL, err, sizeof err) : -1;
     if (!r)
         snprintf(err, sizeof err, "out of memory");
+    Measured here = {0};
+    const bool have = rc == 0 && db_suite_get(db, 0, machine.id, &here.run, &here.rows, &here.n) == 0;
     if (rc == 0) {
         if (cli->json)
-            print_json(&sp, r);
+            print_json(&sp, r, have ? &here : NULL);
         else if (a.csv)
             print_csv(&sp, r);
         else
-            print_text(&sp, r);
+            print_text(&sp, r, have ? &here : NULL);
     }
+    free(here.rows);
     free(r);
     sysp_close(&tp);
     sysp_close(&sp);

@@ -372,6 +372,14 @@ if run suite-quick 0 "$DLPERF" suite --quick --json; then
     [ "$(sql "SELECT count(*) FROM suite_result r JOIN suite_run s ON s.id = r.suite_id WHERE s.status = 'complete'")" = 8 ] &&
         ok suite-stored || fail suite-stored "$(sql "SELECT status FROM suite_run")"
     run suite-show 0 "$DLPERF" suite --show && expect suite-show "$T/out" "NOT a valid FOM" && expect suite-show-overall "$T/out" "^overall"
+    # fom shows this machine's stored run beside the prediction
+    if run fom-beside-suite 0 "$DLPERF" fom --system summit --json; then
+        [ "$(json "json_extract(j, '\$.this_machine_measured.mode') = 'quick'
+                   AND NOT json_extract(j, '\$.this_machine_measured.valid_fom')
+                   AND json_array_length(json_extract(j, '\$.this_machine_measured.benchmarks')) = 8")" = 1 ] &&
+            ok fom-beside-suite-json || fail fom-beside-suite-json "$(tail -c 600 "$T/out")"
+    fi
+    run fom-beside-suite-text 0 "$DLPERF" fom --system summit && expect fom-beside-suite-text "$T/out" "beside this machine, measured (suite run"
 fi
 run suite-show-missing 2 "$DLPERF" suite --show 999 && expect suite-show-missing "$T/err" "no suite run 999"
 run suite-only-bad 2 "$DLPERF" suite --only bert && expect suite-only-bad "$T/err" "--only 'bert': expected p1b1"
