@@ -41,10 +41,10 @@
 
 extern char **environ;
 
-enum { OPT_QUICK = 1, OPT_ONLY, OPT_INSTANCES, OPT_SHOW, OPT_INSTANCE };
+enum { OPT_QUICK = 1, OPT_ONLY, OPT_INSTANCES, OPT_SHOW, OPT_INSTANCE, OPT_CSV };
 
 typedef struct {
-    bool quick, show;
+    bool quick, show, csv;
     const char *only, *instance;
     int instances;
     long show_id;
@@ -59,6 +59,7 @@ static int suite_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_INSTANCES: return cli_parse_int(cli, "--instances", arg, 1, 4096, &a->instances);
     case OPT_SHOW: a->show = true; return 0;
     case OPT_INSTANCE: a->instance = arg; return 0;
+    case OPT_CSV: a->csv = true; return 0;
     default: return EXIT_USAGE;
     }
 }
@@ -405,7 +406,41 @@ static void print_run_json(const SuiteRunRow *r, const SuiteResultRow *rows, int
     json_print(j);
 }
 
-static int show(Cli *cli, long id)
+static void print_run_csv(const SuiteRunRow *r, const SuiteResultRow *rows, int n)
+{
+    printf("suite_run,mode,benchmark,unit,instances,threads_per_instance,batch,time,forward,projected,accuracy,"
+           "accuracy_name,reference,fom\n");
+    for (int i = 0; i < n; i++) {
+        const SuiteResultRow *x = &rows[i];
+        const SuiteBenchmark *bm = suite_benchmark(x->benchmark);
+        printf("%lld,%s,%s,%s,%d,%d,%d,%.9g,", (long long)r->id, r->mode, x->benchmark,
+               bm ? suite_metric_unit(bm->metric) : "s", x->instances, x->threads_per_instance, x->batch, x->time_s);
+        if (isfinite(x->fwd_s))
+            printf("%.9g", x->fwd_s);
+        printf(",%d,", x->projected ? 1 : 0);
+        if (isfinite(x->accuracy))
+            printf("%.6g", x->accuracy);
+        printf(",\"%s\",", x->accuracy_name);
+        if (isfinite(x->reference_s))
+            printf("%.9g", x->reference_s);
+        printf(",%.9g\n", x->fom);
+    }
+    if (isfinite(r->overall_fom))
+        printf("%lld,%s,(overall),,,,,,,,,,,%.9g\n", (long long)r->id, r->mode, r->overall_fom);
+}
+
+static void print_any(const Cli *cli, bool csv, const SuiteRunRow *r, const SuiteResultRow *rows, int n,
+                      const MachineRow *machine)
+{
+    if (cli->json)
+        print_run_json(r, rows, n);
+    else if (csv)
+        print_run_csv(r, rows, n);
+    else
+        print_run(r, rows, n, machine);
+}
+
+static int show(Cli *cli, long id, bool csv)
 {
     Db *db = cli_db_open(cli);
     if (!db)
@@ -432,10 +467,7 @@ static int show(Cli *cli, long id)
     }
     if (strcmp(r.status, "running") == 0 && r.pid > 0 && kill((pid_t)r.pid, 0) != 0)
         snprintf(r.status, sizeof r.status, "interrupted");
-    if (cli->json)
-        print_run_json(&r, rows, n);
-    else
-        print_run(&r, rows, n, &machine);
+    print_any(cli, csv, &r, rows, n, &machine);
     free(rows);
     db_close(db);
     return EXIT_OK;
@@ -448,12 +480,15 @@ int cmd_suite(int argc, char **argv, Cli *cli)
                                          {"instances", required_argument, NULL, OPT_INSTANCES},
                                          {"show", no_argument, NULL, OPT_SHOW},
                                          {"instance", required_argument, NULL, OPT_INSTANCE},
+                                         {"csv", no_argument, NULL, OPT_CSV},
                                          CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
     SuiteArgs a = {0};
     int rc = cli_parse(cli, argc, argv, opts, suite_option, &a, command_usage("suite"));
     if (rc != 0)
         return rc < 0 ? EXIT_OK : rc;
+    if (a.csv && cli->json)
+        return cli_error(cli, EXIT_USAGE, "--csv and --json: one output format at a time");
     if (a.instance) { /* one instance, for the parent that spawned it */
         const SuiteBenchmark *b = suite_benchmark(a.instance);
         if (!b)
@@ -467,9 +502,9 @@ int cmd_suite(int argc, char **argv, Cli *cli)
             if (*end || id < 1)
                 return cli_error(cli, EXIT_USAGE, "--show '%s': expected a suite run id (a positive integer)",
                                  argv[optind]);
-            return show(cli, id);
+            return show(cli, id, a.csv);
         }
-        return show(cli, 0);
+        return show(cli, 0, a.csv);
     }
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s' (dlperf suite [--quick] [--only B,...])",
@@ -590,10 +625,7 @@ int cmd_suite(int argc, char **argv, Cli *cli)
         SuiteResultRow *srows;
         int sn;
         if (db_suite_get(db, run.id, machine.id, &stored, &srows, &sn) == 0) {
-            if (cli->json)
-                print_run_json(&stored, srows, sn);
-            else
-                print_run(&stored, srows, sn, &machine);
+            print_any(cli, a.csv, &stored, srows, sn, &machine);
             free(srows);
         }
     }

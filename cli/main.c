@@ -235,8 +235,8 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"suite", cmd_suite, "seed 000's suite run on this machine under its rules, its FOMs stored",
-     "usage: dlperf suite [--quick] [--only B,...] [--instances N] [--json]\n"
-     "       dlperf suite --show [ID] [--json]\n\n"
+     "usage: dlperf suite [--quick] [--only B,...] [--instances N] [--csv | --json]\n"
+     "       dlperf suite --show [ID] [--csv | --json]\n\n"
      "Runs the procurement suite's benchmarks (seed 000) on this machine in throughput mode:\n"
      "for each, N instances at once as processes of their own, N the most this machine holds\n"
      "(one per core at least, within its available memory), and the slowest instance's time:\n"
@@ -254,6 +254,7 @@ static const Command commands[] = {
      "                   resnet50); the overall FOM needs them all\n"
      "  --instances N    instances at once of each throughput benchmark (default: as above)\n"
      "  --show [ID]      a stored run\n"
+     "  --csv            CSV on stdout (a row per benchmark and the overall)\n"
      "(--instance NAME runs one instance and prints its times as JSON: what the suite spawns)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"fom", cmd_fom, "seed 000's figures of merit predicted for a proposed system, against Titan",

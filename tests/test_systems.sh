@@ -372,6 +372,10 @@ if run suite-quick 0 "$DLPERF" suite --quick --json; then
     [ "$(sql "SELECT count(*) FROM suite_result r JOIN suite_run s ON s.id = r.suite_id WHERE s.status = 'complete'")" = 8 ] &&
         ok suite-stored || fail suite-stored "$(sql "SELECT status FROM suite_run")"
     run suite-show 0 "$DLPERF" suite --show && expect suite-show "$T/out" "NOT a valid FOM" && expect suite-show-overall "$T/out" "^overall"
+    if run suite-show-csv 0 "$DLPERF" suite --show --csv; then
+        [ "$(wc -l <"$T/out")" = 10 ] && ok suite-show-csv-rows || fail suite-show-csv-rows "$(cat "$T/out")"
+        expect suite-show-csv-row "$T/out" ",quick,alexnet,s/batch,"
+    fi
     # fom shows this machine's stored run beside the prediction
     if run fom-beside-suite 0 "$DLPERF" fom --system summit --json; then
         [ "$(json "json_extract(j, '\$.this_machine_measured.mode') = 'quick'
