@@ -147,6 +147,7 @@ typedef struct {
     int pipeline;          /* predict: pipeline stages (model parallel), 0: data parallel */
     int micro_batches;     /* of the pipeline (default: the stages x 4) */
     int summa_n;           /* predict --summa N: a distributed N x N x N GEMM (seed 003) */
+    bool csv;              /* predict: CSV on stdout */
 } WhatIfOpts;
 /* predict --summa N --system NAME: seed 003's SUMMA estimate on the system's devices. */
 int predict_summa(Cli *cli, const WhatIfOpts *o);

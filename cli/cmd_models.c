@@ -12,9 +12,10 @@
 
 typedef struct {
     const char *export_name, *output;
+    bool csv;
 } ModelsOpts;
 
-enum { OPT_EXPORT = 1, OPT_OUTPUT };
+enum { OPT_EXPORT = 1, OPT_OUTPUT, OPT_LIST_CSV };
 
 static int models_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -22,6 +23,7 @@ static int models_option(Cli *cli, int id, const char *arg, void *ctx)
     switch (id) {
     case OPT_EXPORT: o->export_name = arg; return 0;
     case OPT_OUTPUT: o->output = arg; return 0;
+    case OPT_LIST_CSV: o->csv = true; return 0;
     }
     return EXIT_USAGE;
 }
@@ -69,7 +71,8 @@ int cmd_models(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_NO_QUIRK_OPTION,
                                          {"export", required_argument, NULL, OPT_EXPORT},
-                                         {"output", required_argument, NULL, OPT_OUTPUT}, {0}};
+                                         {"output", required_argument, NULL, OPT_OUTPUT},
+                                         {"csv", no_argument, NULL, OPT_LIST_CSV}, {0}};
     ModelsOpts mo = {0};
     int rc = cli_parse(cli, argc, argv, opts, models_option, &mo, command_usage(cli->cmd));
     if (rc)
@@ -80,10 +83,15 @@ int cmd_models(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--output goes with --export MODEL");
     if (cli->no_quirk && !mo.export_name)
         return cli_error(cli, EXIT_USAGE, "--no-quirk goes with --export MODEL (the list shows every model)");
+    if (mo.csv && (cli->json || mo.export_name))
+        return cli_error(cli, EXIT_USAGE, "--csv lists the zoo: not with --json or --export");
     if (mo.export_name)
         return export_model(cli, mo.export_name, mo.output);
     cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
-    if (!cli->json)
+    if (mo.csv)
+        printf("name,origin,type,params,params_stored,size_mib_fp32,fwd_macs_per_sample,fwd_flops_per_sample,"
+               "default_batch,quirk,title\n");
+    else if (!cli->json)
         printf("%-15s %-8s %-4s %13s %13s %9s %9s %9s %6s  %s\n", "# model", "origin", "type", "learnable",
                "stored", "MiB", "fwd GMAC", "fwd GFLOP", "batch", "description");
     for (int i = 0; i < zoo_count(); i++) {
@@ -119,6 +127,10 @@ int cmd_models(int argc, char **argv, Cli *cli)
             else
                 cJSON_AddNullToObject(o, "quirk");
             cJSON_AddItemToArray(arr, o);
+        } else if (mo.csv) {
+            printf("%s,%s,%s,%lld,%.0f,%.6g,%.9g,%.9g,%d,%d,\"%s\"\n", m->name, m->origin ? m->origin : "",
+                   m->family ? m->family : "", (long long)p.param_count, stored, mib, macs, 2 * macs, m->default_batch,
+                   m->quirk != NULL, m->title);
         } else {
             char pc[32], sc[32];
             printf("%-15s %-8s %-4s %13s %13s %9.1f %9.4f %9.4f %6d  %s\n", m->name, m->origin ? m->origin : "",
@@ -129,7 +141,7 @@ int cmd_models(int argc, char **argv, Cli *cli)
     }
     if (cli->json) {
         json_print(arr);
-    } else {
+    } else if (!mo.csv) {
         char quirky[256];
         zoo_quirk_names(quirky, sizeof quirky);
         printf("# learnable: trainable parameters. stored: + batch-norm running statistics (Keras' total), and for\n"

@@ -22,13 +22,14 @@ typedef struct {
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
        OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST, OPT_DEVICE, OPT_MODE, OPT_WITHOUT_OWN,
-       OPT_NO_PROFILES };
+       OPT_NO_PROFILES, OPT_CSV };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     PredictOpts *o = ctx;
     switch (id) {
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
+    case OPT_CSV: o->w.csv = true; return 0;
     case OPT_OPS: o->all_ops = true; return 0;
     case OPT_HOLDOUT: o->holdout = true; return 0;
     case OPT_DEVICE_MEMORY: return cli_parse_bytes(cli, "--device-memory", arg, &o->device_memory);
@@ -213,6 +214,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES}, {"summa", required_argument, NULL, OPT_SUMMA},
         {"no-host", no_argument, NULL, OPT_NO_HOST}, {"device", required_argument, NULL, OPT_DEVICE},
         {"mode", required_argument, NULL, OPT_MODE}, {"without-own", no_argument, NULL, OPT_WITHOUT_OWN},
+        {"csv", no_argument, NULL, OPT_CSV},
         {"no-profiles", no_argument, NULL, OPT_NO_PROFILES}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
@@ -232,6 +234,10 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if (po.w.pipeline && (po.w.nodes > 1 || po.w.overlap || po.w.allreduce))
         return cli_error(cli, EXIT_USAGE, "--pipeline S puts the model on S devices; --nodes, --overlap and "
                                           "--allreduce describe data parallelism");
+    if (po.w.csv && cli->json)
+        return cli_error(cli, EXIT_USAGE, "--csv and --json: one output format at a time");
+    if (po.w.csv && (po.w.summa_n || po.w.pipeline))
+        return cli_error(cli, EXIT_USAGE, "--csv goes with a model's prediction, not --summa or --pipeline");
     if (po.w.summa_n) { /* a distributed GEMM, no model */
         if (optind != argc || cli->model_file || po.w.pipeline || po.batch)
             return cli_error(cli, EXIT_USAGE, "--summa N estimates an N x N x N GEMM on the system; give no MODEL, "
@@ -331,6 +337,14 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     rc = EXIT_OK;
     if (cli->json) {
         json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm), apart_s));
+        goto done;
+    }
+    if (po.w.csv) { /* every op of the step: what priced it, its band */
+        printf("prediction,model,batch,threads,op,layer,key,time_s,lo_s,hi_s,flops,source,cached\n");
+        for (int i = 0; i < plan.nops; i++)
+            printf("%lld,%s,%d,%d,%d,%s,\"%s\",%.9g,%.9g,%.9g,%.9g,%s,%.4g\n", (long long)pred.id, m->name, batch,
+                   cli->threads, ops[i].op_index, ops[i].layer_name, ops[i].key, ops[i].time_s, ops[i].lo_s,
+                   ops[i].hi_s, ops[i].flops, ops[i].source, ops[i].cached);
         goto done;
     }
     char b1[32], b2[32], b3[32];

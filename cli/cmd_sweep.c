@@ -350,6 +350,18 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         whatif_close(&w);
         return EXIT_OK;
     }
+    if (o->csv) {
+        printf("model,system,device,precision,nodes,ranks,batch_per_device,global_batch,compute_s,compute_lo_s,"
+               "compute_hi_s,device_s,forward_s,backward_s,update_s,allreduce,allreduce_bytes,allreduce_s,iteration_s,"
+               "samples_per_s,epoch_s,scaling_efficiency,memory_per_device_bytes,fits\n");
+        printf("%s,%s,%s,%s,%d,%d,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.9g,%d\n",
+               m->name, w.sp.sys.name, w.sp.sys.device.name, precision_name(w.sp.prec), nodes, pt.ranks, batch,
+               pt.global_batch, step.compute_s, step.lo_s, step.hi_s, step.device_s, step.fwd_s, step.bwd_s,
+               step.update_s, allreduce_algo_name(w.sp.algo), ar_bytes, pt.allreduce_s, pt.iter_s, pt.samples_per_s,
+               pt.epoch_s, pt.efficiency, step.mem_bytes, step.fits ? 1 : 0);
+        whatif_close(&w);
+        return EXIT_OK;
+    }
     char b[6][32];
     printf("%s on %s (%s): %d node(s) x %d = %d devices, %s, batch %d per device (global %d)\n", m->name, w.sp.sys.name,
            w.sp.sys.title, nodes, w.sp.sys.devices_per_node, pt.ranks, precision_name(w.sp.prec), batch, pt.global_batch);

@@ -13,12 +13,13 @@
 
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
-     "usage: dlperf models [--json]\n"
+     "usage: dlperf models [--csv | --json]\n"
      "       dlperf models --export MODEL [--no-quirk] [--output FILE]\n\n"
      "Lists the model zoo: parameters (learnable, and as stored with batch-norm statistics in\n"
      "the Keras / Caffe conventions), size in MiB (fp32), forward multiply-adds and FLOPs\n"
      "per sample (GEMM and convolution; GMAC counts a multiply-add once, GFLOP twice),\n"
      "and each model's default batch.\n"
+     "  --csv            CSV on stdout (a row per model)\n"
      "  --export MODEL   write MODEL as a JSON model file (docs/model-format.md): a starting\n"
      "                   point for your own models; it profiles and trains identically\n"
      "  --output FILE    where --export writes (default: standard output)\n"
@@ -103,7 +104,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--holdout]\n"
-     "                      [--device-memory SIZE] [--ranks P] [--json]\n"
+     "                      [--device-memory SIZE] [--ranks P] [--csv | --json]\n"
      "       dlperf predict MODEL --system NAME [--nodes N] [--precision P] [--allreduce A] [--overlap]\n"
      "                      [--no-host] [--mode M] [--without-own] [--no-profiles]\n"
      "       dlperf predict MODEL --device NAME [--precision P] [--no-host] [--mode M] [--without-own]\n"
@@ -117,6 +118,8 @@ static const Command commands[] = {
      "category, whether it fits, and the largest batch that does.\n"
      "  --batch N        batch size (default: the model's)\n"
      "  --ops            list every op (default: the 15 most expensive)\n"
+     "  --csv            CSV on stdout: this machine, a row per op (key, time, band, what priced\n"
+     "                   it); a system, one row (step, allreduce, iteration, epoch, memory)\n"
      "  --holdout        price without any measurement of this model's own shapes (fitted\n"
      "                   model only): how far the fit carries to shapes never measured\n"
      "  --device-memory SIZE  memory of the device or process (80GB, 16GiB; default: what\n"

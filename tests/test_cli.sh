@@ -21,6 +21,10 @@ expect models-p1b1 "$T/out" "244,397,083"
 expect models-alexnet "$T/out" "61,100,840"
 expect models-lstm "$T/out" "8,392,704"
 expect models-alexnet-macs "$T/out" "0.7142"
+if run models-csv 0 "$DLPERF" models --csv; then
+    expect models-csv-header "$T/out" "^name,origin,type,params,params_stored"
+    expect models-csv-p1b1 "$T/out" "^p1b1,suite,AE,244397083,"
+fi
 run models-json 0 "$DLPERF" models --json
 if [ "$(json "json_array_length(j)")" -ge 3 ] &&
    [ "$(sqlite3 :memory: "SELECT json_extract(value, '\$.params') FROM json_each(readfile('$T/out')) WHERE json_extract(value, '\$.name') = 'p1b1'")" = 244397083 ]; then
@@ -172,6 +176,13 @@ if run predict-exact 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
                     WHEN json_extract(j, '\$.iteration_apart_s') > 0 THEN 1 ELSE -1 END")" = "$both" ] &&
         ok predict-apart || fail predict-apart "kernels both ways: $both; $(json "json_extract(j, '\$.iteration_apart_s')")"
 fi
+# the same prediction as CSV: a row per op of the step, each priced exactly
+if run predict-csv 0 "$DLPERF" predict basic-lstm --batch 4 --csv; then
+    [ "$(($(wc -l <"$T/out") - 1))" = "$nops" ] && ok predict-csv-rows || fail predict-csv-rows "$(head -3 "$T/out")"
+    expect predict-csv-header "$T/out" "^prediction,model,batch,threads,op,layer,key,time_s,lo_s,hi_s,flops,source,cached$"
+    [ "$(tail -n +2 "$T/out" | grep -vc ',exact,')" = 0 ] && ok predict-csv-exact || fail predict-csv-exact "$(head -3 "$T/out")"
+fi
+run predict-csv-json 2 "$DLPERF" predict basic-lstm --csv --json && expect predict-csv-json "$T/err" "one output format"
 # A 4-sample sparse-ae step (under 5 MiB) fits the last-level cache: its ops are found there.
 # (A 4-sample LSTM step does not on every machine: its weights and gradients are 64 MiB.)
 if run predict-small 0 "$DLPERF" predict sparse-ae --batch 4 --json; then

@@ -334,6 +334,10 @@ if run fom-summit 0 "$DLPERF" fom --system summit --json; then
                + 5 * json_extract(j, '\$.groups[3].fom_vs_seed.fom')) / 13) < 1e-9 * json_extract(j, '\$.overall_vs_seed.fom')")" = 1 ] &&
         ok fom-summit-overall || fail fom-summit-overall "$(head -c 400 "$T/out")"
 fi
+if run predict-system-csv 0 "$DLPERF" predict resnet50 --system dgx-a100 --nodes 2 --csv; then
+    [ "$(wc -l <"$T/out")" = 2 ] && ok predict-system-csv-rows || fail predict-system-csv-rows "$(cat "$T/out")"
+    expect predict-system-csv-row "$T/out" "^resnet50,dgx-a100,a100-sxm4-80gb,fp32,2,16,32,512,"
+fi
 if run fom-csv 0 "$DLPERF" fom --system dgx-a100 --nodes 2 --csv; then
     [ "$(wc -l <"$T/out")" = 14 ] && ok fom-csv-rows || fail fom-csv-rows "$(cat "$T/out")"
     expect fom-csv-header "$T/out" "^system,device,precision,benchmark,group,unit,instances"
