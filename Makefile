@@ -31,7 +31,7 @@ KFLAGS   = -O3 -ffp-contract=fast
 LDLIBS  += -fopenmp $(BLAS_LIBS) -lgsl -lcjson -lsqlite3 -lz -lm $(shell pkg-config --libs mpi-c 2>/dev/null)
 TEST_LDLIBS = -lcmocka
 
-LIB_DIRS = ops models microbench predictor verify suite db
+LIB_DIRS = ops models microbench predictor verify suite report db
 LIB_SRC  = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/systems_builtin.o
 # the spec sheets (devices, interconnects, systems), compiled into the binary
@@ -95,6 +95,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_SUPPORT) $(BUILD)/libdlperf.a
 MPI_TEST_BIN = $(BUILD)/tests/mpi/equivalence
 
 test: $(BUILD)/dlperf $(TEST_BIN) $(MPI_TEST_BIN) $(BUILD)/bench/allreduce_series
+	@scripts/install-deps.sh --test
 	@BUILD=$(BUILD) tests/run_tests.sh
 
 asan:

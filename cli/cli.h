@@ -130,6 +130,7 @@ int cmd_systems(int argc, char **argv, Cli *cli);
 int cmd_sweep(int argc, char **argv, Cli *cli);
 int cmd_fom(int argc, char **argv, Cli *cli);
 int cmd_suite(int argc, char **argv, Cli *cli);
+int cmd_report(int argc, char **argv, Cli *cli);
 
 /* What-if options shared by predict --system and sweep (cli/cmd_sweep.c). */
 typedef struct {

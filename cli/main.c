@@ -237,6 +237,19 @@ static const Command commands[] = {
      "                   nodes, drawn by gnuplot (FILE.png: a PNG)\n"
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
+    {"report", cmd_report, "an HTML page of what the database holds, its figures drawn by gnuplot",
+     "usage: dlperf report --out DIR [--system NAME] [--model MODEL] [--json]\n\n"
+     "Writes DIR/index.html, one self-contained page (its SVG figures inline), and beside it\n"
+     "each figure's SVG, data (CSV) and gnuplot script: this machine's roofline with its\n"
+     "calibrated kernels, predicted against measured for every validated model, where their\n"
+     "time goes by op kind, their memory by category, a model's predicted scaling on a\n"
+     "system, seed 000's FOMs for titan, summit and dgx-a100 with this machine's stored suite\n"
+     "run, and the GPUs with evidence. A figure whose data is not there yet says which\n"
+     "command makes it (report/report.h).\n"
+     "  --out DIR        the folder (created if missing)\n"
+     "  --system NAME    the scaling figure's system (default dgx-a100)\n"
+     "  --model MODEL    and its model (default resnet50)\n"
+     "\ncommon options:\n" CLI_COMMON_HELP},
     {"suite", cmd_suite, "seed 000's suite run on this machine under its rules, its FOMs stored",
      "usage: dlperf suite [--quick] [--only B,...] [--instances N] [--csv | --json]\n"
      "       dlperf suite --show [ID] [--csv | --json]\n\n"

@@ -1118,3 +1118,38 @@ int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteRe
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "suite result read");
 }
+
+int db_rows(Db *db, const char *sql, int (*fn)(int ncols, const double *num, const char *const *text, void *ctx),
+            void *ctx, const char *fmt, ...)
+{
+    sqlite3_stmt *st;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = prepare_bind(db, &st, sql, fmt, ap);
+    va_end(ap);
+    if (rc != 0)
+        return -1;
+    if (!sqlite3_stmt_readonly(st)) {
+        sqlite3_finalize(st);
+        snprintf(db->err, sizeof db->err, "%.400s: a report query must only read", db->path);
+        return -1;
+    }
+    enum { COLS = 32 };
+    const int n = sqlite3_column_count(st) < COLS ? sqlite3_column_count(st) : COLS;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        double num[COLS];
+        const char *text[COLS];
+        for (int c = 0; c < n; c++) {
+            const int t = sqlite3_column_type(st, c);
+            num[c] = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, c) : NAN;
+            const unsigned char *x = sqlite3_column_text(st, c);
+            text[c] = x ? (const char *)x : "";
+        }
+        if (fn(n, num, text, ctx) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "report query");
+}

@@ -409,6 +409,14 @@ int db_suite_finish(Db *db, int64_t suite_id, const char *status, double overall
  * caller frees). 0, DB_NOT_FOUND or -1. */
 int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteResultRow **rows, int *n);
 
+/* ---- reading for reports ---- */
+/* Runs one read-only query (SELECT), its parameters bound from fmt as run_stmt's ("i", "I",
+ * "d", "s"), and calls fn for each row with the columns as numbers (NaN where NULL or not a
+ * number) and as text ("" where NULL); fn returns nonzero to stop. For the report's
+ * aggregates, whose SQL belongs with the figure that draws them. */
+int db_rows(Db *db, const char *sql, int (*fn)(int ncols, const double *num, const char *const *text, void *ctx),
+            void *ctx, const char *fmt, ...);
+
 /* Current time as ISO 8601 UTC ("2026-11-22T10:00:00Z"). */
 void db_now_iso(char out[32]);
 

@@ -341,6 +341,42 @@ run validate-bad-wait-near 2 "$DLPERF" validate basic-lstm --wait-near -1 &&
 run validate-bad-min-time 2 "$DLPERF" validate basic-lstm --min-time soon &&
     expect validate-bad-min-time "$T/err" "--min-time 'soon': expected seconds from 0 to 3600" && one_line validate-bad-min-time
 
+# ---- the report: one page, every figure drawn, opened in headless Chromium ----
+if run report 0 "$DLPERF" report --out "$T/report" --json; then
+    [ "$(json "json_array_length(json_extract(j, '\$.figures'))")" = 5 ] && ok report-figures ||
+        fail report-figures "$(cat "$T/out")"
+    bad=""
+    for f in roofline validation op-kinds memory scaling; do
+        for x in csv gp svg; do [ -s "$T/report/$f.$x" ] || bad="$bad $f.$x"; done
+        [ "$(sed -n 2p "$T/report/$f.csv" | tr -cd ',' | wc -c)" -ge 1 ] || bad="$bad $f.csv(no data row)"
+    done
+    [ -z "$bad" ] && ok report-files || fail report-files "missing:$bad"
+    grep -q "^validation.*basic-lstm\|^basic-lstm" "$T/report/validation.csv" && ok report-validation-data ||
+        fail report-validation-data "$(cat "$T/report/validation.csv")"
+    if command -v chromium >/dev/null 2>&1; then
+        # the page as Chromium parsed it: each figure an inline SVG with its drawn paths
+        timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$T/report/index.html" \
+            >"$T/dom.html" 2>/dev/null
+        bad=""
+        for f in roofline validation op-kinds memory scaling; do
+            paths=$(awk -v f="$f" '/<figure/ { on = index($0, "data-figure=\"" f "\"") > 0 }
+                                    on && /<path/ { n++ } /<\/figure>/ { on = 0 } END { print n + 0 }' "$T/dom.html")
+            [ "$paths" -ge 5 ] || bad="$bad $f($paths paths)"
+        done
+        grep -q 'data-table="fom"' "$T/dom.html" && grep -q 'data-table="evidence"' "$T/dom.html" || bad="$bad tables"
+        [ -z "$bad" ] && ok report-renders || fail report-renders "not drawn:$bad"
+        timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,4200 \
+            --screenshot="$T/report.png" "file://$T/report/index.html" >/dev/null 2>&1
+        [ -s "$T/report.png" ] && ok report-screenshot || fail report-screenshot "no screenshot"
+    else
+        fail report-renders "chromium is not installed (scripts/install-deps.sh --test installs it)"
+    fi
+fi
+run report-no-out 2 "$DLPERF" report && expect report-no-out "$T/err" "--out DIR is required"
+run report-bad-model 2 "$DLPERF" report --out "$T/r2" --model nosuch && expect report-bad-model "$T/err" "--model 'nosuch'"
+: >"$T/afile"
+run report-out-file 1 "$DLPERF" report --out "$T/afile" && expect report-out-file "$T/err" "afile"
+
 # the calibration as people read it: limits, then every family against them
 if run calibrate-show 0 "$DLPERF" calibrate --show; then
     expect calibrate-show-peak "$T/out" "FMA peak .* GFLOP/s on 1 core"
