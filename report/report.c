@@ -230,8 +230,8 @@ static int roofline(Rep *r)
     fprintf(g, "peak = %.6g\nbw = %.6g\nroof(x) = (bw * x < peak ? bw * x : peak)\n", peak / 1e9, bw / 1e9);
     fprintf(g, "plot ");
     for (int k = 0; k < x.nkinds; k++)
-        fprintf(g, "'roofline.csv' using 2:(strcol(1) eq '%s' ? $3 : 1/0) with points pt 7 ps 0.5 title '%s', ",
-                x.kinds[k], x.kinds[k]);
+        fprintf(g, "'roofline.csv' using 2:(strcol(1) eq '%s' ? $3 : 1/0) with points pt %d ps 0.55 lc %d title '%s', ",
+                x.kinds[k], k < 8 ? 7 : 5, k % 8 + 1, x.kinds[k]); /* 8 colours, then squares */
     fprintf(g, "roof(x) with lines lw 2 lc rgb 'black' title sprintf('roof: %%.0f GFLOP/s, %%.1f GB/s', peak, bw)\n");
     fclose(g);
     char cap[200];
