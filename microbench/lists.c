@@ -375,16 +375,22 @@ int mb_list_stream(MbMode mode, OpDesc *out, int max)
  * measured (DeepBench's convolutions are mostly speech layers at batch 4-16). */
 static const int cnn_stages[][2] = {{112, 32}, {56, 64}, {28, 128}, {14, 256}, {7, 512}}; /* side, channels */
 
-/* One convolution (TF SAME padding) in all three phases, gradients overwritten as by a
- * step's first writer; backward-data too: these are inner layers. */
-static void conv3_push(OpDesc *out, int max, int *n, int N, int C, int hw, int K, int r, int stride)
+/* One convolution (TF SAME padding) of `groups` groups in all three phases, gradients
+ * overwritten as by a step's first writer; backward-data too: these are inner layers. */
+static void conv3_push_groups(OpDesc *out, int max, int *n, int N, int C, int hw, int K, int r, int stride,
+                              int groups)
 {
     static const OpPhase phases[] = {PHASE_FWD, PHASE_BWD_DATA, PHASE_BWD_WEIGHTS};
     for (int p = 0; p < 3; p++) {
-        OpDesc d = op_conv2d(phases[p], N, C, hw, hw, K, r, r, stride, PAD_SAME, 1);
+        OpDesc d = op_conv2d(phases[p], N, C, hw, hw, K, r, r, stride, PAD_SAME, groups);
         d.u.conv.accumulate = false;
         list_push(out, max, n, d);
     }
+}
+
+static void conv3_push(OpDesc *out, int max, int *n, int N, int C, int hw, int K, int r, int stride)
+{
+    conv3_push_groups(out, max, n, N, C, hw, K, r, stride, 1);
 }
 
 int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
@@ -400,9 +406,15 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
             conv3_push(out, max, &n, N, C, hw, C, 3, 1);     /* 3x3, same width */
             conv3_push(out, max, &n, N, C, hw, 4 * C, 1, 1); /* 1x1 expansion (bottleneck) */
             conv3_push(out, max, &n, N, 4 * C, hw, C, 1, 1); /* 1x1 reduction */
+            /* depthwise 3x3 (MobileNet's, a group per channel), and grouped 3x3 of 8 groups
+             * (ResNeXt's, ShuffleNet's): the groups are a feature of the fitted model, which
+             * prices nothing it has no measurement of near (predictor/cost_model.c) */
+            conv3_push_groups(out, max, &n, N, C, hw, C, 3, 1, C);
+            conv3_push_groups(out, max, &n, N, C, hw, C, 3, 2, C); /* depthwise, stride 2 */
             if (!quick) {
                 conv3_push(out, max, &n, N, C, hw, 2 * C, 3, 2); /* 3x3 stride 2: the next stage */
                 conv3_push(out, max, &n, N, C / 2, hw, C, 5, 1); /* 5x5 (inception) */
+                conv3_push_groups(out, max, &n, N, C, hw, C, 3, 1, 8);
             }
         }
         /* pooling and normalisation at the stage's shape, batch 32 */
@@ -427,6 +439,22 @@ int mb_list_cnn_sweep(MbMode mode, OpDesc *out, int max)
         OpDesc lb = op_lrn(PHASE_BWD_DATA, N, C, spatial, 5, 1e-4f, 0.75f, 1.0f);
         lb.u.lrn.accumulate = false;
         list_push(out, max, &n, lb);
+    }
+    /* the last stages of a network that downsamples further (MobileNet's 4x4 and 2x2 maps
+     * of 512-1024 channels, 8x8 of 256): their depthwise convolutions, whose time is the
+     * groups' overhead more than their FLOPs, and batch norms; the fitted model prices no
+     * shape far from those it measured */
+    static const int late[][2] = {{8, 256}, {4, 512}, {2, 1024}}; /* side, channels */
+    for (int l = 0; l < 3; l++) {
+        const int N = 32, C = late[l][1], spatial = late[l][0] * late[l][0];
+        conv3_push_groups(out, max, &n, N, C, late[l][0], C, 3, 1, C);
+        list_push(out, max, &n, op_batchnorm(PHASE_FWD, N, C, spatial, 1e-3f, 0.99f, true));
+        OpDesc bw = op_batchnorm(PHASE_BWD_WEIGHTS, N, C, spatial, 1e-3f, 0.99f, true);
+        bw.u.bn.accumulate = false;
+        list_push(out, max, &n, bw);
+        OpDesc bd = op_batchnorm(PHASE_BWD_DATA, N, C, spatial, 1e-3f, 0.99f, true);
+        bd.u.bn.accumulate = false;
+        list_push(out, max, &n, bd);
     }
     /* a sentence CNN's convolutions (Kim 2014): one channel of word vectors, the filter as
      * wide as the vector, unpadded (ops/conv.c's row path), each followed by a max over

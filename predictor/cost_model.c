@@ -184,7 +184,7 @@ static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_BMM || k ==
  * phase a plan puts them in — a residual's gradient copy is priced from the element-wise
  * sweep's copies); the others are grouped by kind, phase and variant (activation and
  * whether in place, pooling, STREAM or memory kernel, batch-norm mode, GRU activation, the
- * binary or tensor-scalar operator). */
+ * binary or tensor-scalar operator, a convolution grouped or dense). */
 static bool phase_free(OpKind k)
 {
     return k == OP_GEMM || k == OP_BMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY;
@@ -211,6 +211,8 @@ static int group_of(const OpDesc *d)
         sub = d->u.binary.op;
     else if (d->kind == OP_SCALAR)
         sub = d->u.scalar.op;
+    else if (d->kind == OP_CONV2D) /* a grouped kernel loops over its groups' small GEMMs */
+        sub = d->u.conv.groups > 1;
     return (int)d->kind * 64 + phase * 8 + sub;
 }
 
@@ -1440,7 +1442,8 @@ int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max)
                             : d->kind == OP_GRU_CELL ? op_act_name(d->u.gru.act)
                             : d->kind == OP_MOMENTUM && d->u.update.nesterov ? "nesterov"
                             : d->kind == OP_BINARY ? op_binary_name(d->u.binary.op)
-                            : d->kind == OP_SCALAR ? op_binary_name(d->u.scalar.op) : "";
+                            : d->kind == OP_SCALAR ? op_binary_name(d->u.scalar.op)
+                            : d->kind == OP_CONV2D && d->u.conv.groups > 1 ? "grouped" : "";
             snprintf(out[n].variant, sizeof out[n].variant, "%s", v);
             if (f->n == 0)
                 out[n].points = 0;

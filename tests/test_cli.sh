@@ -25,6 +25,9 @@ if run models-csv 0 "$DLPERF" models --csv; then
     expect models-csv-header "$T/out" "^name,origin,type,params,params_stored"
     expect models-csv-p1b1 "$T/out" "^p1b1,suite,AE,244397083,"
 fi
+# the example depthwise-separable model file (docs/examples) loads and profiles
+run example-mobilenet 0 "$DLPERF" profile --model-file docs/examples/mobilenet-64.json &&
+    expect example-mobilenet "$T/out" "2,503,076 parameters"
 run models-json 0 "$DLPERF" models --json
 if [ "$(json "json_array_length(j)")" -ge 3 ] &&
    [ "$(sqlite3 :memory: "SELECT json_extract(value, '\$.params') FROM json_each(readfile('$T/out')) WHERE json_extract(value, '\$.name') = 'p1b1'")" = 244397083 ]; then

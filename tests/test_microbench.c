@@ -601,8 +601,17 @@ static void test_list_eltwise(void **state)
             phases[ds[i].phase]++;
     }
     assert_true(ck[OP_POOL2D] > 0 && ck[OP_BATCHNORM] > 0 && ck[OP_LRN] > 0);
-    /* 50 image convolutions and 12 of a sentence CNN, each in three phases */
-    assert_true(phases[PHASE_FWD] == 62 && phases[PHASE_BWD_DATA] == 62 && phases[PHASE_BWD_WEIGHTS] == 62);
+    /* 83 image convolutions (23 of them depthwise, 10 of 8 groups) and 12 of a sentence
+     * CNN, each in three phases */
+    assert_true(phases[PHASE_FWD] == 95 && phases[PHASE_BWD_DATA] == 95 && phases[PHASE_BWD_WEIGHTS] == 95);
+    int depthwise = 0, grouped = 0;
+    for (int i = 0; i < cd; i++)
+        if (ds[i].kind == OP_CONV2D && ds[i].u.conv.groups > 1) {
+            depthwise += ds[i].u.conv.groups == ds[i].u.conv.c && ds[i].u.conv.groups == ds[i].u.conv.k;
+            grouped += ds[i].u.conv.groups == 8;
+        }
+    assert_int_equal(depthwise, 69);
+    assert_int_equal(grouped, 30);
     int seq = 0;
     for (int i = 0; i < cd; i++)
         seq += ds[i].kind == OP_CONV2D && conv2d_is_rows(&ds[i].u.conv);
