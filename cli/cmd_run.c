@@ -31,7 +31,10 @@ typedef struct {
 } RunOpts;
 
 enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_TRACE, OPT_EPOCHS, OPT_DATA_DIR, OPT_SAVE, OPT_LOAD, OPT_MODE,
-       OPT_PROTOCOL, OPT_SCALING, OPT_OVERLAP, OPT_BUCKET_MIB };
+       OPT_PROTOCOL, OPT_SCALING, OPT_OVERLAP, OPT_BUCKET_MIB, OPT_CSV };
+
+/* --csv: a timed run's steps, one row each, instead of the text */
+static bool run_csv;
 
 static int run_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -56,6 +59,7 @@ static int run_option(Cli *cli, int id, const char *arg, void *ctx)
             return cli_error(cli, EXIT_USAGE, "--mode '%s': expected train, fwd-bwd or forward", arg);
         return 0;
     case OPT_OVERLAP: o->overlap = true; return 0;
+    case OPT_CSV: run_csv = true; return 0;
     case OPT_BUCKET_MIB: return cli_parse_int(cli, "--bucket-mib", arg, 1, 4096, &o->bucket_mib);
     case OPT_SCALING:
         if (strcmp(arg, "strong") != 0 && strcmp(arg, "weak") != 0)
@@ -332,6 +336,12 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
             cJSON_AddItemToArray(ls, cJSON_CreateNumber(r.loss[i]));
         }
         cJSON_AddItemToArray(json_out, o);
+    } else if (rc == EXIT_OK && run_csv) {
+        printf("run,model,mode,batch,threads,ranks,step,warmup,time_s,%s\n",
+               m->algorithm == ALGO_FISTA ? "objective" : "loss");
+        for (int i = 0; i < r.nsteps; i++)
+            printf("%lld,%s,%s,%d,%d,%d,%d,%d,%.9g,%.9g\n", (long long)row->id, m->name, plan_mode_name(mode), batch,
+                   cli->threads, ranks, i, i < warmup, r.step_s[i], r.loss[i]);
     } else if (rc == EXIT_OK) {
         char b1[32], b2[32], b3[32], b4[32], b5[32];
         char job[48] = "";
@@ -392,11 +402,14 @@ int cmd_run(int argc, char **argv, Cli *cli)
                                          {"scaling", required_argument, NULL, OPT_SCALING},
                                          {"overlap", no_argument, NULL, OPT_OVERLAP},
                                          {"bucket-mib", required_argument, NULL, OPT_BUCKET_MIB},
+                                         {"csv", no_argument, NULL, OPT_CSV},
                                          {0}};
     RunOpts ro = {.steps = 10, .warmup = 2, .mode = PLAN_TRAIN};
     int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
     if (rc)
         return rc;
+    if (run_csv && (cli->json || ro.epochs || ro.convnet_protocol))
+        return cli_error(cli, EXIT_USAGE, "--csv lists a timed run's steps: not with --json, --epochs or --protocol");
     if (ro.epochs && (ro.steps_given || ro.convnet_protocol || ro.mode != PLAN_TRAIN || ro.trace))
         return cli_error(cli, EXIT_USAGE, "--epochs trains to a result; it does not combine with --steps, --mode, "
                                           "--protocol or --trace");

@@ -157,7 +157,7 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"run", cmd_run, "really train a model: time its steps, or train it to a result",
-     "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--mode M] [--json]\n"
+     "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--mode M] [--csv | --json]\n"
      "       mpirun -np P dlperf run MODEL [--scaling strong|weak] [--overlap [--bucket-mib N]] [--steps N]\n"
      "       dlperf run MODEL --protocol convnet [--batch N]\n"
      "       [mpirun -np P] dlperf run MODEL --epochs N [--batch N] [--data-dir DIR] [--save FILE] [--load FILE]\n\n"
@@ -169,7 +169,7 @@ static const Command commands[] = {
      "  --batch N        batch size (default: the model's)\n"
      "  --trace          time every op of every step and store the per-op medians\n"
      "  --mode M         train (forward, backward, update; default), fwd-bwd (gradients only,\n"
-     "                   as convnet-benchmarks times it) or forward (inference)\n"
+     "                   as convnet-benchmarks times it) or forward (inference)\n"     "  --csv            the steps as CSV on stdout, a row each (warm-up ones flagged)\n"
      "Under mpirun -np P (data-parallel; rank 0 stores the run with every rank's times):\n"
      "  --scaling S      strong (default: --batch is the global batch, split over the ranks) or\n"
      "                   weak (--batch per rank)\n"

@@ -623,4 +623,10 @@ fi
 unset DLPERF_DB
 run xdg-default 1 "$DLPERF" predict basic-lstm
 [ -f "$XDG_DATA_HOME/dlperf/dlperf.db" ] && ok xdg-default-created || fail xdg-default-created "no $XDG_DATA_HOME/dlperf/dlperf.db"
+# a timed run as CSV: its steps, the warm-up one flagged (last: later checks read the latest run)
+if run run-csv 0 "$DLPERF" run sparse-ae --batch 4 --steps 3 --warmup 1 --csv; then
+    [ "$(wc -l <"$T/out")" = 5 ] && ok run-csv-rows || fail run-csv-rows "$(cat "$T/out")"
+    expect run-csv-header "$T/out" "^run,model,mode,batch,threads,ranks,step,warmup,time_s,loss$"
+    expect run-csv-warmup "$T/out" ",sparse-ae,train,4,[0-9]*,1,0,1,"
+fi
 exit 0
