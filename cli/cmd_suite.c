@@ -302,6 +302,24 @@ static double titan_resnet_s(const Cli *cli, Db *db, char *err, size_t errlen)
     return rc == 0 && t.fits ? t.time_s : -1;
 }
 
+/* A group's FOM from the stored rows (the geometric mean of its benchmarks'); false when
+ * not all of its benchmarks ran (*ran of *want did). */
+static bool group_fom_of(const SuiteResultRow *rows, int n, SuiteGroup k, double *out, int *ran, int *want)
+{
+    double v[SUITE_BENCHMARKS];
+    int m = 0, w = 0;
+    for (int i = 0; i < SUITE_BENCHMARKS; i++)
+        if (suite_benchmarks[i].group == k) {
+            w++;
+            for (int j = 0; j < n; j++)
+                if (strcmp(rows[j].benchmark, suite_benchmarks[i].name) == 0)
+                    v[m++] = rows[j].fom;
+        }
+    *out = m == w ? suite_group_fom(v, m) : NAN;
+    *ran = m, *want = w;
+    return m == w;
+}
+
 static void print_run(const SuiteRunRow *r, const SuiteResultRow *rows, int n, const MachineRow *machine)
 {
     char b[6][40];
@@ -335,22 +353,14 @@ static void print_run(const SuiteRunRow *r, const SuiteResultRow *rows, int n, c
         if (x->note[0])
             printf("%-10s   %s\n", "", x->note);
     }
-    double fom[SUITE_BENCHMARKS];
     double g[SUITE_GROUP_COUNT];
     bool all = true;
     printf("\n%-10s %6s %9s\n", "# group", "weight", "FOM");
     for (int k = 0; k < SUITE_GROUP_COUNT; k++) {
-        int m = 0, want = 0;
-        for (int i = 0; i < SUITE_BENCHMARKS; i++)
-            if (suite_benchmarks[i].group == (SuiteGroup)k) {
-                want++;
-                for (int j = 0; j < n; j++)
-                    if (strcmp(rows[j].benchmark, suite_benchmarks[i].name) == 0)
-                        fom[m++] = rows[j].fom;
-            }
-        g[k] = m == want ? suite_group_fom(fom, m) : NAN;
-        all = all && m == want;
-        if (m == want)
+        int m, want;
+        const bool ran = group_fom_of(rows, n, (SuiteGroup)k, &g[k], &m, &want);
+        all = all && ran;
+        if (ran)
             printf("%-10s %6.0f %9.4g\n", suite_group_name((SuiteGroup)k), suite_group_weight((SuiteGroup)k), g[k]);
         else
             printf("%-10s %6.0f %9s  (%d of its %d benchmarks run)\n", suite_group_name((SuiteGroup)k),
@@ -603,17 +613,8 @@ int cmd_suite(int argc, char **argv, Cli *cli)
     double g[SUITE_GROUP_COUNT], overall = NAN;
     bool all = rc == EXIT_OK;
     for (int k = 0; k < SUITE_GROUP_COUNT && all; k++) {
-        double v[SUITE_BENCHMARKS];
-        int m = 0, wanted = 0;
-        for (int i = 0; i < SUITE_BENCHMARKS; i++)
-            if (suite_benchmarks[i].group == (SuiteGroup)k) {
-                wanted++;
-                for (int j = 0; j < n; j++)
-                    if (strcmp(rows[j].benchmark, suite_benchmarks[i].name) == 0)
-                        v[m++] = rows[j].fom;
-            }
-        all = m == wanted;
-        g[k] = suite_group_fom(v, m);
+        int m, wanted;
+        all = group_fom_of(rows, n, (SuiteGroup)k, &g[k], &m, &wanted);
     }
     if (all)
         overall = suite_overall_fom(g);
