@@ -11,6 +11,8 @@
 
 #include "db/db.h"
 #include "models/model.h"
+#include "predictor/predict.h"
+#include "verify/runner.h"
 
 #define DLPERF_VERSION "0.1.0"
 
@@ -91,6 +93,12 @@ int cli_machine(const Cli *cli, Db *db, MachineRow *m);
 /* Fills the software side of a measurement: threads, BLAS core and how it was chosen,
  * compiler, git commit. */
 void cli_software(const Cli *cli, SoftwareInfo *sw);
+/* This machine's latest complete calibration at cli->threads and its cost model
+ * (machine_calibration); prints the error and returns EXIT_FAIL. */
+int cli_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow *cal, CostModel **cm);
+/* What a run of this command runs with: its threads, progress where stderr is a terminal,
+ * and the software record (cli_software). */
+RunEnv cli_run_env(const Cli *cli);
 /* Online cores (the default thread count). */
 int cli_default_threads(void);
 

@@ -17,7 +17,8 @@
 #include "cli/evidence_show.h"
 #include "models/model_json.h"
 #include "cli/cli.h"
-#include "cli/session.h"
+#include "cli/cli.h"
+#include "predictor/machine_pricer.h"
 #include "microbench/mb.h"
 #include "models/plan.h"
 #include "ops/comm.h"
@@ -293,7 +294,7 @@ static void announce_rounds(int rounds, const char *each, const char *list)
  * start of a run (whose rank 0 also holds the database connection and the model). */
 static double rank_runtime_rss(void)
 {
-    double bytes = session_runtime_bytes();
+    double bytes = machine_runtime_bytes();
     comm_allreduce_max_f64(&bytes, 1);
     return bytes;
 }

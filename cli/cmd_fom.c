@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/session.h"
+#include "cli/cli.h"
 #include "suite/fom.h"
 
 enum { OPT_SYSTEM = 1, OPT_NODES, OPT_PER_DEVICE, OPT_PRECISION, OPT_NO_PROFILES, OPT_NO_HOST, OPT_CSV };
@@ -383,7 +383,7 @@ int cmd_fom(int argc, char **argv, Cli *cli)
         return EXIT_FAIL;
     }
     if (sys.device.calibrated) {
-        if (session_calibration(cli, db, &machine, &cal, &cm)) {
+        if (cli_calibration(cli, db, &machine, &cal, &cm)) {
             db_close(db);
             return EXIT_FAIL;
         }

@@ -8,7 +8,8 @@
 
 #include <unistd.h>
 
-#include "cli/session.h"
+#include "cli/cli.h"
+#include "predictor/machine_pricer.h"
 #include "models/train.h"
 
 typedef struct {
@@ -270,10 +271,14 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     OpTimeRow *ops = NULL;
     rc = EXIT_FAIL;
     double over = 1;
-    if (cli_machine(cli, db, &machine) ||
-        (po.ranks > 1 ? session_calibration_dp(cli, db, &machine, po.ranks, &cal, &cm, &over)
-                      : session_calibration(cli, db, &machine, &cal, &cm)))
+    char err[1024];
+    if (cli_machine(cli, db, &machine))
         goto done;
+    if (po.ranks > 1 ? machine_calibration_dp(db, &machine, cli->threads, po.ranks, &cal, &cm, &over, err, sizeof err)
+                     : machine_calibration(db, &machine, cli->threads, &cal, &cm, err, sizeof err)) {
+        cli_error(cli, EXIT_FAIL, "%s", err);
+        goto done;
+    }
     if (po.holdout) { /* price as if none of this model's shapes had been measured */
         OpDesc *descs = malloc((size_t)plan.nops * sizeof *descs);
         if (!descs) {
@@ -290,18 +295,21 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     int comm_probed_at = 0, runtime_ranks = 0;
     double rank_runtime = 0;
     if (po.ranks > 1) { /* --batch is each rank's share; ranks on this node time-share its cores */
-        char err[512];
         if (!(comm = comm_model_load(db, machine.id, err, sizeof err))) {
             cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;
         }
-        rc = session_predict_dp(cli, cm, &cal, comm, &plan, po.ranks, over, &pred, &ops, &comm_probed_at);
+        rc = machine_predict_dp(cm, &cal, cli->threads, comm, &plan, po.ranks, over, &pred, &ops, &comm_probed_at, err,
+                                sizeof err);
         rank_runtime = comm_model_rank_runtime(comm, po.ranks, &runtime_ranks);
         comm_model_free(comm);
-        if (rc)
+        if (rc) {
+            cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;
+        }
         rc = EXIT_FAIL;
-    } else if (session_predict(cli, cm, &cal, &plan, &pred, &ops)) {
+    } else if (machine_predict(cm, &cal, cli->threads, &plan, &pred, &ops, err, sizeof err)) {
+        cli_error(cli, EXIT_FAIL, "%s", err);
         goto done;
     }
     pred.holdout = po.holdout;
@@ -315,12 +323,11 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         fit.what = share;
     }
     fit.allocated = trainer_bytes_needed(&plan, TRAINER_DATA_BATCHES);
-    fit.runtime = runtime_ranks > 0 ? rank_runtime : session_runtime_bytes();
+    fit.runtime = runtime_ranks > 0 ? rank_runtime : machine_runtime_bytes();
     fit.runtime_ranks = runtime_ranks;
     fit.ranks = po.ranks, fit.comm = pred.mem_comm, fit.comm_probed_at = comm_probed_at;
     fit.fits = fit.allocated + fit.runtime + fit.comm <= fit.capacity;
-    {
-        char err[512]; /* the allreduce's scratch follows the gradients, which no batch changes */
+    { /* the allreduce's scratch follows the gradients, which no batch changes */
         fit.largest_batch = pred_largest_batch(m, fit.capacity - fit.runtime - fit.comm, err, sizeof err);
         if (fit.largest_batch < 0) {
             cli_error(cli, EXIT_FAIL, "%s", err);

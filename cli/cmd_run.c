@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/session.h"
+#include "cli/cli.h"
 #include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
@@ -267,8 +267,9 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
     double flops = total_flops(&probe) * ranks; /* the job's: every rank's share */
     plan_free(&probe);
     RunResult r;
-    if (session_run(cli, m, batch, mode, warmup, steps, trace, machine, scaling, bucket_bytes, &r))
-        return EXIT_FAIL;
+    const RunEnv env = cli_run_env(cli);
+    if (run_train(&env, m, batch, mode, warmup, steps, trace, machine, scaling, bucket_bytes, &r, err, sizeof err))
+        return cli_error(cli, EXIT_FAIL, "%s", err);
     if (comm_rank() != 0) { /* rank 0 stores and reports the job */
         run_result_free(&r);
         return EXIT_OK;

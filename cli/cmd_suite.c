@@ -33,7 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/session.h"
+#include "cli/cli.h"
+#include "predictor/machine_pricer.h"
 #include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
@@ -84,8 +85,12 @@ static int steps_mean(const Cli *cli, const ModelSpec *m, int batch, PlanMode mo
 {
     MachineRow machine = {0};
     RunResult r;
-    if (session_run(cli, m, batch, mode, warmup, steps, false, &machine, "none", 0, &r))
+    const RunEnv env = cli_run_env(cli);
+    char err[1024];
+    if (run_train(&env, m, batch, mode, warmup, steps, false, &machine, "none", 0, &r, err, sizeof err)) {
+        cli_error(cli, EXIT_FAIL, "%s", err);
         return -1;
+    }
     *mean_s = r.row.mean_s;
     if (median_s)
         *median_s = r.row.median_s;
@@ -188,7 +193,7 @@ static int instances_for(const SuiteBenchmark *b, bool quick, int cores, double 
     }
     if (m && b->group == SUITE_CANDLE) /* the data set, inputs and targets */
         need += 2.0 * 4.0 * shape_count(&m->input) * (double)(m->train_samples + m->test_samples);
-    need += session_runtime_bytes();
+    need += machine_runtime_bytes();
     *need_bytes = need;
     if (b->group == SUITE_RESNET)
         return 1;

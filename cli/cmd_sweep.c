@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/session.h"
+#include "cli/cli.h"
 #include "microbench/mb.h"
 #include "predictor/parallel.h"
 #include "predictor/system_pricer.h"
@@ -73,7 +73,7 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
         return EXIT_FAIL;
     }
     if (sys.device.calibrated) {
-        if (session_calibration(cli, w->db, &w->machine, &w->cal, &w->cm)) {
+        if (cli_calibration(cli, w->db, &w->machine, &w->cal, &w->cm)) {
             db_close(w->db);
             return EXIT_FAIL;
         }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "predictor/machine_pricer.h"
 #include "microbench/mb.h"
 #include "models/model_json.h"
 #include "models/plan.h"
@@ -224,6 +225,21 @@ void cli_software(const Cli *cli, SoftwareInfo *sw)
     mb_software_detect(sw, cli->threads);
     snprintf(sw->git_commit, sizeof sw->git_commit, "%s", dlperf_git_commit());
     snprintf(sw->blas_choice, sizeof sw->blas_choice, "%s", blas_choice());
+}
+
+int cli_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow *cal, CostModel **cm)
+{
+    char err[1024];
+    if (machine_calibration(db, m, cli->threads, cal, cm, err, sizeof err) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", err);
+    return 0;
+}
+
+RunEnv cli_run_env(const Cli *cli)
+{
+    RunEnv env = {.threads = cli->threads, .progress = progress_enabled()};
+    cli_software(cli, &env.sw);
+    return env;
 }
 
 const char *fmt_time(double s, char *buf, int n)

@@ -297,7 +297,7 @@ static const Command commands[] = {
     {"validate", cmd_validate, "predict, then run, then compare: the error of the prediction",
      "usage: dlperf validate [MODEL... | --zoo] [--model-file FILE] [--holdout] [--trace] [--steps N] [--warmup N]\n"
      "                       [--min-time S] [--rounds N] [--wait-near S] [--batch N] [--threads N]\n"
-     "                       [--json]\n"
+     "                       [--csv | --json]\n"
      "       dlperf validate --device NAME [--without-own] [--no-profiles] [--format F] [--precision P]\n"
      "                       [--csv OUT] FILE...\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
@@ -331,6 +331,8 @@ static const Command commands[] = {
      "                   priced (default 120; all waits at most the runs' own time + 30 s;\n"
      "                   0: run at any placement)\n"
      "  --batch N        batch size for every model (default: each model's)\n"
+     "  --csv            the results as CSV on stdout: a row per model and calibration (full,\n"
+     "                   holdout); under mpirun a row per model with its compute and allreduce\n"
      "  --scaling S      under mpirun: strong (the batch split over the ranks) or weak (a\n"
      "                   batch per rank), as for run\n"
      CLI_NO_QUIRK_HELP

@@ -355,3 +355,41 @@ long pred_largest_batch(const ModelSpec *m, double capacity_bytes, char *err, si
     }
     return lo;
 }
+
+static int group_cmp(const void *a, const void *b)
+{
+    const OpGroup *x = a, *y = b;
+    double dx = x->measured_s >= 0 ? fabs(x->time_s - x->measured_s) : x->time_s;
+    double dy = y->measured_s >= 0 ? fabs(y->time_s - y->measured_s) : y->time_s;
+    return (dx < dy) - (dx > dy);
+}
+
+int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **out)
+{
+    OpGroup *g = calloc((size_t)nops, sizeof *g);
+    int n = 0;
+    for (int i = 0; i < nops; i++) {
+        const OpTimeRow *o = pred ? &pred[i] : &meas[i];
+        int j = 0;
+        while (j < n && !(strcmp(g[j].key, o->key) == 0 && strcmp(g[j].layer_name, o->layer_name) == 0))
+            j++;
+        if (j == n) {
+            snprintf(g[n].layer_name, sizeof g[n].layer_name, "%s", o->layer_name);
+            snprintf(g[n].key, sizeof g[n].key, "%s", o->key);
+            snprintf(g[n].source, sizeof g[n].source, "%s", o->source);
+            g[n].measured_s = pred && meas ? 0 : -1;
+            n++;
+        }
+        g[j].count++;
+        g[j].time_s += o->time_s;
+        g[j].lo_s += o->lo_s;
+        g[j].hi_s += o->hi_s;
+        g[j].flops += o->flops;
+        g[j].cached += (o->cached - g[j].cached) / g[j].count; /* running mean */
+        if (pred && meas)
+            g[j].measured_s += meas[i].time_s;
+    }
+    qsort(g, (size_t)n, sizeof *g, group_cmp);
+    *out = g;
+    return n;
+}

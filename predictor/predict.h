@@ -184,4 +184,19 @@ void pred_memory(const Plan *p, PredictionRow *out);
  * if m does not expand. Plans are built at the current ops thread count. */
 long pred_largest_batch(const ModelSpec *m, double capacity_bytes, char *err, size_t errlen);
 
+/* Per-op rows aggregated over identical ops of a layer (the 30 LSTM steps become one
+ * row with count 30), sorted by time, for the tables people read. */
+typedef struct {
+    char layer_name[48];
+    char key[160];
+    char source[16];
+    int count;
+    double time_s;     /* predicted (or measured when only one side is given) */
+    double lo_s, hi_s; /* predicted: the uncertainty band (sums of the ops' bands) */
+    double measured_s; /* validate: measured */
+    double flops;
+    double cached;     /* predicted: mean fraction of the ops' bytes in cache (cache model) */
+} OpGroup;
+int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **out);
+
 #endif

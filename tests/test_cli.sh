@@ -266,6 +266,19 @@ fi
 run validate-min-time-zero 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --warmup 1 --min-time 0 --wait-near 0 &&
     [ "$(sql "SELECT steps, placement_wait_s FROM run ORDER BY id DESC LIMIT 1")" = "2|0.0" ] && ok validate-min-time-exact ||
     fail validate-min-time-exact "$(sql "SELECT steps, placement_wait_s FROM run ORDER BY id DESC LIMIT 1")"
+# --csv: a row per model and calibration, the numbers the database stored
+if run validate-csv 0 "$DLPERF" validate p3b1 --batch 4 --steps 2 --warmup 0 --min-time 0 --wait-near 0 --holdout --csv; then
+    rows=$(tail -n +2 "$T/out" | cut -d, -f1,3 | tr '\n' ' ')
+    vid=$(sed -n 2p "$T/out" | cut -d, -f4)
+    pred=$(sed -n 2p "$T/out" | cut -d, -f5)
+    if head -1 "$T/out" | grep -q '^model,batch,calibration,validation_id,predicted_s,measured_median_s,' &&
+       [ "$rows" = "p3b1,full p3b1,holdout " ] &&
+       [ "$(sql "SELECT abs(predicted_s - $pred) < 1e-6 * predicted_s FROM validation WHERE id = $vid AND holdout = 0")" = 1 ]; then
+        ok validate-csv-rows
+    else fail validate-csv-rows "$(head -c 600 "$T/out")"; fi
+fi
+run validate-csv-json 2 "$DLPERF" validate p3b1 --csv --json && expect validate-csv-json "$T/err" "two formats" &&
+    one_line validate-csv-json
 # a model file is validated as a zoo model is, and its ops calibrated with --model-file
 if run validate-model-file 0 "$DLPERF" validate --model-file "$T/nosource.json" --batch 4 --steps 2 --warmup 0 \
        --min-time 0 --wait-near 0 --json; then

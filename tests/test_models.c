@@ -393,7 +393,7 @@ static void test_run_memory_is_what_allocation_occupies(void **state)
     Trainer t;
     char err[256];
     /* the first set-up in a process also touches the BLAS buffers and the OpenMP pool's
-     * stacks, which predictions count as the runtime (session_runtime_bytes): measure the
+     * stacks, which predictions count as the runtime (machine_runtime_bytes): measure the
      * second */
     assert_int_equal(trainer_init(&t, m, 256, 1, 7, err, sizeof err), 0);
     trainer_free(&t);

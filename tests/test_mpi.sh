@@ -351,6 +351,14 @@ if run validate-np2-text 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 3 --
     expect validate-np2-text-ref "$T/out" "^p3b1 .* x[0-9.]*/[0-9.]* "
     expect validate-np2-text-placement "$T/out" "^p3b1 *[0-9]/1 *\(near\|apart\) x[0-9.]* "
 fi
+# --csv under mpirun: one row per model with the iteration, its compute and its allreduce
+if run validate-np2-csv 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 2 --threads 1 --min-time 0 --csv; then
+    if head -1 "$T/out" | grep -q '^model,ranks,scaling,batch,batch_per_rank,threads,predicted_s,measured_s,' &&
+       [ "$(tail -n +2 "$T/out" | cut -d, -f1-6)" = "p3b1,2,strong,10,5,1" ] && [ "$(wc -l <"$T/out")" = 2 ] &&
+       awk -F, 'NR == 2 && $12 > 0 && $13 > 0 { ok = 1 } END { exit !ok }' "$T/out"; then
+        ok validate-np2-csv
+    else fail validate-np2-csv "$(head -c 600 "$T/out")"; fi
+fi
 # a rank's memory holds the allreduce's scratch, probed at 2 ranks; the machine's memory is
 # shared out among the ranks
 if run predict-ranks-memory 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2 --json; then
