@@ -75,6 +75,12 @@ int cli_parse(Cli *cli, int argc, char **argv, const struct option *longopts, Cl
               const char *usage);
 /* Strict integer option in [min, max]: "--batch 'x': expected an integer from 1 to 65536". */
 int cli_parse_int(const Cli *cli, const char *opt, const char *val, long min, long max, int *out);
+/* A list of counts from 1 to `most` (what: "node count", "batch"): "1,2,4,...,4096" (the
+ * pattern of the two before '...' continued: doubling, or a constant step), "1-64" (every
+ * count), or a plain list; at most max of them. The count, or -1 after a one-line error
+ * naming opt. */
+int cli_parse_counts(const Cli *cli, const char *opt, const char *what, const char *spec, int *out, int max,
+                     long most);
 /* A size in bytes: a number with an optional unit, binary K, M, G, T or KiB .. TiB, decimal
  * KB .. TB ("80GB", "16GiB", "512M"); "--device-memory 'x': expected ..." otherwise. */
 int cli_parse_bytes(const Cli *cli, const char *opt, const char *val, double *out);
@@ -107,6 +113,11 @@ int cli_default_threads(void);
 const char *fmt_time(double s, char *buf, int n);   /* "12.3 ms" */
 const char *fmt_bytes(double b, char *buf, int n);  /* "1.23 GiB" */
 const char *fmt_count(double v, char *buf, int n);  /* "244,397,083" */
+/* Where a step's time goes (pred_breakdown), for people: the FLOP rate against the
+ * measured peak, the bottleneck, and the time by op kind and phase ("predicted" or
+ * "measured" says whose times); and as a JSON object. */
+void print_breakdown(const StepBreakdown *b, const char *whose);
+cJSON *breakdown_json(const StepBreakdown *b);
 /* Prints a cJSON document on stdout and frees it. */
 void json_print(cJSON *doc);
 /* True if stderr is a terminal (progress is drawn only there). */

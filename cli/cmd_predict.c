@@ -19,11 +19,13 @@ typedef struct {
     int ranks;            /* data-parallel on this machine (mpirun -np ranks) */
     WhatIfOpts w;         /* --system and its options */
     bool whatif_option;   /* one of --nodes, --precision, --allreduce, --overlap given */
+    const char *batches;  /* --batches LIST: the step and its memory at each batch */
 } PredictOpts;
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
        OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST, OPT_DEVICE, OPT_MODE, OPT_WITHOUT_OWN,
-       OPT_NO_PROFILES, OPT_CSV };
+       OPT_NO_PROFILES, OPT_CSV, OPT_BATCHES };
+enum { MAX_BATCHES = 64 };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -31,6 +33,7 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
     switch (id) {
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_CSV: o->w.csv = true; return 0;
+    case OPT_BATCHES: o->batches = arg; return 0;
     case OPT_OPS: o->all_ops = true; return 0;
     case OPT_HOLDOUT: o->holdout = true; return 0;
     case OPT_DEVICE_MEMORY: return cli_parse_bytes(cli, "--device-memory", arg, &o->device_memory);
@@ -203,6 +206,82 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     return o;
 }
 
+/* --batches: how the step's time and memory grow with the batch, one row per batch (not
+ * stored: a scan, not a prediction to validate). */
+static int predict_batches(const Cli *cli, const ModelSpec *m, const CostModel *cm, const CalibrationRow *cal,
+                           const int *batches, int nb, double capacity, bool csv)
+{
+    double peak = 0, dram = 0;
+    cm_limits(cm, &peak, &dram);
+    const double runtime = machine_runtime_bytes();
+    cJSON *arr = cli->json ? cJSON_CreateArray() : NULL;
+    if (csv)
+        printf("model,batch,threads,calibration,iteration_s,per_sample_s,samples_per_s,flops_per_s,fraction_of_peak,"
+               "bottleneck,model_state_bytes,activations_bytes,process_bytes,capacity_bytes,fits\n");
+    else if (!cli->json)
+        printf("%s on this machine, %d threads, calibration %lld: the step and its memory by batch\n\n"
+               "%7s %12s %12s %12s %9s %6s  %-18s %11s %11s %11s  %s\n", m->name, cli->threads, (long long)cal->id,
+               "batch", "iteration", "per sample", "samples/s", "GFLOP/s", "peak", "bottleneck", "weights+", "activ.",
+               "process", "fits");
+    for (int i = 0; i < nb; i++) {
+        Plan p;
+        char err[1024];
+        if (plan_build(m, batches[i], &p, err, sizeof err) != 0) {
+            cJSON_Delete(arr);
+            return cli_error(cli, EXIT_USAGE, "%s", err);
+        }
+        PredictionRow pred;
+        OpTimeRow *ops = NULL;
+        if (machine_predict(cm, cal, cli->threads, &p, &pred, &ops, err, sizeof err) != 0) {
+            plan_free(&p);
+            cJSON_Delete(arr);
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        }
+        StepBreakdown b;
+        pred_breakdown(&p, ops, pred.iter_s, 0, peak, dram, &b);
+        const double state = pred.mem_params + pred.mem_grads + pred.mem_opt;
+        const double total = trainer_bytes_needed(&p, TRAINER_DATA_BATCHES) + runtime;
+        const bool fits = total <= capacity;
+        const double rate = b.flops / pred.iter_s;
+        if (arr) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "batch", batches[i]);
+            cJSON_AddNumberToObject(o, "iteration_s", pred.iter_s);
+            cJSON_AddNumberToObject(o, "per_sample_s", pred.iter_s / batches[i]);
+            cJSON_AddNumberToObject(o, "flops_per_s", rate);
+            cJSON_AddNumberToObject(o, "fraction_of_peak", peak > 0 ? rate / peak : 0);
+            cJSON_AddStringToObject(o, "bottleneck", b.bottleneck);
+            cJSON_AddNumberToObject(o, "model_state_bytes", state);
+            cJSON_AddNumberToObject(o, "activations_bytes", pred.mem_act);
+            cJSON_AddNumberToObject(o, "process_bytes", total);
+            cJSON_AddBoolToObject(o, "fits", fits);
+            cJSON_AddItemToArray(arr, o);
+        } else if (csv) {
+            printf("%s,%d,%d,%lld,%.9g,%.9g,%.9g,%.9g,%.4g,%s,%.0f,%.0f,%.0f,%.0f,%d\n", m->name, batches[i],
+                   cli->threads, (long long)cal->id, pred.iter_s, pred.iter_s / batches[i], batches[i] / pred.iter_s,
+                   rate, peak > 0 ? rate / peak : 0, b.bottleneck, state, pred.mem_act, total, capacity, fits);
+        } else {
+            char t[3][32], s[3][32];
+            printf("%7d %12s %12s %12.1f %9.1f %5.1f%%  %-18s %11s %11s %11s  %s\n", batches[i],
+                   fmt_time(pred.iter_s, t[0], 32), fmt_time(pred.iter_s / batches[i], t[1], 32),
+                   batches[i] / pred.iter_s, rate / 1e9, peak > 0 ? 100 * rate / peak : 0, b.bottleneck,
+                   fmt_bytes(state, s[0], 32), fmt_bytes(pred.mem_act, s[1], 32), fmt_bytes(total, s[2], 32),
+                   fits ? "yes" : "NO");
+        }
+        free(ops);
+        plan_free(&p);
+    }
+    if (arr)
+        json_print(arr);
+    else if (!csv) {
+        char c[32];
+        printf("\n# weights+: parameters, gradients and optimizer state; activ.: activations; process: the run's\n"
+               "# arenas, two input batches and the runtime, against %s; peak: of the measured FMA peak\n",
+               fmt_bytes(capacity, c, 32));
+    }
+    return EXIT_OK;
+}
+
 int cmd_predict(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {
@@ -215,7 +294,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES}, {"summa", required_argument, NULL, OPT_SUMMA},
         {"no-host", no_argument, NULL, OPT_NO_HOST}, {"device", required_argument, NULL, OPT_DEVICE},
         {"mode", required_argument, NULL, OPT_MODE}, {"without-own", no_argument, NULL, OPT_WITHOUT_OWN},
-        {"csv", no_argument, NULL, OPT_CSV},
+        {"csv", no_argument, NULL, OPT_CSV}, {"batches", required_argument, NULL, OPT_BATCHES},
         {"no-profiles", no_argument, NULL, OPT_NO_PROFILES}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
@@ -248,9 +327,17 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if ((po.w.system || po.w.device) && (po.ranks || po.holdout || po.device_memory > 0 || po.all_ops))
         return cli_error(cli, EXIT_USAGE, "--system predicts a spec-sheet system; --ranks, --holdout, "
                                           "--device-memory and --ops are for this machine");
+    int batches[MAX_BATCHES], nb = 0;
+    if (po.batches) {
+        if (po.batch || po.ranks || po.holdout || po.all_ops || po.w.system || po.w.device)
+            return cli_error(cli, EXIT_USAGE, "--batches LIST scans this machine's step over batch sizes; --batch, "
+                                              "--ranks, --holdout, --ops, --system and --device do not go with it");
+        if ((nb = cli_parse_counts(cli, "--batches", "batch", po.batches, batches, MAX_BATCHES, 1 << 20)) < 0)
+            return EXIT_USAGE;
+    }
     const ModelSpec *m;
     Plan plan;
-    if ((rc = cli_model_plan(cli, argc, argv, po.batch, &m, &plan)))
+    if ((rc = cli_model_plan(cli, argc, argv, nb ? batches[0] : po.batch, &m, &plan)))
         return rc;
     const int batch = plan.batch;
     if (po.w.system || po.w.device) { /* batch: per device */
@@ -277,6 +364,11 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if (po.ranks > 1 ? machine_calibration_dp(db, &machine, cli->threads, po.ranks, &cal, &cm, &over, err, sizeof err)
                      : machine_calibration(db, &machine, cli->threads, &cal, &cm, err, sizeof err)) {
         cli_error(cli, EXIT_FAIL, "%s", err);
+        goto done;
+    }
+    if (nb > 0) {
+        double capacity = po.device_memory > 0 ? po.device_memory : mem_available_bytes();
+        rc = predict_batches(cli, m, cm, &cal, batches, nb, capacity, po.w.csv);
         goto done;
     }
     if (po.holdout) { /* price as if none of this model's shapes had been measured */
@@ -342,8 +434,14 @@ int cmd_predict(int argc, char **argv, Cli *cli)
      * a VM's host may move its vCPUs between cores that share a cache and cores that do not */
     const double apart_s = po.ranks <= 1 ? pred_iteration_apart_s(&plan, cm, cli->threads) : 0;
     rc = EXIT_OK;
+    double peak = 0, dram = 0;
+    cm_limits(cm, &peak, &dram);
+    StepBreakdown brk;
+    pred_breakdown(&plan, ops, pred.iter_s, pred.allreduce_s, peak, dram, &brk);
     if (cli->json) {
-        json_print(prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm), apart_s));
+        cJSON *doc = prediction_json(&pred, ops, plan.nops, &plan, &fit, cm_llc_bytes(cm), apart_s);
+        cJSON_AddItemToObject(doc, "breakdown", breakdown_json(&brk));
+        json_print(doc);
         goto done;
     }
     if (po.w.csv) { /* every op of the step: what priced it, its band */
@@ -398,6 +496,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
            pred.n_exact, pred.n_scaled, pred.n_fitted - nroof, nroof,
            po.holdout ? " (holdout: the model's own shapes left out)" : "");
 
+    print_breakdown(&brk, "predicted");
     printf("\n%-14s %12s %7s\n", "layer", "time", "share");
     for (int l = -1; l < plan.nlayers; l++) {
         double t = 0;

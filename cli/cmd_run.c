@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "predictor/machine_pricer.h"
 #include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
@@ -179,50 +180,27 @@ static int run_epochs(Cli *cli, const ModelSpec *m, const RunOpts *ro, int batch
     return EXIT_OK;
 }
 
-/* One timed run in a plan mode; stores it and prints (or adds to the JSON array). */
-/* The step's measured op time by op kind (the first word of the op key), largest first:
- * which kind of work a trace's top list leaves out. */
-static void print_kind_shares(const OpTimeRow *ops, int nops)
+/* A traced run's step by where its time went (pred_breakdown), against this machine's
+ * latest calibration's limits where there is one. */
+static void print_run_breakdown(const Cli *cli, Db *db, const MachineRow *machine, const ModelSpec *m, int batch,
+                                PlanMode mode, const RunResult *r)
 {
-    enum { MAX_KINDS = 32 };
-    typedef struct {
-        char kind[24];
-        double s;
-        int count;
-    } KindShare;
-    KindShare k[MAX_KINDS];
-    int nk = 0;
-    double total = 0;
-    for (int i = 0; i < nops; i++) {
-        char kind[24];
-        snprintf(kind, sizeof kind, "%.*s", (int)strcspn(ops[i].key, " "), ops[i].key);
-        int j = 0;
-        while (j < nk && strcmp(k[j].kind, kind) != 0)
-            j++;
-        if (j == nk) {
-            if (nk == MAX_KINDS)
-                continue;
-            snprintf(k[nk].kind, sizeof k[nk].kind, "%s", kind);
-            k[nk].s = 0;
-            k[nk++].count = 0;
-        }
-        k[j].s += ops[i].time_s;
-        k[j].count++;
-        total += ops[i].time_s;
-    }
-    if (total <= 0)
+    Plan p;
+    char err[1024];
+    if (plan_build_mode(m, r->row.batch_per_rank > 0 ? r->row.batch_per_rank : batch, mode, &p, err, sizeof err) != 0)
         return;
-    for (int i = 1; i < nk; i++) /* insertion sort, largest time first */
-        for (int j = i; j > 0 && k[j].s > k[j - 1].s; j--) {
-            KindShare t = k[j];
-            k[j] = k[j - 1];
-            k[j - 1] = t;
-        }
-    printf("\n%-12s %5s %12s %7s  (all ops of a step, measured medians)\n", "op kind", "ops", "time", "share");
-    for (int i = 0; i < nk; i++) {
-        char b[32];
-        printf("%-12s %5d %12s %6.1f%%\n", k[i].kind, k[i].count, fmt_time(k[i].s, b, 32), 100 * k[i].s / total);
+    double peak = 0, dram = 0;
+    CalibrationRow cal;
+    CostModel *cm = NULL;
+    if (p.nops == r->nops && machine_calibration(db, machine, cli->threads, &cal, &cm, err, sizeof err) == 0)
+        cm_limits(cm, &peak, &dram);
+    if (p.nops == r->nops) {
+        StepBreakdown b;
+        pred_breakdown(&p, r->ops, r->row.median_s, 0, peak, dram, &b);
+        print_breakdown(&b, "measured medians, a step's ops");
     }
+    cm_free(cm);
+    plan_free(&p);
 }
 
 /* Data-parallel runs: where each rank's step went, and the allreduce's rate. */
@@ -379,7 +357,7 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
             if (ng > 15)
                 printf("%-12s %5d %12s\n", "(the rest)", ng - 15, "");
             free(g);
-            print_kind_shares(r.ops, r.nops);
+            print_run_breakdown(cli, db, machine, m, batch, mode, &r);
         }
     }
     run_result_free(&r);

@@ -490,59 +490,6 @@ static int sweep_option(Cli *cli, int id, const char *arg, void *ctx)
 
 enum { MAX_NODE_COUNTS = 1 << 16 };
 
-/* "1,2,4,...,4096" (the pattern of the two before '...' continued: doubling, or a constant
- * step), "1-64" (every count), or a plain list. Returns the count or -1 after an error. */
-static int parse_nodes(Cli *cli, const char *spec, int *out, int max)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", spec);
-    int n = 0;
-    bool pending = false; /* a "..." waits for its end */
-    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-        if (strcmp(it, "...") == 0) {
-            if (n < 2 || pending) {
-                cli_error(cli, EXIT_USAGE, "--nodes '%s': '...' continues the two counts before it, e.g. "
-                                           "1,2,4,...,4096", spec);
-                return -1;
-            }
-            pending = true;
-            continue;
-        }
-        char *end;
-        long a = strtol(it, &end, 10), b = a;
-        if (*end == '-')
-            b = strtol(end + 1, &end, 10);
-        if (*end || a < 1 || b < a || b > 10000000) {
-            cli_error(cli, EXIT_USAGE, "--nodes '%s': '%s' is not a node count from 1 to 10000000 (or a range A-B)",
-                      spec, it);
-            return -1;
-        }
-        if (pending) { /* continue the two counts before '...': a ratio, else a step */
-            const long x1 = out[n - 1], x0 = out[n - 2];
-            const bool geometric = x1 % x0 == 0 && x1 / x0 >= 2;
-            if (!geometric && x1 <= x0) {
-                cli_error(cli, EXIT_USAGE, "--nodes '%s': the counts before '...' must grow", spec);
-                return -1;
-            }
-            for (long x = geometric ? x1 * (x1 / x0) : x1 + (x1 - x0); x < a && n < max;
-                 x = geometric ? x * (x1 / x0) : x + (x1 - x0))
-                out[n++] = (int)x;
-            pending = false;
-        }
-        for (long v = a; v <= b && n < max; v++)
-            out[n++] = (int)v;
-    }
-    if (pending) {
-        cli_error(cli, EXIT_USAGE, "--nodes '%s': '...' needs a last count after it", spec);
-        return -1;
-    }
-    if (n == 0) {
-        cli_error(cli, EXIT_USAGE, "--nodes '%s': no node count", spec);
-        return -1;
-    }
-    return n;
-}
-
 static int plot_svg(Cli *cli, const char *path, const char *model, const WhatIf *w, const ScalePoint *pts, int n,
                     const int *algo_of, int nalgos, const AllreduceAlgo *algos, bool weak)
 {
@@ -630,7 +577,8 @@ int cmd_sweep(int argc, char **argv, Cli *cli)
     if (cli->json && so.csv)
         return cli_error(cli, EXIT_USAGE, "--json and --csv are two output formats; choose one");
     int *nodes = malloc(MAX_NODE_COUNTS * sizeof *nodes);
-    int nn = parse_nodes(cli, so.nodes ? so.nodes : "1,2,4,...,4096", nodes, MAX_NODE_COUNTS);
+    int nn = cli_parse_counts(cli, "--nodes", "node count", so.nodes ? so.nodes : "1,2,4,...,4096", nodes,
+                              MAX_NODE_COUNTS, 10000000);
     if (nn < 0) {
         free(nodes);
         return EXIT_USAGE;

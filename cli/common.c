@@ -242,6 +242,118 @@ RunEnv cli_run_env(const Cli *cli)
     return env;
 }
 
+void print_breakdown(const StepBreakdown *b, const char *whose)
+{
+    char t1[32], t2[32];
+    const double rate = b->step_s > 0 ? b->flops / b->step_s : 0;
+    if (b->peak_flops_s > 0)
+        printf("\nachieved    %.1f GFLOP/s (%.3g GFLOP a step), %.1f%% of the measured peak %.1f GFLOP/s\n", rate / 1e9,
+               b->flops / 1e9, 100 * rate / b->peak_flops_s, b->peak_flops_s / 1e9);
+    else
+        printf("\nachieved    %.1f GFLOP/s (%.3g GFLOP a step); no calibration: the peak is not known\n", rate / 1e9,
+               b->flops / 1e9);
+    if (b->peak_flops_s > 0 && b->dram_bytes_s > 0) {
+        printf("bottleneck  %s — compute-bound: %d ops, %s (%.0f%%); memory-bound: %d ops, %s (%.0f%%)", b->bottleneck,
+               b->compute_bound_ops, fmt_time(b->compute_bound_s, t1, 32), 100 * b->compute_bound_s / b->step_s,
+               b->memory_bound_ops, fmt_time(b->memory_bound_s, t2, 32), 100 * b->memory_bound_s / b->step_s);
+        if (b->comm_s > 0)
+            printf(", allreduce %s (%.0f%%)", fmt_time(b->comm_s, t1, 32), 100 * b->comm_s / b->step_s);
+        printf("\n            (an op is compute-bound where its FLOPs at the peak outlast its bytes at %.1f GB/s DRAM;\n"
+               "            the input pipeline is not in a step: synthetic batches already in memory)\n",
+               b->dram_bytes_s / 1e9);
+    }
+    printf("\n%-14s %-12s %5s %12s %7s  (%s)\n", "op kind", "phase", "ops", "time", "share", whose);
+    for (int k = 0; k < b->nkinds; k++)
+        printf("%-14s %-12s %5d %12s %6.1f%%\n", b->kinds[k].kind, b->kinds[k].phase, b->kinds[k].ops,
+               fmt_time(b->kinds[k].time_s, t1, 32), 100 * b->kinds[k].time_s / b->step_s);
+}
+
+cJSON *breakdown_json(const StepBreakdown *b)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "step_s", b->step_s);
+    cJSON_AddNumberToObject(o, "flops", b->flops);
+    cJSON_AddNumberToObject(o, "achieved_flops_s", b->step_s > 0 ? b->flops / b->step_s : 0);
+    if (b->peak_flops_s > 0) {
+        cJSON_AddNumberToObject(o, "peak_flops_s", b->peak_flops_s);
+        cJSON_AddNumberToObject(o, "fraction_of_peak", b->flops / b->step_s / b->peak_flops_s);
+    } else {
+        cJSON_AddNullToObject(o, "peak_flops_s");
+        cJSON_AddNullToObject(o, "fraction_of_peak");
+    }
+    if (b->peak_flops_s > 0 && b->dram_bytes_s > 0) {
+        cJSON_AddNumberToObject(o, "dram_bytes_s", b->dram_bytes_s);
+        cJSON_AddNumberToObject(o, "compute_bound_s", b->compute_bound_s);
+        cJSON_AddNumberToObject(o, "compute_bound_ops", b->compute_bound_ops);
+        cJSON_AddNumberToObject(o, "memory_bound_s", b->memory_bound_s);
+        cJSON_AddNumberToObject(o, "memory_bound_ops", b->memory_bound_ops);
+        cJSON_AddStringToObject(o, "bottleneck", b->bottleneck);
+    }
+    cJSON_AddNumberToObject(o, "allreduce_s", b->comm_s);
+    cJSON *arr = cJSON_AddArrayToObject(o, "by_kind");
+    for (int k = 0; k < b->nkinds; k++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kind", b->kinds[k].kind);
+        cJSON_AddStringToObject(e, "phase", b->kinds[k].phase);
+        cJSON_AddNumberToObject(e, "ops", b->kinds[k].ops);
+        cJSON_AddNumberToObject(e, "time_s", b->kinds[k].time_s);
+        cJSON_AddItemToArray(arr, e);
+    }
+    return o;
+}
+
+int cli_parse_counts(const Cli *cli, const char *opt, const char *what, const char *spec, int *out, int max,
+                     long most)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    int n = 0;
+    bool pending = false; /* a "..." waits for its end */
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (strcmp(it, "...") == 0) {
+            if (n < 2 || pending) {
+                cli_error(cli, EXIT_USAGE, "%s '%s': '...' continues the two counts before it, e.g. 1,2,4,...,64", opt,
+                          spec);
+                return -1;
+            }
+            pending = true;
+            continue;
+        }
+        char *end;
+        long a = strtol(it, &end, 10), b = a;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        if (end == it || *end || a < 1 || b < a || b > most) {
+            cli_error(cli, EXIT_USAGE, "%s '%s': '%s' is not a %s from 1 to %ld (or a range A-B)", opt, spec, it, what,
+                      most);
+            return -1;
+        }
+        if (pending) { /* continue the two counts before '...': a ratio, else a step */
+            const long x1 = out[n - 1], x0 = out[n - 2];
+            const bool geometric = x1 % x0 == 0 && x1 / x0 >= 2;
+            if (!geometric && x1 <= x0) {
+                cli_error(cli, EXIT_USAGE, "%s '%s': the counts before '...' must grow", opt, spec);
+                return -1;
+            }
+            for (long x = geometric ? x1 * (x1 / x0) : x1 + (x1 - x0); x < a && n < max;
+                 x = geometric ? x * (x1 / x0) : x + (x1 - x0))
+                out[n++] = (int)x;
+            pending = false;
+        }
+        for (long v = a; v <= b && n < max; v++)
+            out[n++] = (int)v;
+    }
+    if (pending) {
+        cli_error(cli, EXIT_USAGE, "%s '%s': '...' needs a last count after it", opt, spec);
+        return -1;
+    }
+    if (n == 0) {
+        cli_error(cli, EXIT_USAGE, "%s '%s': no %s", opt, spec, what);
+        return -1;
+    }
+    return n;
+}
+
 const char *fmt_time(double s, char *buf, int n)
 {
     if (s < 0)

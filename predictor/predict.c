@@ -393,3 +393,44 @@ int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **
     *out = g;
     return n;
 }
+
+void pred_breakdown(const Plan *p, const OpTimeRow *ops, double step_s, double comm_s, double peak_flops_s,
+                    double dram_bytes_s, StepBreakdown *out)
+{
+    memset(out, 0, sizeof *out);
+    out->peak_flops_s = peak_flops_s, out->dram_bytes_s = dram_bytes_s, out->comm_s = comm_s;
+    for (int i = 0; i < p->nops; i++) {
+        const OpCost c = op_cost(&p->ops[i].desc);
+        const double t = ops[i].time_s;
+        out->ops_s += t;
+        out->flops += c.flops;
+        const bool compute = peak_flops_s > 0 && dram_bytes_s > 0 && c.flops / peak_flops_s >= c.bytes / dram_bytes_s;
+        if (compute)
+            out->compute_bound_s += t, out->compute_bound_ops++;
+        else
+            out->memory_bound_s += t, out->memory_bound_ops++;
+        int k = 0;
+        while (k < out->nkinds && !(strcmp(out->kinds[k].kind, ops[i].kind) == 0 &&
+                                    strcmp(out->kinds[k].phase, ops[i].phase) == 0))
+            k++;
+        if (k == out->nkinds) {
+            if (k == BREAKDOWN_MAX_KINDS)
+                continue; /* more kinds than any plan has: the rest are in the totals only */
+            snprintf(out->kinds[k].kind, sizeof out->kinds[k].kind, "%s", ops[i].kind);
+            snprintf(out->kinds[k].phase, sizeof out->kinds[k].phase, "%s", ops[i].phase);
+            out->nkinds++;
+        }
+        out->kinds[k].ops++;
+        out->kinds[k].time_s += t;
+    }
+    for (int a = 1; a < out->nkinds; a++) /* largest time first */
+        for (int b = a; b > 0 && out->kinds[b].time_s > out->kinds[b - 1].time_s; b--) {
+            const KindPhaseTime t = out->kinds[b];
+            out->kinds[b] = out->kinds[b - 1];
+            out->kinds[b - 1] = t;
+        }
+    out->step_s = step_s > 0 ? step_s : out->ops_s + comm_s;
+    out->bottleneck = out->compute_bound_s >= out->memory_bound_s ? "compute-bound ops" : "memory-bound ops";
+    if (comm_s > fmax(out->compute_bound_s, out->memory_bound_s))
+        out->bottleneck = "communication";
+}

@@ -199,4 +199,32 @@ typedef struct {
 } OpGroup;
 int op_groups(const OpTimeRow *pred, const OpTimeRow *meas, int nops, OpGroup **out);
 
+/* Where a step's time goes, as seeds 001 and 004 ask of every run: its FLOP rate against
+ * the measured peak, and its ops by what bounds them on their roofline (an op is
+ * compute-bound where its FLOPs at the peak take longer than its compulsory bytes at the
+ * DRAM bandwidth, else memory-bound), by op kind and by phase. ops: a prediction's or a
+ * traced run's rows of plan p, in plan order. */
+enum { BREAKDOWN_MAX_KINDS = 40 };
+typedef struct {
+    char kind[24], phase[16];
+    int ops;
+    double time_s;
+} KindPhaseTime;
+typedef struct {
+    double ops_s;           /* the ops' times summed */
+    double step_s;          /* the step (ops_s, or an iteration given with its communication) */
+    double flops;           /* the step's */
+    double peak_flops_s, dram_bytes_s; /* the limits classed against */
+    double compute_bound_s, memory_bound_s; /* ops by their roofline bound */
+    int compute_bound_ops, memory_bound_ops;
+    double comm_s;          /* the gradients' allreduce (data-parallel), as given */
+    const char *bottleneck; /* "compute-bound ops", "memory-bound ops" or "communication": the largest */
+    KindPhaseTime kinds[BREAKDOWN_MAX_KINDS]; /* largest time first */
+    int nkinds;
+} StepBreakdown;
+/* step_s: the iteration the shares are of (0: the ops' sum); comm_s: its allreduce (0:
+ * none). peak and bandwidth: cm_limits's, or a device's sheet. */
+void pred_breakdown(const Plan *p, const OpTimeRow *ops, double step_s, double comm_s, double peak_flops_s,
+                    double dram_bytes_s, StepBreakdown *out);
+
 #endif

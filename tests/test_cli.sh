@@ -199,6 +199,37 @@ if run predict-scaled 0 "$DLPERF" predict basic-lstm --batch 8 --json; then
     s=$(json "json_extract(j, '\$.ops_priced.scaled')")
     [ "$s" -gt 0 ] && ok predict-scaled-path || fail predict-scaled-path "no scaled ops: $(json "json_extract(j, '\$.ops_priced')")"
 fi
+# where the step's time goes: its FLOP rate against the peak, the ops by their roofline
+# bound (the two classes add up to the step), by op kind and phase
+if run predict-breakdown 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
+    iter=$(json "json_extract(j, '\$.iteration_s')")
+    b="json_extract(j, '\$.breakdown"
+    if [ "$(json "$b.fraction_of_peak') > 0 AND $b.fraction_of_peak') <= 1 AND $b.step_s') = $iter AND
+                  abs($b.compute_bound_s') + $b.memory_bound_s') - $iter) < 1e-3 * $iter AND
+                  $b.compute_bound_ops') + $b.memory_bound_ops') = $nops AND
+                  $b.bottleneck') IN ('compute-bound ops', 'memory-bound ops') AND
+                  json_array_length($b.by_kind')) > 3")" = 1 ]; then
+        ok predict-breakdown-json
+    else fail predict-breakdown-json "$(json "$b')")"; fi
+fi
+run predict-breakdown-text 0 "$DLPERF" predict basic-lstm --batch 4 &&
+    expect predict-breakdown-peak "$T/out" "^achieved .* GFLOP/s .*% of the measured peak" &&
+    expect predict-breakdown-bottleneck "$T/out" "^bottleneck  \(compute\|memory\)-bound ops" &&
+    expect predict-breakdown-kinds "$T/out" "^op kind  *phase  *ops  *time  *share  (predicted)"
+# how the step and its memory grow with the batch: a row per batch, the same prices as predict
+if run predict-batches 0 "$DLPERF" predict basic-lstm --batches 2,4,...,16 --csv; then
+    at4=$(awk -F, '$2 == 4 { print $5 }' "$T/out")
+    if head -1 "$T/out" | grep -q '^model,batch,threads,calibration,iteration_s,per_sample_s,' &&
+       [ "$(tail -n +2 "$T/out" | cut -d, -f2 | tr '\n' ' ')" = "2 4 8 16 " ] &&
+       awk -F, 'NR > 2 && ($5 <= t || $13 <= m) { bad = 1 } NR > 1 { t = $5; m = $13 } END { exit bad }' "$T/out" &&
+       [ "$(sqlite3 :memory: "SELECT abs($at4 - $iter) < 1e-9 * $iter")" = 1 ]; then
+        ok predict-batches-rows
+    else fail predict-batches-rows "$(cat "$T/out") (batch 4 predicted $iter)"; fi
+fi
+run predict-batches-bad 2 "$DLPERF" predict basic-lstm --batches 4,x &&
+    expect predict-batches-bad "$T/err" "'x' is not a batch from 1 to" && one_line predict-batches-bad
+run predict-batches-system 2 "$DLPERF" predict basic-lstm --batches 4,8 --system dgx-a100 &&
+    expect predict-batches-system "$T/err" "do not go with it" && one_line predict-batches-system
 if run run-trace 0 "$DLPERF" run basic-lstm --batch 4 --steps 3 --warmup 1 --trace --json; then
     [ "$(sql "SELECT count(*) FROM run_step WHERE warmup=1")" = 1 ] && [ "$(sql "SELECT count(*) FROM run_step")" = 4 ] \
         && ok run-steps-stored || fail run-steps-stored "$(sql "SELECT count(*) FROM run_step")"
@@ -206,6 +237,9 @@ if run run-trace 0 "$DLPERF" run basic-lstm --batch 4 --steps 3 --warmup 1 --tra
     [ "$(sql "SELECT count(*) FROM run WHERE blas_core<>'' AND blas_choice<>'' AND loss_last < loss_first")" = 1 ] \
         && ok run-recorded || fail run-recorded "$(sql "SELECT blas_core, blas_choice, loss_first, loss_last FROM run")"
 fi
+run run-trace-breakdown 0 "$DLPERF" run basic-lstm --batch 4 --steps 2 --warmup 1 --trace &&
+    expect run-trace-breakdown "$T/out" "^bottleneck  .*compute-bound: [0-9]* ops" &&
+    expect run-trace-kinds "$T/out" "(measured medians, a step's ops)"
 if run validate 0 "$DLPERF" validate basic-lstm --batch 4 --steps 3 --warmup 1; then
     expect validate-table "$T/out" "basic-lstm"
     expect validate-misses "$T/out" "largest misses"
@@ -557,7 +591,8 @@ if run validate-holdout 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --wa
     expect validate-holdout-summary "$T/out" "holdout calibration (fitted model only): median"
     expect validate-by-kind "$T/out" "by op kind"
     expect validate-drift "$T/out" "drift-adjusted"
-    [ "$(sql "SELECT count(*) FROM validation WHERE holdout = 1")" = 1 ] && [ "$(sql "SELECT count(*) FROM validation_op WHERE holdout = 1")" -gt 10 ] \
+    [ "$(sql "SELECT count(*) FROM validation WHERE holdout = 1 AND model = 'basic-lstm'")" = 1 ] &&
+    [ "$(sql "SELECT count(*) FROM validation_op WHERE holdout = 1 AND model = 'basic-lstm'")" -gt 10 ] \
         && ok validate-holdout-stored || fail validate-holdout-stored "$(sql "SELECT id, holdout FROM validation")"
 fi
 run validate-zoo-and-names 2 "$DLPERF" validate --zoo p1b1 && expect validate-zoo-and-names "$T/err" "either --zoo or model names" && one_line validate-zoo-and-names
