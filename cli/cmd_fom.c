@@ -12,12 +12,14 @@
 #include "cli/cli.h"
 #include "suite/fom.h"
 
-enum { OPT_SYSTEM = 1, OPT_NODES, OPT_PER_DEVICE, OPT_PRECISION, OPT_NO_PROFILES, OPT_NO_HOST, OPT_CSV };
+enum { OPT_SYSTEM = 1, OPT_NODES, OPT_PER_DEVICE, OPT_PRECISION, OPT_NO_PROFILES, OPT_NO_HOST, OPT_CSV, OPT_OPTIMIZED,
+       OPT_RESNET_ACCURACY };
 
 typedef struct {
     const char *system, *precision;
     int nodes, per_device;
-    bool no_profiles, no_host, csv;
+    bool no_profiles, no_host, csv, optimized;
+    double resnet_accuracy; /* --resnet-accuracy (0: not given) */
 } FomArgs;
 
 static int fom_option(Cli *cli, int id, const char *arg, void *ctx)
@@ -31,6 +33,16 @@ static int fom_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_NO_PROFILES: a->no_profiles = true; return 0;
     case OPT_NO_HOST: a->no_host = true; return 0;
     case OPT_CSV: a->csv = true; return 0;
+    case OPT_OPTIMIZED: a->optimized = true; return 0;
+    case OPT_RESNET_ACCURACY: {
+        char *end;
+        const double v = strtod(arg, &end);
+        if (end == arg || *end || !(v >= SUITE_RESNET_REF_ACCURACY && v <= 100))
+            return cli_error(cli, EXIT_USAGE, "--resnet-accuracy '%s': expected ResNet-50's top-1 accuracy in percent, "
+                             "from %.1f (the least the optimized run may reach) to 100", arg, SUITE_RESNET_REF_ACCURACY);
+        a->resnet_accuracy = v;
+        return 0;
+    }
     default: return EXIT_USAGE;
     }
 }
@@ -140,7 +152,7 @@ static const SuiteResultRow *measured_of(const Measured *h, const char *bench)
     return NULL;
 }
 
-static void print_json(const SystemPricer *sp, const FomResult *r, const Measured *here)
+static void print_json(const SystemPricer *sp, const FomOptions *fo, const FomResult *r, const Measured *here)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "system", sp->sys.name);
@@ -148,7 +160,13 @@ static void print_json(const SystemPricer *sp, const FomResult *r, const Measure
     cJSON_AddStringToObject(j, "precision", precision_name(sp->prec));
     cJSON_AddNumberToObject(j, "nodes", r->nodes);
     cJSON_AddNumberToObject(j, "devices", r->devices);
-    cJSON_AddStringToObject(j, "run", "base");
+    cJSON_AddStringToObject(j, "run", fom_run_name(fo));
+    if (fo->resnet_accuracy_pct > 0) {
+        cJSON_AddNumberToObject(j, "resnet_accuracy_pct", fo->resnet_accuracy_pct);
+        cJSON_AddNumberToObject(j, "resnet_accuracy_term", suite_resnet_accuracy_term(fo->resnet_accuracy_pct));
+    } else {
+        cJSON_AddNullToObject(j, "resnet_accuracy_pct"); /* the base run has no accuracy term */
+    }
     cJSON_AddBoolToObject(j, "predicted", true);
     cJSON *bs = cJSON_AddArrayToObject(j, "benchmarks");
     for (int i = 0; i < SUITE_BENCHMARKS; i++) {
@@ -204,25 +222,26 @@ static void print_json(const SystemPricer *sp, const FomResult *r, const Measure
     json_print(j);
 }
 
-static void print_csv(const SystemPricer *sp, const FomResult *r)
+static void print_csv(const SystemPricer *sp, const FomOptions *fo, const FomResult *r)
 {
+    const char *run = fom_run_name(fo);
     printf("system,device,precision,benchmark,group,unit,instances,per_device,batch,time,time_lo,time_hi,"
-           "titan_seed,titan_priced,fom_vs_seed,fom_vs_seed_lo,fom_vs_seed_hi,fom_vs_titan_priced\n");
+           "titan_seed,titan_priced,fom_vs_seed,fom_vs_seed_lo,fom_vs_seed_hi,fom_vs_titan_priced,run\n");
     for (int i = 0; i < SUITE_BENCHMARKS; i++) {
         const SuiteBenchmark *b = &suite_benchmarks[i];
         const FomBenchTime *t = &r->t[i];
-        printf("%s,%s,%s,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", sp->sys.name,
+        printf("%s,%s,%s,%s,%s,%s,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s\n", sp->sys.name,
                sp->sys.device.name, precision_name(sp->prec), b->name, suite_group_name(b->group),
                suite_metric_unit(b->metric), t->instances, t->per_device, t->batch, t->time_s, t->lo_s, t->hi_s,
-               b->titan_s, r->titan[i].time_s, r->seed[i].fom, r->seed[i].lo, r->seed[i].hi, r->priced[i].fom);
+               b->titan_s, r->titan[i].time_s, r->seed[i].fom, r->seed[i].lo, r->seed[i].hi, r->priced[i].fom, run);
     }
     for (int g = 0; g < SUITE_GROUP_COUNT; g++)
-        printf("%s,%s,%s,%s,%s,,,,,,,,,,%.6g,%.6g,%.6g,%.6g\n", sp->sys.name, sp->sys.device.name,
+        printf("%s,%s,%s,%s,%s,,,,,,,,,,%.6g,%.6g,%.6g,%.6g,%s\n", sp->sys.name, sp->sys.device.name,
                precision_name(sp->prec), "(group)", suite_group_name((SuiteGroup)g), r->seed_group[g].fom,
-               r->seed_group[g].lo, r->seed_group[g].hi, r->priced_group[g].fom);
-    printf("%s,%s,%s,(overall),,,,,,,,,,,%.6g,%.6g,%.6g,%.6g\n", sp->sys.name, sp->sys.device.name,
+               r->seed_group[g].lo, r->seed_group[g].hi, r->priced_group[g].fom, run);
+    printf("%s,%s,%s,(overall),,,,,,,,,,,%.6g,%.6g,%.6g,%.6g,%s\n", sp->sys.name, sp->sys.device.name,
            precision_name(sp->prec), r->seed_overall.fom, r->seed_overall.lo, r->seed_overall.hi,
-           r->priced_overall.fom);
+           r->priced_overall.fom, run);
 }
 
 /* a time in the benchmark's unit, for people */
@@ -236,13 +255,19 @@ static const char *fmt_metric(const SuiteBenchmark *b, double s, char *buf, int 
     return buf;
 }
 
-static void print_text(const SystemPricer *sp, const FomResult *r, const Measured *here)
+static void print_text(const SystemPricer *sp, const FomOptions *fo, const FomResult *r, const Measured *here)
 {
     char b[8][40];
     (void)b;
-    printf("seed 000's figures of merit on %s (%s), predicted: %d node%s x %d = %d devices (%s), %s, base run\n",
+    printf("seed 000's figures of merit on %s (%s), predicted: %d node%s x %d = %d devices (%s), %s, %s run\n",
            sp->sys.name, sp->sys.title, r->nodes, r->nodes == 1 ? "" : "s", sp->sys.devices_per_node, r->devices,
-           sp->sys.device.name, precision_name(sp->prec));
+           sp->sys.device.name, precision_name(sp->prec), fom_run_name(fo));
+    if (fo->resnet_accuracy_pct > 0)
+        printf("optimized run: ResNet-50's FOM times the accuracy term %.4f, from a top-1 accuracy of %.2f%%%s\n",
+               suite_resnet_accuracy_term(fo->resnet_accuracy_pct), fo->resnet_accuracy_pct,
+               fo->resnet_accuracy_pct == SUITE_RESNET_REF_ACCURACY
+                   ? " (assumed: the least the rules accept; a prediction reaches none; --resnet-accuracy)"
+                   : " (--resnet-accuracy)");
     int src[DP_SOURCE_COUNT] = {0}, total = 0;
     for (int i = 0; i < SUITE_BENCHMARKS; i++)
         for (int k = 0; k < DP_SOURCE_COUNT; k++)
@@ -345,6 +370,8 @@ int cmd_fom(int argc, char **argv, Cli *cli)
                                          {"no-profiles", no_argument, NULL, OPT_NO_PROFILES},
                                          {"no-host", no_argument, NULL, OPT_NO_HOST},
                                          {"csv", no_argument, NULL, OPT_CSV},
+                                         {"optimized", no_argument, NULL, OPT_OPTIMIZED},
+                                         {"resnet-accuracy", required_argument, NULL, OPT_RESNET_ACCURACY},
                                          CLI_COMMON_OPTIONS,
                                          {0, 0, 0, 0}};
     FomArgs a = {0};
@@ -413,7 +440,13 @@ int cmd_fom(int argc, char **argv, Cli *cli)
         db_close(db);
         return cli_error(cli, EXIT_FAIL, "the reference system: %s", err);
     }
-    FomOptions fo = {.nodes = a.nodes, .per_device = a.per_device};
+    /* The base run is the reference code at single precision as the suite ships it (an eager
+     * framework's step); anything else is the optimized run, whose ResNet-50 FOM takes the
+     * accuracy term. */
+    const bool optimized = a.optimized || a.resnet_accuracy > 0 || so.prec != PREC_FP32 || a.no_host;
+    FomOptions fo = {.nodes = a.nodes, .per_device = a.per_device,
+                     .resnet_accuracy_pct = !optimized ? 0 : a.resnet_accuracy > 0 ? a.resnet_accuracy
+                                                                                   : SUITE_RESNET_REF_ACCURACY};
     FomResult *r = malloc(sizeof *r);
     rc = r ? fom_predict(&sp, &tp, &fo, r, fom_progress, NULL, err, sizeof err) : -1;
     if (!r)
@@ -422,11 +455,11 @@ int cmd_fom(int argc, char **argv, Cli *cli)
     const bool have = rc == 0 && db_suite_get(db, 0, machine.id, &here.run, &here.rows, &here.n) == 0;
     if (rc == 0) {
         if (cli->json)
-            print_json(&sp, r, have ? &here : NULL);
+            print_json(&sp, &fo, r, have ? &here : NULL);
         else if (a.csv)
-            print_csv(&sp, r);
+            print_csv(&sp, &fo, r);
         else
-            print_text(&sp, r, have ? &here : NULL);
+            print_text(&sp, &fo, r, have ? &here : NULL);
     }
     free(here.rows);
     free(r);

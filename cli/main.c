@@ -281,7 +281,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"fom", cmd_fom, "seed 000's figures of merit predicted for a proposed system, against Titan",
      "usage: dlperf fom --system NAME|FILE [--nodes N] [--per-device K] [--precision P] [--no-host]\n"
-     "                  [--no-profiles] [--csv | --json]\n\n"
+     "                  [--optimized] [--resnet-accuracy PCT] [--no-profiles] [--csv | --json]\n\n"
      "The what-if the procurement suite exists for (seed 000): how many instances of each of\n"
      "its benchmarks the system runs at once (CANDLE P1B1 and P3B1, AlexNet, GoogLeNet,\n"
      "Overfeat, VGG, the LSTM in throughput mode; 50 data-parallel ResNet-50 instances on 2%\n"
@@ -295,8 +295,14 @@ static const Command commands[] = {
      "  --nodes N        the system's size (default: its sheet's nodes; a building block: 1)\n"
      "  --per-device K   throughput instances per device (default: as many as pay, within\n"
      "                   the device's memory)\n"
-     "  --precision P    fp32 (default; the base run), fp16, bf16, tf32, fp64\n"
+     "  --precision P    fp32 (default; the base run), fp16, bf16, tf32, fp64 (the optimized run)\n"
      "  --no-host        device time alone (a compiled step), no eager framework's host time\n"
+     "                   (the optimized run)\n"
+     "  --optimized      the optimized run (seed 000: other code or frameworks, reduced precision):\n"
+     "                   ResNet-50's FOM times 1 + ((acc - 74.9) / 25.1)^3; the base run is the\n"
+     "                   reference code at fp32, eagerly\n"
+     "  --resnet-accuracy PCT  the optimized run's ResNet-50 top-1 accuracy (default 74.9, the\n"
+     "                   least the rules accept: a prediction reaches no accuracy)\n"
      "  --no-profiles    GPU evidence from the database only, not the built-in profiles\n"
      "  --csv            CSV on stdout (a row per benchmark, group and the overall)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},

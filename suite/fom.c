@@ -229,13 +229,19 @@ int fom_bench_time(const SystemPricer *sp, const SuiteBenchmark *b, const FomOpt
     return rc;
 }
 
-static FomValue fom_of(const SuiteBenchmark *b, const FomBenchTime *t, double ref_s)
+const char *fom_run_name(const FomOptions *o)
+{
+    return o->resnet_accuracy_pct > 0 ? "optimized" : "base";
+}
+
+static FomValue fom_of(const SuiteBenchmark *b, const FomBenchTime *t, double ref_s, double accuracy_pct)
 {
     if (!t->fits || t->instances <= 0 || !(ref_s > 0))
         return (FomValue){0, 0, 0};
     if (b->group == SUITE_RESNET)
-        return (FomValue){suite_resnet_fom(ref_s, t->time_s, 0), suite_resnet_fom(ref_s, t->hi_s, 0),
-                          suite_resnet_fom(ref_s, t->lo_s, 0)};
+        return (FomValue){suite_resnet_fom(ref_s, t->time_s, accuracy_pct),
+                          suite_resnet_fom(ref_s, t->hi_s, accuracy_pct),
+                          suite_resnet_fom(ref_s, t->lo_s, accuracy_pct)};
     return (FomValue){suite_throughput_fom(ref_s, t->time_s, t->instances),
                       suite_throughput_fom(ref_s, t->hi_s, t->instances),
                       suite_throughput_fom(ref_s, t->lo_s, t->instances)};
@@ -273,8 +279,9 @@ int fom_predict(const SystemPricer *sp, const SystemPricer *titan, const FomOpti
             fom_bench_time(titan, b, &ref, &out->titan[i], err, errlen) != 0)
             return -1;
         const double priced_ref = out->titan[i].fits ? out->titan[i].time_s : 0;
-        out->seed[i] = fom_of(b, &out->t[i], b->group == SUITE_RESNET ? priced_ref : b->titan_s);
-        out->priced[i] = fom_of(b, &out->t[i], priced_ref);
+        out->seed[i] = fom_of(b, &out->t[i], b->group == SUITE_RESNET ? priced_ref : b->titan_s,
+                              o->resnet_accuracy_pct);
+        out->priced[i] = fom_of(b, &out->t[i], priced_ref, o->resnet_accuracy_pct);
     }
     groups(out->seed, out->seed_group, &out->seed_overall);
     groups(out->priced, out->priced_group, &out->priced_overall);

@@ -36,6 +36,12 @@ typedef struct {
     int per_device;     /* throughput instances per device; 0: as many as pay (above) */
     bool reference;     /* price the way the reference ran: ResNet's 5 instances on 20% of
                            the system, one throughput instance per device */
+    /* the optimized run (seed 000: other code, frameworks or a reduced precision, the
+     * accuracy within the rules): ResNet-50's top-1 accuracy in percent that its FOM's
+     * accuracy term takes (at least SUITE_RESNET_REF_ACCURACY); 0: the base run, no term.
+     * A prediction reaches no accuracy: the value is the user's, or the minimum the rules
+     * accept (term 1). */
+    double resnet_accuracy_pct;
 } FomOptions;
 
 typedef struct {
@@ -76,6 +82,9 @@ int fom_bench_time(const SystemPricer *sp, const SuiteBenchmark *b, const FomOpt
 
 /* Every benchmark on sp's system and on titan's (Titan's sheet, priced as the reference
  * ran), and the FOMs. progress (may be NULL) is told of each benchmark priced. 0, or -1. */
+/* "optimized" where o asks for the optimized run's accuracy term, else "base". */
+const char *fom_run_name(const FomOptions *o);
+
 int fom_predict(const SystemPricer *sp, const SystemPricer *titan, const FomOptions *o, FomResult *out,
                 void (*progress)(const char *what, void *ctx), void *ctx, char *err, size_t errlen);
 

@@ -204,7 +204,7 @@ fi
 if run predict-breakdown 0 "$DLPERF" predict basic-lstm --batch 4 --json; then
     iter=$(json "json_extract(j, '\$.iteration_s')")
     b="json_extract(j, '\$.breakdown"
-    if [ "$(json "$b.fraction_of_peak') > 0 AND $b.fraction_of_peak') <= 1 AND $b.step_s') = $iter AND
+    if [ "$(json "$b.fraction_of_peak') > 0 AND $b.fraction_of_peak') <= 1 AND abs($b.step_s') - $iter) < 1e-9 * $iter AND
                   abs($b.compute_bound_s') + $b.memory_bound_s') - $iter) < 1e-3 * $iter AND
                   $b.compute_bound_ops') + $b.memory_bound_ops') = $nops AND
                   $b.bottleneck') IN ('compute-bound ops', 'memory-bound ops') AND

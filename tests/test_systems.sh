@@ -338,6 +338,25 @@ if run predict-system-csv 0 "$DLPERF" predict resnet50 --system dgx-a100 --nodes
     [ "$(wc -l <"$T/out")" = 2 ] && ok predict-system-csv-rows || fail predict-system-csv-rows "$(cat "$T/out")"
     expect predict-system-csv-row "$T/out" "^resnet50,dgx-a100,a100-sxm4-80gb,fp32,2,16,32,512,"
 fi
+# the optimized run: ResNet-50's FOM times seed 000's accuracy term, the rest as the base run
+if run fom-base 0 "$DLPERF" fom --system summit --json; then
+    base=$(json "json_extract(j, '\$.benchmarks[7].fom_vs_seed.fom')")
+    alex=$(json "json_extract(j, '\$.benchmarks[2].fom_vs_seed.fom')")
+    [ "$(json "json_extract(j, '\$.run') = 'base' AND json_extract(j, '\$.resnet_accuracy_pct') IS NULL")" = 1 ] &&
+        ok fom-base-run || fail fom-base-run "$(head -c 300 "$T/out")"
+    if run fom-optimized 0 "$DLPERF" fom --system summit --optimized --resnet-accuracy 80 --json; then
+        term=$(sqlite3 :memory: "SELECT 1 + (80 - 74.9) * (80 - 74.9) * (80 - 74.9) / ((100 - 74.9) * (100 - 74.9) * (100 - 74.9))")
+        [ "$(json "json_extract(j, '\$.run') = 'optimized' AND
+                   abs(json_extract(j, '\$.benchmarks[7].fom_vs_seed.fom') - $base * $term) < 1e-9 * $base AND
+                   abs(json_extract(j, '\$.benchmarks[2].fom_vs_seed.fom') - $alex) < 1e-9 * $alex")" = 1 ] &&
+            ok fom-optimized-term || fail fom-optimized-term "base $base, term $term: $(head -c 600 "$T/out")"
+    fi
+fi
+run fom-optimized-precision 0 "$DLPERF" fom --system summit --precision fp16 &&
+    expect fom-optimized-precision "$T/out" "fp16, optimized run" &&
+    expect fom-optimized-assumed "$T/out" "accuracy term 1.0000, from a top-1 accuracy of 74.90% (assumed"
+run fom-accuracy-bad 2 "$DLPERF" fom --system summit --resnet-accuracy 70 &&
+    expect fom-accuracy-bad "$T/err" "from 74.9 (the least" && one_line fom-accuracy-bad
 if run fom-csv 0 "$DLPERF" fom --system dgx-a100 --nodes 2 --csv; then
     [ "$(wc -l <"$T/out")" = 14 ] && ok fom-csv-rows || fail fom-csv-rows "$(cat "$T/out")"
     expect fom-csv-header "$T/out" "^system,device,precision,benchmark,group,unit,instances"
