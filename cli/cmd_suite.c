@@ -42,10 +42,10 @@
 
 extern char **environ;
 
-enum { OPT_QUICK = 1, OPT_ONLY, OPT_INSTANCES, OPT_SHOW, OPT_INSTANCE, OPT_CSV };
+enum { OPT_QUICK = 1, OPT_ONLY, OPT_INSTANCES, OPT_SHOW, OPT_INSTANCE, OPT_CSV, OPT_COMBINED };
 
 typedef struct {
-    bool quick, show, csv;
+    bool quick, show, csv, combined;
     const char *only, *instance;
     int instances;
     long show_id;
@@ -59,6 +59,7 @@ static int suite_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_ONLY: a->only = arg; return 0;
     case OPT_INSTANCES: return cli_parse_int(cli, "--instances", arg, 1, 4096, &a->instances);
     case OPT_SHOW: a->show = true; return 0;
+    case OPT_COMBINED: a->combined = true; return 0;
     case OPT_INSTANCE: a->instance = arg; return 0;
     case OPT_CSV: a->csv = true; return 0;
     default: return EXIT_USAGE;
@@ -325,16 +326,34 @@ static bool group_fom_of(const SuiteResultRow *rows, int n, SuiteGroup k, double
     return m == w;
 }
 
+/* The overall FOM of rows where every group has all its benchmarks, else NaN. */
+static double overall_fom_of(const SuiteResultRow *rows, int n)
+{
+    double g[SUITE_GROUP_COUNT];
+    for (int k = 0; k < SUITE_GROUP_COUNT; k++) {
+        int m, want;
+        if (!group_fom_of(rows, n, (SuiteGroup)k, &g[k], &m, &want))
+            return NAN;
+    }
+    return suite_overall_fom(g);
+}
+
 static void print_run(const SuiteRunRow *r, const SuiteResultRow *rows, int n, const MachineRow *machine)
 {
     char b[6][40];
-    printf("seed 000's suite on this machine (%s, %d cores), run %lld, %s%s, %s, %d threads, OpenBLAS %s\n",
-           machine->cpu_model, machine->cores, (long long)r->id, r->mode,
-           strcmp(r->mode, "quick") == 0 ? " (a short run: NOT a valid FOM)" : "", r->precision, r->threads,
-           r->blas_core);
-    printf("started %s, %s%s%s\n\n", r->started_at, r->status, r->finished_at[0] ? " at " : "", r->finished_at);
-    printf("%-10s %9s %7s %6s  %-24s %-18s %-18s %9s\n", "# bench", "instances", "threads", "batch", "time (max)",
-           "forward (max)", "Titan (seed)", "FOM");
+    if (r->id > 0) {
+        printf("seed 000's suite on this machine (%s, %d cores), run %lld, %s%s, %s, %d threads, OpenBLAS %s\n",
+               machine->cpu_model, machine->cores, (long long)r->id, r->mode,
+               strcmp(r->mode, "quick") == 0 ? " (a short run: NOT a valid FOM)" : "", r->precision, r->threads,
+               r->blas_core);
+        printf("started %s, %s%s%s\n\n", r->started_at, r->status, r->finished_at[0] ? " at " : "", r->finished_at);
+    } else {
+        printf("seed 000's suite on this machine (%s, %d cores), combined: each benchmark's latest result of the full\n"
+               "protocol at %d threads, from the runs in the last column\n\n", machine->cpu_model, machine->cores,
+               r->threads);
+    }
+    printf("%-10s %9s %7s %6s  %-24s %-18s %-18s %9s %5s\n", "# bench", "instances", "threads", "batch", "time (max)",
+           "forward (max)", "Titan (seed)", "FOM", "run");
     for (int i = 0; i < n; i++) {
         const SuiteResultRow *x = &rows[i];
         const SuiteBenchmark *bm = suite_benchmark(x->benchmark);
@@ -350,8 +369,8 @@ static void print_run(const SuiteRunRow *r, const SuiteResultRow *rows, int n, c
                      bm && bm->titan_s > 0 ? "" : " (priced)");
         else
             snprintf(ref, sizeof ref, "-");
-        printf("%-10s %9d %7d %6d  %-24s %-18s %-18s %9.4g\n", x->benchmark, x->instances, x->threads_per_instance,
-               x->batch, t, f, ref, x->fom);
+        printf("%-10s %9d %7d %6d  %-24s %-18s %-18s %9.4g %5lld\n", x->benchmark, x->instances,
+               x->threads_per_instance, x->batch, t, f, ref, x->fom, (long long)x->suite_id);
         if (isfinite(x->accuracy))
             printf("%-10s   %s %.4f (the seed's %.4f is on its real data; these are synthetic stand-ins)\n", "",
                    x->accuracy_name, x->accuracy, bm ? bm->titan_accuracy : 0);
@@ -381,7 +400,10 @@ static void print_run(const SuiteRunRow *r, const SuiteResultRow *rows, int n, c
 static void print_run_json(const SuiteRunRow *r, const SuiteResultRow *rows, int n)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "suite_run_id", (double)r->id);
+    if (r->id > 0)
+        cJSON_AddNumberToObject(j, "suite_run_id", (double)r->id);
+    else
+        cJSON_AddNullToObject(j, "suite_run_id"); /* combined: each benchmark names its run */
     cJSON_AddStringToObject(j, "mode", r->mode);
     cJSON_AddBoolToObject(j, "valid_fom", strcmp(r->mode, "full") == 0);
     cJSON_AddStringToObject(j, "run", r->run);
@@ -399,6 +421,7 @@ static void print_run_json(const SuiteRunRow *r, const SuiteResultRow *rows, int
         const SuiteResultRow *x = &rows[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "benchmark", x->benchmark);
+        cJSON_AddNumberToObject(o, "suite_run_id", (double)x->suite_id);
         cJSON_AddNumberToObject(o, "instances", x->instances);
         cJSON_AddNumberToObject(o, "threads_per_instance", x->threads_per_instance);
         cJSON_AddNumberToObject(o, "batch", x->batch);
@@ -428,7 +451,7 @@ static void print_run_csv(const SuiteRunRow *r, const SuiteResultRow *rows, int 
     for (int i = 0; i < n; i++) {
         const SuiteResultRow *x = &rows[i];
         const SuiteBenchmark *bm = suite_benchmark(x->benchmark);
-        printf("%lld,%s,%s,%s,%d,%d,%d,%.9g,", (long long)r->id, r->mode, x->benchmark,
+        printf("%lld,%s,%s,%s,%d,%d,%d,%.9g,", (long long)x->suite_id, r->mode, x->benchmark,
                bm ? suite_metric_unit(bm->metric) : "s", x->instances, x->threads_per_instance, x->batch, x->time_s);
         if (isfinite(x->fwd_s))
             printf("%.9g", x->fwd_s);
@@ -441,7 +464,12 @@ static void print_run_csv(const SuiteRunRow *r, const SuiteResultRow *rows, int 
         printf(",%.9g\n", x->fom);
     }
     if (isfinite(r->overall_fom))
-        printf("%lld,%s,(overall),,,,,,,,,,,%.9g\n", (long long)r->id, r->mode, r->overall_fom);
+    {
+        char id[24] = "combined";
+        if (r->id > 0)
+            snprintf(id, sizeof id, "%lld", (long long)r->id);
+        printf("%s,%s,(overall),,,,,,,,,,,%.9g\n", id, r->mode, r->overall_fom);
+    }
 }
 
 static void print_any(const Cli *cli, bool csv, const SuiteRunRow *r, const SuiteResultRow *rows, int n,
@@ -488,12 +516,59 @@ static int show(Cli *cli, long id, bool csv)
     return EXIT_OK;
 }
 
+static int suite_order(const void *a, const void *b)
+{
+    const SuiteBenchmark *x = suite_benchmark(((const SuiteResultRow *)a)->benchmark),
+                         *y = suite_benchmark(((const SuiteResultRow *)b)->benchmark);
+    const long i = x ? x - suite_benchmarks : SUITE_BENCHMARKS, j = y ? y - suite_benchmarks : SUITE_BENCHMARKS;
+    return (i > j) - (i < j);
+}
+
+/* --show --combined: each benchmark's latest full-protocol result on this machine, whichever
+ * run it came from, so that a suite too long for one sitting is run in parts (--only) and
+ * scored whole. */
+static int show_combined(Cli *cli, bool csv)
+{
+    Db *db = cli_db_open(cli);
+    if (!db)
+        return EXIT_FAIL;
+    MachineRow machine;
+    if (cli_machine(cli, db, &machine)) {
+        db_close(db);
+        return EXIT_FAIL;
+    }
+    SuiteResultRow *rows;
+    int n;
+    if (db_suite_combined(db, machine.id, cli->threads, &rows, &n) != 0) {
+        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+        db_close(db);
+        return EXIT_FAIL;
+    }
+    db_close(db);
+    if (n == 0) {
+        free(rows);
+        return cli_error(cli, EXIT_USAGE, "no complete full-protocol suite result of this machine at %d threads in %s "
+                         "(dlperf suite [--only B,...] runs them; --quick ones do not count)", cli->threads,
+                         cli->db_path);
+    }
+    qsort(rows, (size_t)n, sizeof *rows, suite_order);
+    SuiteRunRow r = {.threads = cli->threads, .overall_fom = overall_fom_of(rows, n), .wall_s = NAN};
+    snprintf(r.mode, sizeof r.mode, "full");
+    snprintf(r.run, sizeof r.run, "base");
+    snprintf(r.precision, sizeof r.precision, "fp32");
+    snprintf(r.status, sizeof r.status, "combined");
+    print_any(cli, csv, &r, rows, n, &machine);
+    free(rows);
+    return EXIT_OK;
+}
+
 int cmd_suite(int argc, char **argv, Cli *cli)
 {
     static const struct option opts[] = {{"quick", no_argument, NULL, OPT_QUICK},
                                          {"only", required_argument, NULL, OPT_ONLY},
                                          {"instances", required_argument, NULL, OPT_INSTANCES},
                                          {"show", no_argument, NULL, OPT_SHOW},
+                                         {"combined", no_argument, NULL, OPT_COMBINED},
                                          {"instance", required_argument, NULL, OPT_INSTANCE},
                                          {"csv", no_argument, NULL, OPT_CSV},
                                          CLI_COMMON_OPTIONS,
@@ -510,6 +585,10 @@ int cmd_suite(int argc, char **argv, Cli *cli)
             return cli_error(cli, EXIT_USAGE, "--instance '%s': no such benchmark", a.instance);
         return run_instance(cli, b, a.quick);
     }
+    if (a.combined && (!a.show || optind < argc))
+        return cli_error(cli, EXIT_USAGE, "--combined goes with --show (and no run ID): each benchmark's latest result");
+    if (a.combined)
+        return show_combined(cli, a.csv);
     if (a.show) {
         if (optind < argc) {
             char *end;

@@ -258,7 +258,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"suite", cmd_suite, "seed 000's suite run on this machine under its rules, its FOMs stored",
      "usage: dlperf suite [--quick] [--only B,...] [--instances N] [--csv | --json]\n"
-     "       dlperf suite --show [ID] [--csv | --json]\n\n"
+     "       dlperf suite --show [ID | --combined] [--csv | --json]\n\n"
      "Runs the procurement suite's benchmarks (seed 000) on this machine in throughput mode:\n"
      "for each, N instances at once as processes of their own, N the most this machine holds\n"
      "(one per core at least, within its available memory), and the slowest instance's time:\n"
@@ -276,6 +276,9 @@ static const Command commands[] = {
      "                   resnet50); the overall FOM needs them all\n"
      "  --instances N    instances at once of each throughput benchmark (default: as above)\n"
      "  --show [ID]      a stored run\n"
+     "  --show --combined  each benchmark's latest full-protocol result of this machine, from\n"
+     "                   whichever run: a suite too long for one sitting run in parts (--only),\n"
+     "                   its FOMs and the overall as one\n"
      "  --csv            CSV on stdout (a row per benchmark and the overall)\n"
      "(--instance NAME runs one instance and prints its times as JSON: what the suite spawns)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},

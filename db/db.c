@@ -1034,6 +1034,54 @@ static double col_num(sqlite3_stmt *st, int col)
     return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
 }
 
+/* The suite_result rows st selects (benchmark .. note, then suite_id), finalizing st. */
+static int suite_results_read(Db *db, sqlite3_stmt *st, SuiteResultRow **rows, int *n)
+{
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            SuiteResultRow *v = realloc(*rows, (size_t)cap * sizeof *v);
+            if (!v) {
+                sqlite3_finalize(st);
+                free(*rows);
+                *rows = NULL;
+                return fail_sqlite(db, "out of memory");
+            }
+            *rows = v;
+        }
+        SuiteResultRow *b = &(*rows)[(*n)++];
+        memset(b, 0, sizeof *b);
+        b->suite_id = sqlite3_column_int64(st, 13);
+        col_text(st, 0, b->benchmark, sizeof b->benchmark);
+        b->instances = sqlite3_column_int(st, 1);
+        b->threads_per_instance = sqlite3_column_int(st, 2);
+        b->batch = sqlite3_column_int(st, 3);
+        b->time_s = sqlite3_column_double(st, 4);
+        b->fwd_s = col_num(st, 5);
+        const unsigned char *t = sqlite3_column_text(st, 6);
+        for (int i = 0; t && *t && i < SUITE_TIMES_MAX;) {
+            while (*t == '[' || *t == ',' || *t == ' ')
+                t++;
+            if (*t == ']' || !*t)
+                break;
+            char *end;
+            b->instance_s[i++] = strtod((const char *)t, &end);
+            if (end == (const char *)t)
+                break;
+            t = (const unsigned char *)end;
+        }
+        b->accuracy = col_num(st, 7);
+        col_text(st, 8, b->accuracy_name, sizeof b->accuracy_name);
+        b->projected = sqlite3_column_int(st, 9) != 0;
+        b->reference_s = col_num(st, 10);
+        b->fom = sqlite3_column_double(st, 11);
+        col_text(st, 12, b->note, sizeof b->note);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "suite result read");
+}
+
 int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteResultRow **rows, int *n)
 {
     *rows = NULL;
@@ -1070,53 +1118,34 @@ int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteRe
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(db->h,
                            "SELECT benchmark, instances, threads_per_instance, batch, time_s, fwd_s, instance_times,"
-                           " accuracy, accuracy_name, projected, reference_s, fom, note FROM suite_result"
+                           " accuracy, accuracy_name, projected, reference_s, fom, note, suite_id FROM suite_result"
                            " WHERE suite_id = ? ORDER BY rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, "prepare");
     sqlite3_bind_int64(st, 1, r->id);
-    int cap = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            SuiteResultRow *v = realloc(*rows, (size_t)cap * sizeof *v);
-            if (!v) {
-                sqlite3_finalize(st);
-                free(*rows);
-                *rows = NULL;
-                return fail_sqlite(db, "out of memory");
-            }
-            *rows = v;
-        }
-        SuiteResultRow *b = &(*rows)[(*n)++];
-        memset(b, 0, sizeof *b);
-        col_text(st, 0, b->benchmark, sizeof b->benchmark);
-        b->instances = sqlite3_column_int(st, 1);
-        b->threads_per_instance = sqlite3_column_int(st, 2);
-        b->batch = sqlite3_column_int(st, 3);
-        b->time_s = sqlite3_column_double(st, 4);
-        b->fwd_s = col_num(st, 5);
-        const unsigned char *t = sqlite3_column_text(st, 6);
-        for (int i = 0; t && *t && i < SUITE_TIMES_MAX;) {
-            while (*t == '[' || *t == ',' || *t == ' ')
-                t++;
-            if (*t == ']' || !*t)
-                break;
-            char *end;
-            b->instance_s[i++] = strtod((const char *)t, &end);
-            if (end == (const char *)t)
-                break;
-            t = (const unsigned char *)end;
-        }
-        b->accuracy = col_num(st, 7);
-        col_text(st, 8, b->accuracy_name, sizeof b->accuracy_name);
-        b->projected = sqlite3_column_int(st, 9) != 0;
-        b->reference_s = col_num(st, 10);
-        b->fom = sqlite3_column_double(st, 11);
-        col_text(st, 12, b->note, sizeof b->note);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : fail_sqlite(db, "suite result read");
+    return suite_results_read(db, st, rows, n);
+}
+
+int db_suite_combined(Db *db, int64_t machine_id, int threads, SuiteResultRow **rows, int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    /* the latest per benchmark: the highest run id among the eligible runs that hold it */
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT r.benchmark, r.instances, r.threads_per_instance, r.batch, r.time_s, r.fwd_s,"
+                           " r.instance_times, r.accuracy, r.accuracy_name, r.projected, r.reference_s, r.fom, r.note,"
+                           " r.suite_id FROM suite_result r JOIN suite_run s ON s.id = r.suite_id"
+                           " WHERE s.machine_id = ?1 AND s.threads = ?2 AND s.mode = 'full' AND s.status = 'complete'"
+                           " AND r.suite_id = (SELECT max(s2.id) FROM suite_result r2 JOIN suite_run s2"
+                           "   ON s2.id = r2.suite_id WHERE r2.benchmark = r.benchmark AND s2.machine_id = ?1"
+                           "   AND s2.threads = ?2 AND s2.mode = 'full' AND s2.status = 'complete')"
+                           " ORDER BY r.suite_id, r.rowid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail_sqlite(db, "prepare");
+    sqlite3_bind_int64(st, 1, machine_id);
+    sqlite3_bind_int(st, 2, threads);
+    return suite_results_read(db, st, rows, n);
 }
 
 int db_rows(Db *db, const char *sql, int (*fn)(int ncols, const double *num, const char *const *text, void *ctx),

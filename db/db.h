@@ -388,6 +388,7 @@ typedef struct {
 } SuiteRunRow;
 enum { SUITE_TIMES_MAX = 64 };
 typedef struct {
+    int64_t suite_id;      /* the run it belongs to */
     char benchmark[24];
     int instances, threads_per_instance, batch;
     double time_s;         /* the maximum across instances, in the benchmark's metric */
@@ -408,6 +409,10 @@ int db_suite_finish(Db *db, int64_t suite_id, const char *status, double overall
 /* A stored run (id 0: this machine's latest complete one) and its results (malloc'd,
  * caller frees). 0, DB_NOT_FOUND or -1. */
 int db_suite_get(Db *db, int64_t id, int64_t machine_id, SuiteRunRow *r, SuiteResultRow **rows, int *n);
+/* Each benchmark's latest result from this machine's complete full-protocol runs at
+ * `threads` (the runs may differ: a benchmark run with --only, another later), in the
+ * suite's order; rows malloc'd. 0 (n may be 0) or -1. */
+int db_suite_combined(Db *db, int64_t machine_id, int threads, SuiteResultRow **rows, int *n);
 
 /* ---- reading for reports ---- */
 /* Runs one read-only query (SELECT), its parameters bound from fmt as run_stmt's ("i", "I",

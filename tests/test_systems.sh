@@ -399,6 +399,29 @@ if run suite-quick 0 "$DLPERF" suite --quick --json; then
         [ "$(wc -l <"$T/out")" = 10 ] && ok suite-show-csv-rows || fail suite-show-csv-rows "$(cat "$T/out")"
         expect suite-show-csv-row "$T/out" ",quick,alexnet,s/batch,"
     fi
+    # --combined: each benchmark's latest full-protocol result, whichever run; quick runs do not count
+    run suite-combined-none 2 "$DLPERF" suite --show --combined &&
+        expect suite-combined-none "$T/err" "no complete full-protocol suite result" && one_line suite-combined-none
+    q=$(sql "SELECT max(id) FROM suite_run")
+    copy() { # run id, status, benchmark filter, FOM factor: a full run made of the quick one's rows
+        sql "INSERT INTO suite_run (id, machine_id, started_at, finished_at, status, mode, run, precision, threads)
+             SELECT $1, machine_id, started_at, finished_at, '$2', 'full', run, precision, threads FROM suite_run WHERE id = $q;
+             INSERT INTO suite_result SELECT $1, benchmark, instances, threads_per_instance, batch, time_s, fwd_s,
+                    instance_times, accuracy, accuracy_name, projected, reference_s, fom * $4, note
+             FROM suite_result WHERE suite_id = $q AND $3"
+    }
+    copy 101 complete 1 1; copy 102 complete "benchmark = 'alexnet'" 2; copy 103 failed "benchmark = 'vgg'" 3
+    if run suite-combined 0 "$DLPERF" suite --show --combined --json; then
+        b="json_extract(j, '\$.benchmarks"
+        [ "$(json "json_array_length($b')) = 8 AND $b[0].benchmark') = 'p1b1' AND $b[0].suite_run_id') = 101
+                   AND $b[2].benchmark') = 'alexnet' AND $b[2].suite_run_id') = 102
+                   AND $b[5].benchmark') = 'vgg' AND $b[5].suite_run_id') = 101
+                   AND json_extract(j, '\$.overall_fom') > 0 AND json_extract(j, '\$.suite_run_id') IS NULL")" = 1 ] &&
+            ok suite-combined-latest || fail suite-combined-latest "$(head -c 900 "$T/out")"
+    fi
+    run suite-combined-text 0 "$DLPERF" suite --show --combined && expect suite-combined-text "$T/out" "combined: each benchmark" &&
+        expect suite-combined-overall "$T/out" "^overall"
+    sql "DELETE FROM suite_result WHERE suite_id > 100; DELETE FROM suite_run WHERE id > 100"
     # fom shows this machine's stored run beside the prediction
     if run fom-beside-suite 0 "$DLPERF" fom --system summit --json; then
         [ "$(json "json_extract(j, '\$.this_machine_measured.mode') = 'quick'
