@@ -246,8 +246,14 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
     plan_free(&probe);
     RunResult r;
     const RunEnv env = cli_run_env(cli);
-    if (run_train(&env, m, batch, mode, warmup, steps, trace, machine, scaling, bucket_bytes, &r, err, sizeof err))
+    if (run_train(&env, m, batch, mode, warmup, steps, trace, machine, scaling, bucket_bytes, &r, err, sizeof err)) {
+        if (r.failed) { /* diverged: the steps so far are stored, as a failed run */
+            if (comm_rank() == 0 && db_run_insert(db, &r.row, r.step_s, r.loss, r.nsteps, NULL, 0, NULL, 0) == 0)
+                fprintf(stderr, "dlperf run: run %lld stored as failed (%d steps)\n", (long long)r.row.id, r.nsteps);
+            run_result_free(&r);
+        }
         return cli_error(cli, EXIT_FAIL, "%s", err);
+    }
     if (comm_rank() != 0) { /* rank 0 stores and reports the job */
         run_result_free(&r);
         return EXIT_OK;

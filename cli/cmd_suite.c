@@ -89,6 +89,8 @@ static int steps_mean(const Cli *cli, const ModelSpec *m, int batch, PlanMode mo
     const RunEnv env = cli_run_env(cli);
     char err[1024];
     if (run_train(&env, m, batch, mode, warmup, steps, false, &machine, "none", 0, &r, err, sizeof err)) {
+        if (r.failed)
+            run_result_free(&r);
         cli_error(cli, EXIT_FAIL, "%s", err);
         return -1;
     }

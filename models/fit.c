@@ -365,8 +365,11 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
                 step_times[r->steps] = now_s() - s0;
                 const float loss = ranks_mean_loss(read_loss(p, ar.base), nranks);
                 if (!isfinite(loss)) {
-                    snprintf(err, errlen, "%s: loss became %g in epoch %d, step %ld; training diverged", m->name,
-                             loss, e + 1, r->steps + 1);
+                    char where[256];
+                    if (!plan_find_nonfinite(p, ar.base, where, sizeof where))
+                        snprintf(where, sizeof where, "every tensor is finite: the loss alone overflowed");
+                    snprintf(err, errlen, "%s: the loss became %s in epoch %d, step %ld; training diverged: %s",
+                             m->name, isnan(loss) ? "NaN" : "infinite", e + 1, r->steps + 1, where);
                     goto done;
                 }
                 epoch_loss += loss;

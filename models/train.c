@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,59 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
         data_generate(&t->plan, t->data, nbatches, t->batch_stride, seed + 1);
     }
     return 0;
+}
+
+/* The first non-finite value of a buffer: 0 none, 1 NaN, 2 an infinity. */
+static int nonfinite(const void *const base[ARENA_COUNT], BufRef r)
+{
+    if (!base[r.arena] || r.bytes == 0)
+        return 0;
+    const float *v = (const float *)((const char *)base[r.arena] + r.offset);
+    for (size_t i = 0; i < r.bytes / sizeof(float); i++)
+        if (!isfinite(v[i]))
+            return isnan(v[i]) ? 1 : 2;
+    return 0;
+}
+
+bool plan_find_nonfinite(const Plan *p, void *const base_[ARENA_COUNT], char *where, size_t len)
+{
+    const void *const *base = (const void *const *)base_;
+    static const char *what[] = {"", "NaN", "an infinity"};
+    for (int l = 0; l < p->nlayers; l++) {
+        const PlanLayer *L = &p->layers[l];
+        int k;
+        if (L->alias_of < 0 && (k = nonfinite(base, L->y)) != 0) {
+            snprintf(where, len, "%s (%s): its output holds %s", L->name, layer_kind_name(L->kind), what[k]);
+            return true;
+        }
+    }
+    for (int l = p->nlayers - 1; l >= 0; l--) {
+        const PlanLayer *L = &p->layers[l];
+        int k;
+        if (L->alias_of < 0 && (k = nonfinite(base, L->dy)) != 0) {
+            snprintf(where, len, "%s (%s): the gradient of its output holds %s", L->name, layer_kind_name(L->kind),
+                     what[k]);
+            return true;
+        }
+    }
+    for (int pass = 0; pass < 2; pass++) /* the gradients, then the values the update wrote */
+        for (int i = 0; i < p->nparams; i++) {
+            const PlanParam *q = &p->params[i];
+            BufRef r = q->ref;
+            if (pass == 0) {
+                if (!q->learnable)
+                    continue;
+                r.arena = ARENA_GRAD;
+            }
+            const int k = nonfinite(base, r);
+            if (k != 0) {
+                snprintf(where, len, "%s (%s): %s %s holds %s", p->layers[q->layer].name,
+                         layer_kind_name(p->layers[q->layer].kind), pass == 0 ? "the gradient of its" : "its",
+                         q->role, what[k]);
+                return true;
+            }
+        }
+    return false;
 }
 
 void trainer_free(Trainer *t)

@@ -96,6 +96,11 @@ int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, 
 int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                     const DataParallel *dp, char *err, size_t errlen);
 void trainer_free(Trainer *t);
+/* After a step whose loss is not finite: the first tensor holding a NaN or an infinity, in
+ * the order the step wrote them (the layers' outputs forward, their gradients backward,
+ * then the parameters' gradients and the parameters), named in where ("conv3 (conv2d):
+ * its output holds NaN"). false where every tensor is finite (the loss alone overflowed). */
+bool plan_find_nonfinite(const Plan *p, void *const base[ARENA_COUNT], char *where, size_t len);
 
 /* One training step (forward, backward, update) on batch `step % nbatches`. Returns the
  * loss of that batch before the update (data-parallel: the mean over the ranks; t->last

@@ -667,6 +667,15 @@ if run epochs-json 0 "$DLPERF" run fmnist-convpool --epochs 1 --batch 256 --data
         && ok epochs-json-valid || fail epochs-json-valid "$(head -c 300 "$T/out")"
 fi
 
+# a run whose loss becomes NaN or infinite stops there, names the first tensor that went
+# wrong, and is stored as failed
+sed 's/"optimizer": "sgd"/"optimizer": {"type": "sgd", "lr": 1e30}/; s/"nosource"/"diverge"/' "$T/nosource.json" >"$T/diverge.json"
+if run run-diverged 1 "$DLPERF" run --model-file "$T/diverge.json" --batch 4 --steps 5 --warmup 0 --db "$T/diverge.db"; then
+    expect run-diverged "$T/err" "diverge: the loss became \(NaN\|infinite\) at step [0-9]*; training diverged: .* holds \(NaN\|an infinity\)"
+    [ "$(sqlite3 "$T/diverge.db" "SELECT count(*) FROM run WHERE model = 'diverge' AND status = 'failed' AND steps < 5")" = 1 ] &&
+        ok run-diverged-stored || fail run-diverged-stored "$(sqlite3 "$T/diverge.db" "SELECT model, status, steps FROM run")"
+fi
+
 # ---- the default database location ----
 unset DLPERF_DB
 run xdg-default 1 "$DLPERF" predict basic-lstm

@@ -203,10 +203,16 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
             fprintf(stderr, "\r\033[Krun: %s batch %d: step %d/%d%s %.3f s, loss %.6g", m->name, batch * dp.nranks,
                     s + 1, total, s < warmup ? " (warm-up)" : "", out->step_s[s], out->loss[s]);
         if (!isfinite(out->loss[s])) { /* the same on every rank: the loss is the ranks' mean */
-            if (talk)
-                fputc('\n', stderr);
-            rc = fail(err, errlen, "%s: loss became %g at step %d; training diverged", m->name, out->loss[s], s + 1);
-            goto done;
+            /* the run stops here, named where the values went wrong, and is kept as failed */
+            char where[256];
+            if (!plan_find_nonfinite(&t.plan, t.base, where, sizeof where))
+                snprintf(where, sizeof where, "every tensor is finite: the loss alone overflowed");
+            fail(err, errlen, "%s: the loss became %s at step %d%s; training diverged: %s", m->name,
+                 isnan(out->loss[s]) ? "NaN" : "infinite", s + 1, s < warmup ? " (warm-up)" : "", where);
+            out->failed = true;
+            total = s + 1;
+            steps = total > warmup ? total - warmup : 0;
+            break;
         }
     }
     if (talk)
@@ -222,13 +228,19 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
     r->allreduce_bytes = dp.nranks > 1 && mode != PLAN_INFERENCE ? (double)t.plan.arena_bytes[ARENA_GRAD] : 0;
     r->steps = steps;
     r->warmup_steps = warmup;
-    snprintf(r->status, sizeof r->status, "complete");
+    snprintf(r->status, sizeof r->status, "%s", out->failed ? "failed" : "complete");
     r->sw = env->sw;
-    double *timed = malloc((size_t)steps * sizeof *timed);
-    memcpy(timed, out->step_s + warmup, (size_t)steps * sizeof *timed);
-    MbStats st;
-    mb_stats(timed, steps, &st);
-    free(timed);
+    MbStats st = {0};
+    if (steps > 0) {
+        double *timed = malloc((size_t)steps * sizeof *timed);
+        if (!timed) {
+            rc = fail(err, errlen, "out of memory for %s's run", m->name);
+            goto done;
+        }
+        memcpy(timed, out->step_s + warmup, (size_t)steps * sizeof *timed);
+        mb_stats(timed, steps, &st);
+        free(timed);
+    }
     r->median_s = st.median;
     r->min_s = st.min;
     r->max_s = st.max;
@@ -241,6 +253,10 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
     r->baseline_rss_bytes = baseline_rss;
     r->traced = trace;
     snprintf(r->mode, sizeof r->mode, "%s", plan_mode_name(mode));
+    if (out->failed) { /* every rank diverged at this step (the loss is their mean) */
+        rc = VERIFY_FAIL;
+        goto done;
+    }
     if (dp.nranks > 1 && gather_rank_times(local_s + warmup, split + warmup, steps, out) != 0) {
         rc = fail(err, errlen, "out of memory for %s's run", m->name);
         goto done;
@@ -267,7 +283,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
 done:
     free(op_t), free(local_s), free(split);
     trainer_free(&t);
-    if (rc)
+    if (rc && !out->failed)
         run_result_free(out);
     return rc;
 }

@@ -41,10 +41,16 @@ typedef struct {
      * just after (ns), and the larger core share (mb_core_share); row.step_rtt_ns and
      * row.step_core_share point here; NULL otherwise */
     double *step_rtt_ns, *step_core_share;
+    /* the loss became NaN or infinite: the run stopped at that step, err names the first
+     * tensor that went wrong, row.status is "failed" with the steps so far (row.steps the
+     * timed ones; the last step's loss the non-finite one); the caller stores it if it
+     * keeps runs, and frees it */
+    bool failed;
 } RunResult;
 
 /* Trains m at batch for warmup + steps steps on env's threads, with a per-op trace if
- * asked. 0; else 1 with err (a batch that does not fit, a diverged loss, memory).
+ * asked. 0; else 1 with err (a batch that does not fit, memory, a loss that became NaN or
+ * infinite: then out->failed, out kept).
  * Under mpirun (comm_size() > 1) every rank calls it: it trains data-parallel with
  * `batch` samples per rank (row.batch is the global batch), a step's time is the slowest
  * rank's, and rank 0 receives every rank's time split (rank_times). `scaling` ("strong"

@@ -640,8 +640,11 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
             const double rtt_before = comm_peer_rtt_ns();
             RunResult run;
             if ((rc = run_train_for(env, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
-                                      machine, scaling, 0, &run, err, errlen)))
+                                      machine, scaling, 0, &run, err, errlen))) {
+                if (run.failed)
+                    run_result_free(&run);
                 break;
+            }
             const double rtt_after = comm_peer_rtt_ns();
             const double ar_after = dp_allreduce_reference(env, r->grad_bytes);
             if (root) {
