@@ -92,6 +92,8 @@ const ModelSpec *cli_model(const Cli *cli, const char *name);
  * Prints the error and returns an exit code, or 0. */
 struct Plan;
 int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, struct Plan *p);
+/* The --model-file model, loaded once (it lives until exit, as the zoo's); NULL with err. */
+const ModelSpec *cli_model_file(const Cli *cli, char *err, size_t errlen);
 /* Opens the database at cli->db_path (error printed on failure). */
 Db *cli_db_open(const Cli *cli);
 /* Records this machine (fingerprint) in the database; sets *machine_id. */

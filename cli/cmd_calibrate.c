@@ -456,7 +456,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         co.family[i] = true;
     if (cli->model_file) { /* a model file's ops, beside --models' */
         char e2[1024];
-        ModelSpec *loaded = model_json_load(cli->model_file, e2, sizeof e2); /* lives until exit, as the zoo */
+        const ModelSpec *loaded = cli_model_file(cli, e2, sizeof e2);
         if (!loaded)
             return cli_error(cli, EXIT_USAGE, "%s", e2);
         if (co.nmodels == MAX_MODELS)

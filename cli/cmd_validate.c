@@ -730,7 +730,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         if (args.zoo)
             return cli_error(cli, EXIT_USAGE, "--zoo validates the zoo; give --model-file without it");
         char e2[1024];
-        ModelSpec *loaded = model_json_load(cli->model_file, e2, sizeof e2); /* lives until exit, as the zoo */
+        const ModelSpec *loaded = cli_model_file(cli, e2, sizeof e2);
         if (!loaded)
             return cli_error(cli, EXIT_USAGE, "%s", e2);
         if (nm == MAX_MODELS)

@@ -173,6 +173,26 @@ const ModelSpec *cli_model(const Cli *cli, const char *name)
     return m;
 }
 
+/* The model file of this process, loaded once; it lives until exit as the zoo's models do,
+ * and is freed then (a leak checker sees no loss). */
+static ModelSpec *model_file_loaded;
+
+static void model_file_free(void)
+{
+    model_free(model_file_loaded);
+    model_file_loaded = NULL;
+}
+
+const ModelSpec *cli_model_file(const Cli *cli, char *err, size_t errlen)
+{
+    if (!model_file_loaded) {
+        if (!(model_file_loaded = model_json_load(cli->model_file, err, errlen)))
+            return NULL;
+        atexit(model_file_free);
+    }
+    return model_file_loaded;
+}
+
 int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, Plan *p)
 {
     char err[512];
@@ -181,8 +201,7 @@ int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const Model
             return cli_error(cli, EXIT_USAGE, "give either a MODEL or --model-file, not both ('%s')", argv[optind]);
         if (cli->no_quirk)
             return cli_error(cli, EXIT_USAGE, "--no-quirk applies to zoo models; a model file says its own layers");
-        /* lives until the process ends, like the zoo's models */
-        ModelSpec *loaded = model_json_load(cli->model_file, err, sizeof err);
+        const ModelSpec *loaded = cli_model_file(cli, err, sizeof err);
         if (!loaded)
             return cli_error(cli, EXIT_USAGE, "%s", err);
         *m = loaded;

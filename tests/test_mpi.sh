@@ -20,7 +20,8 @@ export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 mpi() {
     np=$1
     shift
-    timeout 300 mpirun -np "$np" --oversubscribe "$@"
+    # under `make asan`: the ranks' own sanitizer options (Makefile, asan)
+    timeout 300 mpirun -np "$np" --oversubscribe ${DLPERF_RANK_ASAN_OPTIONS:+-x ASAN_OPTIONS="$DLPERF_RANK_ASAN_OPTIONS"} "$@"
 }
 
 if ! command -v mpirun >/dev/null; then
