@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "db/db.h"
 #include "models/model.h"
@@ -101,6 +102,9 @@ const char *fmt_bytes(double b, char *buf, int n);  /* "1.23 GiB" */
 const char *fmt_count(double v, char *buf, int n);  /* "244,397,083" */
 /* Prints a cJSON document on stdout and frees it. */
 void json_print(cJSON *doc);
+/* One CSV field (RFC 4180): s as it is, or in double quotes with its quotes doubled where it
+ * holds a comma, a quote, a line break or leading or trailing space. NULL writes an empty field. */
+void csv_field(FILE *f, const char *s);
 /* True if stderr is a terminal (progress is drawn only there). */
 bool progress_enabled(void);
 /* The GPU pricer's progress callback (dp_open, dp_device_evidence): a device's evidence being

@@ -191,8 +191,8 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"systems", cmd_systems, "spec sheets of devices, interconnects and systems (what-if machines)",
-     "usage: dlperf systems [--json]\n"
-     "       dlperf systems show NAME [--json]\n"
+     "usage: dlperf systems [--csv | --json]\n"
+     "       dlperf systems show NAME [--csv | --json]\n"
      "       dlperf systems add FILE [--replace]\n"
      "       dlperf systems profile NAME... [--out-dir DIR] [--note TEXT]...\n\n"
      "Lists the spec sheets predictions for machines that need not exist are made from:\n"
@@ -211,6 +211,11 @@ static const Command commands[] = {
      "  --replace        let 'add' replace a spec added earlier under the same name\n"
      "  --out-dir DIR    'profile': write DIR/NAME.json for each NAME (default: one to stdout)\n"
      "  --note TEXT      'profile': provenance to record (repository and commit of the data)\n"
+     "  --csv            the list (name,kind,title,origin: a row per sheet) or 'show NAME' (a\n"
+     "                   header and one row: the list's columns, then the kind's figures in SI\n"
+     "                   base units, the unit in the column name, e.g. peak_fp32_flops_per_s,\n"
+     "                   mem_bw_bytes_per_s, latency_s; empty where the sheet gives none; the\n"
+     "                   sources: the text or --json) as CSV on stdout\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"sweep", cmd_sweep, "predicted scaling of a model over node counts of a system: table, CSV, plot",
      "usage: dlperf sweep MODEL|--model-file FILE --system NAME [--nodes LIST] [--batch N | --global-batch N]\n"
