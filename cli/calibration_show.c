@@ -3,7 +3,7 @@
  * of each memory level), then every family's achieved rates against them, DeepBench's RNN
  * rows composed from their measured time steps, and how well the fitted model built from
  * the calibration predicts its own points left out one at a time. --json gives the same as
- * one object.
+ * one object; --csv the limits and the families' rates as one long table, a value a row.
  */
 #include <math.h>
 #include <stdio.h>
@@ -859,6 +859,74 @@ static cJSON *json_doc(const CalibrationRow *cal, const Rows *r, const PassSpeed
     return o;
 }
 
+/* --csv: what the text leads with, the limits and the families' rates, as one long ("tidy")
+ * table, since the two differ in shape: a row per value, named by section (limits, family),
+ * name (the limit, or the family), the family's kind and phase, the memory level and the
+ * threads it was measured on, the quantity (best for a limit; kernels, min, median, max and
+ * median_fraction_of_limit for a family) and the unit (FLOP/s, B/s, B, or empty for a count
+ * or ratio). Rates in SI base units; a figure the calibration did not measure has no row.
+ * g's rates are sorted. */
+static void csv_row(const CalibrationRow *cal, const char *section, const char *name, const char *kind,
+                    const char *phase, const char *level, int threads, const char *quantity, double value,
+                    const char *unit)
+{
+    printf("%lld,%s,", (long long)cal->id, section);
+    csv_field(stdout, name);
+    putchar(',');
+    csv_field(stdout, kind);
+    putchar(',');
+    csv_field(stdout, phase);
+    printf(",%s,", level);
+    if (threads > 0)
+        printf("%d", threads);
+    printf(",%s,%.9g,%s\n", quantity, value, unit);
+}
+
+static void print_csv(const CalibrationRow *cal, const Limits *L, const MbCaches *c, const Group *g, int ng)
+{
+    const int T = L->threads;
+    printf("calibration_id,section,name,kind,phase,level,threads,quantity,value,unit\n");
+    if (L->peak1 > 0)
+        csv_row(cal, "limits", "fma_peak", "", "", "", 1, "best", 1e9 * L->peak1, "FLOP/s");
+    if (L->peak > 0 && T != 1) /* on one thread it is the row above */
+        csv_row(cal, "limits", "fma_peak", "", "", "", T, "best", 1e9 * L->peak, "FLOP/s");
+    static const struct {
+        const char *name;
+        MembwKind kind;
+    } curves[] = {{"read", MEMBW_READ}, {"triad", MEMBW_TRIAD}, {"handoff", MEMBW_HANDOFF}, {"cross_core", MEMBW_CROSS}};
+    for (int lv = 0; lv < LVL_COUNT; lv++) {
+        if (L->bw[MEMBW_READ][lv] <= 0 && L->bw1[lv] <= 0) /* the levels the text shows */
+            continue;
+        if (lv < 3 && c->bytes[lv])
+            csv_row(cal, "limits", "cache", "", "", level_names[lv], 0, "size", (double)c->bytes[lv], "B");
+        for (size_t k = 0; k < sizeof curves / sizeof curves[0]; k++)
+            if (L->bw[curves[k].kind][lv] > 0)
+                csv_row(cal, "limits", curves[k].name, "", "", level_names[lv], T, "best",
+                        1e9 * L->bw[curves[k].kind][lv], "B/s");
+        if (T > 1 && L->bw1[lv] > 0)
+            csv_row(cal, "limits", "read", "", "", level_names[lv], 1, "best", 1e9 * L->bw1[lv], "B/s");
+        if (L->read_apart[lv] > 0)
+            csv_row(cal, "limits", "read_apart", "", "", level_names[lv], T, "best", 1e9 * L->read_apart[lv], "B/s");
+    }
+    if (L->stream_triad > 0)
+        csv_row(cal, "limits", "stream_triad", "", "", "", T, "best", 1e9 * L->stream_triad, "B/s");
+    if (L->stream_triad_apart > 0)
+        csv_row(cal, "limits", "stream_triad_apart", "", "", "", T, "best", 1e9 * L->stream_triad_apart, "B/s");
+    const double dram = L->bw[MEMBW_READ][LVL_DRAM] > 0 ? L->bw[MEMBW_READ][LVL_DRAM] : L->stream_triad;
+    for (int i = 0; i < ng; i++) {
+        const bool comp = compute_kind(g[i].kind);
+        const char *unit = comp ? "FLOP/s" : "B/s";
+        const double med = median_of(g[i].rate, g[i].n), limit = comp ? L->peak : dram;
+        csv_row(cal, "family", g[i].family, g[i].kind, g[i].phase, "", T, "kernels", g[i].n, "");
+        csv_row(cal, "family", g[i].family, g[i].kind, g[i].phase, "", T, "min", 1e9 * g[i].rate[0], unit);
+        csv_row(cal, "family", g[i].family, g[i].kind, g[i].phase, "", T, "median", 1e9 * med, unit);
+        csv_row(cal, "family", g[i].family, g[i].kind, g[i].phase, "", T, "max", 1e9 * g[i].rate[g[i].n - 1], unit);
+        if (limit > 0)
+            csv_row(cal, "family", g[i].family, g[i].kind, g[i].phase, "", T, "median_fraction_of_limit", med / limit,
+                    "");
+    }
+}
+
 /* The communication calibrations of the machine, as fitted (comm_model.h): people read the
  * ping-pong's latency and bandwidth and how well each allreduce algorithm explains the
  * measured allreduce. */
@@ -953,7 +1021,7 @@ static cJSON *comm_json(const CommFitInfo *in)
     return o;
 }
 
-int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal, bool verbose)
+int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal, bool verbose, bool csv)
 {
     Rows r = {0};
     if (db_measurement_foreach(db, cal->id, collect, &r) != 0) {
@@ -1008,10 +1076,12 @@ int calibration_show(const Cli *cli, Db *db, const CalibrationRow *cal, bool ver
         comm_model_info(cmm, &comm);
         comm_model_free(cmm);
     }
-    if (cli->json) {
-        /* the JSON's min/max read the sorted rates: sort once here */
+    if (cli->json || csv) /* the JSON's and CSV's min/max read the sorted rates: sort once here */
         for (int i = 0; i < ng; i++)
             qsort(g[i].rate, (size_t)g[i].n, sizeof(double), cmp_double);
+    if (csv) {
+        print_csv(cal, &L, &c, g, ng);
+    } else if (cli->json) {
         cJSON *doc = json_doc(cal, &r, &ps, &L, &c, g, ng, fits, nfits, &ri, &ai);
         if (cmm)
             cJSON_AddItemToObject(doc, "communication", comm_json(&comm));

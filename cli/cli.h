@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "db/db.h"
 #include "models/model.h"
@@ -122,6 +123,9 @@ void print_breakdown(const StepBreakdown *b, const char *whose);
 cJSON *breakdown_json(const StepBreakdown *b);
 /* Prints a cJSON document on stdout and frees it. */
 void json_print(cJSON *doc);
+/* One CSV field (RFC 4180): s as it is, or in double quotes with its quotes doubled where it
+ * holds a comma, a quote, a line break or leading or trailing space. NULL writes an empty field. */
+void csv_field(FILE *f, const char *s);
 /* True if stderr is a terminal (progress is drawn only there). */
 bool progress_enabled(void);
 /* The GPU pricer's progress callback (dp_open, dp_device_evidence): a device's evidence being

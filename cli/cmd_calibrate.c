@@ -44,6 +44,7 @@ enum { MAX_MODELS = 64 };
 typedef struct {
     MbMode mode;
     bool quick, full, show, verbose, any_measure_option;
+    bool csv;                 /* --show --csv */
     bool comm;                /* --only comm: the MPI collectives, under mpirun */
     bool family[NFAMILIES];   /* measured families (--only) */
     const ModelSpec *models[MAX_MODELS]; /* --models, default: the whole zoo */
@@ -54,7 +55,8 @@ typedef struct {
     const char *show_device;  /* --show --device NAME: the evidence of a device that is not this machine */
 } CalOpts;
 
-enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE, OPT_VERBOSE };
+enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE, OPT_VERBOSE,
+       OPT_CSV };
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -114,10 +116,12 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     CalOpts *o = ctx;
     ItemCtx ic = {cli, o};
-    o->any_measure_option |= id != OPT_SHOW && id != OPT_RANKS && id != OPT_DEVICE && id != OPT_VERBOSE;
+    o->any_measure_option |=
+        id != OPT_SHOW && id != OPT_RANKS && id != OPT_DEVICE && id != OPT_VERBOSE && id != OPT_CSV;
     switch (id) {
     case OPT_SHOW: o->show = true; return 0;
     case OPT_VERBOSE: o->verbose = true; return 0;
+    case OPT_CSV: o->csv = true; return 0;
     case OPT_DEVICE: o->show_device = arg; return 0;
     case OPT_RANKS: return cli_parse_int(cli, "--ranks", arg, 1, 1 << 20, &o->show_ranks);
     case OPT_QUICK: o->quick = true; return 0;
@@ -203,7 +207,7 @@ static int summarize(const MeasurementRow *m, void *ctx)
 /* --show: the latest complete calibration of this machine at --threads, measured by one
  * process or (--ranks N, N > 1) by N ranks at once under mpirun, as data-parallel
  * predictions use it. */
-static int show_latest(Cli *cli, int ranks, bool verbose)
+static int show_latest(Cli *cli, int ranks, bool verbose, bool csv)
 {
     Db *db = cli_db_open(cli);
     if (!db)
@@ -223,7 +227,7 @@ static int show_latest(Cli *cli, int ranks, bool verbose)
         else if (found != 0)
             rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         else
-            rc = calibration_show(cli, db, &cal, verbose);
+            rc = calibration_show(cli, db, &cal, verbose, csv);
     }
     db_close(db);
     return rc;
@@ -401,6 +405,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"ranks", required_argument, NULL, OPT_RANKS},
                                          {"device", required_argument, NULL, OPT_DEVICE},
                                          {"verbose", no_argument, NULL, OPT_VERBOSE},
+                                         {"csv", no_argument, NULL, OPT_CSV},
                                          {0}};
     CalOpts co = {.rounds = 1};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
@@ -408,6 +413,11 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return rc;
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+    if (co.csv && cli->json)
+        return cli_error(cli, EXIT_USAGE, "--csv and --json are two formats; choose one");
+    if (co.csv && !co.show)
+        return cli_error(cli, EXIT_USAGE, "--csv goes with --show (a calibration or, with --device, a device's evidence "
+                                          "as CSV)");
     if (co.show && comm_env_size() > 1)
         return cli_error(cli, EXIT_USAGE, "--show prints; run it on one process, without mpirun");
     if (co.verbose && (!co.show || co.show_device))
@@ -422,7 +432,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         Db *db = cli_db_open(cli);
         if (!db)
             return EXIT_FAIL;
-        rc = evidence_show(cli, db, co.show_device);
+        rc = evidence_show(cli, db, co.show_device, co.csv);
         db_close(db);
         return rc;
     }
@@ -430,7 +440,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return co.any_measure_option
                    ? cli_error(cli, EXIT_USAGE, "--show prints the latest calibration; it measures nothing, so "
                                                 "--quick, --full, --only, --models, --batch and --rounds do not go with it")
-                   : show_latest(cli, co.show_ranks > 0 ? co.show_ranks : 1, co.verbose);
+                   : show_latest(cli, co.show_ranks > 0 ? co.show_ranks : 1, co.verbose, co.csv);
     if (co.show_ranks)
         return cli_error(cli, EXIT_USAGE, "--ranks picks the calibration --show prints; under mpirun a calibration "
                                           "is measured by the job's ranks");

@@ -4,6 +4,7 @@
  *   dlperf systems show NAME       every figure with its source
  *   dlperf systems add FILE        validate a spec sheet and store it in the database
  *   dlperf systems profile NAME... a device's evidence in the database as a compact profile
+ * The list and show also as CSV (--csv): numbers in SI base units, the unit in the column name.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,10 +16,11 @@
 #include "predictor/device_profile.h"
 #include "predictor/system.h"
 
-enum { OPT_REPLACE = 1, OPT_NOTE, OPT_OUT_DIR, NOTES_MAX = 16 };
+enum { OPT_REPLACE = 1, OPT_NOTE, OPT_OUT_DIR, OPT_CSV, NOTES_MAX = 16 };
 
 typedef struct {
     bool replace;
+    bool csv; /* the list or show as CSV */
     const char *notes[NOTES_MAX];
     int nnotes;
     const char *out_dir;
@@ -37,11 +39,31 @@ static int systems_option(Cli *cli, int id, const char *arg, void *ctx)
         a->notes[a->nnotes++] = arg;
         return 0;
     case OPT_OUT_DIR: a->out_dir = arg; return 0;
+    case OPT_CSV: a->csv = true; return 0;
     default: return EXIT_USAGE;
     }
 }
 
-static int list(Cli *cli, Db *db)
+/* ",v" for a figure the sheet gives, "," (an empty cell) for one it does not. */
+static void csv_num(double v, bool given)
+{
+    if (given)
+        printf(",%.9g", v);
+    else
+        putchar(',');
+}
+
+/* the columns every spec's CSV row starts with, the list's: name,kind,title,origin */
+static void csv_spec(const char *name, SpecKind kind, const char *title, const char *origin)
+{
+    csv_field(stdout, name);
+    printf(",%s,", spec_kind_name(kind));
+    csv_field(stdout, title);
+    putchar(',');
+    csv_field(stdout, origin);
+}
+
+static int list(Cli *cli, Db *db, bool csv)
 {
     SpecEntry *e;
     int n;
@@ -59,6 +81,12 @@ static int list(Cli *cli, Db *db)
             cJSON_AddItemToArray(arr, o);
         }
         json_print(arr);
+    } else if (csv) {
+        printf("name,kind,title,origin\n");
+        for (int i = 0; i < n; i++) {
+            csv_spec(e[i].name, e[i].kind, e[i].title, e[i].origin);
+            putchar('\n');
+        }
     } else {
         for (int k = SPEC_SYSTEM; k >= SPEC_DEVICE; k--) {
             printf("%s%ss:\n", k == SPEC_SYSTEM ? "" : "\n", spec_kind_name((SpecKind)k));
@@ -92,13 +120,102 @@ static void print_sources(const cJSON *o)
                "a property of the host and framework, not of the GPU");
 }
 
-static int show(Cli *cli, Db *db, const char *name)
+/* One spec's figures as a CSV header and row: the list's columns, then the kind's own (the
+ * sheet's fields in SI base units; a figure the sheet leaves out is an empty cell). The
+ * sources stay with the text and the JSON: a paragraph each, not a cell. */
+static int show_csv(Cli *cli, Db *db, const char *name, SpecKind kind, const char *origin)
+{
+    char err[512];
+    if (kind == SPEC_DEVICE) {
+        DeviceSpec d;
+        if (device_load(db, name, &d, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        printf("name,kind,title,origin,device_kind,year");
+        for (int p = 0; p < PREC_COUNT; p++)
+            printf(",peak_%s_flops_per_s", precision_name((Precision)p));
+        printf(",memory_bytes,mem_bw_bytes_per_s,memory_type,arch,compute_capability,sm_count,fp32_lanes_per_sm,"
+               "fp32_lanes_shared_int32,boost_clock_hz,base_clock_hz,l2_bytes,tdp_w,launch_overhead_s,host_op_s,"
+               "host_conv_op_s,host_step_s,aliases\n");
+        csv_spec(d.name, kind, d.title, origin);
+        printf(",%s,%d", d.gpu ? "gpu" : "cpu", d.year);
+        for (int p = 0; p < PREC_COUNT; p++)
+            csv_num(d.peak_flops[p], d.peak_flops[p] > 0);
+        csv_num(d.mem_bytes, true);
+        csv_num(d.mem_Bps, true);
+        putchar(',');
+        csv_field(stdout, d.memory_type);
+        putchar(',');
+        csv_field(stdout, d.arch);
+        if (d.compute_capability > 0) /* a version: 7.0, not 7 */
+            printf(",%.1f", d.compute_capability);
+        else
+            putchar(',');
+        csv_num(d.sm_count, d.sm_count > 0);
+        csv_num(d.fp32_lanes_per_sm, d.fp32_lanes_per_sm > 0);
+        csv_num(d.fp32_lanes_shared_int32, d.fp32_lanes_shared_int32 >= 0);
+        csv_num(d.boost_clock_mhz * 1e6, d.boost_clock_mhz > 0);
+        csv_num(d.base_clock_mhz * 1e6, d.base_clock_mhz > 0);
+        csv_num(d.l2_bytes, d.l2_bytes > 0);
+        csv_num(d.tdp_w, d.tdp_w > 0);
+        /* the priced figures, defaults included (a GPU's host: PyTorch eager as measured) */
+        csv_num(d.launch_s, true);
+        csv_num(d.host_op_s, true);
+        csv_num(d.host_conv_op_s, true);
+        csv_num(d.host_step_s, true);
+        char aliases[DEVICE_ALIAS_MAX * (DEVICE_ALIAS_LEN + 2)] = "";
+        for (int i = 0; i < d.naliases; i++)
+            snprintf(aliases + strlen(aliases), sizeof aliases - strlen(aliases), "%s%s", i ? "; " : "", d.aliases[i]);
+        putchar(',');
+        csv_field(stdout, aliases);
+        putchar('\n');
+    } else if (kind == SPEC_INTERCONNECT) {
+        LinkSpec l;
+        if (link_load(db, name, &l, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        printf("name,kind,title,origin,scope,bandwidth_bytes_per_s,latency_s\n");
+        csv_spec(l.name, kind, l.title, origin);
+        printf(",%s", l.intra ? "intra" : "inter");
+        csv_num(l.beta_Bps, true);
+        csv_num(l.alpha_s, true);
+        putchar('\n');
+    } else {
+        SystemSpec y;
+        if (system_load(db, name, &y, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_FAIL, "%s", err);
+        printf("name,kind,title,origin,device,devices_per_node,intra,intra_bandwidth_bytes_per_s,intra_latency_s,"
+               "inter,nics_per_node,inter_bandwidth_per_nic_bytes_per_s,inter_latency_s,nodes,"
+               "node_peak_fp32_flops_per_s\n");
+        csv_spec(y.name, kind, y.title, origin);
+        putchar(',');
+        csv_field(stdout, y.device.name);
+        printf(",%d,", y.devices_per_node);
+        csv_field(stdout, y.has_intra ? y.intra.name : "");
+        csv_num(y.intra.beta_Bps, y.has_intra);
+        csv_num(y.intra.alpha_s, y.has_intra);
+        putchar(',');
+        csv_field(stdout, y.inter.name);
+        printf(",%d", y.nics_per_node);
+        csv_num(y.inter.beta_Bps, true);
+        csv_num(y.inter.alpha_s, true);
+        csv_num(y.nodes, y.nodes > 0); /* 0: a building block, no size of its own */
+        /* a calibrated device's peak is this machine's, in its calibration */
+        csv_num(y.devices_per_node * y.device.peak_flops[PREC_FP32], !y.device.calibrated);
+        putchar('\n');
+    }
+    return EXIT_OK;
+}
+
+static int show(Cli *cli, Db *db, const char *name, bool csv)
 {
     SpecKind kind;
     char *text, origin[160], err[512];
     int rc = spec_find(db, name, &kind, &text, origin, sizeof origin, err, sizeof err);
     if (rc != 0)
         return cli_error(cli, rc == DB_NOT_FOUND ? EXIT_USAGE : EXIT_FAIL, "%s", err);
+    if (csv) {
+        free(text);
+        return show_csv(cli, db, name, kind, origin);
+    }
     cJSON *o = cJSON_Parse(text);
     if (cli->json) {
         cJSON_AddStringToObject(o, "origin", origin);
@@ -334,6 +451,7 @@ int cmd_systems(int argc, char **argv, Cli *cli)
                                          {"replace", no_argument, NULL, OPT_REPLACE},
                                          {"note", required_argument, NULL, OPT_NOTE},
                                          {"out-dir", required_argument, NULL, OPT_OUT_DIR},
+                                         {"csv", no_argument, NULL, OPT_CSV},
                                          {0}};
     SystemsArgs a = {.replace = false};
     int rc = cli_parse(cli, argc, argv, opts, systems_option, &a, command_usage(cli->cmd));
@@ -356,13 +474,18 @@ int cmd_systems(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--replace goes with 'systems add FILE'");
     if ((a.nnotes || a.out_dir) && !profile)
         return cli_error(cli, EXIT_USAGE, "--note and --out-dir go with 'systems profile NAME...'");
+    if (a.csv && cli->json)
+        return cli_error(cli, EXIT_USAGE, "--csv and --json are two formats; choose one");
+    if (a.csv && (profile || strcmp(verb, "add") == 0))
+        return cli_error(cli, EXIT_USAGE, "--csv goes with the list and 'systems show NAME' ('%s' %s)", verb,
+                         profile ? "writes a JSON profile" : "stores a sheet");
     Db *db = cli_db_open(cli);
     if (!db)
         return EXIT_FAIL;
     if (strcmp(verb, "list") == 0)
-        rc = list(cli, db);
+        rc = list(cli, db, a.csv);
     else if (strcmp(verb, "show") == 0)
-        rc = show(cli, db, argv[optind + 1]);
+        rc = show(cli, db, argv[optind + 1], a.csv);
     else if (profile)
         for (int i = optind + 1; i < argc && rc == EXIT_OK; i++)
             rc = profile_one(cli, db, argv[i], &a);

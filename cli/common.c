@@ -428,6 +428,25 @@ void json_print(cJSON *doc)
     cJSON_Delete(doc);
 }
 
+void csv_field(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    const size_t n = strlen(s);
+    /* spaces at either end are kept by RFC 4180 but trimmed by some readers: quoted, they survive */
+    if (!strpbrk(s, ",\"\r\n") && !(n && (s[0] == ' ' || s[n - 1] == ' '))) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 bool progress_enabled(void) { return isatty(STDERR_FILENO) && comm_env_rank() == 0; }
 
 void cli_fitting_progress(const char *device, int points, void *ctx)

@@ -1,7 +1,8 @@
 /* cli/evidence_show.c — `dlperf calibrate --show --device NAME`: what a device that is not
  * this machine has evidence for: its calibrations (imported or measured elsewhere), per op
  * kind, phase and precision the rows, shapes, times, scopes and frameworks, and the kernel
- * forms fitted to them (predictor/device_evidence.h).
+ * forms fitted to them (predictor/device_evidence.h). --csv: the evidence groups (op kind,
+ * phase, precision), a row each.
  */
 #include <math.h>
 #include <stdio.h>
@@ -70,6 +71,7 @@ typedef struct {
     cJSON *cals;
     int n;
     bool json;
+    bool quiet; /* --csv: the calibrations counted, not printed */
 } CalCtx;
 
 static int show_calibration(const CalibrationRow *c, void *ctx)
@@ -89,7 +91,7 @@ static int show_calibration(const CalibrationRow *c, void *ctx)
         cJSON_AddStringToObject(o, "source", c->source);
         cJSON_AddNumberToObject(o, "measurements", (double)rows);
         cJSON_AddItemToArray(x->cals, o);
-    } else {
+    } else if (!x->quiet) {
         char b[32];
         printf("  calibration %-4lld %-5s %s  %s measurements  %.120s%s\n", (long long)c->id, c->precision,
                c->started_at, fmt_count((double)rows, b, sizeof b), c->source, strlen(c->source) > 120 ? "..." : "");
@@ -257,7 +259,27 @@ static bool show_profile(const DeviceSpec *dev, bool superseded, cJSON *doc)
     return false;
 }
 
-int evidence_show(Cli *cli, Db *db, const char *device)
+/* --csv: a row per evidence group (op kind, phase, precision) with the JSON's fields; the
+ * scopes and frameworks, lists, as one field each ("; " between frameworks). */
+static void print_csv(const DeviceSpec *dev, const Stats *stats)
+{
+    printf("device,kind,phase,precision,rows,flops_min,flops_max,time_min_s,time_max_s,scope,frameworks\n");
+    for (int i = 0; i < stats->n; i++) {
+        const KindStat *k = &stats->k[i];
+        char fw[FRAMEWORKS_MAX * 100] = "";
+        for (int f = 0; f < k->nfw; f++)
+            snprintf(fw + strlen(fw), sizeof fw - strlen(fw), "%s%s", f ? "; " : "", k->frameworks[f]);
+        csv_field(stdout, dev->name);
+        printf(",%s,%s,%s,%ld,%.9g,%.9g,%.9g,%.9g,", k->kind, k->phase, k->precision, k->rows, k->flops_lo, k->flops_hi,
+               k->t_lo, k->t_hi);
+        csv_field(stdout, k->scopes);
+        putchar(',');
+        csv_field(stdout, fw);
+        putchar('\n');
+    }
+}
+
+int evidence_show(Cli *cli, Db *db, const char *device, bool csv)
 {
     char err[1024];
     DeviceSpec dev;
@@ -273,9 +295,9 @@ int evidence_show(Cli *cli, Db *db, const char *device)
     if (!stats)
         return cli_error(cli, EXIT_FAIL, "out of memory");
     cJSON *doc = cli->json ? cJSON_CreateObject() : NULL;
-    CalCtx cc = {.db = db, .stats = stats, .json = cli->json, .cals = doc ? cJSON_AddArrayToObject(doc, "calibrations")
-                                                                         : NULL};
-    if (!cli->json)
+    CalCtx cc = {.db = db, .stats = stats, .json = cli->json, .quiet = csv,
+                 .cals = doc ? cJSON_AddArrayToObject(doc, "calibrations") : NULL};
+    if (!cli->json && !csv)
         printf("%s — %s: evidence in %s\n", dev.name, dev.title, db_path(db));
     for (int i = 0; i < pl.n; i++)
         if (db_device_calibrations(db, dev.name, pl.precs[i], show_calibration, &cc) != 0) {
@@ -283,8 +305,8 @@ int evidence_show(Cli *cli, Db *db, const char *device)
             cJSON_Delete(doc);
             return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         }
-    const bool has_profile = show_profile(&dev, cc.n > 0, doc);
-    if (cc.n == 0 && !cli->json && !has_profile)
+    const bool has_profile = !csv && show_profile(&dev, cc.n > 0, doc);
+    if (cc.n == 0 && !cli->json && !csv && !has_profile)
         printf("  no calibration of %s: 'dlperf import FILE... --device %s' stores measurements of it; its "
                "predictions come from other devices' evidence carried over by the sheets\n", dev.name, dev.name);
     /* the fits, made now where the evidence changed since the last */
@@ -295,6 +317,11 @@ int evidence_show(Cli *cli, Db *db, const char *device)
         DevicePricer *p = dp_open(db, &dev, prec, NULL, DP_NO_PROFILES, cli_fitting_progress, (void *)cli->cmd,
                                   err, sizeof err); /* fits the database's evidence only */
         dp_free(p);
+    }
+    if (csv) {
+        print_csv(&dev, stats);
+        free(stats);
+        return EXIT_OK;
     }
     if (cli->json) {
         cJSON *kinds = cJSON_AddArrayToObject(doc, "evidence");

@@ -4,7 +4,8 @@
 
 #include "cli/cli.h"
 
-/* Prints the evidence the database holds of the device (table or --json). */
-int evidence_show(Cli *cli, Db *db, const char *device);
+/* Prints the evidence the database holds of the device (table, --json, or csv: a row per
+ * evidence group). */
+int evidence_show(Cli *cli, Db *db, const char *device, bool csv);
 
 #endif

@@ -42,8 +42,8 @@ static const Command commands[] = {
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--model-file FILE]\n"
      "                        [--batch N] [--rounds N] [--threads N] [--db FILE] [--json]\n"
-     "       dlperf calibrate --show [--verbose] [--ranks P] [--threads N] [--db FILE] [--json]\n"
-     "       dlperf calibrate --show --device NAME [--db FILE] [--json]\n\n"
+     "       dlperf calibrate --show [--verbose] [--ranks P] [--threads N] [--db FILE] [--csv | --json]\n"
+     "       dlperf calibrate --show --device NAME [--db FILE] [--csv | --json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
      "bandwidth of each memory level), the ops of the models' training steps, GEMM sweeps,\n"
      "DeepBench's GEMM, convolution (three phases), RNN and sparse kernels with seed 004's\n"
@@ -83,6 +83,15 @@ static const Command commands[] = {
      "  --device NAME    with --show: the evidence of a device that is not this machine (its\n"
      "                   imported calibrations): op kinds, phases, precisions, shapes, times,\n"
      "                   frameworks, and the kernel forms fitted to them\n"
+     "  --csv            with --show: CSV on stdout. A calibration: its limits and families'\n"
+     "                   rates as one long table, one value a row (the two differ in shape):\n"
+     "                   calibration_id,section,name,kind,phase,level,threads,quantity,value,unit\n"
+     "                   with section limits (fma_peak, cache, read, triad, handoff, cross_core,\n"
+     "                   stream_triad ...; quantity best) or family (quantity kernels, min,\n"
+     "                   median, max, median_fraction_of_limit), rates in FLOP/s or B/s; the\n"
+     "                   rest (fits, DeepBench RNN rows, communication): --json. With --device:\n"
+     "                   a row per evidence group of the database (op kind, phase, precision;\n"
+     "                   a built-in profile's groups: the text or --json)\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"import", cmd_import, "store measurements made elsewhere as a calibration of that device",
      "usage: dlperf import FILE... --device NAME [--format dlperf|neusight|deepbench|cde]\n"
@@ -197,8 +206,8 @@ static const Command commands[] = {
      CLI_MODEL_FILE_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"systems", cmd_systems, "spec sheets of devices, interconnects and systems (what-if machines)",
-     "usage: dlperf systems [--json]\n"
-     "       dlperf systems show NAME [--json]\n"
+     "usage: dlperf systems [--csv | --json]\n"
+     "       dlperf systems show NAME [--csv | --json]\n"
      "       dlperf systems add FILE [--replace]\n"
      "       dlperf systems profile NAME... [--out-dir DIR] [--note TEXT]...\n\n"
      "Lists the spec sheets predictions for machines that need not exist are made from:\n"
@@ -217,6 +226,11 @@ static const Command commands[] = {
      "  --replace        let 'add' replace a spec added earlier under the same name\n"
      "  --out-dir DIR    'profile': write DIR/NAME.json for each NAME (default: one to stdout)\n"
      "  --note TEXT      'profile': provenance to record (repository and commit of the data)\n"
+     "  --csv            the list (name,kind,title,origin: a row per sheet) or 'show NAME' (a\n"
+     "                   header and one row: the list's columns, then the kind's figures in SI\n"
+     "                   base units, the unit in the column name, e.g. peak_fp32_flops_per_s,\n"
+     "                   mem_bw_bytes_per_s, latency_s; empty where the sheet gives none; the\n"
+     "                   sources: the text or --json) as CSV on stdout\n"
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"sweep", cmd_sweep, "predicted scaling of a model over node counts of a system: table, CSV, plot",
      "usage: dlperf sweep MODEL|--model-file FILE --system NAME [--nodes LIST] [--batch N | --global-batch N]\n"

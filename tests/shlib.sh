@@ -1,7 +1,8 @@
 # tests/shlib.sh — what the shell tests (test_cli.sh, test_systems.sh, test_mpi.sh) share:
 # a scratch directory with its own database, cache and home, and the helpers that print one
-# "ok NAME" / "FAIL NAME: why" line per check, and a tiny Fashion-MNIST-shaped data set
-# (tiny_fmnist DIR). Sourced with $BUILD set; sets DLPERF and T.
+# "ok NAME" / "FAIL NAME: why" line per check (json, csvq: SQL over --json and --csv output),
+# and a tiny Fashion-MNIST-shaped data set (tiny_fmnist DIR). Sourced with $BUILD set;
+# sets DLPERF and T.
 DLPERF="$(pwd)/$BUILD/dlperf"
 T=$(mktemp -d /tmp/dlperf-test-XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -34,6 +35,14 @@ one_line() {
 }
 sql() { sqlite3 "$DLPERF_DB" "$1"; }
 json() { sqlite3 :memory: "SELECT $1 FROM (SELECT readfile('$T/out') AS j)"; }
+# csvq CSV JSON EXPR: EXPR over the CSV as table c (its header row the column names; read
+# by sqlite3's RFC 4180 reader) and the JSON file as j; a row with another number of fields
+# than the header prints what sqlite3 said instead, so no comparison with it holds
+csvq() {
+    csvq_r=$(sqlite3 :memory: -cmd ".import --csv $1 c" "SELECT $3 FROM (SELECT readfile('$2') AS j)" 2>"$T/csvq.err")
+    if [ -s "$T/csvq.err" ]; then echo "csv: $(head -c 300 "$T/csvq.err")"; return 1; fi
+    echo "$csvq_r"
+}
 
 # A tiny Fashion-MNIST-shaped data set in IDX (512 training, 256 test images of 28x28, plain,
 # not gzipped): image i has a bright band of rows at a place given by its label i mod 10,

@@ -443,6 +443,40 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ] && run calibrate-show-verbose 0 "$DL
 fi
 run verbose-without-show 2 "$DLPERF" calibrate --verbose &&
     expect verbose-without-show "$T/err" "--verbose goes with --show" && one_line verbose-without-show
+# --csv: the limits and the families' rates, a value a row, against the JSON's
+if run calibrate-show-csv 0 "$DLPERF" calibrate --show --csv && cp "$T/out" "$T/show.csv" &&
+   run calibrate-show-csv 0 "$DLPERF" calibrate --show --json; then
+    [ "$(head -1 "$T/show.csv")" = "calibration_id,section,name,kind,phase,level,threads,quantity,value,unit" ] &&
+        ok calibrate-show-csv-header || fail calibrate-show-csv-header "$(head -1 "$T/show.csv")"
+    # a family's rows per group of the JSON, its kernels and median the same
+    [ "$(csvq "$T/show.csv" "$T/out" "json_array_length(json_extract(j, '\$.families')) > 3
+             AND (SELECT count(*) FROM c WHERE section = 'family' AND quantity = 'median') = json_array_length(json_extract(j, '\$.families'))
+             AND (SELECT count(*) FROM c k JOIN c m ON m.name = k.name AND m.kind = k.kind AND m.phase = k.phase
+                  JOIN json_each(json_extract(j, '\$.families')) f ON json_extract(f.value, '\$.family') = k.name
+                   AND json_extract(f.value, '\$.kind') = k.kind AND json_extract(f.value, '\$.phase') = k.phase
+                  WHERE k.section = 'family' AND k.quantity = 'kernels' AND m.section = 'family' AND m.quantity = 'median'
+                    AND CAST(k.value AS INTEGER) = json_extract(f.value, '\$.kernels')
+                    AND abs(CAST(m.value AS REAL) / 1e9 / json_extract(f.value, '\$.median') - 1) < 1e-6)
+                 = json_array_length(json_extract(j, '\$.families'))")" = 1 ] &&
+        ok calibrate-show-csv-families || fail calibrate-show-csv-families "$(grep -c ',family,' "$T/show.csv") family rows"
+    # the limits: the FMA peak on the calibration's threads, DRAM's read, L1's size
+    [ "$(csvq "$T/show.csv" "$T/out" "(SELECT count(*) FROM c WHERE section = 'limits' AND name = 'fma_peak'
+                 AND CAST(threads AS INTEGER) = json_extract(j, '\$.threads') AND unit = 'FLOP/s'
+                 AND abs(CAST(value AS REAL) / 1e9 / json_extract(j, '\$.limits.fma_peak_gflops') - 1) < 1e-6) = 1
+             AND (SELECT count(*) FROM c WHERE section = 'limits' AND name = 'read' AND level = 'DRAM' AND unit = 'B/s'
+                 AND CAST(threads AS INTEGER) = json_extract(j, '\$.threads')
+                 AND abs(CAST(value AS REAL) / 1e9 / json_extract(j, '\$.limits.memory[3].read_gbs') - 1) < 1e-6) = 1
+             AND (SELECT count(*) FROM c WHERE name = 'cache' AND level = 'L1'
+                 AND CAST(value AS REAL) = json_extract(j, '\$.limits.memory[0].cache_bytes')) = 1
+             AND (SELECT count(*) FROM c WHERE CAST(calibration_id AS INTEGER) != json_extract(j, '\$.calibration_id')) = 0")" = 1 ] &&
+        ok calibrate-show-csv-limits || fail calibrate-show-csv-limits "$(grep ',limits,' "$T/show.csv" | head -5)"
+fi
+run calibrate-show-csv-json 2 "$DLPERF" calibrate --show --csv --json &&
+    expect calibrate-show-csv-json "$T/err" "--csv and --json are two formats; choose one" && one_line calibrate-show-csv-json
+run calibrate-csv-without-show 2 "$DLPERF" calibrate --quick --csv && expect calibrate-csv-without-show "$T/err" "--csv goes with --show"
+run calibrate-show-csv-none 1 "$DLPERF" calibrate --show --csv --db "$T/none.db" &&
+    expect calibrate-show-csv-none "$T/err" "has no complete calibration of this machine" && one_line calibrate-show-csv-none
+[ ! -s "$T/out" ] && ok calibrate-show-csv-none-empty || fail calibrate-show-csv-none-empty "$(head -c 200 "$T/out")"
 if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
     [ "$(json "json_extract(j, '\$.limits.fma_peak_gflops') > 0 AND json_array_length(json_extract(j, '\$.limits.memory')) = 4
               AND json_array_length(json_extract(j, '\$.families')) > 3")" = 1 ] && ok calibrate-show-json-valid \

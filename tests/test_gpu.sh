@@ -190,6 +190,27 @@ expect show-device-fits "$T/out" "fitted kernel forms"
 run show-device-json 0 "$DLPERF" calibrate --show --device t4 --db "$DB2" --json
 [ "$(json "json_array_length(json_extract(j, '\$.evidence'))")" -ge 6 ] && ok show-device-json-kinds ||
     fail show-device-json-kinds "$(head -c 300 "$T/out")"
+# --csv: a row per evidence group, the JSON's fields (the frameworks, with commas, one field)
+cp "$T/out" "$T/evidence.json"
+if run show-device-csv 0 "$DLPERF" calibrate --show --device t4 --db "$DB2" --csv; then
+    [ "$(head -1 "$T/out")" = "device,kind,phase,precision,rows,flops_min,flops_max,time_min_s,time_max_s,scope,frameworks" ] &&
+        ok show-device-csv-header || fail show-device-csv-header "$(head -1 "$T/out")"
+    [ "$(csvq "$T/out" "$T/evidence.json" "json_array_length(json_extract(j, '\$.evidence')) >= 6
+             AND (SELECT count(*) FROM c) = json_array_length(json_extract(j, '\$.evidence'))
+             AND (SELECT count(*) FROM c JOIN json_each(json_extract(j, '\$.evidence')) e
+                  ON json_extract(e.value, '\$.kind') = c.kind AND json_extract(e.value, '\$.phase') = c.phase
+                  AND json_extract(e.value, '\$.precision') = c.precision
+                  WHERE c.device = 't4' AND CAST(c.rows AS INTEGER) = json_extract(e.value, '\$.rows')
+                    AND abs(CAST(c.flops_max AS REAL) / json_extract(e.value, '\$.flops_max') - 1) < 1e-6
+                    AND abs(CAST(c.time_min_s AS REAL) / json_extract(e.value, '\$.time_min_s') - 1) < 1e-6
+                    AND c.scope = json_extract(e.value, '\$.scope')
+                    AND c.frameworks = (SELECT group_concat(value, '; ') FROM json_each(json_extract(e.value, '\$.frameworks'))))
+                 = json_array_length(json_extract(j, '\$.evidence'))")" = 1 ] &&
+        ok show-device-csv-rows || fail show-device-csv-rows "$(head -c 400 "$T/out")"
+    expect show-device-csv-quoted "$T/out" ',"PyTorch 2.1.0, CUDA 12.1, cuDNN 8.9.2"$'
+fi
+run show-device-csv-json 2 "$DLPERF" calibrate --show --device t4 --db "$DB2" --csv --json &&
+    expect show-device-csv-json "$T/err" "--csv and --json are two formats; choose one" && one_line show-device-csv-json
 run show-device-none 0 "$DLPERF" calibrate --show --device h200-sxm --db "$DB2"
 expect show-device-none "$T/out" "no calibration of h200-sxm"
 expect show-device-carried "$T/out" "carried over from other devices"

@@ -22,6 +22,48 @@ if run systems-json 0 "$DLPERF" systems --json; then
     done
     [ -z "$bad" ] && ok systems-builtins-valid || fail systems-builtins-valid "$bad"
 fi
+# --csv: the list and show as CSV, read back by sqlite3's own CSV reader (csvq; RFC 4180:
+# titles with commas and quotes, as epyc-9654's and dgx-a100's, come back whole) against the JSON
+if [ -s "$T/list.json" ] && run systems-csv 0 "$DLPERF" systems --csv; then
+    cp "$T/out" "$T/list.csv"
+    [ "$(head -1 "$T/list.csv")" = "name,kind,title,origin" ] && ok systems-csv-header ||
+        fail systems-csv-header "$(head -1 "$T/list.csv")"
+    # a row per sheet, each with the JSON's fields exactly
+    [ "$(csvq "$T/list.csv" "$T/list.json" "(SELECT count(*) FROM c) = json_array_length(j) AND json_array_length(j) > 0
+             AND (SELECT count(*) FROM c JOIN json_each(j) e ON json_extract(e.value, '\$.name') = c.name
+                  AND json_extract(e.value, '\$.kind') = c.kind AND json_extract(e.value, '\$.title') = c.title
+                  AND json_extract(e.value, '\$.origin') = c.origin) = json_array_length(j)")" = 1 ] &&
+        ok systems-csv-rows || fail systems-csv-rows "$(wc -l <"$T/list.csv") lines; $(head -c 300 "$T/list.csv")"
+    grep -q '^epyc-9654,device,"AMD EPYC 9654 ""Genoa"" (96 cores, 12x DDR5-4800)",' "$T/list.csv" &&
+        ok systems-csv-quoted || fail systems-csv-quoted "$(grep '^epyc-9654' "$T/list.csv")"
+fi
+showcsv() { # showcsv NAME TEST EXPR: show NAME as CSV and JSON, EXPR over them (c, j) true
+    if run "$2" 0 "$DLPERF" systems show "$1" --csv && cp "$T/out" "$T/show.csv" &&
+       run "$2" 0 "$DLPERF" systems show "$1" --json; then
+        [ "$(wc -l <"$T/show.csv")" = 2 ] && [ "$(csvq "$T/show.csv" "$T/out" "(SELECT count(*) FROM c) = 1 AND
+            (SELECT $3 FROM c)")" = 1 ] && ok "$2" || fail "$2" "$(cat "$T/show.csv")"
+    fi
+}
+showcsv v100-pcie-32gb systems-show-csv-device "name = 'v100-pcie-32gb' AND kind = 'device' AND device_kind = 'gpu'
+    AND CAST(peak_fp32_flops_per_s AS REAL) = json_extract(j, '\$.peak_tflops.fp32') * 1e12
+    AND CAST(peak_fp16_flops_per_s AS REAL) = json_extract(j, '\$.peak_tflops.fp16') * 1e12 AND peak_bf16_flops_per_s = ''
+    AND CAST(memory_bytes AS REAL) = json_extract(j, '\$.memory_gb') * 1e9
+    AND CAST(mem_bw_bytes_per_s AS REAL) = json_extract(j, '\$.memory_gbs') * 1e9
+    AND CAST(boost_clock_hz AS REAL) = json_extract(j, '\$.boost_clock_mhz') * 1e6
+    AND CAST(l2_bytes AS REAL) = json_extract(j, '\$.l2_mb') * 1048576 AND compute_capability = '7.0'
+    AND aliases = json_extract(j, '\$.aliases[0]') AND origin = json_extract(j, '\$.origin')"
+showcsv nvlink3 systems-show-csv-link "kind = 'interconnect' AND scope = json_extract(j, '\$.scope')
+    AND CAST(bandwidth_bytes_per_s AS REAL) = json_extract(j, '\$.bandwidth_gbs') * 1e9
+    AND abs(CAST(latency_s AS REAL) - json_extract(j, '\$.latency_us') * 1e-6) < 1e-15 AND title = json_extract(j, '\$.title')"
+showcsv dgx-a100 systems-show-csv-system "kind = 'system' AND title = json_extract(j, '\$.title')
+    AND device = json_extract(j, '\$.device') AND CAST(devices_per_node AS INTEGER) = json_extract(j, '\$.devices_per_node')
+    AND intra = json_extract(j, '\$.intra') AND inter = json_extract(j, '\$.inter')
+    AND CAST(nics_per_node AS INTEGER) = json_extract(j, '\$.nics_per_node') AND nodes = ''
+    AND CAST(node_peak_fp32_flops_per_s AS REAL) > 0"
+run systems-csv-json 2 "$DLPERF" systems --csv --json && expect systems-csv-json "$T/err" "--csv and --json are two formats; choose one" &&
+    one_line systems-csv-json
+run systems-show-csv-json 2 "$DLPERF" systems show dgx-a100 --json --csv && expect systems-show-csv-json "$T/err" "choose one"
+run systems-profile-csv 2 "$DLPERF" systems profile t4 --csv && expect systems-profile-csv "$T/err" "--csv goes with the list"
 for n in k20x p100-sxm2 v100-sxm2-32gb a100-sxm4-80gb h100-sxm5 h200-sxm mi250x epyc-9654 pcie3 pcie4 pcie5 nvlink2 \
          nvlink3 nvlink4 ib-fdr ib-edr ib-hdr ib-ndr slingshot-11 ethernet-100g titan dgx-a100 frontier \
          p4 t4 v100-pcie-32gb a100-pcie-40gb a100-pcie-80gb l4 m40 titan-x-maxwell titan-x-pascal titan-xp gtx-1080 \
