@@ -485,39 +485,6 @@ static void print_any(const Cli *cli, bool csv, const SuiteRunRow *r, const Suit
         print_run(r, rows, n, machine);
 }
 
-static int show(Cli *cli, long id, bool csv)
-{
-    Db *db = cli_db_open(cli);
-    if (!db)
-        return EXIT_FAIL;
-    MachineRow machine;
-    if (cli_machine(cli, db, &machine)) {
-        db_close(db);
-        return EXIT_FAIL;
-    }
-    SuiteRunRow r;
-    SuiteResultRow *rows;
-    int n;
-    const int rc = db_suite_get(db, id, machine.id, &r, &rows, &n);
-    if (rc != 0) {
-        const int code = rc == DB_NOT_FOUND ? EXIT_USAGE : EXIT_FAIL;
-        if (rc == DB_NOT_FOUND && id > 0)
-            cli_error(cli, code, "no suite run %ld in %s", id, cli->db_path);
-        else if (rc == DB_NOT_FOUND)
-            cli_error(cli, code, "no complete suite run of this machine in %s (dlperf suite runs one)", cli->db_path);
-        else
-            cli_error(cli, code, "%s", db_errmsg(db));
-        db_close(db);
-        return code;
-    }
-    if (strcmp(r.status, "running") == 0 && r.pid > 0 && kill((pid_t)r.pid, 0) != 0)
-        snprintf(r.status, sizeof r.status, "interrupted");
-    print_any(cli, csv, &r, rows, n, &machine);
-    free(rows);
-    db_close(db);
-    return EXIT_OK;
-}
-
 static int suite_order(const void *a, const void *b)
 {
     const SuiteBenchmark *x = suite_benchmark(((const SuiteResultRow *)a)->benchmark),
@@ -526,42 +493,63 @@ static int suite_order(const void *a, const void *b)
     return (i > j) - (i < j);
 }
 
-/* --show --combined: each benchmark's latest full-protocol result on this machine, whichever
- * run it came from, so that a suite too long for one sitting is run in parts (--only) and
- * scored whole. */
-static int show_combined(Cli *cli, bool csv)
+/* Stored run id (0: this machine's latest complete one) into r and rows; an exit code. */
+static int load_run(Cli *cli, Db *db, const MachineRow *machine, long id, SuiteRunRow *r, SuiteResultRow **rows,
+                    int *n)
+{
+    const int rc = db_suite_get(db, id, machine->id, r, rows, n);
+    if (rc == DB_NOT_FOUND && id > 0)
+        return cli_error(cli, EXIT_USAGE, "no suite run %ld in %s", id, cli->db_path);
+    if (rc == DB_NOT_FOUND)
+        return cli_error(cli, EXIT_USAGE, "no complete suite run of this machine in %s (dlperf suite runs one)",
+                         cli->db_path);
+    if (rc != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (strcmp(r->status, "running") == 0 && r->pid > 0 && kill((pid_t)r->pid, 0) != 0)
+        snprintf(r->status, sizeof r->status, "interrupted");
+    return EXIT_OK;
+}
+
+/* --combined: each benchmark's latest full-protocol result on this machine, whichever run
+ * it came from, so that a suite too long for one sitting is run in parts (--only) and
+ * scored whole; r describes them as one run (id 0). An exit code. */
+static int load_combined(Cli *cli, Db *db, const MachineRow *machine, SuiteRunRow *r, SuiteResultRow **rows, int *n)
+{
+    if (db_suite_combined(db, machine->id, cli->threads, rows, n) != 0)
+        return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (*n == 0) {
+        free(*rows);
+        *rows = NULL;
+        return cli_error(cli, EXIT_USAGE, "no complete full-protocol suite result of this machine at %d threads in %s "
+                         "(dlperf suite [--only B,...] runs them; --quick ones do not count)", cli->threads,
+                         cli->db_path);
+    }
+    qsort(*rows, (size_t)*n, sizeof **rows, suite_order);
+    *r = (SuiteRunRow){.threads = cli->threads, .overall_fom = overall_fom_of(*rows, *n), .wall_s = NAN};
+    snprintf(r->mode, sizeof r->mode, "full");
+    snprintf(r->run, sizeof r->run, "base");
+    snprintf(r->precision, sizeof r->precision, "fp32");
+    snprintf(r->status, sizeof r->status, "combined");
+    return EXIT_OK;
+}
+
+static int show(Cli *cli, long id, bool combined, bool csv)
 {
     Db *db = cli_db_open(cli);
     if (!db)
         return EXIT_FAIL;
     MachineRow machine;
-    if (cli_machine(cli, db, &machine)) {
-        db_close(db);
-        return EXIT_FAIL;
-    }
-    SuiteResultRow *rows;
-    int n;
-    if (db_suite_combined(db, machine.id, cli->threads, &rows, &n) != 0) {
-        cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
-        db_close(db);
-        return EXIT_FAIL;
-    }
+    SuiteRunRow r;
+    SuiteResultRow *rows = NULL;
+    int n = 0, rc = cli_machine(cli, db, &machine) ? EXIT_FAIL : EXIT_OK;
+    if (rc == EXIT_OK)
+        rc = combined ? load_combined(cli, db, &machine, &r, &rows, &n)
+                      : load_run(cli, db, &machine, id, &r, &rows, &n);
     db_close(db);
-    if (n == 0) {
-        free(rows);
-        return cli_error(cli, EXIT_USAGE, "no complete full-protocol suite result of this machine at %d threads in %s "
-                         "(dlperf suite [--only B,...] runs them; --quick ones do not count)", cli->threads,
-                         cli->db_path);
-    }
-    qsort(rows, (size_t)n, sizeof *rows, suite_order);
-    SuiteRunRow r = {.threads = cli->threads, .overall_fom = overall_fom_of(rows, n), .wall_s = NAN};
-    snprintf(r.mode, sizeof r.mode, "full");
-    snprintf(r.run, sizeof r.run, "base");
-    snprintf(r.precision, sizeof r.precision, "fp32");
-    snprintf(r.status, sizeof r.status, "combined");
-    print_any(cli, csv, &r, rows, n, &machine);
+    if (rc == EXIT_OK)
+        print_any(cli, csv, &r, rows, n, &machine);
     free(rows);
-    return EXIT_OK;
+    return rc;
 }
 
 int cmd_suite(int argc, char **argv, Cli *cli)
@@ -590,7 +578,7 @@ int cmd_suite(int argc, char **argv, Cli *cli)
     if (a.combined && (!a.show || optind < argc))
         return cli_error(cli, EXIT_USAGE, "--combined goes with --show (and no run ID): each benchmark's latest result");
     if (a.combined)
-        return show_combined(cli, a.csv);
+        return show(cli, 0, true, a.csv);
     if (a.show) {
         if (optind < argc) {
             char *end;
@@ -598,9 +586,9 @@ int cmd_suite(int argc, char **argv, Cli *cli)
             if (*end || id < 1)
                 return cli_error(cli, EXIT_USAGE, "--show '%s': expected a suite run id (a positive integer)",
                                  argv[optind]);
-            return show(cli, id, a.csv);
+            return show(cli, id, false, a.csv);
         }
-        return show(cli, 0, a.csv);
+        return show(cli, 0, false, a.csv);
     }
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s' (dlperf suite [--quick] [--only B,...])",

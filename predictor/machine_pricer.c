@@ -97,8 +97,8 @@ int machine_calibration_dp(Db *db, const MachineRow *m, int threads, int local_r
     /* The node's ranks run the same ops at about the same time, each on its own data, in
      * one last-level cache: what a rank wrote is still cached after a reuse distance of its
      * share of it, not of the whole (cm_warmth). The kernels' own cold and warm times were
-     * measured as the job runs them, so only the share changes. basic-lstm at 16 per rank,
-     * stop 29: its compute priced 341 ms at np=2 and 683 ms at np=4 with the whole 32 MiB,
+     * measured as the job runs them, so only the share changes. basic-lstm at 16 per rank:
+     * its compute priced 341 ms at np=2 and 683 ms at np=4 with the whole 32 MiB,
      * 352 and 705 ms with the share, measured 362 and 770 ms. */
     if (local_ranks > 1 && cm_llc_bytes(*cm) > 0)
         cm_set_llc(*cm, cm_llc_bytes(*cm) / local_ranks);

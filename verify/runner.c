@@ -14,14 +14,13 @@
 #include "ops/comm.h"
 #include "predictor/predict.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int verify_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-    return 1;
+    return code;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -158,7 +157,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
     int rc = 0;
     if (!out->step_s || !out->loss || (trace && !op_t) || !local_s || !split ||
         (probe_cores && (!out->step_rtt_ns || !out->step_core_share))) {
-        rc = fail(err, errlen, "out of memory for %s's run", m->name);
+        rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %s's run", m->name);
         goto done;
     }
     RunRow *r = &out->row;
@@ -179,7 +178,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
             trace_cap *= 2;
             double *grown = realloc(op_t, (size_t)trace_cap * (size_t)t.plan.nops * sizeof *op_t);
             if (!grown) {
-                rc = fail(err, errlen, "out of memory for the trace of %d steps", trace_cap);
+                rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for the trace of %d steps", trace_cap);
                 goto done;
             }
             op_t = grown;
@@ -207,7 +206,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
             char where[256];
             if (!plan_find_nonfinite(&t.plan, t.base, where, sizeof where))
                 snprintf(where, sizeof where, "every tensor is finite: the loss alone overflowed");
-            fail(err, errlen, "%s: the loss became %s at step %d%s; training diverged: %s", m->name,
+            verify_fail(err, errlen, VERIFY_FAIL, "%s: the loss became %s at step %d%s; training diverged: %s", m->name,
                  isnan(out->loss[s]) ? "NaN" : "infinite", s + 1, s < warmup ? " (warm-up)" : "", where);
             out->failed = true;
             total = s + 1;
@@ -234,7 +233,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
     if (steps > 0) {
         double *timed = malloc((size_t)steps * sizeof *timed);
         if (!timed) {
-            rc = fail(err, errlen, "out of memory for %s's run", m->name);
+            rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %s's run", m->name);
             goto done;
         }
         memcpy(timed, out->step_s + warmup, (size_t)steps * sizeof *timed);
@@ -258,7 +257,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
         goto done;
     }
     if (dp.nranks > 1 && gather_rank_times(local_s + warmup, split + warmup, steps, out) != 0) {
-        rc = fail(err, errlen, "out of memory for %s's run", m->name);
+        rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %s's run", m->name);
         goto done;
     }
     r->rank_times = out->rank_times;
@@ -269,7 +268,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
         double *col = malloc((size_t)steps * sizeof *col);
         if (!out->ops || !col) {
             free(col);
-            rc = fail(err, errlen, "out of memory for %s's run", m->name);
+            rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %s's run", m->name);
             goto done;
         }
         for (int i = 0; i < t.plan.nops; i++) {

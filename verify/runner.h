@@ -17,6 +17,8 @@
 /* What the verify functions return besides 0, with their message in err: a failure
  * (1) or an input they refuse (2), the values the command line exits with. */
 enum { VERIFY_FAIL = 1, VERIFY_USAGE = 2 };
+/* Writes the message into err and returns code. */
+int verify_fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* What a run is run with and recorded with. */
 typedef struct {

@@ -2,7 +2,6 @@
 #include "verify/validation.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +11,6 @@
 
 #include "ops/comm.h"
 #include "predictor/machine_pricer.h"
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 
 /* Validate measures at the placement the calibration priced (the near one, where it saw
@@ -78,11 +67,11 @@ static int validate_predict(const RunEnv *env, Db *db, const CalibrationRow *cal
         if (rc == 0) /* the same plan, the cores apart */
             res->apart_predicted_s[h] = pred_iteration_apart_s(&plan, cm[h], env->threads);
         if (rc == 0 && db_prediction_insert(db, &res->prow[h], res->pred[h], plan.nops) != 0)
-            rc = fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+            rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
     }
     plan_free(&plan);
     if (rc == 0 && !(res->round = calloc(2 * (size_t)vo->rounds, sizeof *res->round)))
-        rc = fail(err, errlen, VERIFY_FAIL, "out of memory for %d rounds", vo->rounds);
+        rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %d rounds", vo->rounds);
     return rc;
 }
 
@@ -175,7 +164,7 @@ static int validate_round(const RunEnv *env, Db *db, const MachineRow *machine, 
     }
     if (rc == 0 && db_run_insert(db, &r->run.row, r->run.step_s, r->run.loss, r->run.nsteps, r->run.ops, r->run.nops,
                                  NULL, 0) != 0)
-        rc = fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+        rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
     if (rc == 0)
         res->nrounds++;
     else
@@ -385,7 +374,7 @@ static int validate_finish(const RunEnv *env, Db *db, ModelValidation *res, doub
         }
     }
     if (validate_steps(res, rtt_near_ns) != 0)
-        return fail(err, errlen, VERIFY_FAIL, "out of memory for %s's steps", res->m->name);
+        return verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %s's steps", res->m->name);
     for (int h = 0; h < 2; h++) {
         if (!res->pred[h])
             continue;
@@ -422,7 +411,7 @@ static int validate_finish(const RunEnv *env, Db *db, ModelValidation *res, doub
         v->measured_steps_apart_s = res->steps_apart_s;
         v->error_steps_placed_pct = res->steps_placed_error_pct[h];
         if (db_validation_insert(db, v) != 0)
-            return fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+            return verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
     }
     res->meas = r->run.ops;
     /* the process as it was when the run began (libraries, BLAS buffers, what earlier runs
@@ -490,7 +479,7 @@ CostModel *validation_holdout_model(Db *db, const CalibrationRow *cal, const Mod
         if (!grown) {
             plan_free(&p);
             free(descs);
-            fail(err, errlen, VERIFY_FAIL, "out of memory for the holdout's shapes");
+            verify_fail(err, errlen, VERIFY_FAIL, "out of memory for the holdout's shapes");
             return NULL;
         }
         descs = grown;
@@ -539,7 +528,7 @@ double dp_adjusted_s(const DpResult *r)
  * run, it tells whether the ranks' communication ran at its calibrated speed then: at
  * np=2 on the 2-vCPU Zen 4 VM, P1B1's 932 MiB allreduce took 158-163 ms in steps within a
  * minute of calibrating at 158-160, and full validations that came later missed it by
- * 20-38% (stop 25): the host had moved the vCPUs in between. Every rank calls it. */
+ * 20-38%: the host had moved the vCPUs in between. Every rank calls it. */
 static double dp_allreduce_reference(const RunEnv *env, size_t bytes)
 {
     const MbCommKernel k = {MB_COMM_ALLREDUCE, bytes};
@@ -574,7 +563,7 @@ int validation_dp_setup(const ModelSpec *const *models, int nm, const Validation
         res[i].m = models[i];
         int b = vo->batch ? vo->batch : models[i]->default_batch;
         if (!vo->weak_scaling && b % ranks != 0)
-            return fail(err, errlen, VERIFY_USAGE, "%s: batch %d does not split evenly over %d ranks; give --batch (a "
+            return verify_fail(err, errlen, VERIFY_USAGE, "%s: batch %d does not split evenly over %d ranks; give --batch (a "
                         "multiple of %d) or --scaling weak", models[i]->name, b, ranks, ranks);
         res[i].batch = vo->weak_scaling ? b : b / ranks;
     }
@@ -617,7 +606,7 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
                     rc = machine_predict_dp(cm, cal, env->threads, comm, &plan, ranks, over, &r->pred, &r->pops, NULL, err, errlen);
                     r->nops = plan.nops;
                     if (rc == 0 && db_prediction_insert(db, &r->pred, r->pops, plan.nops) != 0)
-                        rc = fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+                        rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
                     if (rc == 0)
                         dp_drift_refs(r->pops, r->nops, idx);
                     r->allreduce_apart_s = comm_model_allreduce_apart_s(comm, (double)plan.arena_bytes[ARENA_GRAD],
@@ -666,7 +655,7 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
                 k->allreduce_s = run.slowest.comm_s;
                 k->compute_s = run.slowest.compute_s;
                 if (db_run_insert(db, &run.row, run.step_s, run.loss, run.nsteps, NULL, 0, NULL, 0) != 0)
-                    rc = fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+                    rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
                 k->run_id = run.row.id;
                 k->drift = drift;
                 k->ar_before_s = ar_before, k->ar_after_s = ar_after;
@@ -731,7 +720,7 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
         v.adjusted_error_pct = r->adjusted_error_pct;
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
         if (db_validation_insert(db, &v) != 0)
-            rc = fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+            rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
     }
     *done_out = done;
     return rc;
