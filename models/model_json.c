@@ -830,7 +830,7 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
         return get_float(c, lj, "rate", true, 0, RANGE_RATE, &L->u.dropout.rate);
     case LAYER_EMBEDDING:
     {
-        bool trainable;
+        bool trainable = true; /* read below even when a field before it failed */
         int rc = get_int(c, lj, "input_dim", true, 0, 1, INT_MAX, &L->u.embed.vocab) ||
                  get_int(c, lj, "output_dim", true, 0, 1, INT_MAX, &L->u.embed.dim) ||
                  get_bool(c, lj, "trainable", true, &trainable);

@@ -5,6 +5,7 @@
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_interp.h>
 #include <gsl/gsl_multifit.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,31 @@ static void fit_algo(const CommModel *cm, AllreduceAlgo a, CommAlgoFit *out)
     gsl_vector_free(y), gsl_vector_free(w), gsl_vector_free(coef);
 }
 
+/* The rank counts (>= 2, whole, ascending) of the machine's complete communication
+ * calibrations: looked up, not counted up to the largest (a database that says 2^31 ranks
+ * would take 2^31 queries). */
+typedef struct {
+    int *p;
+    int n, cap;
+} RankCounts;
+
+static int add_rank_count(int ncols, const double *num, const char *const *text, void *ctx)
+{
+    (void)text;
+    RankCounts *r = ctx;
+    const double v = num[0];
+    if (ncols < 1 || !(v >= 2 && v <= INT_MAX) || v != floor(v) || (r->n > 0 && (int)v <= r->p[r->n - 1]))
+        return 0;
+    if (r->n == r->cap) {
+        int *grown = realloc(r->p, (size_t)(r->cap = r->cap ? 2 * r->cap : 16) * sizeof *grown);
+        if (!grown)
+            return 1;
+        r->p = grown;
+    }
+    r->p[r->n++] = (int)v;
+    return 0;
+}
+
 CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
 {
     CalibrationRow most;
@@ -267,7 +293,18 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
         return NULL;
     }
     snprintf(cm->info.mpi_library, sizeof cm->info.mpi_library, "%s", most.sw.mpi_library);
-    for (int p = 2; p <= most.sw.ranks && cm->ncurves < MAX_RANK_COUNTS; p++) {
+    RankCounts counts = {0};
+    if (db_rows(db,
+                "SELECT DISTINCT ranks FROM calibration WHERE machine_id = ? AND status = 'complete'"
+                " AND mode LIKE 'comm%' ORDER BY ranks",
+                add_rank_count, &counts, "I", machine_id) != 0) {
+        snprintf(err, errlen, "%s", db_errmsg(db));
+        free(counts.p);
+        free(cm);
+        return NULL;
+    }
+    for (int i = 0; i < counts.n && cm->ncurves < MAX_RANK_COUNTS; i++) {
+        const int p = counts.p[i];
         CalibrationRow cal;
         if (db_comm_calibration_latest(db, machine_id, p, &cal) != 0)
             continue;
@@ -279,6 +316,7 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
         if (db_measurement_foreach(db, cal.id, load_row, &lc) != 0 ||
             db_comm_memory_foreach(db, cal.id, load_memory, c) != 0) {
             snprintf(err, errlen, "%s", db_errmsg(db));
+            free(counts.p);
             free(cm);
             return NULL;
         }
@@ -303,6 +341,7 @@ CommModel *comm_model_load(Db *db, int64_t machine_id, char *err, size_t errlen)
         cm->info.points += c->n;
         cm->ncurves++;
     }
+    free(counts.p);
     cm->info.nranks = cm->ncurves;
     if (cm->ncurves == 0) {
         snprintf(err, errlen, "the communication calibrations of this machine hold no validated allreduce");

@@ -563,10 +563,13 @@ static int alias_in_stored(const char *name, const char *kind, const char *sourc
     if (strcmp(kind, kind_names[SPEC_DEVICE]) != 0)
         return 0;
     char k[16], *text = NULL;
-    if (db_spec_get(a->db, name, k, &text) != 0) {
+    const int rc = db_spec_get(a->db, name, k, &text);
+    if (rc < 0) {
         a->failed = true;
         return 1;
     }
+    if (rc == DB_NOT_FOUND) /* a row its name cannot find (NULL, a blob, a NUL inside): no sheet */
+        return 0;
     cJSON *o = cJSON_Parse(text);
     free(text);
     if (o && device_answers_to(o, a->want)) {
