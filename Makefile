@@ -3,6 +3,8 @@
 #   make demo       the main job: quick calibration, then predict + validate three models
 #   make test       unit, gradient-check and CLI tests (ends with "N passed, M failed")
 #   make asan       the test suite under AddressSanitizer + UBSan
+#   make fuzz       the libFuzzer harnesses of the input readers, FUZZ_SECONDS (600) each
+#                   (fuzz/fuzz.mk; make test replays their corpora)
 #   make bench      performance comparisons (bench/, not part of the tests)
 
 CC      ?= gcc
@@ -106,7 +108,7 @@ test: $(BUILD)/dlperf $(TEST_BIN) $(MPI_TEST_BIN) $(BUILD)/bench/allreduce_serie
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
-	DLPERF_RANK_ASAN_OPTIONS=fast_unwind_on_malloc=0 \
+	DLPERF_RANK_ASAN_OPTIONS=fast_unwind_on_malloc=0 DLPERF_SANITIZED="ASan+UBSan" \
 	$(MAKE) BUILD=build-asan OPT="-O1 $(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" test
 
 demo: $(BUILD)/dlperf
@@ -115,7 +117,7 @@ demo: $(BUILD)/dlperf
 
 # built by `make bench`, not run there (it needs mpirun and takes minutes; docs/benchmarks.md);
 # tests/test_mpi.sh runs it for a second
-$(BUILD)/bench/allreduce_series: bench/allreduce_series.c
+$(BUILD)/bench/allreduce_series: bench/allreduce_series.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
@@ -126,6 +128,8 @@ bench: $(BUILD)/dlperf $(BUILD)/bench/allreduce_series
 	bench/pytorch_compare.py
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
+
+include fuzz/fuzz.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

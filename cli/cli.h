@@ -36,8 +36,9 @@ typedef struct {
     const char *usage; /* full help text of the command */
 } Command;
 
-/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage/input, 130 interrupted. */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage/input, 128 + the signal when interrupted
+ * (cli/interrupt.h). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 /* getopt_long ids of the common options; commands list them with CLI_COMMON_OPTIONS and
  * hand them to cli_common_option. */

@@ -17,14 +17,13 @@
 #include "cli/evidence_show.h"
 #include "models/model_json.h"
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "cli/cli.h"
 #include "predictor/machine_pricer.h"
 #include "microbench/mb.h"
 #include "models/plan.h"
 #include "ops/comm.h"
 
-static volatile sig_atomic_t stop_requested;
-static void on_signal(int sig) { stop_requested = sig; }
 
 typedef enum {
     FAM_PEAK, FAM_MEMORY, FAM_MODEL_OP, FAM_GEMM_SWEEP, FAM_GEMM_DEEPBENCH, FAM_CONV_DEEPBENCH,
@@ -239,7 +238,7 @@ static int show_latest(Cli *cli, int ranks, bool verbose, bool csv)
 static int finish_calibration(const Cli *cli, Db *db, int64_t id, int rc, double elapsed, const char *err)
 {
     if (!db)
-        return rc == 0 ? EXIT_OK : rc > 0 ? EXIT_INTERRUPTED : EXIT_FAIL;
+        return rc == 0 ? EXIT_OK : rc > 0 ? interrupt_exit_code() : EXIT_FAIL;
     if (db_calibration_finish(db, id, rc == 0 ? "complete" : "interrupted") != 0) {
         cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
         db_close(db);
@@ -249,8 +248,9 @@ static int finish_calibration(const Cli *cli, Db *db, int64_t id, int rc, double
         return EXIT_OK;
     db_close(db);
     if (rc > 0)
-        return cli_error(cli, EXIT_INTERRUPTED, "interrupted after %.0f s; calibration %lld is marked interrupted "
-                         "and will not be used", elapsed, (long long)id);
+        return cli_error(cli, interrupt_exit_code(), "interrupted by %s after %.0f s; calibration %lld is marked "
+                         "interrupted: its measurements so far are kept in the database, never used for a "
+                         "prediction", interrupt_signal_name(interrupt_requested()), elapsed, (long long)id);
     return cli_error(cli, EXIT_FAIL, "%s (calibration %lld marked interrupted)", err, (long long)id);
 }
 
@@ -323,7 +323,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         MachineRow machine;
         if (!(db = cli_db_open(cli)))
             return EXIT_FAIL;
-        if (cli_machine(cli, db, &machine) != 0 || db_calibration_reap(db, machine.id) != 0) {
+        if (cli_machine(cli, db, &machine) != 0) {
             db_close(db);
             return EXIT_FAIL;
         }
@@ -340,10 +340,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
         fprintf(stderr, "calibrate: communication, %d ranks, %s, database %s\n", comm_size(), cal.sw.mpi_library,
                 cli->db_path);
     }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    interrupt_flag_on_signal("calibrate");
     /* --models: each model's gradient buffer, the message its data-parallel training sums */
     size_t grad_bytes[MAX_MODELS];
     for (int i = 0; i < co->nmodels; i++) {
@@ -360,7 +357,7 @@ static int calibrate_comm(Cli *cli, const CalOpts *co)
     if (comm_rank() == 0)
         announce_rounds(co->rounds, "collective", "list");
     int rc = mb_calibrate_comm(db, cal.id, co->mode, co->rounds, cli->threads, grad_bytes, co->nmodels, progress, &pr,
-                               &stop_requested, err, sizeof err);
+                               interrupt_flag(), err, sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     if (comm_rank() != 0)
         return finish_calibration(cli, NULL, 0, rc, elapsed, err);
@@ -539,7 +536,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
             free(mops);
             return EXIT_FAIL;
         }
-        if (cli_machine(cli, db, &machine) != 0 || db_calibration_reap(db, machine.id) != 0) {
+        if (cli_machine(cli, db, &machine) != 0) {
             free(mops);
             db_close(db);
             return EXIT_FAIL;
@@ -563,14 +560,11 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                             "%d-rank job on this node sees); rank 0 stores\n", comm_size(), comm_size());
     }
 
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    interrupt_flag_on_signal("calibrate");
     MbProtocol proto = mb_protocol(co.mode);
     proto.rounds = co.rounds;
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
-    rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, root ? progress : NULL, &pr, &stop_requested, err,
+    rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, root ? progress : NULL, &pr, interrupt_flag(), err,
                       sizeof err);
     double elapsed = mb_now_s() - pr.t0;
     free(mops);

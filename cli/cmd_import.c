@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "microbench/import.h"
 #include "predictor/system.h"
 
@@ -71,6 +72,7 @@ int cmd_import(int argc, char **argv, Cli *cli)
     for (int i = optind; i < argc; i++)
         if (access(argv[i], R_OK) != 0)
             return cli_error(cli, EXIT_USAGE, "%s: cannot be read", argv[i]);
+    interrupt_kept("nothing imported (an import is one transaction)");
     Db *db = cli_db_open(cli);
     if (!db)
         return EXIT_FAIL;
@@ -93,6 +95,8 @@ int cmd_import(int argc, char **argv, Cli *cli)
         o.aliases[o.naliases++] = dev.aliases[i];
     ImportSummary s;
     rc = import_files(db, (const char *const *)argv + optind, argc - optind, &o, &s, progress, NULL, err, sizeof err);
+    if (rc == 0 && !a.dry_run)
+        interrupt_kept("the import is stored (%d calibration%s)", s.calibrations, s.calibrations == 1 ? "" : "s");
     db_close(db);
     if (rc != 0)
         return cli_error(cli, rc == -1 ? EXIT_USAGE : EXIT_FAIL, "%s", err);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "predictor/machine_pricer.h"
 #include "models/fit.h"
 #include "models/plan.h"
@@ -262,6 +263,8 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
     int rc = EXIT_OK;
     if (db_run_insert(db, &r.row, r.step_s, r.loss, r.nsteps, r.ops, r.ops ? r.nops : 0, NULL, 0) != 0)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    else
+        interrupt_kept("run %lld stored; a run still in progress is not", (long long)r.row.id);
     const RunRow *row = &r.row;
     /* recurrent benchmarks report time per sample (rnn-benchmarks) */
     bool per_sample = m->family && strcmp(m->family, "RNN") == 0;

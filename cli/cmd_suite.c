@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "predictor/machine_pricer.h"
 #include "models/fit.h"
 #include "models/plan.h"
@@ -244,11 +246,17 @@ static int run_benchmark(const Cli *cli, const SuiteBenchmark *b, bool quick, in
         return -1;
     }
     int started = 0;
-    for (; started < n; started++)
+    for (; started < n && !interrupt_requested(); started++) {
         if (spawn_instance(cli, b, quick, threads, &c[started]) != 0) {
             snprintf(err, errlen, "%s: could not start instance %d: %s", b->name, started + 1, strerror(errno));
             break;
         }
+        /* a signal now reaches the instance through the handler; one that came before it
+         * was registered is passed on here */
+        interrupt_forward_to(started, c[started].pid);
+        if (interrupt_requested())
+            kill(c[started].pid, interrupt_requested());
+    }
     int failed = started < n ? 1 : 0;
     row->time_s = 0;
     row->fwd_s = NAN;
@@ -258,7 +266,9 @@ static int run_benchmark(const Cli *cli, const SuiteBenchmark *b, bool quick, in
         const bool got = fgets(line, sizeof line, c[i].out) != NULL;
         fclose(c[i].out);
         int status = 0;
-        waitpid(c[i].pid, &status, 0);
+        while (waitpid(c[i].pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        interrupt_forward_to(i, 0);
         cJSON *j = got ? cJSON_Parse(line) : NULL;
         const cJSON *t = j ? cJSON_GetObjectItem(j, "time_s") : NULL;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !cJSON_IsNumber(t)) {
@@ -570,6 +580,13 @@ int cmd_suite(int argc, char **argv, Cli *cli)
     if (a.csv && cli->json)
         return cli_error(cli, EXIT_USAGE, "--csv and --json: one output format at a time");
     if (a.instance) { /* one instance, for the parent that spawned it */
+        /* it ends with its parent (killed with SIGKILL, no handler to stop it): no orphan
+         * keeps a core busy; and one whose parent is already gone stops now */
+        const pid_t parent = getppid();
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            return cli_error(cli, EXIT_FAIL, "the suite that started this instance has ended");
+        interrupt_kept("an instance stores nothing: its suite keeps what it reported");
         const SuiteBenchmark *b = suite_benchmark(a.instance);
         if (!b)
             return cli_error(cli, EXIT_USAGE, "--instance '%s': no such benchmark", a.instance);
@@ -638,6 +655,9 @@ int cmd_suite(int argc, char **argv, Cli *cli)
         db_close(db);
         return EXIT_FAIL;
     }
+    /* from here a signal stops the suite between instances: its row is marked, the
+     * benchmarks done are kept */
+    interrupt_flag_on_signal("suite");
     const double t0 = now_s();
     SuiteResultRow rows[SUITE_BENCHMARKS];
     int n = 0;
@@ -660,8 +680,8 @@ int cmd_suite(int argc, char **argv, Cli *cli)
         x->instances = inst;
         x->threads_per_instance = threads;
         const double tb = now_s();
-        if (run_benchmark(cli, b, a.quick, inst, threads, x, err, sizeof err) != 0) {
-            rc = cli_error(cli, EXIT_FAIL, "%s", err);
+        if (run_benchmark(cli, b, a.quick, inst, threads, x, err, sizeof err) != 0 || interrupt_requested()) {
+            rc = interrupt_requested() ? interrupt_exit_code() : cli_error(cli, EXIT_FAIL, "%s", err);
             break;
         }
         if (b->group == SUITE_RESNET) {
@@ -693,8 +713,17 @@ int cmd_suite(int argc, char **argv, Cli *cli)
     if (all)
         overall = suite_overall_fom(g);
     run.wall_s = now_s() - t0;
-    if (db_suite_finish(db, run.id, rc == EXIT_OK ? "complete" : "failed", overall, run.wall_s) != 0 && rc == EXIT_OK)
+    const char *status = rc == EXIT_OK ? "complete" : interrupt_requested() ? "interrupted" : "failed";
+    if (db_suite_finish(db, run.id, status, overall, run.wall_s) != 0 && rc == EXIT_OK)
         rc = cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
+    if (interrupt_requested() && rc != EXIT_OK) {
+        char kept[256] = "";
+        for (int i = 0; i < n; i++)
+            snprintf(kept + strlen(kept), sizeof kept - strlen(kept), "%s%s", i ? ", " : "", rows[i].benchmark);
+        rc = cli_error(cli, interrupt_exit_code(), "interrupted by %s after %.0f s; suite run %lld is marked interrupted, "
+                  "%d benchmark result%s kept%s%s%s (dlperf suite --show %lld)", interrupt_signal_name(interrupt_requested()),
+                  run.wall_s, (long long)run.id, n, n == 1 ? "" : "s", n ? " (" : "", kept, n ? ")" : "", (long long)run.id);
+    }
     if (rc == EXIT_OK) {
         SuiteRunRow stored;
         SuiteResultRow *srows;

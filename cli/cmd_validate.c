@@ -15,6 +15,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "cli/validate_device.h"
 #include "microbench/mb.h"
 #include "models/model_json.h"
@@ -682,6 +683,32 @@ static cJSON *result_json(const ModelValidation *res, int nm, const ValidationOp
     return doc;
 }
 
+/* What an interrupted validation has kept: the validations stored so far (each with its
+ * prediction and run), said by the exit line (cli/interrupt.h). */
+typedef struct {
+    int n;
+    long long first, last;
+    char models[256];
+} StoredSoFar;
+
+static void on_stored(const ValidationRow *v, void *ctx)
+{
+    StoredSoFar *k = ctx;
+    if (k->n++ == 0)
+        k->first = (long long)v->id;
+    k->last = (long long)v->id;
+    const size_t used = strlen(k->models);
+    if (!strstr(k->models, v->model) && used + strlen(v->model) + 3 < sizeof k->models)
+        snprintf(k->models + used, sizeof k->models - used, "%s%s", used ? ", " : "", v->model);
+    char ids[64];
+    if (k->first == k->last)
+        snprintf(ids, sizeof ids, "id %lld", k->first);
+    else
+        snprintf(ids, sizeof ids, "ids %lld-%lld", k->first, k->last);
+    interrupt_kept("%d validation%s stored (%s: %s) with their predictions and runs; the model in progress is "
+                   "not", k->n, k->n == 1 ? "" : "s", ids, k->models);
+}
+
 int cmd_validate(int argc, char **argv, Cli *cli)
 {
     if (validate_device_wanted(argc, argv))
@@ -708,6 +735,9 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--csv and --json are two formats; choose one");
     ValidationOpts vo = args.run;
     vo.quiet = cli->json;
+    static StoredSoFar stored;
+    vo.stored = on_stored;
+    vo.stored_ctx = &stored;
     if (args.zoo && optind < argc)
         return cli_error(cli, EXIT_USAGE, "--zoo validates every model; give either --zoo or model names ('%s')",
                          argv[optind]);
@@ -782,8 +812,14 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     const RunEnv env = cli_run_env(cli);
     PlacementWait pw;
     int done = 0;
+    /* a signal stops the validation before the next step: the models whose rounds ran
+     * are validated and stored, the one in progress is not */
+    interrupt_flag_on_signal("validate");
     rc = validation_run(&env, db, &machine, &cal, cm, &vo, res, nm, &pw, &done, err, sizeof err);
-    if (rc != 0)
+    if (interrupt_requested())
+        rc = cli_error(cli, interrupt_exit_code(), "interrupted by %s; %s",
+                       interrupt_signal_name(interrupt_requested()), interrupt_kept_text());
+    else if (rc != 0)
         cli_error(cli, rc, "%s", err);
     cm_free(cm[0]);
     cm_free(cm[1]);

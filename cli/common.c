@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "predictor/machine_pricer.h"
 #include "microbench/mb.h"
 #include "models/model_json.h"
@@ -234,7 +235,9 @@ Db *cli_db_open(const Cli *cli)
 int cli_machine(const Cli *cli, Db *db, MachineRow *m)
 {
     mb_machine_detect(m);
-    if (db_machine_upsert(db, m) != 0)
+    /* a calibration whose process is gone (killed, or its machine rebooted) is marked
+     * interrupted by the next dlperf that looks at this machine */
+    if (db_machine_upsert(db, m) != 0 || db_calibration_reap(db, m->id) != 0)
         return cli_error(cli, EXIT_FAIL, "%s", db_errmsg(db));
     return 0;
 }
@@ -256,7 +259,8 @@ int cli_calibration(const Cli *cli, Db *db, const MachineRow *m, CalibrationRow 
 
 RunEnv cli_run_env(const Cli *cli)
 {
-    RunEnv env = {.threads = cli->threads, .progress = progress_enabled()};
+    /* a command that stops at its own checks (cli/interrupt.h) stops a run between steps */
+    RunEnv env = {.threads = cli->threads, .progress = progress_enabled(), .stop = interrupt_flag()};
     cli_software(cli, &env.sw);
     return env;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "ops/comm.h"
 #include "ops/ops.h"
 
@@ -436,6 +437,9 @@ int main(int argc, char **argv)
             return cli_error(&cli, EXIT_USAGE, "'%s' runs on one process; under mpirun only run, validate and "
                                                "calibrate --only comm use the ranks (for this machine's data-parallel "
                                                "prediction: dlperf predict MODEL --ranks P)", name);
+        /* a signal ends any command with a line saying what it kept (cli/interrupt.h);
+         * calibrate and suite stop at their own checks instead */
+        interrupt_exit_on_signal(commands[i].name);
         int rc = commands[i].fn(argc - 1, argv + 1, &cli);
         /* under MPI: finalize, or abort the whole job so no rank waits for a failed one */
         return comm_finish(rc < 0 ? EXIT_OK : rc); /* -1: --help was printed */

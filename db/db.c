@@ -39,6 +39,14 @@ static int fail(Db *db, const char *fmt, ...)
 
 static int fail_sqlite(Db *db, const char *what)
 {
+    /* the write that failed is rolled back: what was stored before stays */
+    const int code = sqlite3_extended_errcode(db->h);
+    if ((code & 0xff) == SQLITE_FULL || code == SQLITE_IOERR_WRITE || code == SQLITE_IOERR_FSYNC)
+        return fail(db, "%s: %s: the disk is full or the file may not grow; free space or give --db another file",
+                    what, sqlite3_errmsg(db->h));
+    if ((code & 0xff) == SQLITE_READONLY)
+        return fail(db, "%s: %s: the file or its directory is read-only; give --db a writable file", what,
+                    sqlite3_errmsg(db->h));
     return fail(db, "%s: %s", what, sqlite3_errmsg(db->h));
 }
 
@@ -238,7 +246,15 @@ int db_open(const char *path, Db **out, char *err, size_t errlen)
     if (pragma_int(db, "PRAGMA application_id", &app) != 0 ||
         exec(db, "PRAGMA foreign_keys = ON") != 0 || migrate(db) != 0 ||
         exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") != 0) {
-        snprintf(err, errlen, "%s", db->err);
+        const int code = sqlite3_errcode(db->h) & 0xff;
+        if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN)
+            snprintf(err, errlen, "%s: cannot write the database (the file or its directory is read-only: SQLite "
+                     "writes the file and its -wal and -shm files beside it); give --db a writable file", path);
+        else if (code == SQLITE_FULL)
+            snprintf(err, errlen, "%s: the disk is full (nothing was written); free space or give --db another "
+                     "file", path);
+        else
+            snprintf(err, errlen, "%s", db->err);
         db_close(db);
         return -1;
     }

@@ -6,12 +6,14 @@
 #include <malloc.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static bool started;
 static int my_rank, my_size = 1;
@@ -20,6 +22,91 @@ static void peer_teardown(void);
 
 /* Largest count handed to one MPI call (MPI counts are int). */
 enum { COMM_CHUNK = 1 << 30 };
+
+/* ---- the job's watchdog ----
+ * A rank that hangs (stopped, deadlocked, spinning in a kernel) leaves the others waiting
+ * in their next collective forever, and mpirun with them. Each blocking call here marks
+ * the time it began waiting; a thread checks once a second and ends the process (exit 1,
+ * with one line naming the rank and the call) once a wait passes DLPERF_COMM_TIMEOUT
+ * (default 600 s, far above any collective of a step; 0: no limit). mpirun then ends the
+ * job: it ends every rank when one exits without finalizing. */
+static double watch_timeout_s = 600;
+/* Two relaxed atomic stores per call, no clock read: the comm benchmarks time calls of a
+ * microsecond. The watchdog sees a wait that has not changed (same call number) for the
+ * whole limit. */
+static _Atomic unsigned long watch_calls;
+static _Atomic int watch_waiting;
+static const char *_Atomic watch_what;
+
+static void watch_begin(const char *what)
+{
+    atomic_store_explicit(&watch_what, what, memory_order_relaxed);
+    atomic_fetch_add_explicit(&watch_calls, 1, memory_order_relaxed);
+    atomic_store_explicit(&watch_waiting, 1, memory_order_relaxed);
+}
+
+static void watch_end(void) { atomic_store_explicit(&watch_waiting, 0, memory_order_relaxed); }
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    unsigned long last = 0;
+    double stuck_s = 0;
+    for (;;) {
+        sleep(1);
+        const unsigned long calls = atomic_load_explicit(&watch_calls, memory_order_relaxed);
+        if (!atomic_load_explicit(&watch_waiting, memory_order_relaxed) || calls != last) {
+            last = calls;
+            stuck_s = 0;
+            continue;
+        }
+        if ((stuck_s += 1) > watch_timeout_s) {
+            fprintf(stderr, "dlperf: rank %d of %d: %s waited %.0f s for the other ranks (DLPERF_COMM_TIMEOUT=%g s): "
+                    "a rank has hung or died; ending the job\n", my_rank, my_size,
+                    atomic_load_explicit(&watch_what, memory_order_relaxed), stuck_s, watch_timeout_s);
+            fflush(stderr);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+/* DLPERF_COMM_TIMEOUT: seconds, or 0 for none. 0, or -1 with err. */
+static int watch_start(char *err, size_t errlen)
+{
+    const char *v = getenv("DLPERF_COMM_TIMEOUT");
+    if (v && *v) {
+        char *end;
+        const double t = strtod(v, &end);
+        if (end == v || *end || !(t >= 0) || t > 1e9) {
+            snprintf(err, errlen, "DLPERF_COMM_TIMEOUT '%s': expected seconds a collective may wait for the other "
+                     "ranks (a number >= 0; 0: no limit)", v);
+            return -1;
+        }
+        watch_timeout_s = t;
+    }
+    if (watch_timeout_s == 0 || my_size < 2)
+        return 0;
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    const int rc = pthread_create(&th, &at, watchdog, NULL);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        snprintf(err, errlen, "could not start the collectives' watchdog thread: %s", strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* a blocking MPI call, watched */
+#define WATCHED(what, call) \
+    do {                     \
+        watch_begin(what);   \
+        call;                \
+        watch_end();         \
+    } while (0)
 
 static int env_int(const char *const names[], int fallback)
 {
@@ -72,7 +159,7 @@ int comm_start(char *err, size_t errlen)
     MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &my_size);
     started = true;
-    return 0;
+    return watch_start(err, errlen);
 }
 
 /* Open MPI's allreduce allocates a temporary the size of the message on every call. glibc
@@ -132,7 +219,7 @@ void comm_allreduce_sum_f32(float *buf, size_t n)
         return;
     for (size_t off = 0; off < n; off += COMM_CHUNK) {
         size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
     }
 }
 
@@ -162,20 +249,20 @@ void comm_progress(void)
 void comm_wait_all(void)
 {
     if (npending > 0)
-        MPI_Waitall(npending, pending, MPI_STATUSES_IGNORE);
+        WATCHED("allreduce", MPI_Waitall(npending, pending, MPI_STATUSES_IGNORE));
     npending = 0;
 }
 
 void comm_allreduce_sum_f64(double *v, int n)
 {
     if (started && my_size > 1)
-        MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
 }
 
 void comm_allreduce_max_f64(double *v, int n)
 {
     if (started && my_size > 1)
-        MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
 }
 
 void comm_gather_f64(const double *send, int n, double *recv)
@@ -185,7 +272,7 @@ void comm_gather_f64(const double *send, int n, double *recv)
             memcpy(recv, send, (size_t)n * sizeof *send);
         return;
     }
-    MPI_Gather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    WATCHED("gather", MPI_Gather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
 }
 
 void comm_gather_bytes(const void *send, int bytes, void *recv)
@@ -195,7 +282,7 @@ void comm_gather_bytes(const void *send, int bytes, void *recv)
             memcpy(recv, send, (size_t)bytes);
         return;
     }
-    MPI_Gather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    WATCHED("gather", MPI_Gather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
 }
 
 void comm_affinity_list(char *out, size_t n)
@@ -235,14 +322,14 @@ void comm_bcast(void *buf, size_t bytes, int root)
         return;
     for (size_t off = 0; off < bytes; off += COMM_CHUNK) {
         size_t c = bytes - off < COMM_CHUNK ? bytes - off : COMM_CHUNK;
-        MPI_Bcast((char *)buf + off, (int)c, MPI_BYTE, root, MPI_COMM_WORLD);
+        WATCHED("broadcast", MPI_Bcast((char *)buf + off, (int)c, MPI_BYTE, root, MPI_COMM_WORLD));
     }
 }
 
 void comm_barrier(void)
 {
     if (started && my_size > 1)
-        MPI_Barrier(MPI_COMM_WORLD);
+        WATCHED("barrier", MPI_Barrier(MPI_COMM_WORLD));
 }
 
 void comm_allreduce_f32(const float *src, float *dst, size_t n)
@@ -253,7 +340,7 @@ void comm_allreduce_f32(const float *src, float *dst, size_t n)
     }
     for (size_t off = 0; off < n; off += COMM_CHUNK) {
         size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        MPI_Allreduce(src + off, dst + off, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        WATCHED("allreduce", MPI_Allreduce(src + off, dst + off, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
     }
 }
 
@@ -266,11 +353,11 @@ double comm_pingpong(void *buf, size_t bytes, int peer, int iters)
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         if (my_rank == 0) {
-            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            WATCHED("send", MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD));
+            WATCHED("receive", MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else {
-            MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+            WATCHED("receive", MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            WATCHED("send", MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD));
         }
     }
     return MPI_Wtime() - t0;
@@ -326,12 +413,12 @@ static void peer_teardown(void)
  * past the deadline (a partner not running) or on rank 1. */
 static double peer_burst(void)
 {
-    MPI_Barrier(pair_comm); /* both done with the last burst */
+    WATCHED("barrier", MPI_Barrier(pair_comm)); /* both done with the last burst */
     if (node_rank == 0) {
         atomic_store(&peer_line->turn, 0);
         atomic_store(&peer_line->abandoned, 0);
     }
-    MPI_Barrier(pair_comm); /* the line reset, seen by both */
+    WATCHED("barrier", MPI_Barrier(pair_comm)); /* the line reset, seen by both */
     const double t0 = MPI_Wtime();
     for (long turn = node_rank; turn <= 2L * PEER_TRIPS; turn += 2) { /* rank 0 also waits for the last return */
         long spins = 0;
@@ -363,7 +450,7 @@ static bool peer_pin(cpu_set_t *saved)
             mine = c;
     if (node_rank == 0)
         cpu0 = mine;
-    MPI_Bcast(&cpu0, 1, MPI_INT, 0, pair_comm);
+    WATCHED("broadcast", MPI_Bcast(&cpu0, 1, MPI_INT, 0, pair_comm));
     for (int c = 0; node_rank == 1 && have && cpu0 >= 0 && c < CPU_SETSIZE && mine < 0; c++)
         if (CPU_ISSET(c, saved) && c != cpu0)
             mine = c;
@@ -372,11 +459,11 @@ static bool peer_pin(cpu_set_t *saved)
     if (mine >= 0)
         CPU_SET(mine, &one);
     int ok = mine >= 0 ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, pair_comm);
+    WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, pair_comm));
     if (ok && sched_setaffinity(0, sizeof one, &one) != 0)
         ok = 0;
     int both = ok;
-    MPI_Allreduce(MPI_IN_PLACE, &both, 1, MPI_INT, MPI_MIN, pair_comm);
+    WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, &both, 1, MPI_INT, MPI_MIN, pair_comm));
     if (ok && !both)
         sched_setaffinity(0, sizeof *saved, saved); /* the other could not: back as it was */
     return both;
@@ -406,10 +493,12 @@ double comm_peer_rtt_ns(void)
      * barrier, two of them on a 2-core node would take the pair's cores */
     MPI_Request req;
     MPI_Ibarrier(node_comm, &req);
+    watch_begin("barrier");
     for (int done = 0; MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done;)
         if (node_rank >= 2)
             nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
-    MPI_Allreduce(MPI_IN_PLACE, &rtt_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    watch_end();
+    WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, &rtt_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     return rtt_ns;
 }
 

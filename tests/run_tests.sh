@@ -5,6 +5,7 @@
 BUILD=${BUILD:-build}
 passed=0
 failed=0
+skipped=0
 failed_names=""
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -36,13 +37,15 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 # Shell tests (CLI end to end; MPI jobs): one "ok NAME" / "FAIL NAME: why" line each.
-for sh_test in tests/test_cli.sh tests/test_systems.sh tests/test_gpu.sh tests/test_mpi.sh; do
+for sh_test in tests/test_cli.sh tests/test_systems.sh tests/test_gpu.sh tests/test_mpi.sh tests/test_faults.sh tests/test_fuzz.sh; do
     name=$(basename "$sh_test")
     start=$(date +%s)
     BUILD="$BUILD" sh "$sh_test" >"$log" 2>&1
     rc=$?
     p=$(grep -c '^ok ' "$log")
     f=$(grep -c '^FAIL ' "$log")
+    s=$(grep -c '^skip ' "$log")
+    skipped=$((skipped + s))
     if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
     if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; echo "$name: ran no test" >>"$log"; fi
     passed=$((passed + p))
@@ -52,5 +55,6 @@ for sh_test in tests/test_cli.sh tests/test_systems.sh tests/test_gpu.sh tests/t
 done
 
 [ -n "$failed_names" ] && echo "failed in:$failed_names"
+[ "$skipped" -gt 0 ] && echo "$skipped skipped (each says why)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

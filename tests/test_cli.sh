@@ -191,7 +191,10 @@ run predict-csv-json 2 "$DLPERF" predict basic-lstm --csv --json && expect predi
 if run predict-small 0 "$DLPERF" predict sparse-ae --batch 4 --json; then
     pid=$(json "json_extract(j, '\$.prediction_id')")
     n=$(sql "SELECT count(*) FROM prediction_op WHERE prediction_id = ${pid:-0} AND cached > 0.5")
-    [ "$n" -gt 0 ] && ok predict-cached || fail predict-cached "no op of prediction ${pid:-?} cached: $(sql "SELECT group_concat(round(cached, 2)) FROM prediction_op WHERE prediction_id = ${pid:-0}")"
+    # under the sanitizers every kernel runs from instrumented memory: warm and cold times
+    # no longer differ as the cache model expects, and nothing about the cache is shown
+    if [ -n "${DLPERF_SANITIZED:-}" ]; then echo "skip predict-cached: timings under $DLPERF_SANITIZED"
+    elif [ "$n" -gt 0 ]; then ok predict-cached; else fail predict-cached "no op of prediction ${pid:-?} cached: $(sql "SELECT group_concat(round(cached, 2)) FROM prediction_op WHERE prediction_id = ${pid:-0}")"; fi
 fi
 run predict-table 0 "$DLPERF" predict basic-lstm --batch 4 && expect predict-table "$T/out" "memory per process" && expect predict-source "$T/out" "exact" &&
     expect predict-cached-column "$T/out" "# cached: how warm the op.s data is when it starts"

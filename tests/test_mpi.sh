@@ -174,6 +174,34 @@ if [ "$(sql "SELECT count(*) FROM run WHERE batch_per_rank = 4 AND steps = 50")"
     ok failing-rank-no-run-stored
 else fail failing-rank-no-run-stored "a run of the failed job was stored"; fi
 
+# ---- a rank that hangs: the others' watchdog ends the job, rank 0's database intact ----
+cat >"$T/hang.sh" <<EOF
+#!/bin/sh
+[ "\$OMPI_COMM_WORLD_RANK" = 1 ] && echo \$\$ >"$T/rank1.pid"
+exec "$DLPERF" run fmnist-convpool --batch 8 --steps 100000 --warmup 0 --threads 1
+EOF
+chmod +x "$T/hang.sh"
+rm -f "$T/rank1.pid"
+runs=$(sql "SELECT count(*) FROM run")
+start=$(date +%s)
+DLPERF_COMM_TIMEOUT=3 mpi 2 "$T/hang.sh" >"$T/out" 2>"$T/err" &
+job=$!
+n=0
+while [ ! -s "$T/rank1.pid" ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+sleep 3
+kill -STOP "$(cat "$T/rank1.pid")" 2>/dev/null # rank 1 hangs, stopped mid-training
+wait $job
+rc=$?
+took=$(($(date +%s) - start))
+kill -KILL "$(cat "$T/rank1.pid")" 2>/dev/null
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -lt 90 ]; then ok hanging-rank-ends-job; else
+    fail hanging-rank-ends-job "exit $rc after $took s: $(tail -c 300 "$T/err")"; fi
+expect hanging-rank-message "$T/err" "rank 0 of 2: [a-z]* waited [0-9]* s for the other ranks (DLPERF_COMM_TIMEOUT=3 s)"
+[ "$(sql "PRAGMA integrity_check")" = ok ] && [ "$(sql "SELECT count(*) FROM run")" = "$runs" ] &&
+    ok hanging-rank-db-intact || fail hanging-rank-db-intact "$(sql "PRAGMA integrity_check")"
+run comm-timeout-bad 1 env DLPERF_COMM_TIMEOUT=soon timeout 120 mpirun -np 2 --oversubscribe "$DLPERF" run p3b1 --batch 2 --steps 1 --threads 1 &&
+    expect comm-timeout-bad "$T/err" "DLPERF_COMM_TIMEOUT 'soon': expected seconds"
+
 # a job that cannot fit is refused before it allocates, counting each rank's allreduce
 # temporaries (up to its gradient buffer) and the ranks on the node together
 run dp-memory-refused 1 mpi 2 "$DLPERF" run vgg16 --batch 4096 --scaling weak --steps 1 --threads 1 &&

@@ -169,6 +169,12 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
     comm_barrier(); /* the ranks start the first step together */
     double timed_s = 0; /* the job's timed steps so far: the same on every rank */
     for (int s = 0;; s++) {
+        /* a data-parallel job's ranks stop together or not at all: only one process checks */
+        if (env->stop && *env->stop && dp.nranks == 1) {
+            out->interrupted = true;
+            rc = verify_fail(err, errlen, VERIFY_FAIL, "%s interrupted before step %d", m->name, s + 1);
+            goto done;
+        }
         if (s == total) { /* the asked steps are done: more while short of the minimum time */
             if (timed_s >= min_timed_s || total == room)
                 break;

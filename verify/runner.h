@@ -6,6 +6,7 @@
 #ifndef DLPERF_RUNNER_H
 #define DLPERF_RUNNER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -25,6 +26,9 @@ typedef struct {
     int threads;     /* for BLAS and the kernels */
     bool progress;   /* a progress line on stderr (rank 0 of a terminal) */
     SoftwareInfo sw; /* stored with the run: threads, BLAS core and its choice, compiler, commit */
+    /* set (by a signal handler) to stop a run before its next step: the run fails with
+     * RunResult.interrupted (may be NULL) */
+    volatile sig_atomic_t *stop;
 } RunEnv;
 
 typedef struct {
@@ -48,6 +52,7 @@ typedef struct {
      * timed ones; the last step's loss the non-finite one); the caller stores it if it
      * keeps runs, and frees it */
     bool failed;
+    bool interrupted; /* env->stop was set: the run stopped before a step (nothing kept) */
 } RunResult;
 
 /* Trains m at batch for warmup + steps steps on env's threads, with a per-op trace if

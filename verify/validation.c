@@ -315,8 +315,8 @@ static int representative_round(const double *medians, int n, double *measured)
  * of the rounds' medians (the calibration prices its kernels the same way), so that a
  * stretch of the shared machine's noise that catches one round does not set it. The
  * validation rows point at the representative round: the one whose median is nearest. */
-static int validate_finish(const RunEnv *env, Db *db, ModelValidation *res, double rtt_near_ns, char *err,
-                           size_t errlen)
+static int validate_finish(const RunEnv *env, Db *db, const ValidationOpts *vo, ModelValidation *res,
+                           double rtt_near_ns, char *err, size_t errlen)
 {
     const int n = res->nrounds;
     double med[MAX_RUNS] = {0}, lo = INFINITY, hi = 0;
@@ -412,6 +412,8 @@ static int validate_finish(const RunEnv *env, Db *db, ModelValidation *res, doub
         v->error_steps_placed_pct = res->steps_placed_error_pct[h];
         if (db_validation_insert(db, v) != 0)
             return verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+        if (vo->stored)
+            vo->stored(v, vo->stored_ctx);
     }
     res->meas = r->run.ops;
     /* the process as it was when the run began (libraries, BLAS buffers, what earlier runs
@@ -453,7 +455,7 @@ int validation_run(const RunEnv *env, Db *db, const MachineRow *machine, const C
         if (res[i].nrounds == 0)
             break;
         char why[512];
-        const int frc = validate_finish(env, db, &res[i], cal->rtt_fastest_ns, why, sizeof why);
+        const int frc = validate_finish(env, db, vo, &res[i], cal->rtt_fastest_ns, why, sizeof why);
         if (frc != 0) {
             if (rc == 0)
                 snprintf(err, errlen, "%s", why), rc = frc;
@@ -721,6 +723,8 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
         snprintf(v.model, sizeof v.model, "%s", r->m->name);
         if (db_validation_insert(db, &v) != 0)
             rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
+        else if (vo->stored)
+            vo->stored(&v, vo->stored_ctx);
     }
     *done_out = done;
     return rc;

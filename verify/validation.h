@@ -39,6 +39,10 @@ typedef struct {
     double wait_near_s; /* the most a round waits for the cores to come near (0: no wait) */
     bool holdout, trace, weak_scaling;
     bool quiet;        /* no notes on stderr (the command prints JSON) */
+    /* called after each validation row is stored (may be NULL): what an interrupted
+     * validation has kept */
+    void (*stored)(const ValidationRow *v, void *ctx);
+    void *stored_ctx;
 } ValidationOpts;
 
 /* The waits for the cores to come near before each round (validation.c says why). */
