@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/dp_validate.py — the data-parallel acceptance set (issue 5) as one command.
+"""bench/dp_validate.py — the data-parallel acceptance set (docs/accuracy.md) as one command.
 
 Calibrates the compute with one rank per core (the speed an oversubscribed node's ranks
 share), then for each rank count a communication calibration and, right after it,

@@ -9,7 +9,7 @@ the JSON, and the whole command's wall time) for
   * strong scaling: a global batch split over 1, 2, 4, ..., 4096 nodes (a plan priced per
     per-device batch), and over every count 1..4096 with all algorithms (the powers-of-two
     batches priced, the others interpolated).
-Target (issue 5): >= 10,000 configurations per second. Medians over --rounds.
+Target: >= 10,000 configurations per second. Medians over --rounds.
 
     bench/sweep_speed.py [--system dgx-a100] [--model resnet50] [--rounds 5] [--db FILE]
 """

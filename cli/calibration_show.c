@@ -56,7 +56,7 @@ static const MeasurementRow *find_key(const Rows *r, const char *key)
  * between are partly cached, by how much depending on where the host put the threads. On
  * the 2-vCPU Zen 4 VM, whose host at times runs the two vCPUs on two dies with a 32 MiB L3
  * each, the 32 MiB-per-thread read was the best "DRAM" read at 103 GB/s, three times the
- * 64 MiB-per-thread point's (stop 25's roofline). */
+ * 64 MiB-per-thread point's (one calibration's roofline). */
 enum { LVL_NONE = -1, LVL_L1, LVL_L2, LVL_L3, LVL_DRAM, LVL_COUNT };
 static const char *const level_names[LVL_COUNT] = {"L1", "L2", "L3", "DRAM"};
 
@@ -192,9 +192,9 @@ static double median_of(double *v, int n)
 
 /* ---- the passes of a calibration in rounds ----
  * A shared machine has slow stretches of minutes: one pass of a zoo calibration here ran
- * the convolutions 1.4-2x slower than the next (issue 4). Every pass measured every kernel,
- * so each kernel's median within a pass over its price (the median of the passes' medians),
- * taken over the kernels, is the machine's relative time in that pass. */
+ * the convolutions 1.4-2x slower than the next. Every pass measured every kernel, so each
+ * kernel's median within a pass over its price (the median of the passes' medians), taken
+ * over the kernels, is the machine's relative time in that pass. */
 enum { MAX_PASSES = 10 };
 #define PASS_SPREAD_NOTE 1.10 /* slowest over fastest pass beyond which the text says so */
 
@@ -316,11 +316,11 @@ static double pass_spread(const PassSpeeds *ps)
 
 /* ---- the cores' distance ----
  * The cross-core curve reads data another core has just written. On a VM whose host moves
- * the vCPUs between cache domains its samples are bimodal: on the 2-vCPU AMD EPYC VM
- * (stop 22) a standalone probe read 8 MB from the other core at 29-45 GB/s or 8-12 GB/s,
- * and a cache line's round trip took 62-104 ns or 394-540 ns, flipping every few seconds.
- * So one working set's samples spread: in a zoo calibration there, the L3 points' upper
- * over lower quartile was 1.4-2.8x (the handoff curve's, one core reading its own writes,
+ * the vCPUs between cache domains its samples are bimodal: on the 2-vCPU AMD EPYC VM a
+ * standalone probe read 8 MB from the other core at 29-45 GB/s or 8-12 GB/s, and a cache
+ * line's round trip took 62-104 ns or 394-540 ns, flipping every few seconds. So one
+ * working set's samples spread: in a zoo calibration there, the L3 points' upper over
+ * lower quartile was 1.4-2.8x (the handoff curve's, one core reading its own writes,
  * 1.1-1.6x). Quartiles, not the extremes: one preempted sample is no change of placement. */
 #define CROSS_SPREAD_NOTE 2.0 /* a point's quartile ratio beyond which the text says so */
 

@@ -165,7 +165,7 @@ static const char *const migrations[] = {
     "ALTER TABLE prediction_op ADD COLUMN cached REAL;",
     /* v7: how the threads behaved, recorded with calibrations and runs: the OpenBLAS
      * build's threading (OpenMP or pthreads) and the OpenMP wait policy, which moved op
-     * times by 2-5x between them on a 2-vCPU machine (issue 4); '' for older rows */
+     * times by 2-5x between them on a 2-vCPU machine; '' for older rows */
     "ALTER TABLE calibration ADD COLUMN threading TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE run ADD COLUMN threading TEXT NOT NULL DEFAULT '';",
     /* v8: the pass over the lists (0-based) each sample of a calibration in rounds was

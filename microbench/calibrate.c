@@ -4,7 +4,7 @@
  *
  * Rounds: on a shared machine contention comes in bursts of seconds to minutes; a kernel
  * measured within one burst carries it into every op it prices (two calibrations an hour
- * apart gave the same keys 0.34x..3.2x each other's time here, issue 4). With p->rounds = R
+ * apart gave the same keys 0.34x..3.2x each other's time here). With p->rounds = R
  * the lists are measured in R passes, each taking 1/R of a kernel's sampling budget, and a
  * kernel's samples from all passes are pooled (its spread and CI), while its price is the
  * median of the passes' medians: each pass one vote. A pass in a burst samples longer
@@ -20,21 +20,20 @@
  * round trip the calibration has seen ran with the cores apart, and each kernel is priced
  * from its near samples, unless it has none: a price from one placement, not a mixture that
  * no step runs at (a pass all of whose samples were apart is an apart pass,
- * measurement.far_passes; before stop 35 the probes around the whole pass classed it, and a
- * pass the host moved the vCPUs in priced a mixture). Near, not whichever placement
- * prevailed: the prices of kernels timed apart do not add up to a step run apart, whose ops
- * pass their data between the cores where a kernel repeated on the same split does not.
- * Stop 28, a calibration priced from
- * its apart passes (65% of them): P3B1's step priced at 4.25 ms, its steps apart 7.4 ms;
- * one priced near: within 2.5% of the near steps of 21 of 24 models (stop 27). Classed at
- * the kernel's last pass, when the fastest round trip has been seen over rounds - 1 whole
- * passes at least. Near is not enough: the host at times runs both vCPUs on one core, where
- * the round trip reads near and a 2-thread kernel runs at one core's speed, so each pass is
- * also probed for that (mb_core_share) and such a pass (measurement.shared_passes) is left
- * out too: the price is the cores' at the calibration's placement, near and one each.
- * Each pass's class is stored (measurement.pass_placement, a letter a pass), and so is the
- * median of the passes' apart samples' medians (apart_s): the apart placement's price,
- * which the predictor applies as a ratio over the near one (predictor/cost_model.c,
+ * measurement.far_passes; classed by the probes around the whole pass instead, a pass the
+ * host moved the vCPUs in priced a mixture). Near, not whichever placement prevailed: the
+ * prices of kernels timed apart do not add up to a step run apart, whose ops pass their
+ * data between the cores where a kernel repeated on the same split does not. A calibration
+ * priced from its apart passes (65% of them): P3B1's step priced at 4.25 ms, its steps
+ * apart 7.4 ms; one priced near: within 2.5% of the near steps of 21 of 24 models. Classed
+ * at the kernel's last pass, when the fastest round trip has been seen over rounds - 1
+ * whole passes at least. Near is not enough: the host at times runs both vCPUs on one core,
+ * where the round trip reads near and a 2-thread kernel runs at one core's speed, so each
+ * pass is also probed for that (mb_core_share) and such a pass (measurement.shared_passes)
+ * is left out too: the price is the cores' at the calibration's placement, near and one
+ * each. Each pass's class is stored (measurement.pass_placement, a letter a pass), and so
+ * is the median of the passes' apart samples' medians (apart_s): the apart placement's
+ * price, which the predictor applies as a ratio over the near one (predictor/cost_model.c,
  * cm_set_apart) where validate finds a run's cores apart.
  */
 #include "microbench/mb.h"
@@ -54,9 +53,9 @@
  * calibration's placement, near. Writes apart[i] per sample, a letter a pass to letters
  * (n, a, s: the measurement's pass_placement), and counts the passes apart and on one core
  * in *far and *shared. Samples, not passes: the host moves the vCPUs within a kernel's
- * pass too, and a pass classed by its end probes alone priced a mixture (stop 35's fista
- * GEMM: its one near pass 592 us, against 516 us near in the calibration before and 669 us
- * apart in both). */
+ * pass too, and a pass classed by its end probes alone priced a mixture (fista's GEMM in
+ * one calibration: its one near pass 592 us, against 516 us near in the calibration before
+ * and 669 us apart in both). */
 static void classify_samples(const double *rtt_ns, const int *round, int n, const double *pass_share, int rounds,
                              double fastest, bool *apart, char *letters, int *far, int *shared)
 {
@@ -113,7 +112,7 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
 
 /* Near catch-up. A kernel's near price is the median of its near passes; on a host that
  * keeps the cores apart for minutes, many kernels end the scheduled passes with one near
- * pass or none (stop 38's zoo calibration at 3 passes: 1,334 of 2,812 kernels with one, 732
+ * pass or none (one zoo calibration at 3 passes: 1,334 of 2,812 kernels with one, 732
  * with none). One pass alone sets the price of the first, however slow a stretch it fell
  * in (ufldl-cnn's 9x9 convolution 4.66 ms from its one near pass, 3.8-4.0 ms in the steps and
  * the calibration before: the model priced 30% high); the second is taken to near by its
@@ -129,7 +128,7 @@ static void price_by_placement(MeasurementRow *m, const double *samples, const i
  * wait). */
 enum { CATCHUP_NEAR = 2, CATCHUP_MAX = 2 };
 /* A tie-break. Two near passes that disagree price the kernel at their mean: a slow stretch
- * of the host in one of them costs half its excess (stop 44's zoo calibration: 1,042 of
+ * of the host in one of them costs half its excess (one zoo calibration: 1,042 of
  * 2,809 kernels with two near passes or more had them over x1.15 apart; alexnet-owt's
  * 72x9216x4096 GEMM 48.1 and 77.7 ms, priced 64.2, 45.3 in the steps; its 5x5 convolution
  * 207 and 248 ms, priced 228, 185 in the steps: the model priced 13% high). So a kernel with

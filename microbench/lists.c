@@ -93,7 +93,7 @@ int mb_list_memory(MbMode mode, int threads, const MbCaches *c, OpDesc *out, int
     /* The retention curve: data just written, read back after a wait with the cores busy in
      * registers (no traffic of this process), for working sets in L2 and in the LLC: how much
      * of its warmth data keeps over the time between its uses in a step. On a dedicated
-     * machine all of it; on the 2-vCPU EPYC VM (stop 30, a standalone test) 1 MiB written by
+     * machine all of it; on the 2-vCPU EPYC VM (a standalone test) 1 MiB written by
      * both threads kept 60% after 1 ms and 10% after 5 ms, 12 MiB 93% and 35%: the host's
      * other tenants evict it, which the byte-distance reuse curve does not see. */
     static const long idle_us[] = {0, 250, 500, 1000, 2000, 4000, 8000, 16000};

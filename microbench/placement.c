@@ -19,9 +19,9 @@
  *
  * Near is not always a core each. The same host at times runs both vCPUs on one core's two
  * hardware threads, where a cache line passes between them as fast as near (53-64 ns) but
- * every 2-thread kernel runs at one core's speed: a peak pass of stop 28's zoo calibration
+ * every 2-thread kernel runs at one core's speed: a peak pass of one zoo calibration
  * took 4.6 ms against 2.3 ms and the round trip called it near. mb_core_share tells that
- * state by speed instead: on the Zen 4 VM, 360 probes over two minutes (stop 29) read x1.00
+ * state by speed instead: on the Zen 4 VM, 360 probes over two minutes read x1.00
  * to x1.05 with a core each and x1.99-2.00 shared, in episodes of 2-3 s.
  */
 #include "microbench/mb.h"

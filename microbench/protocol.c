@@ -307,7 +307,7 @@ static void pool_give(void *p, size_t cap)
  * Inside a training step a memory-bound op finds its operands where the ops before it left
  * them: mostly evicted by the convolutions and GEMMs in between. Repeating the op on the
  * same buffers keeps them in cache and measured element-wise work 20-60% faster than the
- * same keys inside steps (validate --zoo, issue 4). So memory-bound kinds whose data would
+ * same keys inside steps (validate --zoo). So memory-bound kinds whose data would
  * fit in the last-level cache are timed one execution per sample, each after every thread
  * has read a buffer of twice the LLC (untimed): their operands start in DRAM, as in a step.
  * Compute-bound kinds (GEMM and batched GEMM, convolution, sparse GEMM, the FMA peak) and
@@ -320,14 +320,13 @@ static void pool_give(void *p, size_t cap)
  * cold) ran 22-59% slower in steps than their warm repetitions, the GEMMs 12% in all; one
  * process alone, flushed, 4096x4096x16 took 9.2 ms against 7.6 ms warm.
  * Convolutions below CONV_COLD_INTENSITY are timed cold too. ResNet-152 at batch 4
- * (validate --zoo, issue 4) ran its convolutions 6-9% slower in steps than their warm
- * repetitions: the largest miss of the zoo, 81 of its 146 ms. Flushed against warm, one
- * process alone (a standalone harness; the table is in issue 4's notes), the convolution
- * keys of five zoo models cost a median penalty that fell with intensity: +15% below 32
- * FLOPs per byte, +7% at 32-64, +6% at 64-128, +3.5% at 128-256, +2.5% at 256-512, +1.4% at
- * 512-1024. Above it (large DeepBench convolutions, seconds each) the warm time stands.
- * A convolution's cold sample evicts the op's own data rather than flushing the whole
- * cache (SAMPLE_EVICTED, below). */
+ * (validate --zoo) ran its convolutions 6-9% slower in steps than their warm repetitions:
+ * the largest miss of the zoo, 81 of its 146 ms. Flushed against warm, one process alone
+ * (a standalone harness), the convolution keys of five zoo models cost a median penalty
+ * that fell with intensity: +15% below 32 FLOPs per byte, +7% at 32-64, +6% at 64-128,
+ * +3.5% at 128-256, +2.5% at 256-512, +1.4% at 512-1024. Above it (large DeepBench
+ * convolutions, seconds each) the warm time stands. A convolution's cold sample evicts the
+ * op's own data rather than flushing the whole cache (SAMPLE_EVICTED, below). */
 enum { GEMM_COLD_INTENSITY = 16 }; /* FLOPs per byte moved; this VM's DRAM balance is ~9 */
 enum { CONV_COLD_INTENSITY = 1024 };
 
@@ -342,7 +341,7 @@ static bool below_intensity(const OpDesc *d, double flops_per_byte)
  * and its bias, a batch norm; in backward, the gradient the layer above produced): partly
  * still in the last-level cache, however large the tensor. Warm repetitions price it all
  * cached (or, beyond the cache, all from DRAM) and cold samples all from DRAM; both
- * over-priced ReLU in steps by 30-90% (validate --zoo, issue 4). So an activation is timed
+ * over-priced ReLU in steps by 30-90% (validate --zoo). So an activation is timed
  * one execution per sample, each after the caches are flushed and its input written again
  * from a copy (untimed): the producer's write, as in a step. */
 static int fresh_input(const OpDesc *d)
@@ -358,7 +357,7 @@ static int fresh_input(const OpDesc *d)
  * in steady state, the way a training step reuses its arenas: the same addresses written
  * and read again sample after sample, with no flush in between, so the working set's own
  * traffic is all that passed since the last write. Measured on the 2-core AMD EPYC VM
- * (32 MiB L3, stop 21; a standalone test, two runs): 8 MiB written and read back after a
+ * (32 MiB L3; a standalone test, two runs): 8 MiB written and read back after a
  * flush (a first touch, which no step after the first sees) ran at 29-39 GB/s, the same
  * in steady state at 66-75, as fast as a working set read again (42-69); at 32 MiB and
  * beyond all three are DRAM's. */
@@ -815,23 +814,23 @@ static double time_inner(const OpDesc *d, MbBuffers *b, long inner)
  * GEMM just wrote, a whole step of a small model) finds it in the last-level cache, and
  * the cold protocol over-prices it: 2-5x for the small models' ops, and ~10 us for an op
  * of a few hundred floats, which cold pays in TLB and instruction-cache misses (validate
- * --zoo, issue 4). So a kernel timed cold or fresh is also timed warm: one execution per
- * sample right after the previous one (a fresh input is written again, untimed, before
- * each: an in-place backward activation repeated would decay into denormals). The
- * predictor's cache model prices each op between the two by how much of its data is still
- * in the cache at that point of the step. No warm-up: the last cold sample has just run
- * the op, leaving its data where an execution leaves it. GEMMs and convolutions, whose
- * times vary little, take MB_WARM_MIN_SAMPLES warm samples; the others stop early, after
- * as many, once they add up to a tenth of the sampling time target: with the convolutions
- * timed cold as well, nine warm executions of each and a flush before each cold sample
- * took the default calibration from 685 s to 925 s.
+ * --zoo). So a kernel timed cold or fresh is also timed warm: one execution per sample
+ * right after the previous one (a fresh input is written again, untimed, before each: an
+ * in-place backward activation repeated would decay into denormals). The predictor's cache
+ * model prices each op between the two by how much of its data is still in the cache at
+ * that point of the step. No warm-up: the last cold sample has just run the op, leaving
+ * its data where an execution leaves it. GEMMs and convolutions, whose times vary little,
+ * take MB_WARM_MIN_SAMPLES warm samples; the others stop early, after as many, once they
+ * add up to a tenth of the sampling time target: with the convolutions timed cold as well,
+ * nine warm executions of each and a flush before each cold sample took the default
+ * calibration from 685 s to 925 s.
  *
  * Settling: one execution after a cold sample does not leave a working set of megabytes
  * where a step leaves it. On the Zen 4 VM (32 MiB L3, a victim cache of the cores' L2s),
  * SGD over 2.1M and 3.4M parameters (25, 41 MB moved) ran after a flush at 182-278 and
  * 282-490 us, then 112-147 and 231-293, and settled only at the fourth or fifth execution
  * (90-96, 160-250 us); the calibration's three warm samples caught the second to fourth
- * (234, 474 us) and P3B1's update, 266 us in its near steps, was priced 629 (stop 40). So
+ * (234, 474 us) and P3B1's update, 266 us in its near steps, was priced 629. So
  * a memory-bound kernel whose data is within twice the last-level cache runs
  * MB_WARM_SETTLE untimed executions before its warm samples; GEMMs and convolutions (whose
  * arithmetic hides the transient) and long kernels (DRAM-sized) do not. */

@@ -366,7 +366,7 @@ double comm_pingpong(void *buf, size_t bytes, int peer, int iters)
 /* ---- where the node's ranks run (comm_peer_rtt_ns) ----
  * Why: with one thread per rank, the 2-vCPU EPYC VMs' shared-memory allreduce ran 17-27%
  * faster with the host's vCPUs apart (each its own L3) than near, and the communication
- * calibration's passes and a validation's runs fell in either (docs/accuracy.md, stop 28):
+ * calibration's passes and a validation's runs fell in either (docs/accuracy.md):
  * the same probe as microbench/placement.c's between two threads, here between two
  * processes. The window, its communicators and the line are made at the first call. */
 enum { PEER_BURSTS = 5, PEER_TRIPS = 64 };
@@ -439,8 +439,8 @@ static double peer_burst(void)
 /* Node ranks 0 and 1: each pinned to a CPU of its own for the probe (rank 0 its first
  * allowed CPU, rank 1 its first other one), their masks kept in *saved; false, and nothing
  * changed, where they cannot be (rank 1 allowed only rank 0's CPU). Unpinned, more ranks
- * than cores left the pair on one CPU through every burst: stop 32's set 13 read a round
- * trip at the deadline, x660 the fastest, at np=4. */
+ * than cores left the pair on one CPU through every burst: a data-parallel set at np=4 on
+ * the 2-vCPU EPYC VM read a round trip at the deadline, x660 the fastest. */
 static bool peer_pin(cpu_set_t *saved)
 {
     int cpu0 = -1, mine = -1;

@@ -28,8 +28,7 @@
  * put thread 1's slice on lines thread 0 had just written: with the two cores on two
  * caches (the VM's "apart" placement) ResNet-152's bottleneck convolutions at batch 4 then
  * ran 17-38% slower in steps than alone (in-step traces and a harness timing one op after
- * the ops before it, stop 38); evicting the workspace before the op, or nothing else,
- * removed it.
+ * the ops before it); evicting the workspace before the op, or nothing else, removed it.
  */
 #include <omp.h>
 #include <string.h>
@@ -50,7 +49,7 @@ bool conv2d_is_1x1(const ConvDesc *d)
  * r*w floats of the input, so its column is a plain copy, taken as a row of a transposed
  * column matrix that the GEMMs read transposed. im2col's rows run along out_w, which is 1
  * here: it moved one float per inner loop (textcnn's convolutions, 480 x 60 floats an
- * image, ran at 52 GFLOP/s on 2 threads; copied as rows, 130-185 GFLOP/s, stop 37's zoo
+ * image, ran at 52 GFLOP/s on 2 threads; copied as rows, 130-185 GFLOP/s, in zoo
  * validations). */
 bool conv2d_is_rows(const ConvDesc *d)
 {

@@ -434,7 +434,7 @@ enum { PEAK_FMA_QUANTUM = 16 * 12 };
  * and read the next thread's (membw_produce, membw_share, untimed), so that each line it
  * writes is held in two cores' caches (at least 2 threads, one pass): what an op pays to
  * write data an op of another split read (an update over weights both cores' GEMMs read).
- * On the 2-vCPU Zen 4 VM with the vCPUs apart, x37 an own write (stop 32). */
+ * On the 2-vCPU Zen 4 VM with the vCPUs apart, x37 an own write. */
 typedef struct {
     MembwKind kind;
     int threads;

@@ -456,7 +456,7 @@ void cm_add(CostModel *cm, const MeasurementRow *m)
     e->median_s = m->median_s;
     /* warm data is never slower to reach than cold: a warm median above the cold one is a
      * slow stretch of the machine in the passes that timed it (P3B1's forward GEMM, 970 us
-     * warm against 642 us cold in one zoo calibration, 487-500 us in its steps, stop 31) */
+     * warm against 642 us cold in one zoo calibration, 487-500 us in its steps) */
     e->warm_s = m->warm_s > 0 ? fmin(m->warm_s, m->median_s) : 0;
     /* an apart price only where it differs from the near one: a kernel whose every pass
      * was apart tells nothing of the ratio, and its times are the apart placement's
@@ -918,21 +918,21 @@ double cm_warmth(const CostModel *cm, double own, double distance)
  * overall ratio. And the remote read's cost (CostModel.remote_ratio). Memory-bound kinds'
  * ratios are not priced for a step apart: repeated alone, each thread on its own slice,
  * they ran faster apart (x0.6-0.95 on the EPYC VM, two last-level caches for one), while in
- * a step they read what other ops left in the other core's cache (stop 31).
+ * a step they read what other ops left in the other core's cache.
  *
  * A kernel timed apart in every pass is taken to near by the same ratios (its kind's,
  * else, compute-bound, the overall one), and its measured time becomes its apart price:
  * alone, as the calibration times it, a kernel apart ran at its kind's ratio of near. Left
  * at its apart time, it priced the near placement apart and the apart placement apart
- * twice over: in stop 32's zoo calibration (72% of passes apart) every one of rnn's
+ * twice over: in a zoo calibration on the EPYC VM (72% of passes apart) every one of rnn's
  * kernels was apart in all three passes; its step was priced 246 ms, its near runs took
  * 216-218 ms and its apart ones 243-265 ms, where the apart price said 274. */
 enum { APART_MIN_KERNELS = 3, APART_NEIGHBOURS = 9 };
 
 /* The apart/near ratio of the APART_NEIGHBOURS kernels of e's kind nearest it in size (log
  * of their work) among those timed both ways: the median of their ratios, or 0 with fewer
- * than that many. A kind's ratio follows size: in stop 32's zoo calibration GEMMs of 10^7
- * FLOPs ran x1.8 apart, 10^9 x1.3, 10^11 x1.0 (medians by half decade). */
+ * than that many. A kind's ratio follows size: in the same zoo calibration on the EPYC VM,
+ * GEMMs of 10^7 FLOPs ran x1.8 apart, 10^9 x1.3, 10^11 x1.0 (medians by half decade). */
 static double apart_ratio_near_size(const CostModel *cm, const Entry *e)
 {
     double best_d[APART_NEIGHBOURS], best_r[APART_NEIGHBOURS];

@@ -49,7 +49,7 @@ void pred_op_row(const Plan *p, int i, double time_s, OpTimeRow *r)
  * more than the op's own bytes' (how the warm time was measured), less as the
  * calibration's handoff curve (data read back after that much was written) slows towards
  * DRAM, none from DRAM on.
- * Measured against the zoo (validate --zoo, issue 4): with a plain capacity (a byte in
+ * Measured against the zoo (validate --zoo): with a plain capacity (a byte in
  * cache or not) and the warm time, batch norm, bias, activation backward and channel
  * copy ran 11-43% slower in steps than priced. Reuse is tracked per byte range,
  * not per buffer: an optimizer update over the whole parameter buffer finds the last
@@ -156,12 +156,12 @@ static double buffer_warm_bytes(const Plan *p, const CostModel *cm, const double
 /* The shared writes. A write to a line another core's cache holds waits for that copy to
  * be invalidated: on the Zen 4 VM, a thread rewriting its slice right after both threads
  * read it took x3.6-3.8 a cross-core read's time near and x10-x37 an own write's apart (the
- * shared-write curve, stop 32-33), where the calibration times every op's write on lines
- * only its own core holds (run again on its own data, or flushed). In a step the lines an
- * op of the other split left are such lines: an SGD update over weights the GEMMs of both
- * threads read, a weight-gradient GEMM over the gradient the update read, an element-wise
- * op in place over a GEMM's output. Of the warm bytes found the same share as for the
- * apart reads (APART_REMOTE_SHARE), at both placements.
+ * shared-write curve), where the calibration times every op's write on lines only its own
+ * core holds (run again on its own data, or flushed). In a step the lines an op of the
+ * other split left are such lines: an SGD update over weights the GEMMs of both threads
+ * read, a weight-gradient GEMM over the gradient the update read, an element-wise op in
+ * place over a GEMM's output. Of the warm bytes found the same share as for the apart
+ * reads (APART_REMOTE_SHARE), at both placements.
  *
  * One walk back per buffer gives all three: the warm share (cached), the apart
  * placement's share in the other core (remote) and, of the buffers the op writes, the

@@ -324,7 +324,7 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
     d->gpu = strcmp(kind, "gpu") == 0;
     double mem_gb, mem_gbs, launch_us, step_us, op_us, conv_op_us;
     /* A GPU's host figures default to PyTorch 2.11 eager as measured on an H200 machine's
-     * host (16-vCPU VM) by bench/gpu_whatif.py --chains (stop 34, docs/accuracy.md "Spec
+     * host (16-vCPU VM) by bench/gpu_whatif.py --chains (docs/accuracy.md "Spec
      * sheets against a real GPU"): chains of 8 and 32 tiny layers, the slope over depth per
      * dlperf op of the layer, the rest of the step the intercept. Dense layers (GEMM, bias,
      * ReLU) 13.4 us per op; a conv + batch norm + ReLU block 289 us, 43.7 us per conv/BN op
