@@ -62,8 +62,10 @@ typedef struct {
     double runtime_rss_bytes; /* communication calibrations: the largest rank's resident
                                  memory before any buffer (libraries, MPI, BLAS); 0: not
                                  recorded (other calibrations, and those from before it) */
-    double rtt_fastest_ns;    /* the fastest round trip its placement probes saw: between its
-                                 threads, or (comm) the node's first two ranks; 0: not probed */
+    double rtt_fastest_ns;    /* the near mark of its placement probes: a round trip of MB_FAR_RTT
+                                 x it or more was apart. Between its threads, the split of their
+                                 two modes / MB_FAR_RTT (microbench/rtt_modes.h; 0: one mode or
+                                 not probed); (comm) the fastest between the node's first two ranks */
     SoftwareInfo sw;
     /* v25: a calibration of another device (dlperf import): the device's spec-sheet name
      * ('' for this machine), the precision its measurements ran at ("fp32", "tf32",

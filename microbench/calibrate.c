@@ -16,8 +16,10 @@
  *
  * Placement: with two threads or more, a cache line's round trip between the threads is
  * probed before each kernel's first sample and after every sample (microbench/placement.c,
- * mb_time_op_probed). A sample either of whose probes took MB_FAR_RTT times the fastest
- * round trip the calibration has seen ran with the cores apart, and each kernel is priced
+ * mb_time_op_probed). Once the probes so far show two modes, near and apart
+ * (microbench/rtt_modes.h: on a host that keeps the cores in one placement nothing is
+ * classed, and the calibration says so), a sample either of whose probes took MB_FAR_RTT
+ * times the near mark (the split between the modes) ran with the cores apart, and each kernel is priced
  * from its near samples, unless it has none: a price from one placement, not a mixture that
  * no step runs at (a pass all of whose samples were apart is an apart pass,
  * measurement.far_passes; classed by the probes around the whole pass instead, a pass the
@@ -37,6 +39,7 @@
  * cm_set_apart) where validate finds a run's cores apart.
  */
 #include "microbench/mb.h"
+#include "microbench/rtt_modes.h"
 #include "ops/comm.h"
 
 #include <math.h>
@@ -156,8 +159,38 @@ typedef struct {
     double *sample_rtt;   /* threads > 1: one pass's, around each sample (max_reps) */
     bool *sample_mask;    /* threads > 1: price_by_placement's scratch (pooled_max) */
     double *scratch;      /* pooled_max */
-    double rtt_fastest;   /* the fastest round trip probed so far, ns */
+    /* threads > 1: every round trip probed so far, and the near mark they give
+     * (microbench/rtt_modes.h: 0 while they show one mode, when nothing is classed apart) */
+    double *probes, *probe_scratch;
+    int nprobes, probes_cap, marked_at;
+    double near_mark;
 } CalState;
+
+/* Adds a pass's probes to the calibration's and, once they have grown by a tenth since
+ * the last look (or at the end: force), reads their modes again. -1 when out of memory. */
+static int add_probes(CalState *s, const double *rtt, int n, bool force)
+{
+    if (s->nprobes + n > s->probes_cap) {
+        const int cap = 2 * (s->nprobes + n) + 1024;
+        double *p = realloc(s->probes, (size_t)cap * sizeof *p), *q;
+        if (p)
+            s->probes = p;
+        if (!p || !(q = realloc(s->probe_scratch, (size_t)cap * sizeof *q)))
+            return -1;
+        s->probe_scratch = q;
+        s->probes_cap = cap;
+    }
+    for (int k = 0; k < n; k++)
+        if (rtt[k] > 0)
+            s->probes[s->nprobes++] = rtt[k];
+    if (force || (s->nprobes >= MB_RTT_MODES_MIN_PROBES && s->nprobes >= s->marked_at + s->marked_at / 10 + 1)) {
+        MbRttModes m;
+        mb_rtt_modes(s->probes, s->nprobes, s->probe_scratch, &m);
+        s->near_mark = mb_rtt_near_mark(&m);
+        s->marked_at = s->nprobes;
+    }
+    return 0;
+}
 
 /* Times kernel i's pass `round` (one pass's share of its samples) into m, probing the
  * cores' round trip around each sample and their core share around the pass. Returns
@@ -171,9 +204,11 @@ static int time_pass(CalState *s, const OpDesc *d, int i, int round, Measurement
                                       terr, len);
     if (s->pass_share) {
         s->pass_share[(size_t)i * (size_t)s->stride + (size_t)round] = fmax(share_before, mb_core_share(s->threads));
-        for (int k = 0; trc == 0 && k < m->nsamples; k++)
-            if (s->sample_rtt[k] > 0)
-                s->rtt_fastest = fmin(s->rtt_fastest, s->sample_rtt[k]);
+        if (trc == 0 && add_probes(s, s->sample_rtt, m->nsamples, false) != 0) {
+            snprintf(terr, len, "out of memory for the round trips probed");
+            m->reps = 0;
+            return -1;
+        }
     }
     return trc;
 }
@@ -210,7 +245,7 @@ static void price_pooled(CalState *s, int i, MeasurementRow *m, int passes)
     m->sample_rtt_ns = shares ? s->pooled_rtt[i] : NULL;
     if (shares) /* the near and apart prices, sample by sample */
         price_by_placement(m, s->pooled[i], s->pooled_round[i], s->pooled_rtt[i], s->npooled[i], shares, passes,
-                           s->rtt_fastest, s->sample_mask, s->scratch);
+                           s->near_mark, s->sample_mask, s->scratch);
     else
         m->median_s = mb_pass_median(s->pooled[i], s->pooled_round[i], s->npooled[i], passes, NULL, NULL, s->scratch);
     /* the passes' warm medians, pooled by their median (those at the calibration's
@@ -255,7 +290,7 @@ static double near_pass_split(const CalState *s, int i, const MeasurementRow *m)
     bool not_near_pass[MB_PASSES_MAX];
     passes_other_than(m->pass_placement, passes, 'n', not_near_pass);
     for (int j = 0; j < s->npooled[i]; j++) /* rounds > 1, threads > 1: every sample probed */
-        s->sample_mask[j] = isfinite(s->rtt_fastest) && s->pooled_rtt[i][j] >= MB_FAR_RTT * s->rtt_fastest;
+        s->sample_mask[j] = s->near_mark > 0 && s->pooled_rtt[i][j] >= MB_FAR_RTT * s->near_mark;
     return mb_pass_split(s->pooled[i], s->pooled_round[i], s->npooled[i], passes, not_near_pass, s->sample_mask,
                          s->scratch);
 }
@@ -285,7 +320,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
      * "" for the others), stored once its catch-ups are done */
     MeasurementRow *pending = NULL;
     const char **pending_family = NULL;
-    CalState s = {.pass = *p, .threads = threads, .rtt_fastest = INFINITY};
+    CalState s = {.pass = *p, .threads = threads};
     s.stride = rounds + (catch_up ? (CATCHUP_MAX < MB_PASSES_MAX - rounds ? CATCHUP_MAX : MB_PASSES_MAX - rounds) : 0);
     if (rounds > 1) {
         s.pass.target_s = p->target_s / rounds;
@@ -388,7 +423,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                 if (trc == 0 && rounds == 1 && s.pass_share) { /* one pass: its samples by placement */
                     m.sample_rtt_ns = s.sample_rtt;
                     price_by_placement(&m, m.samples, NULL, s.sample_rtt, m.nsamples,
-                                       s.pass_share + (size_t)i * (size_t)s.stride, 1, s.rtt_fastest, s.sample_mask,
+                                       s.pass_share + (size_t)i * (size_t)s.stride, 1, s.near_mark, s.sample_mask,
                                        s.scratch);
                 }
                 /* short of near passes: priced again after its catch-ups, stored then */
@@ -448,7 +483,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                         goto store_pending;
                     }
                     /* no hold: the pass's probes around each sample leave out those taken apart */
-                    if (!mb_wait_until_near(s.threads, s.rtt_fastest, 0, deadline_s, stop))
+                    if (!mb_wait_until_near(s.threads, s.near_mark, 0, deadline_s, stop))
                         continue; /* out of time (or stopping): the next kernels find it so too */
                     MeasurementRow m;
                     char terr[256] = "";
@@ -492,9 +527,17 @@ store_pending:
             rc = -1;
             goto cleanup;
         }
-    if (rc == 0 && db && isfinite(s.rtt_fastest) && db_calibration_set_rtt(db, calibration_id, s.rtt_fastest) != 0) {
-        snprintf(err, errlen, "storing the threads' fastest round trip: %s", db_errmsg(db));
-        rc = -1;
+    if (rc == 0 && s.pass_share) { /* the modes of all the calibration's probes, said and stored */
+        MbRttModes modes;
+        mb_rtt_modes(s.probes, s.nprobes, s.probe_scratch ? s.probe_scratch : s.scratch, &modes);
+        char line[256];
+        mb_rtt_modes_describe(&modes, line, sizeof line);
+        if (db)
+            fprintf(stderr, "calibrate: where the threads' cores were: %s\n", line);
+        if (db && db_calibration_set_rtt(db, calibration_id, mb_rtt_near_mark(&modes)) != 0) {
+            snprintf(err, errlen, "storing the threads' near mark: %s", db_errmsg(db));
+            rc = -1;
+        }
     }
 
 cleanup:
@@ -522,5 +565,7 @@ cleanup:
     free(skipped);
     free(s.samples);
     free(s.scratch);
+    free(s.probes);
+    free(s.probe_scratch);
     return rc;
 }

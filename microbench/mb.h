@@ -82,8 +82,10 @@ double mb_pass_split(const double *samples, const int *round, int n, int rounds,
 /* The round trip of a cache line between OpenMP threads 0 and 1 now, in ns (the fastest of
  * three bursts of 64); 0 with fewer than 2 threads. */
 double mb_core_rtt_ns(int threads);
-/* A round trip this many times the fastest one a calibration saw: the host has put the
- * cores apart (the EPYC VMs: x4-10 apart, x1-1.5 near). */
+/* A round trip this many times a calibration's near mark: the host has put the cores apart
+ * (the EPYC VMs: x4-10 apart, x1-1.5 near). The mark is the split between the probes' two
+ * modes / MB_FAR_RTT where they show two (microbench/rtt_modes.h), so the class boundary
+ * is the split itself; none where they show one. */
 #define MB_FAR_RTT 2.5
 /* How much slower an FMA burst runs on threads 0 and 1 together than on thread 0 alone:
  * about 1 with a core each, about 2 where the host runs both on one core's two hardware
@@ -92,7 +94,7 @@ double mb_core_share(int threads);
 /* A share this high or more: the threads were on one core. */
 #define MB_SHARED_CORE 1.5
 /* Waits, asleep between probes (MB_NEAR_POLL_S), until the round trip between the threads'
- * cores has been under MB_FAR_RTT x near_ns (near as the calibration's fastest) at every
+ * cores has been under MB_FAR_RTT x near_ns (the calibration's near mark) at every
  * probe for hold_s seconds (0: one near probe), or until deadline_s (mb_now_s's clock) or
  * *stop (NULL: none). True once near (at once where it already is and hold_s is 0); false
  * when the deadline or a stop came first, or with fewer than 2 threads or no near mark

@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
 #include <ctype.h>
 #include <math.h>
 #include <signal.h>
@@ -20,6 +23,7 @@
 
 #include "db/db.h"
 #include "microbench/mb.h"
+#include "microbench/rtt_modes.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -1000,15 +1004,15 @@ static void test_calibrate_rounds(void **state)
 
 /* A kernel larger than the memory is refused before anything is allocated, and a
  * calibration leaves it out (warning) and stores the others. 2^38 floats: 1 TiB. */
-/* The host, played by a fake probe: the cores near for the first two probes (the fastest
- * round trip, and the first sample near), then apart for the rest of the scheduled passes,
- * then, in catch_up_near, near again. */
+/* The host, played by a fake probe: the cores near for the first five probes (two modes
+ * need a few probes each: microbench/rtt_modes.h; the first kernel's first samples near),
+ * then apart for the rest of the scheduled passes, then, in catch_up_near, near again. */
 static int fake_probes;
 static bool fake_near_again;
 static double fake_rtt_ns(int threads)
 {
     (void)threads;
-    return fake_probes++ < 2 || fake_near_again ? 50.0 : 400.0;
+    return fake_probes++ < 5 || fake_near_again ? 50.0 : 400.0;
 }
 static double fake_share(int threads)
 {
@@ -1057,6 +1061,7 @@ static void test_calibrate_near_catch_up(void **state)
     MbProtocol p = fast_protocol();
     p.rounds = 2;
     p.catchup_split = 0; /* no tie-break: the split of two near passes is the host's (below) */
+    p.min_reps = p.max_reps = 16; /* 8 samples a pass: 9 probes */
     mb_placement_fake = (MbPlacementProbes){fake_rtt_ns, fake_share};
     for (int near_again = 1; near_again >= 0; near_again--) {
         fake_probes = 0;
@@ -1184,6 +1189,112 @@ static void test_wait_until_near(void **state)
     mb_placement_fake = (MbPlacementProbes){0};
 }
 
+/* Played-back hosts, each a thousand probes. The EPYC VMs: near (x1-1.5) or apart (x4-10)
+ * for stretches: two modes, split between them. The Xeon VM: one mode with one probe at 0.3x
+ * the rest, where the ratio to the fastest probe classed nearly every sample apart: one
+ * mode, nothing acted on. A single mode with a long tail: one. Too few probes: one. */
+static void lognormal_probes(gsl_rng *r, double *out, int n, double median_ns, double sigma)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = gsl_ran_lognormal(r, log(median_ns), sigma);
+}
+
+static void test_rtt_modes(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static double v[N], scratch[N];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    MbRttModes m;
+    /* EPYC-like: 70% near at 100 ns, 30% apart at 600 ns, interleaved in stretches */
+    lognormal_probes(r, v, 700, 100, 0.12);
+    lognormal_probes(r, v + 700, 300, 600, 0.2);
+    mb_rtt_modes(v, N, scratch, &m);
+    assert_true(m.two_modes);
+    assert_true(m.near_ns > 90 && m.near_ns < 110);
+    assert_true(m.apart_ns > 540 && m.apart_ns < 660);
+    assert_true(m.split_ns > 150 && m.split_ns < 400);
+    assert_true(fabs(m.apart_share - 0.3) < 0.02);
+    assert_true(fabs(mb_rtt_near_mark(&m) * MB_FAR_RTT - m.split_ns) < 1e-9);
+    /* Xeon-like: one mode at 200 ns, one probe at 60 ns */
+    v[0] = 60;
+    lognormal_probes(r, v + 1, N - 1, 200, 0.15);
+    int old_apart = 0;
+    for (int i = 0; i < N; i++)
+        old_apart += v[i] >= MB_FAR_RTT * 60;
+    assert_true(old_apart > N / 2); /* what the ratio to the fastest made of it */
+    mb_rtt_modes(v, N, scratch, &m);
+    assert_false(m.two_modes);
+    assert_true(mb_rtt_near_mark(&m) == 0);
+    assert_true(m.near_ns > 180 && m.near_ns < 220);
+    char line[256];
+    mb_rtt_modes_describe(&m, line, sizeof line);
+    assert_non_null(strstr(line, "one mode"));
+    /* one mode with a long tail */
+    lognormal_probes(r, v, N, 200, 0.5);
+    mb_rtt_modes(v, N, scratch, &m);
+    assert_false(m.two_modes);
+    /* a small apart mode still counts (3% of the probes, x5) */
+    lognormal_probes(r, v, 970, 100, 0.1);
+    lognormal_probes(r, v + 970, 30, 500, 0.1);
+    mb_rtt_modes(v, N, scratch, &m);
+    assert_true(m.two_modes);
+    assert_true(fabs(m.apart_share - 0.03) < 0.005);
+    /* too few probes, and no probes (zeros: not probed) */
+    mb_rtt_modes(v, MB_RTT_MODES_MIN_PROBES - 1, scratch, &m);
+    assert_false(m.two_modes);
+    for (int i = 0; i < N; i++)
+        v[i] = 0;
+    mb_rtt_modes(v, N, scratch, &m);
+    assert_int_equal(m.probes, 0);
+    assert_false(m.two_modes);
+    gsl_rng_free(r);
+}
+
+/* A calibration on the played-back Xeon host (one mode and one fast outlier) classes no
+ * pass apart and stores no near mark, so validate waits for nothing; on a host with two
+ * modes it classes the apart passes (test_calibrate_near_catch_up). */
+static gsl_rng *xeon_rng;
+static int xeon_probes;
+static double xeon_rtt_ns(int threads)
+{
+    (void)threads;
+    return xeon_probes++ == 0 ? 60.0 : gsl_ran_lognormal(xeon_rng, log(200), 0.15);
+}
+
+static void test_calibrate_one_mode_host(void **state)
+{
+    (void)state;
+    char path[512], err[512] = "";
+    Db *db = open_tmp_db("onemode.db", path, sizeof path);
+    OpDesc ops[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f), op_act(PHASE_FWD, ACT_TANH, 4096)};
+    MbFamily fams[] = {{"a", ops, 3}};
+    MbProtocol p = fast_protocol();
+    p.rounds = 2;
+    p.min_reps = p.max_reps = 16;
+    xeon_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(xeon_rng, 11);
+    xeon_probes = 0;
+    mb_placement_fake = (MbPlacementProbes){xeon_rtt_ns, fake_share};
+    const int64_t cal = begin_calibration_rounds(db, 2);
+    volatile sig_atomic_t stop = 0;
+    const int rc = mb_calibrate(db, cal, &p, 2, fams, 1, NULL, NULL, &stop, err, sizeof err);
+    mb_placement_fake = (MbPlacementProbes){0};
+    gsl_rng_free(xeon_rng);
+    if (rc != 0)
+        fail_msg("mb_calibrate: %d %s", rc, err);
+    assert_true(xeon_probes > 40);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), 3);
+    assert_int_equal(query_int(path, "SELECT SUM(far_passes) FROM measurement WHERE calibration_id = ?", cal), 0);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ? AND pass_placement"
+                                     " <> 'nn'", cal), 0);
+    CalibrationRow got;
+    assert_int_equal(db_calibration_get(db, cal, &got), 0);
+    assert_true(got.rtt_fastest_ns == 0);
+    db_close(db);
+}
+
 static void test_calibrate_leaves_out_what_does_not_fit(void **state)
 {
     (void)state;
@@ -1300,6 +1411,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calibrate_rounds, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_calibrate_near_catch_up, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_wait_until_near),
+        cmocka_unit_test(test_rtt_modes),
+        cmocka_unit_test(test_calibrate_one_mode_host),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),
         cmocka_unit_test(test_machine_detect),
