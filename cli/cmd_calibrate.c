@@ -50,12 +50,16 @@ typedef struct {
     int nmodels;
     int batch;                /* --batch for the model ops, default: each model's */
     int rounds;               /* --rounds: passes over the lists (default 1) */
+    double budget_min;        /* --budget: minutes at most (-1: not given; 0: none) */
     int show_ranks;           /* --show --ranks N: the calibration N ranks measured at once (0: one process's) */
     const char *show_device;  /* --show --device NAME: the evidence of a device that is not this machine */
 } CalOpts;
 
 enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE, OPT_VERBOSE,
-       OPT_CSV };
+       OPT_CSV, OPT_BUDGET };
+/* The default calibration's bound on 2 cores, whatever the host: its kernels sample for a
+ * shorter time where the host runs them slower than the protocol expects. */
+#define CAL_DEFAULT_BUDGET_MIN 15
 
 /* Splits a comma-separated list, calling fn on each item; stops at the first error. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
@@ -129,6 +133,15 @@ static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_MODELS: return each_item(arg, model_item, &ic) ? EXIT_USAGE : 0;
     case OPT_BATCH: return cli_parse_int(cli, "--batch", arg, 1, 1 << 20, &o->batch);
     case OPT_ROUNDS: return cli_parse_int(cli, "--rounds", arg, 1, MB_MAX_ROUNDS, &o->rounds);
+    case OPT_BUDGET: {
+        char *end;
+        const double v = strtod(arg, &end);
+        if (end == arg || *end || !(v >= 0) || v > 7 * 24 * 60)
+            return cli_error(cli, EXIT_USAGE, "--budget '%s': expected minutes, a number from 0 (no budget) to 10080",
+                             arg);
+        o->budget_min = v;
+        return 0;
+    }
     }
     return EXIT_USAGE;
 }
@@ -399,12 +412,13 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"models", required_argument, NULL, OPT_MODELS},
                                          {"batch", required_argument, NULL, OPT_BATCH},
                                          {"rounds", required_argument, NULL, OPT_ROUNDS},
+                                         {"budget", required_argument, NULL, OPT_BUDGET},
                                          {"ranks", required_argument, NULL, OPT_RANKS},
                                          {"device", required_argument, NULL, OPT_DEVICE},
                                          {"verbose", no_argument, NULL, OPT_VERBOSE},
                                          {"csv", no_argument, NULL, OPT_CSV},
                                          {0}};
-    CalOpts co = {.rounds = 1};
+    CalOpts co = {.rounds = 1, .budget_min = -1};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
     if (rc)
         return rc;
@@ -563,6 +577,14 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
     interrupt_flag_on_signal("calibrate");
     MbProtocol proto = mb_protocol(co.mode);
     proto.rounds = co.rounds;
+    /* the default calibration is bounded; one that asks for more (--full, --rounds) is not,
+     * unless --budget says so */
+    const double budget_min = co.budget_min >= 0 ? co.budget_min
+                              : co.mode == MB_DEFAULT && co.rounds == 1 ? CAL_DEFAULT_BUDGET_MIN : 0;
+    proto.budget_s = 60 * budget_min;
+    if (root && budget_min > 0)
+        fprintf(stderr, "calibrate: at most %g min (--budget): where the host runs the kernels slower than the "
+                        "protocol expects, the later ones sample for less time\n", budget_min);
     Progress pr = {.t0 = mb_now_s(), .tty = progress_enabled()};
     rc = mb_calibrate(db, cal.id, &proto, cli->threads, fams, nfams, root ? progress : NULL, &pr, interrupt_flag(), err,
                       sizeof err);

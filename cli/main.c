@@ -42,7 +42,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--model-file FILE]\n"
-     "                        [--batch N] [--rounds N] [--threads N] [--db FILE] [--json]\n"
+     "                        [--batch N] [--rounds N] [--budget MIN] [--threads N] [--db FILE] [--json]\n"
      "       dlperf calibrate --show [--verbose] [--ranks P] [--threads N] [--db FILE] [--csv | --json]\n"
      "       dlperf calibrate --show --device NAME [--db FILE] [--csv | --json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
@@ -56,7 +56,7 @@ static const Command commands[] = {
      "calibration interrupted; an interrupted calibration is never used for predictions.\n"
      "  --quick          a few shapes of each family (under a minute on 2 cores)\n"
      "  (default)        DeepBench rows up to 100 GFLOP per kernel, full sweeps (8-14 min on 2\n"
-     "                   cores)\n"
+     "                   cores; 15 at most where the sampling can shrink to fit: --budget)\n"
      "  --full           DeepBench's complete lists (the largest GEMMs run 15 s each on 2 cores)\n"
      "  --only LIST      families to measure: " FAMILY_LIST_HELP "\n"
      "                   (default: all)\n"
@@ -69,6 +69,10 @@ static const Command commands[] = {
      "                   passes' medians: on a shared machine a burst of contention in one\n"
      "                   pass then does not set the price; costs the warm-ups and checks N\n"
      "                   times; with --only comm the same for the collectives\n"
+     "  --budget MIN     the calibration's time at most, in minutes (default: 15 in the default\n"
+     "                   mode with one round, else none; 0: none): once the kernels so far\n"
+     "                   project past it, the later ones sample for less time (their minimum\n"
+     "                   samples still taken) and the near catch-up gets what is left\n"
      "  --only comm      under mpirun -np P: MPI_Allreduce (in place) from 4 B to 256 MiB,\n"
      "                   DeepBench's all-reduce sizes and, with --models, those models'\n"
      "                   gradient buffers; broadcast; ping-pong latency and bandwidth (OSU\n"

@@ -378,6 +378,12 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
 
     double start = mb_now_s();
     int done = 0, npending = 0, nsplit = 0; /* nsplit: of the pending, those for a tie-break */
+    /* the budget: the scheduled passes get it all, less the catch-up's share where there is
+     * one; shortened = kernels timed below the protocol's sampling time */
+    const double pass_budget_s = p->budget_s > 0 ? p->budget_s / (catch_up ? 1 + CATCHUP_BUDGET : 1) : 0;
+    const double full_target_s = s.pass.target_s;
+    double scale = 1, least_scale = 1;
+    int shortened = 0;
     for (int round = 0; round < rounds; round++) {
         for (int f = 0, i = 0; f < nfams; f++) {
             for (int j = 0; j < fams[f].n; j++, i++) {
@@ -390,6 +396,17 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     goto store_pending; /* what was measured is kept */
                 }
                 comm_barrier(); /* ranks measuring together start each kernel together */
+                if (pass_budget_s > 0 && done >= 3) {
+                    /* the passes' projected end at the rate so far: the sampling time of the
+                     * kernels left shrinks in proportion to the time they would overrun */
+                    const double spent = mb_now_s() - start, left = (double)(total * rounds - done);
+                    const double need = spent / done * left, have = pass_budget_s - spent;
+                    scale = fmin(1, fmax(0.1, scale * (need > 0 ? fmax(have, 0) / need : 1)));
+                    comm_allreduce_max_f64(&scale, 1); /* the ranks sample alike */
+                    s.pass.target_s = full_target_s * scale;
+                    least_scale = fmin(least_scale, scale);
+                    shortened += scale < 1;
+                }
                 MeasurementRow m;
                 char terr[256] = "";
                 int trc = time_pass(&s, &fams[f].ops[j], i, round, &m, terr, sizeof terr);
@@ -464,7 +481,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     }
 
     if (npending > 0) {
-        const double budget_s = fmax(CATCHUP_BUDGET * (mb_now_s() - start), CATCHUP_MIN_S);
+        double budget_s = fmax(CATCHUP_BUDGET * (mb_now_s() - start), CATCHUP_MIN_S);
+        if (p->budget_s > 0) /* what the whole calibration's budget leaves */
+            budget_s = fmin(budget_s, fmax(0, p->budget_s - (mb_now_s() - start)));
         const double deadline_s = mb_now_s() + budget_s;
         if (db)
             fprintf(stderr, "calibrate: %d kernels with fewer than %d passes at the near placement and %d whose near "
@@ -521,6 +540,13 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     timed, npending, short_left, CATCHUP_NEAR, split_left, p->catchup_split);
     }
     rc = 0;
+    if (shortened > 0 && db)
+        fprintf(stderr, "calibrate: to keep within the budget of %.1f s, %d kernel passes sampled for x%.2f-x1 of the "
+                        "protocol's time (at least %d samples each)\n", p->budget_s, shortened, least_scale,
+                s.pass.min_reps);
+    if (p->budget_s > 0 && mb_now_s() - start > 1.05 * p->budget_s && db)
+        fprintf(stderr, "calibrate: took %.0f s, past its budget of %.0f s: the kernels' warm-ups, checks and "
+                        "minimum samples alone take longer on this host\n", mb_now_s() - start, p->budget_s);
 store_pending:
     for (int i = 0; pending && db && i < total_in; i++)
         if (pending_family[i] && store_row(db, &pending[i], calibration_id, pending_family[i], err, errlen) != 0) {

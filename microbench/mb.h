@@ -40,6 +40,10 @@ typedef struct {
     double catchup_split; /* mb_calibrate's near catch-up: one more near pass for a kernel whose
                              near passes, an even count, differ by more than this ratio
                              (mb_pass_split; 0: never; below 1: always) */
+    double budget_s;      /* mb_calibrate: the whole calibration's time at most (0: none). Once
+                             the kernels timed so far project the passes past it, each later
+                             kernel samples for a shorter time (target_s down to a tenth; its
+                             min_reps still taken), and the catch-up gets what is left */
 } MbProtocol;
 
 enum { MB_MAX_ROUNDS = MB_PASSES_MAX }; /* calibrate --rounds at most (db.h: each pass's placement is stored) */

@@ -1295,6 +1295,45 @@ static void test_calibrate_one_mode_host(void **state)
     db_close(db);
 }
 
+/* A budget bounds the calibration: once the kernels so far project the passes past it, the
+ * later kernels sample for a shorter time (their minimum samples still taken). 12 GEMMs
+ * that never meet the CI each sample for their whole 0.25 s: 3 s without a budget; with
+ * 0.8 s the later ones take a fraction of the first ones' samples. */
+static void test_calibrate_budget(void **state)
+{
+    (void)state;
+    char path[512], err[512] = "";
+    Db *db = open_tmp_db("budget.db", path, sizeof path);
+    enum { K = 12 };
+    OpDesc ops[K];
+    for (int k = 0; k < K; k++)
+        ops[k] = op_gemm(PHASE_FWD, 256, 256 + 8 * k, 256, false, false, 0); /* timed warm: no flush */
+    MbFamily fams[] = {{"a", ops, K}};
+    MbProtocol p = fast_protocol();
+    p.target_s = 0.25;
+    p.ci_frac = 0; /* never met: every kernel samples for its whole target */
+    p.max_reps = 100000;
+    p.budget_s = 0.8;
+    const int64_t cal = begin_calibration(db);
+    volatile sig_atomic_t stop = 0;
+    const double t0 = mb_now_s();
+    const int rc = mb_calibrate(db, cal, &p, 1, fams, 1, NULL, NULL, &stop, err, sizeof err);
+    const double took = mb_now_s() - t0;
+    if (rc != 0)
+        fail_msg("mb_calibrate: %d %s", rc, err);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ?", cal), K);
+    /* the first kernels sampled for the protocol's 0.25 s, the last five for a fraction */
+    const long long first = query_int(path, "SELECT MIN(reps) FROM (SELECT reps FROM measurement WHERE"
+                                            " calibration_id = ? ORDER BY id LIMIT 3)", cal);
+    const long long last = query_int(path, "SELECT MAX(reps) FROM (SELECT reps FROM measurement WHERE"
+                                           " calibration_id = ? ORDER BY id DESC LIMIT 5)", cal);
+    if (!(last * 2 < first))
+        fail_msg("the last kernels took up to %lld samples, the first %lld: no shorter", last, first);
+    if (!(took < 4 * p.budget_s))
+        fail_msg("a 0.8 s budget took %.2f s", took);
+    db_close(db);
+}
+
 static void test_calibrate_leaves_out_what_does_not_fit(void **state)
 {
     (void)state;
@@ -1412,6 +1451,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calibrate_near_catch_up, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_wait_until_near),
         cmocka_unit_test(test_rtt_modes),
+        cmocka_unit_test(test_calibrate_budget),
         cmocka_unit_test(test_calibrate_one_mode_host),
         cmocka_unit_test_setup_teardown(test_calibrate_leaves_out_what_does_not_fit, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_kernel_share_counts_one_rank_of_snapshots),
