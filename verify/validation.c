@@ -9,6 +9,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "microbench/rtt_modes.h"
 #include "ops/comm.h"
 #include "predictor/machine_pricer.h"
 
@@ -244,19 +245,27 @@ static double sorted_median(double *v, int n)
  * the near and apart steps, and per calibration the median of the steps' errors, each step
  * priced at its own placement (apart where the calibration prices that placement, else the
  * calibration's; one-core steps not priced: nothing prices two threads on one core).
- * near_ns: the calibration's fastest round trip, or 0 to take the fastest probe of these
- * runs (a calibration from before dlperf stored it). Pooled, not a median of the rounds'
+ * near_ns: the calibration's near mark, or 0 (its probes showed one mode, or it stored
+ * none) to read these runs' own probes: their two modes' split, or with one mode every
+ * probed step near. Pooled, not a median of the rounds'
  * medians: a round can be all near, all apart or half and half. */
 static int validate_steps(ModelValidation *res, double near_ns)
 {
-    if (near_ns <= 0) {
-        near_ns = INFINITY;
+    if (near_ns <= 0) { /* these runs' own probes: two modes, or every probed step near */
+        int n = 0;
+        for (int k = 0; k < res->nrounds; k++)
+            n += res->round[k].run.step_rtt_ns ? res->round[k].run.nsteps : 0;
+        double *rtt = malloc(((size_t)n + 1) * 2 * sizeof *rtt);
+        if (!rtt)
+            return -1;
+        int m = 0;
         for (int k = 0; k < res->nrounds; k++)
             for (int s = 0; res->round[k].run.step_rtt_ns && s < res->round[k].run.nsteps; s++)
-                if (res->round[k].run.step_rtt_ns[s] > 0)
-                    near_ns = fmin(near_ns, res->round[k].run.step_rtt_ns[s]);
-        if (!isfinite(near_ns))
-            near_ns = 0;
+                rtt[m++] = res->round[k].run.step_rtt_ns[s];
+        MbRttModes modes;
+        mb_rtt_modes(rtt, m, rtt + n + 1, &modes);
+        free(rtt);
+        near_ns = modes.two_modes ? mb_rtt_near_mark(&modes) : modes.probes > 0 ? INFINITY : 0;
     }
     size_t total = 0;
     for (int k = 0; k < res->nrounds; k++)
