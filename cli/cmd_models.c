@@ -128,9 +128,11 @@ int cmd_models(int argc, char **argv, Cli *cli)
                 cJSON_AddNullToObject(o, "quirk");
             cJSON_AddItemToArray(arr, o);
         } else if (mo.csv) {
-            printf("%s,%s,%s,%lld,%.0f,%.6g,%.9g,%.9g,%d,%d,\"%s\"\n", m->name, m->origin ? m->origin : "",
-                   m->family ? m->family : "", (long long)p.param_count, stored, mib, macs, 2 * macs, m->default_batch,
-                   m->quirk != NULL, m->title);
+            csv_field(stdout, m->name);
+            printf(",%s,%s,%lld,%.0f,%.6g,%.9g,%.9g,%d,%d,", m->origin ? m->origin : "", m->family ? m->family : "",
+                   (long long)p.param_count, stored, mib, macs, 2 * macs, m->default_batch, m->quirk != NULL);
+            csv_field(stdout, m->title);
+            putchar('\n');
         } else {
             char pc[32], sc[32];
             printf("%-15s %-8s %-4s %13s %13s %9.1f %9.4f %9.4f %6d  %s\n", m->name, m->origin ? m->origin : "",
@@ -218,8 +220,9 @@ static int print_ops(const Cli *cli, const ModelSpec *m, const Plan *p, bool csv
         for (int j = 0; j < n; j++) {
             const OpDesc *od = &p->ops[d[j].first].desc;
             const OpCost c = op_cost(od);
-            printf("\"%s\",%s,%s,%d,%.17g,%.17g\n", d[j].key, op_kind_name(od->kind), op_phase_name(od->phase),
-                   d[j].count, c.flops, c.bytes);
+            csv_field(stdout, d[j].key);
+            printf(",%s,%s,%d,%.17g,%.17g\n", op_kind_name(od->kind), op_phase_name(od->phase), d[j].count, c.flops,
+                   c.bytes);
         }
     } else {
         printf("%s at batch %d: %d ops a training step, %d distinct\n\n# %5s %12s %12s  key\n", m->name, p->batch,

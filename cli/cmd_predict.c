@@ -446,10 +446,16 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     }
     if (po.w.csv) { /* every op of the step: what priced it, its band */
         printf("prediction,model,batch,threads,op,layer,key,time_s,lo_s,hi_s,flops,source,cached\n");
-        for (int i = 0; i < plan.nops; i++)
-            printf("%lld,%s,%d,%d,%d,%s,\"%s\",%.9g,%.9g,%.9g,%.9g,%s,%.4g\n", (long long)pred.id, m->name, batch,
-                   cli->threads, ops[i].op_index, ops[i].layer_name, ops[i].key, ops[i].time_s, ops[i].lo_s,
-                   ops[i].hi_s, ops[i].flops, ops[i].source, ops[i].cached);
+        for (int i = 0; i < plan.nops; i++) { /* names from a model file may hold commas or quotes */
+            printf("%lld,", (long long)pred.id);
+            csv_field(stdout, m->name);
+            printf(",%d,%d,%d,", batch, cli->threads, ops[i].op_index);
+            csv_field(stdout, ops[i].layer_name);
+            putchar(',');
+            csv_field(stdout, ops[i].key);
+            printf(",%.9g,%.9g,%.9g,%.9g,%s,%.4g\n", ops[i].time_s, ops[i].lo_s, ops[i].hi_s, ops[i].flops,
+                   ops[i].source, ops[i].cached);
+        }
         goto done;
     }
     char b1[32], b2[32], b3[32];

@@ -470,7 +470,9 @@ static void print_run_csv(const SuiteRunRow *r, const SuiteResultRow *rows, int 
         printf(",%d,", x->projected ? 1 : 0);
         if (isfinite(x->accuracy))
             printf("%.6g", x->accuracy);
-        printf(",\"%s\",", x->accuracy_name);
+        putchar(',');
+        csv_field(stdout, x->accuracy_name);
+        putchar(',');
         if (isfinite(x->reference_s))
             printf("%.9g", x->reference_s);
         printf(",%.9g\n", x->fom);
