@@ -154,6 +154,8 @@ run predict-uncalibrated 1 "$DLPERF" predict basic-lstm && expect predict-uncali
 # (sparse-ae too: its 5 MiB step fits any machine's last-level cache, for predict-cached)
 if run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,model-op,stream,gemm-sweep,eltwise --models basic-lstm,sparse-ae --batch 4; then
     expect calibrate "$T/out" "complete"
+    # what the placement probes showed, said (two modes acted on, or one left alone)
+    expect calibrate-placement-modes "$T/err" "where the threads' cores were: \(two modes: near\|one mode: median\|[0-9]* probes, too few\)"
     [ "$(sql "SELECT count(*) FROM calibration WHERE status='complete'")" = 1 ] && ok calibrate-stored || fail calibrate-stored "no complete calibration row"
     n=$(sql "SELECT count(*) FROM measurement_full WHERE validated=1 AND blas_core<>'' AND cpu_model<>'' AND git_commit<>'' AND compiler<>'' AND threads>0")
     [ "$n" -gt 5 ] && ok calibrate-fingerprinted || fail calibrate-fingerprinted "$n fingerprinted rows"
@@ -633,6 +635,15 @@ if run validate-holdout 0 "$DLPERF" validate basic-lstm --batch 4 --steps 2 --wa
         && ok validate-holdout-stored || fail validate-holdout-stored "$(sql "SELECT id, holdout FROM validation")"
 fi
 run validate-zoo-and-names 2 "$DLPERF" validate --zoo p1b1 && expect validate-zoo-and-names "$T/err" "either --zoo or model names" && one_line validate-zoo-and-names
+
+# ---- the calibration's budget: said up front; a bad one refused ----
+run calibrate-budget-bad 2 "$DLPERF" calibrate --budget soon && expect calibrate-budget-bad "$T/err" "--budget 'soon': expected minutes" &&
+    one_line calibrate-budget-bad
+if run calibrate-budget 0 "$DLPERF" calibrate --quick --only eltwise --budget 0.05 --db "$T/budget.db"; then
+    expect calibrate-budget-said "$T/err" "at most 0.05 min (--budget)"
+    [ "$(sqlite3 "$T/budget.db" "SELECT status FROM calibration")" = complete ] && ok calibrate-budget-complete ||
+        fail calibrate-budget-complete "$(sqlite3 "$T/budget.db" "SELECT id, status FROM calibration")"
+fi
 
 # ---- an interrupted calibration is marked and never used ----
 "$DLPERF" calibrate --only gemm-sweep,eltwise >"$T/out" 2>"$T/err" &
