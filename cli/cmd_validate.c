@@ -815,6 +815,19 @@ int cmd_validate(int argc, char **argv, Cli *cli)
     /* a signal stops the validation before the next step: the models whose rounds ran
      * are validated and stored, the one in progress is not */
     interrupt_flag_on_signal("validate");
+    if (!vo.quiet) { /* how long, up front: the timed steps' floor and the waits' ceiling */
+        const int runs = nm * vo.rounds;
+        const double timed = runs * vo.min_time_s;
+        if (cal.rtt_fastest_ns > 0 && vo.wait_near_s > 0)
+            fprintf(stderr, "validate: %d run%s (up to %d where a model's first ran at another placement), each timing "
+                            "at least %g s of steps (%g s in all); waits for the cores to come near: up to %g s "
+                            "before a run, all together no longer than the runs plus %g s\n", runs,
+                    runs == 1 ? "" : "s", 2 * runs, vo.min_time_s, timed, vo.wait_near_s, VALIDATION_WAIT_FLOOR_S);
+        else
+            fprintf(stderr, "validate: %d run%s, each timing at least %g s of steps (%g s in all); no wait for the "
+                            "cores (%s)\n", runs, runs == 1 ? "" : "s", vo.min_time_s, timed,
+                    cal.rtt_fastest_ns > 0 ? "--wait-near 0" : "the calibration saw them in one placement");
+    }
     rc = validation_run(&env, db, &machine, &cal, cm, &vo, res, nm, &pw, &done, err, sizeof err);
     if (interrupt_requested())
         rc = cli_error(cli, interrupt_exit_code(), "interrupted by %s; %s",

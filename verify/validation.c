@@ -20,13 +20,12 @@
  * them apart around 68 of 109 and 45 of 96 runs, and P3B1 and FISTA ran 25-35% slower
  * there), the round waits, asleep, for them to come near again: at most --wait-near
  * seconds (default VALIDATION_WAIT_NEAR_S), and all waits together at most the time the rounds have
- * taken so far plus WAIT_FLOOR_S (a validation at most about doubles; a short one can still
+ * taken so far plus VALIDATION_WAIT_FLOOR_S (a validation at most about doubles; a short one can still
  * wait out one stretch). Near must hold at every probe for NEAR_HOLD_S before the round
  * starts: after a stretch apart the host often flips the cores back within seconds (one zoo
  * validation: sparse-ae's rounds that waited and found near ran apart, 2.6-2.8 ms a step
  * against 1.3 ms). A round whose wait ran out runs where the cores are and is classed by
  * its probes as every round is; the host can also move them during a run. */
-static const double WAIT_FLOOR_S = 30;
 static const double NEAR_HOLD_S = 1.0;
 
 /* Runs of one model at most: its rounds, and as many again for a model whose every round
@@ -119,7 +118,7 @@ static double wait_until_near(const RunEnv *env, const ValidationOpts *vo, Place
     const double rtt = mb_core_rtt_ns(env->threads);
     if (!(rtt >= MB_FAR_RTT * pw->near_ns))
         return 0;
-    const double limit = fmin(vo->wait_near_s, WAIT_FLOOR_S + pw->run_s - pw->waited_s);
+    const double limit = fmin(vo->wait_near_s, VALIDATION_WAIT_FLOOR_S + pw->run_s - pw->waited_s);
     if (limit < MB_NEAR_POLL_S)
         return 0; /* the validation's waits are spent */
     if (!vo->quiet)

@@ -29,8 +29,10 @@ enum { VALIDATION_MAX_MODELS = 64 };
  * the cores at another distance than when calibrated (the EPYC VMs: x3.5-4.4 then, x0.9-1.2
  * otherwise). */
 #define VALIDATION_FAR_CORES 1.5
-/* the default of the most a round waits for the cores to come near (seconds) */
+/* the default of the most a round waits for the cores to come near (seconds), and what all
+ * waits together may take beyond the rounds' own time (validation.c says why) */
 #define VALIDATION_WAIT_NEAR_S 120.0
+#define VALIDATION_WAIT_FLOOR_S 30.0
 
 typedef struct {
     int batch, steps, warmup; /* batch 0: each model's (ModelValidation.batch decides) */
