@@ -65,7 +65,8 @@ typedef struct {
     double rtt_fastest_ns;    /* the near mark of its placement probes: a round trip of MB_FAR_RTT
                                  x it or more was apart. Between its threads, the split of their
                                  two modes / MB_FAR_RTT (microbench/rtt_modes.h; 0: one mode or
-                                 not probed); (comm) the fastest between the node's first two ranks */
+                                 not probed), or (comm) the node's first two ranks'; older
+                                 calibrations stored the fastest round trip */
     SoftwareInfo sw;
     /* v25: a calibration of another device (dlperf import): the device's spec-sheet name
      * ('' for this machine), the precision its measurements ran at ("fp32", "tf32",

@@ -12,8 +12,9 @@
  * Rank 0 stores the rows.
  *
  * Placement, as the compute calibration's (calibrate.c): the node's first two ranks probe
- * where they run (comm_peer_rtt_ns) before and after each kernel's pass; a pass whose
- * slower probe took MB_FAR_RTT times the fastest round trip seen ran apart. A kernel is
+ * where they run (comm_peer_rtt_ns) before and after each kernel's pass; where the probes
+ * show two modes (microbench/rtt_modes.h), a pass whose slower probe reached the split
+ * between them ran apart, and with one mode every pass is near. A kernel is
  * priced from its near passes (all of them where none was near), and its apart passes'
  * median is its apart price (measurement.apart_s), which validate applies to a run it
  * finds apart (predictor/comm_model.c, comm_model_allreduce_apart_s).
@@ -26,6 +27,7 @@
 #include <sys/mman.h>
 
 #include "microbench/mb.h"
+#include "microbench/rtt_modes.h"
 #include "ops/comm.h"
 
 /* DeepBench's all-reduce sizes in float32 elements (all_reduce_problems.h, MODELS.md 6.4) */
@@ -295,12 +297,12 @@ int mb_comm_scratch_probe(const size_t *bytes, int n, size_t *sorted, double *sc
     return probed;
 }
 
-/* Classes each pass of one kernel by its slower probe: a apart (MB_FAR_RTT times the
- * fastest round trip the calibration saw, or more), n near, - not probed. */
-static void classify_comm_passes(const double *rtt_ns, int rounds, double fastest, char *letters)
+/* Classes each pass of one kernel by its slower probe: a apart (MB_FAR_RTT times the near
+ * mark or more; none with a mark of 0: one mode), n near, - not probed. */
+static void classify_comm_passes(const double *rtt_ns, int rounds, double near_mark, char *letters)
 {
     for (int r = 0; r < rounds; r++)
-        letters[r] = rtt_ns[r] <= 0 || !isfinite(fastest) ? '-' : rtt_ns[r] >= MB_FAR_RTT * fastest ? 'a' : 'n';
+        letters[r] = rtt_ns[r] <= 0 ? '-' : near_mark > 0 && rtt_ns[r] >= MB_FAR_RTT * near_mark ? 'a' : 'n';
     letters[rounds] = '\0';
 }
 
@@ -367,7 +369,6 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    double rtt_fastest = INFINITY;
     const double t0 = mb_now_s();
     int rc = 0;
     for (int r = 0; r < rounds && rc == 0; r++)
@@ -389,7 +390,6 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
             const double rtt_after = comm_peer_rtt_ns();
             if (rtt_before > 0 && rtt_after > 0) {
                 pass_rtt[(size_t)i * (size_t)rounds + (size_t)r] = fmax(rtt_before, rtt_after);
-                rtt_fastest = fmin(rtt_fastest, fmin(rtt_before, rtt_after));
             }
             if (trc == MB_DOES_NOT_FIT) { /* every rank got the verdict: left out, never stored */
                 if (r == 0 && comm_rank() == 0)
@@ -435,6 +435,21 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
             snprintf(err, errlen, "storing the allreduce memory of %zu bytes: %s", probe_sorted[i], db_errmsg(db));
             rc = -1;
         }
+    /* where the pair's cores were: the modes of every pass's probes (microbench/rtt_modes.h;
+     * one mode: every pass near) */
+    double near_mark = 0;
+    if (rc == 0 && comm_rank() == 0) {
+        double *mode_scratch = malloc(((size_t)total * (size_t)rounds + 1) * sizeof *mode_scratch);
+        if (mode_scratch) {
+            MbRttModes modes;
+            mb_rtt_modes(pass_rtt, total * rounds, mode_scratch, &modes);
+            near_mark = mb_rtt_near_mark(&modes);
+            free(mode_scratch);
+        } else {
+            snprintf(err, errlen, "out of memory for the ranks' round trips");
+            rc = -1;
+        }
+    }
     /* every pass done: each kernel's row from all its samples, priced by the passes' medians */
     for (int i = 0; i < total && rc == 0 && comm_rank() == 0; i++) {
         if (skipped[i])
@@ -444,7 +459,7 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
         const int *mine_round = taken_round + (size_t)i * per_kernel;
         mb_row_stats(m, mine, ntaken[i], m->inner, scratch);
         bool not_near[MB_MAX_ROUNDS], not_apart[MB_MAX_ROUNDS];
-        classify_comm_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, rtt_fastest, m->pass_placement);
+        classify_comm_passes(pass_rtt + (size_t)i * (size_t)rounds, rounds, near_mark, m->pass_placement);
         for (int k = 0; k < rounds; k++) {
             not_near[k] = m->pass_placement[k] == 'a';
             not_apart[k] = m->pass_placement[k] != 'a';
@@ -461,9 +476,8 @@ int mb_calibrate_comm(Db *db, int64_t calibration_id, MbMode mode, int rounds, i
             rc = -1;
         }
     }
-    if (rc == 0 && comm_rank() == 0 && isfinite(rtt_fastest) &&
-        db_calibration_set_rtt(db, calibration_id, rtt_fastest) != 0) {
-        snprintf(err, errlen, "storing the ranks' fastest round trip: %s", db_errmsg(db));
+    if (rc == 0 && comm_rank() == 0 && db_calibration_set_rtt(db, calibration_id, near_mark) != 0) {
+        snprintf(err, errlen, "storing the ranks' near mark: %s", db_errmsg(db));
         rc = -1;
     }
     if (progress && comm_rank() == 0 && rc == 0)

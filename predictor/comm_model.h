@@ -65,8 +65,9 @@ double comm_model_allreduce_s(const CommModel *cm, double bytes, int p, CommSour
  * apart (comm_model.c says how it is spread over sizes); 0 where the calibration of p
  * ranks had no pass apart, or p was not calibrated. */
 double comm_model_allreduce_apart_s(const CommModel *cm, double bytes, int p);
-/* The fastest round trip between the node's ranks that the calibration of p ranks
- * probed (ns): near's mark; 0 where not probed or not calibrated. */
+/* The near mark of the round trips between the node's ranks that the calibration of p
+ * ranks probed (ns; older calibrations: the fastest); 0 where not probed, not calibrated
+ * or the probes showed one mode. */
 double comm_model_rtt_fastest_ns(const CommModel *cm, int p);
 /* Its band: where measured, the measurements' own bands (each the samples' 95% confidence
  * interval moved onto the median) interpolated the same way; fitted, none (lo = hi = the
