@@ -108,7 +108,7 @@ test: $(BUILD)/dlperf $(TEST_BIN) $(MPI_TEST_BIN) $(BUILD)/bench/allreduce_serie
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
-	DLPERF_RANK_ASAN_OPTIONS=fast_unwind_on_malloc=0 DLPERF_SANITIZED="ASan+UBSan" \
+	DLPERF_RANK_ASAN_OPTIONS=fast_unwind_on_malloc=0 DLPERF_SANITIZED="ASan+UBSan" DLPERF_MPI_LIMIT_S=1200 \
 	$(MAKE) BUILD=build-asan OPT="-O1 $(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" test
 
 demo: $(BUILD)/dlperf

@@ -8,14 +8,15 @@ BUILD=${BUILD:-build}
 . tests/shlib.sh
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} # the kernel choice is not tested here
 
-integrity() { # NAME: the database passes SQLite's own check
-    r=$(sqlite3 "$DLPERF_DB" "PRAGMA integrity_check" 2>&1)
+integrity() { # NAME [DB]: the database ($DLPERF_DB) passes SQLite's own check
+    r=$(sqlite3 "${2:-$DLPERF_DB}" "PRAGMA integrity_check" 2>&1)
     [ "$r" = ok ] && ok "$1-integrity" || fail "$1-integrity" "$r"
 }
 # started_then CMD...: CMD in the background (stdout $T/out, stderr $T/err), its pid in $pid
 started_then() { "$@" >"$T/out" 2>"$T/err" & pid=$!; }
-# after_signal NAME SIG: sends SIG to $pid, waits, checks the exit code (128 + the signal)
-# and, for the signals a process can handle, the one line saying what was kept
+# after_signal NAME SIG [DB]: sends SIG to $pid, waits, checks the exit code (128 + the
+# signal), for the signals a process can handle the one line saying what was kept, and
+# the database (DB, else $DLPERF_DB)
 after_signal() {
     kill -"$2" "$pid"
     wait "$pid"
@@ -26,7 +27,7 @@ after_signal() {
         grep -q "interrupted by SIG$2" "$T/err" && ok "$1-says-what-was-kept" ||
             fail "$1-says-what-was-kept" "$(tail -c 300 "$T/err")"
     fi
-    integrity "$1"
+    integrity "$1" "${3:-}"
 }
 # wait_for FILE PATTERN SECONDS: until PATTERN is in FILE (the command is in the middle)
 wait_for() {
@@ -67,7 +68,7 @@ for sig in INT TERM KILL; do
     before=$(sqlite3 "$T/import.db" "SELECT count(*) FROM measurement")
     started_then "$DLPERF" import "$T"/big*.csv --device a100-pcie-40gb --db "$T/import.db"
     sleep 0.5
-    DLPERF_DB="$T/import.db" after_signal "import-$sig" $sig
+    after_signal "import-$sig" $sig "$T/import.db"
     [ "$sig" = KILL ] || expect "import-$sig-nothing" "$T/err" "nothing imported"
     # all or nothing: a SIGKILL after the commit would leave the whole import
     n=$(($(sqlite3 "$T/import.db" "SELECT count(*) FROM measurement") - before))
