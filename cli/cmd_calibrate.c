@@ -530,8 +530,11 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
             return cli_error(cli, EXIT_FAIL, "internal: family %s has %d shapes, more than %d", family_names[i],
                              counts[i], LIST_MAX);
         }
-        fams[nfams++] = i == FAM_MODEL_OP ? (MbFamily){family_names[i], mops, nmodel}
-                                          : (MbFamily){family_names[i], lists[i], counts[i]};
+        /* the limits and the models' own ops are kept whatever the budget; the sweeps the
+         * fitted model learns from may be thinned to keep it */
+        const bool optional = i != FAM_PEAK && i != FAM_MEMORY && i != FAM_MODEL_OP && i != FAM_STREAM;
+        fams[nfams++] = i == FAM_MODEL_OP ? (MbFamily){family_names[i], mops, nmodel, false}
+                                          : (MbFamily){family_names[i], lists[i], counts[i], optional};
     }
 
     /* Under mpirun every rank measures the same kernels at the same time: the speeds one

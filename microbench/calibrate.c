@@ -319,6 +319,7 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
      * with its row as priced after its last pass (pass_placement: a letter a pass so far;
      * "" for the others), stored once its catch-ups are done */
     MeasurementRow *pending = NULL;
+    bool *budget_skip = NULL; /* kernels left out to keep the budget */
     const char **pending_family = NULL;
     CalState s = {.pass = *p, .threads = threads};
     s.stride = rounds + (catch_up ? (CATCHUP_MAX < MB_PASSES_MAX - rounds ? CATCHUP_MAX : MB_PASSES_MAX - rounds) : 0);
@@ -383,7 +384,16 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
     const double pass_budget_s = p->budget_s > 0 ? p->budget_s / (catch_up ? 1 + CATCHUP_BUDGET : 1) : 0;
     const double full_target_s = s.pass.target_s;
     double scale = 1, least_scale = 1;
-    int shortened = 0;
+    int shortened = 0, left_out = 0;
+    /* left out to keep the budget: at the shortest sampling the passes still project past
+     * it, so kernels of the optional families are dropped, spread over the lists (each one
+     * dropped shortens the projection the next one sees); all their passes */
+    if (p->budget_s > 0 && total_in > 0)
+        budget_skip = calloc((size_t)total_in, sizeof *budget_skip);
+    if (p->budget_s > 0 && total_in > 0 && !budget_skip) {
+        snprintf(err, errlen, "out of memory for %d calibration keys", total_in);
+        goto cleanup;
+    }
     for (int round = 0; round < rounds; round++) {
         for (int f = 0, i = 0; f < nfams; f++) {
             for (int j = 0; j < fams[f].n; j++, i++) {
@@ -396,13 +406,28 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
                     goto store_pending; /* what was measured is kept */
                 }
                 comm_barrier(); /* ranks measuring together start each kernel together */
+                if (budget_skip && budget_skip[i]) {
+                    done++;
+                    continue;
+                }
                 if (pass_budget_s > 0 && done >= 3) {
                     /* the passes' projected end at the rate so far: the sampling time of the
                      * kernels left shrinks in proportion to the time they would overrun */
                     const double spent = mb_now_s() - start, left = (double)(total * rounds - done);
                     const double need = spent / done * left, have = pass_budget_s - spent;
+                    const bool short_of_time = need > 0 && have < need;
                     scale = fmin(1, fmax(0.1, scale * (need > 0 ? fmax(have, 0) / need : 1)));
+                    double drop = round == 0 && fams[f].optional && scale <= 0.1 && short_of_time ? 1 : 0;
                     comm_allreduce_max_f64(&scale, 1); /* the ranks sample alike */
+                    comm_allreduce_max_f64(&drop, 1);
+                    if (drop) {
+                        budget_skip[i] = true;
+                        left_out++;
+                        done++;
+                        if (progress)
+                            progress(done, total * rounds, fams[f].family, keys[i], mb_now_s() - start, progress_ctx);
+                        continue;
+                    }
                     s.pass.target_s = full_target_s * scale;
                     least_scale = fmin(least_scale, scale);
                     shortened += scale < 1;
@@ -544,6 +569,9 @@ int mb_calibrate(Db *db, int64_t calibration_id, const MbProtocol *p, int thread
         fprintf(stderr, "calibrate: to keep within the budget of %.1f s, %d kernel passes sampled for x%.2f-x1 of the "
                         "protocol's time (at least %d samples each)\n", p->budget_s, shortened, least_scale,
                 s.pass.min_reps);
+    if (left_out > 0 && db)
+        fprintf(stderr, "calibrate: left out %d kernels of the sweeps to keep within the budget (their shapes are "
+                        "priced by the fitted model)\n", left_out);
     if (p->budget_s > 0 && mb_now_s() - start > 1.05 * p->budget_s && db)
         fprintf(stderr, "calibrate: took %.0f s, past its budget of %.0f s: the kernels' warm-ups, checks and "
                         "minimum samples alone take longer on this host\n", mb_now_s() - start, p->budget_s);
@@ -593,5 +621,6 @@ cleanup:
     free(s.scratch);
     free(s.probes);
     free(s.probe_scratch);
+    free(budget_skip);
     return rc;
 }

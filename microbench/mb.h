@@ -223,6 +223,9 @@ typedef struct {
     const char *family; /* stored in measurement.family */
     const OpDesc *ops;
     int n;
+    /* its kernels may be left out to keep a budget (MbProtocol.budget_s): a sweep the
+     * fitted model learns from, not the limits or the ops a prediction prices exactly */
+    bool optional;
 } MbFamily;
 
 typedef void (*MbProgress)(int done, int total, const char *family, const char *key,

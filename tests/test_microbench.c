@@ -809,7 +809,7 @@ static void test_calibrate_end_to_end(void **state)
                    op_act(PHASE_FWD, ACT_RELU, 4096)};
     OpDesc fb[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f),
                    op_sgd(4096, 1e-4f) /* duplicate within a family too */};
-    MbFamily fams[] = {{"a", fa, 2}, {"b", fb, 3}};
+    MbFamily fams[] = {{"a", fa, 2, false}, {"b", fb, 3, false}};
     MbProtocol p = fast_protocol();
     ProgressLog pl = {0};
     calibrate_ok(db, cal, &p, fams, 2, &pl);
@@ -962,7 +962,7 @@ static void test_calibrate_rounds(void **state)
     Db *db = open_tmp_db("rounds.db", path, sizeof path);
     int64_t cal = begin_calibration(db);
     OpDesc fa[] = {op_gemm(PHASE_FWD, 32, 24, 16, false, false, 0.0f), op_act_in_place(PHASE_FWD, ACT_RELU, 4096)};
-    MbFamily fams[] = {{"a", fa, 2}};
+    MbFamily fams[] = {{"a", fa, 2, false}};
     MbProtocol p = fast_protocol();
     p.rounds = 3;
     ProgressLog pl = {0};
@@ -1057,7 +1057,7 @@ static void test_calibrate_near_catch_up(void **state)
     char path[512], err[512] = "";
     Db *db = open_tmp_db("catchup.db", path, sizeof path);
     OpDesc ops[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f)};
-    MbFamily fams[] = {{"a", ops, 2}};
+    MbFamily fams[] = {{"a", ops, 2, false}};
     MbProtocol p = fast_protocol();
     p.rounds = 2;
     p.catchup_split = 0; /* no tie-break: the split of two near passes is the host's (below) */
@@ -1269,7 +1269,7 @@ static void test_calibrate_one_mode_host(void **state)
     char path[512], err[512] = "";
     Db *db = open_tmp_db("onemode.db", path, sizeof path);
     OpDesc ops[] = {op_act(PHASE_FWD, ACT_RELU, 4096), op_sgd(4096, 1e-4f), op_act(PHASE_FWD, ACT_TANH, 4096)};
-    MbFamily fams[] = {{"a", ops, 3}};
+    MbFamily fams[] = {{"a", ops, 3, false}};
     MbProtocol p = fast_protocol();
     p.rounds = 2;
     p.min_reps = p.max_reps = 16;
@@ -1296,7 +1296,8 @@ static void test_calibrate_one_mode_host(void **state)
 }
 
 /* A budget bounds the calibration: once the kernels so far project the passes past it, the
- * later kernels sample for a shorter time (their minimum samples still taken). 12 GEMMs
+ * later kernels sample for a shorter time (their minimum samples still taken), and past
+ * that an optional family's kernels are left out. 12 GEMMs
  * that never meet the CI each sample for their whole 0.25 s: 3 s without a budget; with
  * 0.8 s the later ones take a fraction of the first ones' samples. */
 static void test_calibrate_budget(void **state)
@@ -1308,7 +1309,7 @@ static void test_calibrate_budget(void **state)
     OpDesc ops[K];
     for (int k = 0; k < K; k++)
         ops[k] = op_gemm(PHASE_FWD, 256, 256 + 8 * k, 256, false, false, 0); /* timed warm: no flush */
-    MbFamily fams[] = {{"a", ops, K}};
+    MbFamily fams[] = {{"a", ops, K, false}};
     MbProtocol p = fast_protocol();
     p.target_s = 0.25;
     p.ci_frac = 0; /* never met: every kernel samples for its whole target */
@@ -1331,6 +1332,22 @@ static void test_calibrate_budget(void **state)
         fail_msg("the last kernels took up to %lld samples, the first %lld: no shorter", last, first);
     if (!(took < 4 * p.budget_s))
         fail_msg("a 0.8 s budget took %.2f s", took);
+    /* where the shortest sampling still overruns, kernels of an optional family are left
+     * out, spread over its list; a required family's are all timed */
+    OpDesc many[K];
+    for (int k = 0; k < K; k++)
+        many[k] = op_gemm(PHASE_FWD, 256, 384 + 8 * k, 256, false, false, 0);
+    MbFamily two[] = {{"kept", ops, K, false}, {"thinned", many, K, true}};
+    p.budget_s = 0.3;
+    const int64_t thin = begin_calibration(db);
+    if (mb_calibrate(db, thin, &p, 1, two, 2, NULL, NULL, &stop, err, sizeof err) != 0)
+        fail_msg("mb_calibrate: %s", err);
+    assert_int_equal(query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ? AND family = 'kept'",
+                               thin), K);
+    const long long thinned = query_int(path, "SELECT COUNT(*) FROM measurement WHERE calibration_id = ? AND family ="
+                                              " 'thinned'", thin);
+    if (!(thinned < K))
+        fail_msg("the optional family kept all %lld kernels past its budget", thinned);
     db_close(db);
 }
 
@@ -1349,7 +1366,7 @@ static void test_calibrate_leaves_out_what_does_not_fit(void **state)
     Db *db = open_tmp_db("fit.db", path, sizeof path);
     int64_t cal = begin_calibration(db);
     OpDesc ops[] = {op_sgd(4096, 1e-4f), huge, op_copy(PHASE_FWD, 4096)};
-    MbFamily fams[] = {{"a", ops, 3}};
+    MbFamily fams[] = {{"a", ops, 3, false}};
     ProgressLog pl = {0};
     calibrate_ok(db, cal, &p, fams, 1, &pl);
     assert_int_equal(pl.calls, 3);
