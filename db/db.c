@@ -396,9 +396,9 @@ int db_calibration_set_rtt(Db *db, int64_t calibration_id, double rtt_fastest_ns
 int db_calibration_sample_placement(Db *db, int64_t calibration_id, double far_ratio, int *probed, int *apart)
 {
     static const char sql[] =
-        "SELECT count(*), coalesce(sum(s.rtt_ns >= ? * c.rtt_fastest_ns), 0) FROM sample s"
+        "SELECT count(*), coalesce(sum(c.rtt_fastest_ns > 0 AND s.rtt_ns >= ? * c.rtt_fastest_ns), 0) FROM sample s"
         " JOIN measurement m ON m.id = s.measurement_id JOIN calibration c ON c.id = m.calibration_id"
-        " WHERE m.calibration_id = ? AND s.rtt_ns > 0 AND c.rtt_fastest_ns > 0";
+        " WHERE m.calibration_id = ? AND s.rtt_ns > 0";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return fail_sqlite(db, sql);

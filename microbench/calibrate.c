@@ -186,7 +186,11 @@ static int add_probes(CalState *s, const double *rtt, int n, bool force)
     if (force || (s->nprobes >= MB_RTT_MODES_MIN_PROBES && s->nprobes >= s->marked_at + s->marked_at / 10 + 1)) {
         MbRttModes m;
         mb_rtt_modes(s->probes, s->nprobes, s->probe_scratch, &m);
-        s->near_mark = mb_rtt_near_mark(&m);
+        /* once two modes are seen the mark only falls, as the fastest round trip did: a
+         * pass classed apart stays apart by every later mark */
+        const double mark = mb_rtt_near_mark(&m);
+        if (mark > 0)
+            s->near_mark = s->near_mark > 0 ? fmin(s->near_mark, mark) : mark;
         s->marked_at = s->nprobes;
     }
     return 0;
@@ -588,7 +592,11 @@ store_pending:
         mb_rtt_modes_describe(&modes, line, sizeof line);
         if (db)
             fprintf(stderr, "calibrate: where the threads' cores were: %s\n", line);
-        if (db && db_calibration_set_rtt(db, calibration_id, mb_rtt_near_mark(&modes)) != 0) {
+        /* stored as said: the lowest mark the classes took where all the probes show two
+         * modes, none where they show one (validate then waits for nothing) */
+        const double mark = !modes.two_modes ? 0
+                            : s.near_mark > 0 ? fmin(s.near_mark, mb_rtt_near_mark(&modes)) : mb_rtt_near_mark(&modes);
+        if (db && db_calibration_set_rtt(db, calibration_id, mark) != 0) {
             snprintf(err, errlen, "storing the threads' near mark: %s", db_errmsg(db));
             rc = -1;
         }

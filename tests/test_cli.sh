@@ -154,6 +154,7 @@ run predict-uncalibrated 1 "$DLPERF" predict basic-lstm && expect predict-uncali
 # (sparse-ae too: its 5 MiB step fits any machine's last-level cache, for predict-cached)
 if run calibrate 0 "$DLPERF" calibrate --quick --only peak,memory,model-op,stream,gemm-sweep,eltwise --models basic-lstm,sparse-ae --batch 4; then
     expect calibrate "$T/out" "complete"
+    cp "$T/err" "$T/calibrate.err"
     # what the placement probes showed, said (two modes acted on, or one left alone)
     expect calibrate-placement-modes "$T/err" "where the threads' cores were: \(two modes: near\|one mode: median\|[0-9]* probes, too few\)"
     [ "$(sql "SELECT count(*) FROM calibration WHERE status='complete'")" = 1 ] && ok calibrate-stored || fail calibrate-stored "no complete calibration row"
@@ -529,7 +530,8 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                            WHERE c.id = $cid AND m.apart_s > 0 AND NOT EXISTS (SELECT 1 FROM sample s
                              WHERE s.measurement_id = m.id AND s.rtt_ns >= 2.5 * c.rtt_fastest_ns))")
         apart=$(sql "SELECT count(*) FROM sample s JOIN measurement m ON m.id = s.measurement_id
-                     JOIN calibration c ON c.id = m.calibration_id WHERE c.id = $cid AND s.rtt_ns >= 2.5 * c.rtt_fastest_ns")
+                     JOIN calibration c ON c.id = m.calibration_id WHERE c.id = $cid AND c.rtt_fastest_ns > 0
+                       AND s.rtt_ns >= 2.5 * c.rtt_fastest_ns")
         [ "$bad" = 0 ] && [ "$(json "json_extract(j, '\$.cores_apart.samples') = $apart
                                     AND json_extract(j, '\$.cores_apart.samples_probed') > 0")" = 1 ] &&
             ok calibrate-samples-placed || fail calibrate-samples-placed "$bad bad; $apart apart; $(json "json_extract(j, '\$.cores_apart')")"
@@ -544,10 +546,12 @@ if run calibrate-show-json 0 "$DLPERF" calibrate --show --json; then
                       OR (m.far_passes > 0 AND m.apart_s = 0))")
     [ "$bad" = 0 ] && ok calibrate-pass-placement ||
         fail calibrate-pass-placement "$bad rows; $(sql "SELECT pass_placement, far_passes, shared_passes, apart_s FROM measurement LIMIT 3")"
-    # near's mark, the fastest round trip the placement probes saw, stored where they ran
-    [ "$(sql "SELECT (rtt_fastest_ns > 0) = (threads > 1) FROM calibration
+    # near's mark (the split between the probes' two modes / 2.5) stored where the probes
+    # showed two modes; 0 where they showed one (or ran on one thread)
+    two=0; grep -q "where the threads' cores were: two modes" "$T/calibrate.err" && two=1
+    [ "$(sql "SELECT (rtt_fastest_ns > 0) = (threads > 1 AND $two) FROM calibration
               WHERE id = $(json "json_extract(j, '\$.calibration_id')")")" = 1 ] && ok calibrate-rtt-stored ||
-        fail calibrate-rtt-stored "$(sql "SELECT id, threads, rtt_fastest_ns FROM calibration")"
+        fail calibrate-rtt-stored "$(sql "SELECT id, threads, rtt_fastest_ns FROM calibration"); $(grep 'cores were' "$T/calibrate.err")"
     # DRAM's figures come from working sets of 4x the last-level cache or more: a read of
     # twice it (partly cached, as fast as a cache where the host splits the threads over
     # two dies), however fast, is in no level (a copy of the database, the row added)
