@@ -954,15 +954,16 @@ static void comm_text(const CommFitInfo *in)
                    in->mem_largest_scratch[i] / in->mem_largest_bytes[i], in->mem_probes[i]);
     }
     printf("  placement (where the node's first two ranks ran: a cache line's round trip between them before\n"
-           "  and after each collective's pass; apart at x%.1f the fastest or more)\n", MB_FAR_RTT);
+           "  and after each collective's pass; apart at x%.1f the near mark or more, where the probes show\n"
+           "  two modes)\n", MB_FAR_RTT);
     for (int i = 0; i < in->nranks; i++) {
         if (in->rtt_fastest_ns[i] <= 0)
-            printf("             %d ranks: not probed\n", in->ranks[i]);
+            printf("             %d ranks: one placement (or not probed): no pass classed apart\n", in->ranks[i]);
         else if (in->apart_points[i] == 0)
-            printf("             %d ranks: fastest round trip %.0f ns; no allreduce pass apart\n", in->ranks[i],
+            printf("             %d ranks: near mark %.0f ns; no allreduce pass apart\n", in->ranks[i],
                    in->rtt_fastest_ns[i]);
         else
-            printf("             %d ranks: fastest round trip %.0f ns; %d allreduce sizes with passes apart, "
+            printf("             %d ranks: near mark %.0f ns; %d allreduce sizes with passes apart, "
                    "apart/near median x%.2f\n", in->ranks[i], in->rtt_fastest_ns[i], in->apart_points[i],
                    in->apart_over_near[i]);
     }

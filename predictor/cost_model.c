@@ -399,7 +399,8 @@ int cm_count(const CostModel *cm) { return cm->n; }
 /* Whether every pass that timed m was apart (or on one core): it has no near time. */
 static bool timed_apart_only(const MeasurementRow *m)
 {
-    return m->far_passes > 0 && m->far_passes + m->shared_passes >= (int)strlen(m->pass_placement);
+    /* (counts from the database: summed wide, whatever they hold) */
+    return m->far_passes > 0 && (long long)m->far_passes + m->shared_passes >= (long long)strlen(m->pass_placement);
 }
 
 void cm_add(CostModel *cm, const MeasurementRow *m)

@@ -287,9 +287,12 @@ if run show-ranks 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 --json; the
                (json_extract(j, '\$.communication.allreduce_memory[0].probes') >= 3) || ' ' ||
                (json_extract(j, '\$.communication.allreduce_memory[0].largest_scratch_bytes') > 0)")" = "2 1 1" ] &&
         ok show-comm-memory || fail show-comm-memory "$(json "json_extract(j, '\$.communication')")"
-    # the 2-rank calibration's placement probes: near's mark, and the sizes timed apart
+    # the 2-rank calibration's placement probes: near's mark (0: the probes showed one
+    # placement, nothing apart), and the sizes timed apart
     [ "$(json "json_extract(j, '\$.communication.placement[0].ranks') = 2 AND
-               json_extract(j, '\$.communication.placement[0].rtt_fastest_ns') > 0 AND
+               json_extract(j, '\$.communication.placement[0].rtt_fastest_ns') >= 0 AND
+               (json_extract(j, '\$.communication.placement[0].rtt_fastest_ns') > 0 OR
+                json_extract(j, '\$.communication.placement[0].allreduce_sizes_apart') = 0) AND
                json_extract(j, '\$.communication.placement[0].allreduce_sizes_apart') >= 0")" = 1 ] &&
         ok show-comm-placement || fail show-comm-placement "$(json "json_extract(j, '\$.communication.placement')")"
 fi
@@ -313,12 +316,15 @@ if run comm-rounds 0 mpi 2 "$DLPERF" calibrate --only comm --quick --threads 1 -
         fail comm-rounds-passes "$(sql "SELECT key, median_s, min_s, max_s FROM measurement WHERE calibration_id = $cid LIMIT 5")"
     expect comm-rounds "$T/err" "every collective measured once per pass over the list"
     # where the node's two ranks ran in each pass, probed (n near, a apart), and the apart
-    # price exactly where a pass was apart; near's mark, the fastest round trip, stored
+    # price exactly where a pass was apart; near's mark stored (0 where the probes showed one
+    # placement: then no pass apart)
     [ "$(sql "SELECT count(*) FROM measurement m WHERE m.calibration_id = $cid
               AND (length(m.pass_placement) != 2 OR m.pass_placement GLOB '*[^na]*'
                    OR m.far_passes != length(m.pass_placement) - length(replace(m.pass_placement, 'a', ''))
                    OR (m.apart_s > 0) != (m.far_passes > 0))")" = 0 ] &&
-        [ "$(sql "SELECT rtt_fastest_ns > 0 AND rtt_fastest_ns < 1e6 FROM calibration WHERE id = $cid")" = 1 ] &&
+        [ "$(sql "SELECT rtt_fastest_ns >= 0 AND rtt_fastest_ns < 1e6 AND (rtt_fastest_ns > 0 OR (SELECT
+                  coalesce(sum(far_passes), 0) FROM measurement WHERE calibration_id = $cid) = 0)
+                  FROM calibration WHERE id = $cid")" = 1 ] &&
         ok comm-rounds-placement ||
         fail comm-rounds-placement "$(sql "SELECT key, pass_placement, far_passes, apart_s FROM measurement
                                            WHERE calibration_id = $cid LIMIT 5; SELECT rtt_fastest_ns FROM calibration")"
