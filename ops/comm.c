@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,13 +391,18 @@ static void peer_setup(void)
     MPI_Comm_rank(node_comm, &node_rank);
     MPI_Comm_size(node_comm, &node_size);
     MPI_Comm_split(node_comm, node_rank < 2 ? 0 : MPI_UNDEFINED, node_rank, &pair_comm);
+    /* Open MPI's segment starts past a header (seen at an address ending in 0x108), not on
+     * the line PeerLine's members must sit on: one line more is asked for and the line is
+     * placed at the first 64-byte boundary. Every rank maps the segment page-aligned, so the
+     * boundary falls at the same offset for all of them. */
     void *base = NULL;
-    MPI_Win_allocate_shared(node_rank == 0 ? (MPI_Aint)sizeof(PeerLine) : 0, 1, MPI_INFO_NULL, node_comm, &base,
-                            &peer_win);
+    const MPI_Aint want = (MPI_Aint)(sizeof(PeerLine) + _Alignof(PeerLine));
+    MPI_Win_allocate_shared(node_rank == 0 ? want : 0, 1, MPI_INFO_NULL, node_comm, &base, &peer_win);
     MPI_Aint bytes;
     int unit;
     MPI_Win_shared_query(peer_win, 0, &bytes, &unit, &base); /* node rank 0's segment, mapped here */
-    peer_line = base;
+    const uintptr_t at = (uintptr_t)base, align = _Alignof(PeerLine);
+    peer_line = (PeerLine *)(void *)((at + align - 1) / align * align);
 }
 
 static void peer_teardown(void)
