@@ -53,7 +53,9 @@ for sh_test in tests/test_cli.sh tests/test_systems.sh tests/test_gpu.sh tests/t
     passed=$((passed + p))
     failed=$((failed + f))
     echo "$name: $p passed, $f failed ($(($(date +%s) - start)) s)"
-    [ "$f" -ne 0 ] && { failed_names="$failed_names $name"; grep -v '^ok ' "$log" | sed 's/^/    /' | tail -60; }
+    # the failing names first (a failure's detail can be a long dump), then the log's tail
+    [ "$f" -ne 0 ] && { failed_names="$failed_names $name"; grep '^FAIL ' "$log" | cut -c1-200 | sed 's/^/    /';
+                        echo "    --- the log's last lines:"; grep -v '^ok ' "$log" | sed 's/^/    /' | tail -60; }
 done
 
 [ -n "$failed_names" ] && echo "failed in:$failed_names"
