@@ -134,7 +134,7 @@ static int show_csv(Cli *cli, Db *db, const char *name, SpecKind kind, const cha
         for (int p = 0; p < PREC_COUNT; p++)
             printf(",peak_%s_flops_per_s", precision_name((Precision)p));
         printf(",memory_bytes,mem_bw_bytes_per_s,memory_type,arch,compute_capability,sm_count,fp32_lanes_per_sm,"
-               "fp32_lanes_shared_int32,boost_clock_hz,base_clock_hz,l2_bytes,tdp_w,launch_overhead_s,host_op_s,"
+               "fp32_lanes_shared_int32,issue_lanes_per_sm,fp32_gemm_flops_per_s,boost_clock_hz,base_clock_hz,l2_bytes,tdp_w,launch_overhead_s,host_op_s,"
                "host_conv_op_s,host_step_s,aliases\n");
         csv_spec(d.name, kind, d.title, origin);
         printf(",%s,%d", d.gpu ? "gpu" : "cpu", d.year);
@@ -153,6 +153,8 @@ static int show_csv(Cli *cli, Db *db, const char *name, SpecKind kind, const cha
         csv_num(d.sm_count, d.sm_count > 0);
         csv_num(d.fp32_lanes_per_sm, d.fp32_lanes_per_sm > 0);
         csv_num(d.fp32_lanes_shared_int32, d.fp32_lanes_shared_int32 >= 0);
+        csv_num(d.issue_lanes_per_sm, d.issue_lanes_per_sm > 0);
+        csv_num(device_fp32_gemm_flops(&d), d.peak_flops[PREC_FP32] > 0);
         csv_num(d.boost_clock_mhz * 1e6, d.boost_clock_mhz > 0);
         csv_num(d.base_clock_mhz * 1e6, d.base_clock_mhz > 0);
         csv_num(d.l2_bytes, d.l2_bytes > 0);
@@ -254,6 +256,16 @@ static int show(Cli *cli, Db *db, const char *name, bool csv)
             if (d.fp32_lanes_per_sm && d.boost_clock_mhz > 0)
                 printf(" x 2 x %.0f MHz = %.2f TFLOP/s fp32", d.boost_clock_mhz,
                        d.sm_count * d.fp32_lanes_per_sm * 2 * d.boost_clock_mhz / 1e6);
+            printf("\n");
+        }
+        if (d.issue_lanes_per_sm > 0 && d.peak_flops[PREC_FP32] > 0) {
+            const double share = device_fp32_gemm_flops(&d) / d.peak_flops[PREC_FP32];
+            printf("  issue       %d lanes a clock: a GEMM reaches at most %.2f of the fp32 peak", d.issue_lanes_per_sm,
+                   share);
+            if (d.fp32_lanes_shared_int32 > 0 && d.fp32_lanes_shared_int32 < d.fp32_lanes_per_sm)
+                printf(" (its dedicated lanes)");
+            else if (share >= 1)
+                printf(" (the loads and loop take the spare slots)");
             printf("\n");
         }
         if (d.boost_clock_mhz > 0 || d.base_clock_mhz > 0) {

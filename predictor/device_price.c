@@ -32,10 +32,7 @@ double dp_cpu_band_factor(Precision prec)
 void gpu_sheet_of(const DeviceSpec *d, Precision prec, GpuSheet *out)
 {
     memset(out, 0, sizeof *out);
-    out->peak_flops = d->peak_flops[prec];
-    const double lanes = d->fp32_lanes_per_sm, shared = d->fp32_lanes_shared_int32;
-    if (prec == PREC_FP32 && lanes > 0 && shared > 0 && shared < lanes)
-        out->peak_flops *= (lanes - shared) / lanes;
+    out->peak_flops = prec == PREC_FP32 ? device_fp32_gemm_flops(d) : d->peak_flops[prec];
     out->bw_Bps = d->mem_Bps;
     out->l2_bytes = d->l2_bytes;
     out->sms = d->sm_count;

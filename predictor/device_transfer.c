@@ -10,10 +10,7 @@
 
 void transfer_features(const DeviceSpec *d, double f[TF_COUNT])
 {
-    const double lanes = d->fp32_lanes_per_sm, shared = d->fp32_lanes_shared_int32;
-    double peak = d->peak_flops[PREC_FP32];
-    if (lanes > 0 && shared > 0 && shared < lanes)
-        peak *= (lanes - shared) / lanes;
+    const double peak = device_fp32_gemm_flops(d);
     f[0] = peak > 0 ? log(peak) : NAN;
     f[1] = d->mem_Bps > 0 ? log(d->mem_Bps) : NAN;
     f[2] = d->sm_count > 0 ? log(d->sm_count) : NAN;

@@ -38,7 +38,7 @@ int gpu_form_parse(const char *s, GpuForm *out);
 
 enum { GPU_PARAMS_MAX = 8, GPU_GROUP_MAX = 48 };
 /* The forms' version: fits stored under another are made again (device_price.c). */
-#define GPU_MODEL_VERSION "gm3"
+#define GPU_MODEL_VERSION "gm4"
 
 /* What the forms read of a device's sheet, at one precision. */
 typedef struct {

@@ -188,6 +188,41 @@ bool device_host_floor(const DeviceSpec *d)
     return d->host_op_s > 0 || d->host_conv_op_s > 0 || d->host_step_s > 0;
 }
 
+/* The share of an FP32 GEMM's instruction stream that is FMAs, in the register-blocked loop
+ * of the CUDA-core (SIMT) GEMMs cuBLAS and CUTLASS run: a thread holds an 8x8 block of the
+ * output, so each step of the reduction issues 64 FFMAs and 4 LDS.128 (8 values of each
+ * operand from shared memory); every 8 steps the tile's next slices come in (one LDG.128
+ * and one STS.128 per operand and thread of a 256-thread 128x128 tile), a barrier or two
+ * and the loop's address and counter updates: 512 FFMAs in about 554 instructions. */
+static const double GEMM_FMA_SHARE = 512.0 / 554.0;
+
+/* An SM reaches its FP32 peak only by issuing an FMA to every lane every clock. Where it
+ * issues twice the lanes' worth of warp instructions a clock (Volta to Ampere GA100: four
+ * schedulers of 32 threads a clock for 64 lanes; Maxwell and Pascal: two dispatch units a
+ * scheduler), the loads and loop arithmetic take the spare slots and the FMAs run at the
+ * peak. Where it issues exactly its lanes' worth (Hopper: 128 lanes, 4 x 32), every other
+ * instruction takes a slot from the FMAs, and a GEMM runs at most at the loop's FMA share.
+ * Found pricing NeuSight's H100 rows, whose largest GEMMs run at 0.82 of the sheet's peak
+ * where the A100's reach 0.98 (docs/gpu-pricing.md). The lanes counted are the dedicated
+ * ones where some are shared with INT32 (Ampere GA10x, Ada): their GEMMs reach 0.42 of
+ * the full count's peak at best, and the shared half is left to the loop's other work. */
+double device_fp32_gemm_flops(const DeviceSpec *d)
+{
+    double peak = d->peak_flops[PREC_FP32];
+    const int lanes = d->fp32_lanes_per_sm, shared = d->fp32_lanes_shared_int32;
+    int counted = lanes;
+    if (lanes > 0 && shared > 0 && shared < lanes) {
+        counted = lanes - shared;
+        peak *= (double)counted / lanes;
+    }
+    if (counted > 0 && d->issue_lanes_per_sm > 0) {
+        const double cap = GEMM_FMA_SHARE * d->issue_lanes_per_sm / counted;
+        if (cap < 1)
+            peak *= cap;
+    }
+    return peak;
+}
+
 /* Architectures and memory types a sheet may name (systems/README.md). */
 static const char *const arch_names[] = {"kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada",
                                          "hopper", "blackwell", "cdna", "cdna2", "cdna3", "x86", NULL};
@@ -244,6 +279,7 @@ static int parse_device_arch(Ctx *c, const cJSON *o, DeviceSpec *d)
         get_number(c, o, "base_clock_mhz", false, 0, 0, false, 10000, &d->base_clock_mhz) ||
         get_int(c, o, "fp32_lanes_per_sm", false, 0, 1, 1024, &d->fp32_lanes_per_sm) ||
         get_int(c, o, "fp32_lanes_shared_int32", false, -1, 0, 1024, &d->fp32_lanes_shared_int32) ||
+        get_int(c, o, "issue_lanes_per_sm", false, 0, 32, 4096, &d->issue_lanes_per_sm) ||
         get_number(c, o, "l2_mb", false, 0, 0, false, 65536, &l2_mb) ||
         get_number(c, o, "tdp_w", false, 0, 0, false, 10000, &d->tdp_w) || parse_aliases(c, o, d))
         return -1;
@@ -284,6 +320,15 @@ static int parse_device_arch(Ctx *c, const cJSON *o, DeviceSpec *d)
             return bad(c, "fp32_lanes_shared_int32", "%s", v);
         }
     }
+    if (d->issue_lanes_per_sm) {
+        if (!d->fp32_lanes_per_sm)
+            return bad(c, "issue_lanes_per_sm", "needs \"fp32_lanes_per_sm\" (the lanes it issues to)", NULL);
+        if (d->issue_lanes_per_sm % 32) {
+            snprintf(v, sizeof v, "%d is not a whole number of warps; expected schedulers x dispatch units x 32",
+                     d->issue_lanes_per_sm);
+            return bad(c, "issue_lanes_per_sm", "%s", v);
+        }
+    }
     /* A datasheet's peak is SMs x lanes x 2 (an FMA) x boost clock, rounded; 10% covers
      * the rounding and the few parts rated at a sustained rather than the top clock, and
      * catches a typo in any of the four figures. */
@@ -307,13 +352,13 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
                                          "memory_gb", "memory_gbs", "launch_overhead_us", "host_step_us", "host_op_us",
                                          "host_conv_op_us", "arch", "compute_capability", "sm_count",
                                          "boost_clock_mhz", "base_clock_mhz", "fp32_lanes_per_sm",
-                                         "fp32_lanes_shared_int32", "l2_mb", "memory_type", "tdp_w", "aliases",
+                                         "fp32_lanes_shared_int32", "issue_lanes_per_sm", "l2_mb", "memory_type", "tdp_w", "aliases",
                                          "sources", "notes", NULL};
     static const char *const figures[] = {"peak_tflops", "memory_gb", "memory_gbs", "launch_overhead_us",
                                           "host_step_us", "host_op_us", "host_conv_op_us", "arch",
                                           "compute_capability", "sm_count", "boost_clock_mhz", "base_clock_mhz",
-                                          "fp32_lanes_per_sm", "fp32_lanes_shared_int32", "l2_mb", "memory_type",
-                                          "tdp_w", "aliases", NULL};
+                                          "fp32_lanes_per_sm", "fp32_lanes_shared_int32", "issue_lanes_per_sm", "l2_mb",
+                                          "memory_type", "tdp_w", "aliases", NULL};
     memset(d, 0, sizeof *d);
     char kind[16];
     if (check_header(c, o, SPEC_DEVICE) || check_fields(c, o, fields) || get_name(c, o, "name", d->name) ||

@@ -157,6 +157,33 @@ static void test_architecture_fields_parse(void **state)
     assert_float_equal(d.compute_capability, 0, 0);
 }
 
+/* The FP32 rate a GEMM can reach by the sheet: the peak where the SM issues twice its lanes'
+ * worth of warp instructions a clock (Volta to GA100; Kepler to Pascal with two dispatch
+ * units a scheduler), the dedicated lanes' share where half are shared with INT32 (Ada), and
+ * the loop's FMA share where the SM issues exactly its lanes' worth (Hopper). */
+static void test_fp32_gemm_flops_by_issue(void **state)
+{
+    (void)state;
+    DeviceSpec d;
+    char err[512];
+    static const struct {
+        const char *name;
+        int issue;
+        double share;
+    } cases[] = {{"a100-pcie-40gb", 128, 1.0}, {"v100-pcie-32gb", 128, 1.0}, {"p100-pcie-16gb", 128, 1.0},
+                 {"titan-xp", 256, 1.0},      {"k20x", 256, 1.0},           {"l4", 128, 0.5},
+                 {"h100-sxm5", 128, 512.0 / 554.0}, {"h200-sxm", 128, 512.0 / 554.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(device_load(NULL, cases[i].name, &d, err, sizeof err), 0);
+        assert_int_equal(d.issue_lanes_per_sm, cases[i].issue);
+        assert_float_equal(device_fp32_gemm_flops(&d) / d.peak_flops[PREC_FP32], cases[i].share, 1e-9);
+    }
+    /* a sheet without the field keeps its peak */
+    assert_int_equal(device_load(NULL, "mi250x", &d, err, sizeof err), 0);
+    assert_int_equal(d.issue_lanes_per_sm, 0);
+    assert_float_equal(device_fp32_gemm_flops(&d), d.peak_flops[PREC_FP32], 0);
+}
+
 static const char *sheet_json = "{\"format\": \"dlperf-device\", \"version\": 1, \"name\": \"%s\", \"title\": \"T\", "
                                 "\"kind\": \"gpu\", \"year\": 2024, \"peak_tflops\": {\"fp32\": 8}, \"memory_gb\": 16, "
                                 "\"memory_gbs\": 320, %s\"sources\": {\"peak_tflops\": \"s\", \"memory_gb\": \"s\", "
@@ -204,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_unknown_name_is_not_found),
         cmocka_unit_test(test_builtin_aliases_are_unique),
         cmocka_unit_test(test_architecture_fields_parse),
+        cmocka_unit_test(test_fp32_gemm_flops_by_issue),
         cmocka_unit_test(test_database_sheet_answers_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

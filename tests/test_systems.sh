@@ -134,7 +134,7 @@ addbad json 'not a JSON object' "$T/broken.json"
 addbad missing-file 'cannot open' "$T/none.json"
 # the architecture fields: a valid sheet with all of them, then each one bad
 adev() { # adev FILE [SED]: a valid device sheet with every architecture field, edited by SED
-    printf '{"format": "dlperf-device", "version": 1, "name": "arch-gpu", "title": "Arch GPU", "kind": "gpu", "year": 2024, "peak_tflops": {"fp32": 50}, "memory_gb": 96, "memory_gbs": 3000, "arch": "hopper", "compute_capability": 9.0, "sm_count": 100, "fp32_lanes_per_sm": 128, "fp32_lanes_shared_int32": 0, "boost_clock_mhz": 1953, "base_clock_mhz": 1500, "l2_mb": 60, "memory_type": "HBM3", "tdp_w": 700, "aliases": ["Arch GPU 96GB"], "sources": {"peak_tflops": "d", "memory_gb": "d", "memory_gbs": "d", "arch": "d", "compute_capability": "d", "sm_count": "d", "fp32_lanes_per_sm": "d", "fp32_lanes_shared_int32": "d", "boost_clock_mhz": "d", "base_clock_mhz": "d", "l2_mb": "d", "memory_type": "d", "tdp_w": "d", "aliases": "d"}}\n' |
+    printf '{"format": "dlperf-device", "version": 1, "name": "arch-gpu", "title": "Arch GPU", "kind": "gpu", "year": 2024, "peak_tflops": {"fp32": 50}, "memory_gb": 96, "memory_gbs": 3000, "arch": "hopper", "compute_capability": 9.0, "sm_count": 100, "fp32_lanes_per_sm": 128, "fp32_lanes_shared_int32": 0, "issue_lanes_per_sm": 128, "boost_clock_mhz": 1953, "base_clock_mhz": 1500, "l2_mb": 60, "memory_type": "HBM3", "tdp_w": 700, "aliases": ["Arch GPU 96GB"], "sources": {"peak_tflops": "d", "memory_gb": "d", "memory_gbs": "d", "arch": "d", "compute_capability": "d", "sm_count": "d", "fp32_lanes_per_sm": "d", "fp32_lanes_shared_int32": "d", "issue_lanes_per_sm": "d", "boost_clock_mhz": "d", "base_clock_mhz": "d", "l2_mb": "d", "memory_type": "d", "tdp_w": "d", "aliases": "d"}}\n' |
         sed "${2:-}" >"$1"
 }
 adev "$T/a.json" 's/"arch-gpu"/"arch-gpu-near"/; s/"fp32": 50/"fp32": 46/; s/Arch GPU 96GB/Arch GPU near/'
@@ -161,6 +161,12 @@ adev "$T/a.json" 's/"fp32_lanes_shared_int32": 0/"fp32_lanes_shared_int32": -1/'
 addbad shared-negative 'field "fp32_lanes_shared_int32": expected a number >= 0' "$T/a.json"
 adev "$T/a.json" 's/"fp32_lanes_per_sm": 128, //; s/"sm_count": 100, //'
 addbad shared-no-lanes 'field "fp32_lanes_shared_int32": needs "fp32_lanes_per_sm"' "$T/a.json"
+adev "$T/a.json" 's/"issue_lanes_per_sm": 128/"issue_lanes_per_sm": 100/'
+addbad issue-lanes 'field "issue_lanes_per_sm": 100 is not a whole number of warps; expected schedulers x dispatch units x 32' "$T/a.json"
+adev "$T/a.json" 's/"issue_lanes_per_sm": 128/"issue_lanes_per_sm": 16/'
+addbad issue-lanes-range 'field "issue_lanes_per_sm": expected a number >= 32 and <= 4096' "$T/a.json"
+adev "$T/a.json" 's/"fp32_lanes_per_sm": 128, //; s/"sm_count": 100, //; s/"fp32_lanes_shared_int32": 0, //'
+addbad issue-no-lanes 'field "issue_lanes_per_sm": needs "fp32_lanes_per_sm"' "$T/a.json"
 adev "$T/a.json" 's/"boost_clock_mhz": 1953/"boost_clock_mhz": -5/'
 addbad boost 'field "boost_clock_mhz": expected a number > 0 and <= 10000' "$T/a.json"
 adev "$T/a.json" 's/"base_clock_mhz": 1500/"base_clock_mhz": 2500/'
@@ -192,6 +198,7 @@ addbad peak-check-clock 'field "peak_tflops.fp32": 50 TFLOP/s is not within 10% 
 adev "$T/a.json"
 if run add-arch-good 0 "$DLPERF" systems add "$T/a.json"; then
     run add-arch-show 0 "$DLPERF" systems show arch-gpu && expect add-arch-show "$T/out" 'units *100 SMs x 128 FP32 lanes' &&
+        expect add-arch-show-issue "$T/out" 'issue *128 lanes a clock: a GEMM reaches at most 0.92 of the fp32 peak' &&
         expect add-arch-show-aliases "$T/out" 'aliases *"Arch GPU 96GB"'
 fi
 
