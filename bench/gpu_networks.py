@@ -14,7 +14,7 @@ The database must hold the GPU evidence (bench/gpu_loo.py --deepbench ... import
 --db points at it). The zoo's architectures are the suite's: where they differ from the
 published network it is said beside the row.
 
-    bench/gpu_networks.py --cnn ../shared/gpu_data/cnn-benchmarks --db loo.db
+    bench/gpu_networks.py --cnn ../shared/gpu_data/cnn-benchmarks --db loo.db [--profiles]
 """
 import argparse
 import csv
@@ -43,9 +43,9 @@ TITAN = [("alexnet-owt", 128, 0.2116), ("googlenet", 128, 1.1633), ("overfeat", 
          ("lstm", 128, 0.001411)]
 
 
-def predict(dlperf, db, model, device, batch, without_own):
+def predict(dlperf, db, model, device, batch, without_own, profiles=False):
     cmd = [dlperf, "predict", model, "--device", device, "--batch", str(batch), "--mode", "fwd-bwd", "--no-host",
-           "--no-profiles", "--db", db, "--json"]
+           "--db", db, "--json"] + ([] if profiles else ["--no-profiles"])
     if model in NO_QUIRK:
         cmd.append("--no-quirk")
     if without_own:
@@ -61,6 +61,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cnn", help="cnn-benchmarks' folder (cnn_benchmarks_jcjohnson.csv)")
     ap.add_argument("--db", required=True, help="a database holding the GPU evidence")
+    ap.add_argument("--profiles", action="store_true",
+                    help="price from the built-in profiles too (what a fresh clone has; --db may be empty)")
     ap.add_argument("--dlperf", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
                                                      "dlperf"))
     a = ap.parse_args()
@@ -79,8 +81,8 @@ def main():
         for (gpu, model), r in sorted(best.items()):
             zoo, note = CNN_MODELS[model]
             t = float(r["total_ms_mean"]) * 1e-3
-            w = predict(a.dlperf, a.db, zoo, CNN_GPUS[gpu], 16, False)
-            wo = predict(a.dlperf, a.db, zoo, CNN_GPUS[gpu], 16, True)
+            w = predict(a.dlperf, a.db, zoo, CNN_GPUS[gpu], 16, False, a.profiles)
+            wo = predict(a.dlperf, a.db, zoo, CNN_GPUS[gpu], 16, True, a.profiles)
             errs[True].append(abs(w / t - 1))
             errs[False].append(abs(wo / t - 1))
             print("%-16s %-14s %8.1f ms %9.1f ms %+7.1f%% %9.1f ms %+7.1f%%  %s" % (
@@ -94,7 +96,7 @@ def main():
     print("%-12s %6s %12s %12s %8s" % ("# model", "batch", "measured", "predicted", "error"))
     v = []
     for model, batch, t in TITAN:
-        p = predict(a.dlperf, a.db, model, "k20x", batch, False)
+        p = predict(a.dlperf, a.db, model, "k20x", batch, False, a.profiles)
         if model == "lstm":
             p /= batch  # per sample
         v.append(abs(p / t - 1))

@@ -521,7 +521,21 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
             if (!gf && tp_params(p->pool, g, p->feat, p->dev.arch, exclude_of(p), &f, &info) == 0)
                 gf = &f;
             if (gf) {
-                out->time_s = gpu_model_time(&s, &p->sheet, gf->p);
+                double q[GPU_PARAMS_MAX];
+                memcpy(q, gf->p, sizeof q);
+                /* A rows group's row term is its own kind's work per row (a softmax's passes
+                 * over its row, against its length): a pooling window of 4 values priced by a
+                 * softmax's half-speed length of hundreds ran at a hundredth of the bandwidth.
+                 * Another kind's rows stream at the device's share. */
+                char kind[GPU_GROUP_MAX], k2[GPU_GROUP_MAX];
+                first_word(s.group, kind, sizeof kind);
+                first_word(g, k2, sizeof k2);
+                if (s.form == GF_ROWS && strcmp(kind, k2) != 0) {
+                    q[gpu_param_index(GF_ROWS, "h0")] = 0;
+                    if (target_stream_eff(p) > 0)
+                        q[gpu_param_index(GF_ROWS, "e_inf")] = target_stream_eff(p);
+                }
+                out->time_s = gpu_model_time(&s, &p->sheet, q);
                 const double band = 2 * (gf->band > 0.1 ? gf->band : 0.1);
                 out->lo_s = out->time_s / (1 + band);
                 out->hi_s = out->time_s * (1 + band);

@@ -467,6 +467,47 @@ static void test_order_of_evidence(void **state)
     dp_free(p);
 }
 
+/* An op whose kind nobody measured, priced like another kind's rows group, streams at the
+ * device's share: a softmax's row term (half speed at rows of hundreds of values) describes
+ * a softmax's passes over its row, not a pooling window's four values. */
+static void test_similar_rows_kind_streams(void **state)
+{
+    (void)state;
+    const GpuSheet h = sheet(14, 900, 80);
+    DeviceEvidence *e = synthetic_device("synth-rows", &h, 11, true);
+    double q[GPU_PARAMS_MAX];
+    truth_params(GF_ROWS, q);
+    q[gpu_param_index(GF_ROWS, "h0")] = 500; /* a softmax's rows of 500 run at half speed */
+    TuRng r = tu_rng(12);
+    for (int i = 0; i < 60; i++) {
+        const OpDesc d = op_softmax(PHASE_FWD, 64 << (i % 6), 64 << (i / 6 % 7));
+        GpuShape s;
+        gpu_shape(&d, 1.0, &s);
+        assert_int_equal(dev_ev_add(e, &d, noisy(gpu_model_time(&s, &h, q), &r), 0, 0, false), 0);
+    }
+    dev_ev_fit(e);
+    assert_true(dev_ev_group(e, "softmax fwd")->p[gpu_param_index(GF_ROWS, "h0")] > 100);
+    TransferPool *pool = tp_new();
+    double f[TF_COUNT];
+    features_of(14, 900, 80, 2017, f);
+    assert_int_equal(tp_add(pool, e, f, ""), 0);
+    DeviceSpec dev = {.gpu = true, .year = 2017, .sm_count = 80, .mem_Bps = 900e9, .l2_bytes = 40.0 * 1048576,
+                      .launch_s = 5e-6, .tdp_w = 300};
+    snprintf(dev.name, sizeof dev.name, "synth-rows");
+    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
+    dev.peak_flops[PREC_FP32] = 14e12;
+    DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    char err[256];
+    DevPrice pr;
+    const OpDesc pool2 = op_pool2d(PHASE_FWD, POOL_MAX, 64, 64, 56, 56, 2, 2, PAD_VALID);
+    assert_int_equal(dp_price(p, &pool2, &pr, err, sizeof err), 0);
+    assert_int_equal(pr.source, DP_SIMILAR);
+    assert_string_equal(pr.from, "softmax fwd");
+    const double stream_s = op_cost(&pool2).bytes / (dev.mem_Bps * dev_ev_stream_eff(e));
+    assert_true(pr.time_s < 1.5 * stream_s + 1e-4); /* the window's 4 values would have cost x100 */
+    dp_free(p);
+}
+
 /* A row that times a whole recurrent layer (DeepBench's RNN) is priced as the layer runs:
  * each step's cell and GEMMs, and in backward the weight gradient of every step at once,
  * one GEMM over batch x steps rows, not one per step. */
@@ -542,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_profile_round_trip),
         cmocka_unit_test(test_builtin_profiles_load),
         cmocka_unit_test(test_order_of_evidence),
+        cmocka_unit_test(test_similar_rows_kind_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
