@@ -149,6 +149,18 @@ static void explain_pricing(const WhatIf *w, const DeviceStep *step)
         printf("\n  no host time (--no-host or the sheet's figures)");
     if (step && step->host_bound)
         printf(": %d ops host-bound", step->host_bound);
+    char fw[256];
+    fw_describe(&w->sp.fw, w->sp.prec, fw, sizeof fw);
+    printf("\n  what it prices: %s", fw);
+    if (step) {
+        char b[FW_EFFECT_COUNT + 1][32];
+        for (int e = 0; e < FW_EFFECT_COUNT; e++)
+            fmt_time(step->fw_s[e], b[e], 32);
+        fmt_time(step->fused_update_s, b[FW_EFFECT_COUNT], 32);
+        printf("\n  the framework's work: its optimizer's passes %s (one fused pass: %s), autocast casts %s,\n"
+               "  layout conversions %s",
+               b[FW_OPTIMIZER], b[FW_EFFECT_COUNT], b[FW_CAST], b[FW_LAYOUT]);
+    }
     printf("\n");
 }
 
@@ -172,7 +184,7 @@ static int predict_pipeline(Cli *cli, const WhatIf *w, const ModelSpec *m, int b
     double *op_s = calloc((size_t)p.nops, sizeof *op_s), *layer_s = calloc((size_t)p.nlayers, sizeof *layer_s);
     double *out_bytes = calloc((size_t)p.nlayers, sizeof *out_bytes);
     DeviceStep step;
-    int rc = whatif_device_ops(&p, w->cm, w->sp.dp, &w->sp.sys.device, w->sp.prec, &step, op_s, err, sizeof err);
+    int rc = whatif_device_ops(&p, w->cm, w->sp.dp, &w->sp.sys.device, w->sp.prec, &w->sp.fw, &step, op_s, err, sizeof err);
     if (rc) {
         free(op_s), free(layer_s), free(out_bytes);
         plan_free(&p);
@@ -335,6 +347,19 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         cJSON_AddNumberToObject(j, "host_op_s", w.sp.sys.device.host_op_s);
         cJSON_AddNumberToObject(j, "host_conv_op_s", w.sp.sys.device.host_conv_op_s);
         cJSON_AddNumberToObject(j, "host_step_s", w.sp.sys.device.host_step_s);
+        if (!w.sp.sys.device.calibrated) {
+            char fw[256];
+            fw_describe(&w.sp.fw, w.sp.prec, fw, sizeof fw);
+            cJSON *f = cJSON_AddObjectToObject(j, "framework");
+            cJSON_AddStringToObject(f, "name", w.sp.fw.name);
+            cJSON_AddBoolToObject(f, "eager", w.sp.fw.eager);
+            cJSON_AddBoolToObject(f, "autocast", w.sp.fw.autocast);
+            cJSON_AddStringToObject(f, "prices", fw);
+            cJSON_AddNumberToObject(f, "optimizer_passes_s", step.fw_s[FW_OPTIMIZER]);
+            cJSON_AddNumberToObject(f, "optimizer_fused_s", step.fused_update_s);
+            cJSON_AddNumberToObject(f, "autocast_casts_s", step.fw_s[FW_CAST]);
+            cJSON_AddNumberToObject(f, "layout_conversions_s", step.fw_s[FW_LAYOUT]);
+        }
         cJSON_AddStringToObject(j, "allreduce", allreduce_algo_name(w.sp.algo));
         cJSON_AddNumberToObject(j, "allreduce_bytes", ar_bytes);
         cJSON_AddNumberToObject(j, "allreduce_s", pt.allreduce_s);
@@ -353,12 +378,15 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
     if (o->csv) {
         printf("model,system,device,precision,nodes,ranks,batch_per_device,global_batch,compute_s,compute_lo_s,"
                "compute_hi_s,device_s,forward_s,backward_s,update_s,allreduce,allreduce_bytes,allreduce_s,iteration_s,"
-               "samples_per_s,epoch_s,scaling_efficiency,memory_per_device_bytes,fits\n");
-        printf("%s,%s,%s,%s,%d,%d,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.9g,%d\n",
+               "samples_per_s,epoch_s,scaling_efficiency,memory_per_device_bytes,fits,optimizer_passes_s,autocast_casts_s,"
+               "layout_conversions_s\n");
+        printf("%s,%s,%s,%s,%d,%d,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.9g,%d,"
+               "%.9g,%.9g,%.9g\n",
                m->name, w.sp.sys.name, w.sp.sys.device.name, precision_name(w.sp.prec), nodes, pt.ranks, batch,
                pt.global_batch, step.compute_s, step.lo_s, step.hi_s, step.device_s, step.fwd_s, step.bwd_s,
                step.update_s, allreduce_algo_name(w.sp.algo), ar_bytes, pt.allreduce_s, pt.iter_s, pt.samples_per_s,
-               pt.epoch_s, pt.efficiency, step.mem_bytes, step.fits ? 1 : 0);
+               pt.epoch_s, pt.efficiency, step.mem_bytes, step.fits ? 1 : 0, step.fw_s[FW_OPTIMIZER],
+               step.fw_s[FW_CAST], step.fw_s[FW_LAYOUT]);
         whatif_close(&w);
         return EXIT_OK;
     }

@@ -382,8 +382,14 @@ static int dims(const GpuShape *s, double x[4])
 int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, bool framework, double *t, double *lo, double *hi,
                  EvSource *src)
 {
+    return dev_ev_price_at(e, d, e->sheet.byte_scale, framework, t, lo, hi, src);
+}
+
+int dev_ev_price_at(const DeviceEvidence *e, const OpDesc *d, double byte_scale, bool framework, double *t, double *lo,
+                    double *hi, EvSource *src)
+{
     GpuShape s;
-    if (!gpu_shape(d, e->sheet.byte_scale, &s))
+    if (!gpu_shape(d, byte_scale, &s))
         return -1;
     if (framework)
         snprintf(s.group + strlen(s.group), sizeof s.group - strlen(s.group), " @framework");
@@ -396,7 +402,7 @@ int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, bool framework, doubl
     if (framework) {
         at_key(key);
     }
-    if (e->keys && e->nkeys > 0) {
+    if (e->keys && e->nkeys > 0 && byte_scale == e->sheet.byte_scale) { /* a key measured at this width */
         KeyRef probe = {key, 0};
         const KeyRef *k = bsearch(&probe, e->keys, (size_t)e->nkeys, sizeof *e->keys, cmp_keyref);
         if (k) {

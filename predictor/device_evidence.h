@@ -75,5 +75,10 @@ int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, bool framework, doubl
 /* The key a device's measurement of d is stored under: d's with the accumulate flags and
  * the workspace layout cleared (they do not change a GPU kernel's time). */
 void dev_ev_key(const OpDesc *d, char key[OP_KEY_MAX]);
+/* dev_ev_price for d's values at another width (byte_scale: bytes per value over fp32's 4):
+ * a memory-bound kernel at bf16 priced from its fp32 evidence by the bytes it moves. An
+ * exact key counts only at the evidence's own width. */
+int dev_ev_price_at(const DeviceEvidence *e, const OpDesc *d, double byte_scale, bool framework, double *t, double *lo,
+                    double *hi, EvSource *src);
 
 #endif

@@ -50,6 +50,8 @@ struct DevicePricer {
     const CostModel *cpu;
     unsigned flags;
     double stream_eff; /* the device's streaming bandwidth share: own, or carried over; 0: not yet */
+    DevicePricer *wide; /* at a precision other than fp32, the device at fp32: what prices its
+                           memory-bound kernels (by their bytes) and the framework's fp32 work */
 };
 
 /* ---- the pool: every device with evidence at the precision, fitted (fits cached) ---- */
@@ -310,6 +312,11 @@ DevicePricer *dp_open(Db *db, const DeviceSpec *dev, Precision prec, const CostM
     }
     if (!(flags & DP_NO_OWN))
         p->own = tp_find(p->pool, dev->name);
+    if (prec != PREC_FP32 && dev->peak_flops[PREC_FP32] > 0 &&
+        !(p->wide = dp_open(db, dev, PREC_FP32, cpu, flags, progress, ctx, err, errlen))) {
+        dp_free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -317,6 +324,7 @@ void dp_free(DevicePricer *p)
 {
     if (!p)
         return;
+    dp_free(p->wide);
     tp_free(p->pool);
     free(p);
 }
@@ -481,11 +489,13 @@ int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t 
     return dp_price_scope(p, d, false, out, err, errlen);
 }
 
-int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *out, char *err, size_t errlen)
+/* The GPU evidence's price of d with its values byte_scale wide: 0, or 1 where no GPU
+ * evidence prices it. */
+static int price_by_evidence(DevicePricer *p, const OpDesc *d, double byte_scale, bool framework, DevPrice *out)
 {
     memset(out, 0, sizeof *out);
     GpuShape s;
-    const bool described = gpu_shape(d, p->sheet.byte_scale, &s);
+    const bool described = gpu_shape(d, byte_scale, &s);
     if (described && framework)
         snprintf(s.group + strlen(s.group), sizeof s.group - strlen(s.group), " @framework");
     if (described)
@@ -493,7 +503,7 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
     /* the device's own evidence */
     if (described && p->own) {
         EvSource src;
-        if (dev_ev_price(p->own, d, framework, &out->time_s, &out->lo_s, &out->hi_s, &src) == 0) {
+        if (dev_ev_price_at(p->own, d, byte_scale, framework, &out->time_s, &out->lo_s, &out->hi_s, &src) == 0) {
             out->source = src == EV_EXACT ? DP_EXACT : DP_FITTED;
             return 0;
         }
@@ -545,6 +555,29 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
             }
         }
     }
+    return 1;
+}
+
+int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *out, char *err, size_t errlen)
+{
+    if (price_by_evidence(p, d, p->sheet.byte_scale, framework, out) == 0)
+        return 0;
+    /* A memory-bound kernel does the same at any precision but for the bytes it moves (a
+     * tf32 step's element-wise ops are fp32 kernels): the fp32 evidence prices it at this
+     * width. GEMMs and convolutions are not: their rate is the precision's. */
+    GpuShape s;
+    if (p->wide && gpu_shape(d, p->sheet.byte_scale, &s) && (s.form == GF_STREAM || s.form == GF_ROWS) &&
+        price_by_evidence(p->wide, d, p->sheet.byte_scale, framework, out) == 0) {
+        snprintf(out->from + strlen(out->from), sizeof out->from - strlen(out->from), "%sfp32 evidence",
+                 out->from[0] ? ", " : "");
+        return 0;
+    }
+    memset(out, 0, sizeof *out);
+    if (gpu_shape(d, p->sheet.byte_scale, &s)) {
+        if (framework)
+            snprintf(s.group + strlen(s.group), sizeof s.group - strlen(s.group), " @framework");
+        snprintf(out->group, sizeof out->group, "%s", s.group);
+    }
     const OpCost c = op_cost(d);
     const double byte_scale = p->sheet.byte_scale;
     const double peak = p->dev.peak_flops[p->prec];
@@ -576,4 +609,29 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
     out->hi_s = 4 * out->time_s;
     out->source = DP_ROOFLINE;
     return 0;
+}
+
+int dp_price_stream(DevicePricer *p, double bytes, DevPrice *out, char *err, size_t errlen)
+{
+    DevicePricer *w = p->wide ? p->wide : p;
+    /* an fp32 element-wise add of as many bytes (three arrays of `values`) */
+    const double values = fmax(1.0, round(bytes / 12.0));
+    const OpDesc d = op_binary(PHASE_FWD, BIN_ADD, (size_t)values);
+    if (dp_price_scope(w, &d, false, out, err, errlen) != 0)
+        return -1;
+    if (out->source == DP_CPU || out->source == DP_ROOFLINE) {
+        /* No GPU evidence of streaming: the bytes at the device's bandwidth. This CPU's
+         * efficiency at an add of 10^8 values says nothing of a GPU's copy engine. */
+        out->time_s = (w->dev.mem_Bps > 0 ? bytes / w->dev.mem_Bps : 0) + w->dev.launch_s;
+        out->lo_s = out->time_s;
+        out->hi_s = 4 * out->time_s;
+        out->source = DP_ROOFLINE;
+    }
+    return 0;
+}
+
+void dp_set_wide(DevicePricer *p, DevicePricer *wide)
+{
+    dp_free(p->wide);
+    p->wide = wide;
 }

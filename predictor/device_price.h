@@ -63,6 +63,9 @@ DeviceEvidence *dp_device_evidence(Db *db, const DeviceSpec *dev, Precision prec
 /* The same over a pool built by the caller (owned from now on; NULL: an empty one): for
  * tests and in-memory use. */
 DevicePricer *dp_new(const DeviceSpec *dev, Precision prec, TransferPool *pool, const CostModel *cpu, unsigned flags);
+/* At a precision other than fp32, the device's fp32 pricer (owned from now on) that prices
+ * its memory-bound kernels by their bytes and the framework's fp32 work; dp_open opens it. */
+void dp_set_wide(DevicePricer *p, DevicePricer *wide);
 /* Whether the device or others have evidence at its precision (else only the CPU's
  * efficiency or the roofline price it). */
 bool dp_has_evidence(const DevicePricer *p);
@@ -82,5 +85,9 @@ int dp_price(DevicePricer *p, const OpDesc *d, DevPrice *out, char *err, size_t 
  * overhead, priced from evidence of that scope, the "@framework" groups; where none exists,
  * as its kernels). */
 int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *out, char *err, size_t errlen);
+/* An element-wise pass moving `bytes` (a framework's optimizer pass, cast or layout
+ * conversion: framework.h), priced as the device's fp32 element-wise add of as many bytes
+ * from GPU evidence, else at the device's bandwidth (band up to 4x). 0, or -1 with err. */
+int dp_price_stream(DevicePricer *p, double bytes, DevPrice *out, char *err, size_t errlen);
 
 #endif

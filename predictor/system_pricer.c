@@ -33,6 +33,7 @@ int sysp_open(Db *db, const SystemSpec *sys, const CostModel *cm, const SystemPr
     }
     if (o->no_host) /* the device never waits for the host */
         out->sys.device.host_step_s = out->sys.device.host_op_s = out->sys.device.host_conv_op_s = 0;
+    out->fw = fw_pytorch(o->prec, o->no_host);
     out->algo = o->algo_given ? o->algo : whatif_default_algo(&out->sys);
     out->comm = whatif_comm_params(&out->sys, cm, o->prec);
     return 0;
@@ -50,7 +51,7 @@ int sysp_step(const SystemPricer *sp, const ModelSpec *m, int batch, PlanMode mo
     Plan p;
     if (plan_build_head(m, batch, mode, head, &p, err, errlen) != 0)
         return SYSP_USAGE;
-    const int rc = whatif_device_step(&p, sp->cm, sp->dp, &sp->sys.device, sp->prec, out, err, errlen) ? SYSP_FAIL : 0;
+    const int rc = whatif_device_step(&p, sp->cm, sp->dp, &sp->sys.device, sp->prec, &sp->fw, out, err, errlen) ? SYSP_FAIL : 0;
     if (grad_bytes)
         *grad_bytes = (double)p.arena_bytes[ARENA_GRAD];
     plan_free(&p);

@@ -28,6 +28,7 @@ typedef struct {
     PlanMode mode;
     const CostModel *cm; /* this machine's calibration (borrowed; NULL: none) */
     DevicePricer *dp;    /* the device's pricer where it is not this machine */
+    Framework fw;        /* what drives that device: PyTorch, eager unless no_host */
     CommParams comm;
     AllreduceAlgo algo;
 } SystemPricer;

@@ -16,9 +16,23 @@ double whatif_host_op_s(const DeviceSpec *d, OpKind kind)
 double whatif_band_factor(Precision prec) { return dp_cpu_band_factor(prec); }
 
 int whatif_device_step(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
-                       DeviceStep *out, char *err, size_t errlen)
+                       const Framework *fw, DeviceStep *out, char *err, size_t errlen)
 {
-    return whatif_device_ops(p, cm, dp, d, prec, out, NULL, err, errlen);
+    return whatif_device_ops(p, cm, dp, d, prec, fw, out, NULL, err, errlen);
+}
+
+/* The passes' time on the device, their band added to *lo and *hi. */
+static int price_passes(DevicePricer *dp, const FwPass *v, int n, double *t, double *lo, double *hi, char *err,
+                        size_t errlen)
+{
+    *t = *lo = *hi = 0;
+    for (int i = 0; i < n; i++) {
+        DevPrice pr;
+        if (dp_price_stream(dp, v[i].bytes, &pr, err, errlen) != 0)
+            return -1;
+        *t += pr.time_s, *lo += pr.lo_s, *hi += pr.hi_s;
+    }
+    return 0;
 }
 
 int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_t errlen)
@@ -41,7 +55,7 @@ int whatif_check_precision(const DeviceSpec *d, Precision prec, char *err, size_
 }
 
 int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
-                      DeviceStep *out, double *op_s, char *err, size_t errlen)
+                      const Framework *fw, DeviceStep *out, double *op_s, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (whatif_check_precision(d, prec, err, errlen) != 0)
@@ -87,6 +101,22 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
             const OpCost c = op_cost(od);
             roof_dev = fmax(d->peak_flops[prec] > 0 ? c.flops / d->peak_flops[prec] : 0,
                             d->mem_Bps > 0 ? c.bytes * byte_scale / d->mem_Bps : 0);
+            FwPass v[FW_PASSES_MAX];
+            int nv;
+            if (fw && (nv = fw_update_passes(fw, od, v)) > 0) { /* the framework's passes, not one fused */
+                double ft, fl, fh;
+                if (price_passes(dp, v, nv, &ft, &fl, &fh, err, errlen) != 0)
+                    return -1;
+                out->fw_s[FW_OPTIMIZER] += ft;
+                out->fused_update_s += pr.time_s;
+                pr.time_s = ft, pr.lo_s = fl, pr.hi_s = fh;
+            } else if (fw && (nv = fw_conv_conversions(fw, od, prec, v)) > 0) {
+                double ft, fl, fh;
+                if (price_passes(dp, v, nv, &ft, &fl, &fh, err, errlen) != 0)
+                    return -1;
+                out->fw_s[FW_LAYOUT] += ft;
+                pr.time_s += ft, pr.lo_s += fl, pr.hi_s += fh;
+            }
             const double host = whatif_host_op_s(d, od->kind);
             out->device_s += pr.time_s;
             t = fmax(pr.time_s, host);
@@ -107,6 +137,20 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
         }
     }
     free(cached);
+    FwPass cast[2];
+    const int ncast = fw && !d->calibrated ? fw_autocast_casts(fw, p, prec, &cast[0], &cast[1]) : 0;
+    for (int i = 0; i < ncast; i++) { /* forward: weights to the precision; backward: gradients back */
+        double ct, cl, ch;
+        if (price_passes(dp, &cast[i], 1, &ct, &cl, &ch, err, errlen) != 0)
+            return -1;
+        out->fw_s[FW_CAST] += ct;
+        out->device_s += ct;
+        out->compute_s += ct, out->lo_s += cl, out->hi_s += ch;
+        if (i == 0)
+            out->fwd_s += ct;
+        else
+            out->bwd_s += ct;
+    }
     /* the step's own host time: loss, zero_grad, the optimizer's call (0 on a calibrated device) */
     out->update_s += d->host_step_s;
     out->compute_s += d->host_step_s, out->lo_s += d->host_step_s, out->hi_s += d->host_step_s;
@@ -116,12 +160,15 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
     double mem = 0;
     for (int a = 0; a < ARENA_COUNT; a++) {
         double b = (double)p->arena_bytes[a];
-        if (a == ARENA_ACT || a == ARENA_ACTGRAD || a == ARENA_WS || a == ARENA_INPUT || a == ARENA_GRAD)
+        if (a == ARENA_ACT || a == ARENA_ACTGRAD || a == ARENA_WS || a == ARENA_INPUT ||
+            (a == ARENA_GRAD && !(fw && fw->autocast))) /* autocast: fp32 gradients */
             b *= byte_scale;
         if (a == ARENA_INPUT)
             b *= TRAINER_DATA_BATCHES;
         mem += b;
     }
+    if (ncast > 0) /* autocast's copies of the weights at the precision, kept for backward */
+        mem += cast[0].count * precision_bytes(prec);
     out->mem_bytes = mem;
     out->fits = d->calibrated || mem <= d->mem_bytes;
     return 0;

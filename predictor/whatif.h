@@ -34,6 +34,7 @@
 #include "models/plan.h"
 #include "predictor/comm_model.h"
 #include "predictor/device_price.h"
+#include "predictor/framework.h"
 #include "predictor/predict.h"
 #include "predictor/system.h"
 
@@ -47,6 +48,10 @@ typedef struct {
     double roofline_s;             /* the device's roofline of the plan (every op at efficiency 1) */
     int priced_by[DP_SOURCE_COUNT];/* a device that is not this machine: its ops by what priced them */
     int host_bound;                /* ops whose host time exceeds their device time */
+    double fw_s[FW_EFFECT_COUNT];  /* of the step, the framework's work (framework.h): its
+                                      optimizer's passes, the autocast casts, the layout
+                                      conversions */
+    double fused_update_s;         /* the update ops as one fused pass each, for comparison */
 } DeviceStep;
 
 /* 0 if device d has a peak at prec (this machine: fp32 only), else -1 with err naming the
@@ -62,10 +67,13 @@ double whatif_band_factor(Precision prec);
  * model cm, any other device from dp (device_price.h, opened for d at prec). Returns 0, or
  * -1 with err (an op nothing can price, a precision the device lacks). */
 int whatif_device_step(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
-                       DeviceStep *out, char *err, size_t errlen);
-/* The same, with each op's device time in op_s[0..p->nops) (for per-layer splits). */
+                       const Framework *fw, DeviceStep *out, char *err, size_t errlen);
+/* The same, with each op's device time in op_s[0..p->nops) (for per-layer splits). fw (NULL:
+ * none, the kernels alone) is the framework that drives a device that is not this machine:
+ * its optimizer's passes replace the update ops' fused price, its layout conversions are
+ * added to the convolutions they surround, its autocast casts to the forward and backward. */
 int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, const DeviceSpec *d, Precision prec,
-                      DeviceStep *out, double *op_s, char *err, size_t errlen);
+                      const Framework *fw, DeviceStep *out, double *op_s, char *err, size_t errlen);
 
 /* The system's communication as CommParams (this machine's fitted links for the intra
  * part of a calibrated device when comm is given). */

@@ -18,7 +18,11 @@
 #include "predictor/device_price.h"
 #include "predictor/device_profile.h"
 #include "predictor/device_transfer.h"
+#include "predictor/framework.h"
 #include "predictor/gpu_model.h"
+#include "predictor/whatif.h"
+#include "models/plan.h"
+#include "models/zoo_build.h"
 #include "tests/testutil.h"
 #include "verify/evidence_check.h"
 
@@ -571,10 +575,128 @@ static void test_rnn_layer_row(void **state)
     dp_free(p);
 }
 
+
+/* The framework's passes are PyTorch's: their bytes per parameter against one fused pass. */
+static void test_framework_passes(void **state)
+{
+    (void)state;
+    const Framework fw = fw_pytorch(PREC_FP32, false);
+    FwPass v[FW_PASSES_MAX];
+    struct {
+        OpDesc d;
+        int passes;
+        double arrays; /* fp32 arrays read or written per parameter, all passes */
+    } cases[] = {
+        {op_sgd(1000, 0.01f), 1, 3},
+        {op_momentum(1000, 0.01f, 0.9f, false), 3, 8},
+        {op_momentum(1000, 0.01f, 0.9f, true), 4, 11},
+        {op_rmsprop(1000, 0.001f, 0.9f, 1e-7f), 5, 13},
+        {op_adam(1000, 0.001f, 0.9f, 0.999f, 1e-7f), 7, 18},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int n = fw_update_passes(&fw, &cases[i].d, v);
+        assert_int_equal(n, cases[i].passes);
+        double bytes = 0;
+        for (int k = 0; k < n; k++)
+            bytes += v[k].bytes;
+        assert_true(fabs(bytes - cases[i].arrays * 4 * 1000) < 1e-9);
+        assert_true(bytes >= op_cost(&cases[i].d).bytes); /* never fewer than one fused pass */
+    }
+    OpDesc decayed = op_sgd(1000, 0.01f);
+    op_update_set_decay(&decayed, 400, 1e-4f);
+    assert_int_equal(fw_update_passes(&fw, &decayed, v), 2);
+    assert_true(fabs(v[0].bytes - 3 * 4 * 400.0) < 1e-9);
+    const OpDesc relu = op_act(PHASE_FWD, ACT_RELU, 1000);
+    assert_int_equal(fw_update_passes(&fw, &relu, v), 0);
+
+    /* layout conversions: none at fp32; at bf16 each call's three tensors, read and written */
+    const OpDesc conv[3] = {op_conv2d(PHASE_FWD, 8, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1),
+                            op_conv2d(PHASE_BWD_DATA, 8, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1),
+                            op_conv2d(PHASE_BWD_WEIGHTS, 8, 16, 14, 14, 32, 3, 3, 1, PAD_SAME, 1)};
+    const Framework bf = fw_pytorch(PREC_BF16, false), tf = fw_pytorch(PREC_TF32, true);
+    const double x = 8.0 * 16 * 14 * 14, y = 8.0 * 32 * 14 * 14, w = 32.0 * 16 * 9;
+    for (int ph = 0; ph < 3; ph++) {
+        assert_int_equal(fw_conv_conversions(&fw, &conv[ph], PREC_FP32, v), 0);
+        assert_int_equal(fw_conv_conversions(&bf, &conv[ph], PREC_BF16, v), 3);
+        assert_true(fabs(v[0].bytes + v[1].bytes + v[2].bytes - 2 * 2 * (x + y + w)) < 1e-6);
+        assert_int_equal(fw_conv_conversions(&tf, &conv[ph], PREC_TF32, v), 3);
+        assert_true(fabs(v[0].bytes + v[1].bytes + v[2].bytes - 2 * 4 * (x + y + w)) < 1e-6);
+    }
+    assert_true(bf.autocast && !tf.autocast && tf.tensor_cores && !fw.tensor_cores && !tf.eager && fw.eager);
+
+    /* autocast: the dense layers' weights cast forward, their gradients back */
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(zoo_find("p1b1"), 4, &p, err, sizeof err), 0);
+    FwPass c[2];
+    assert_int_equal(fw_autocast_casts(&fw, &p, PREC_FP32, &c[0], &c[1]), 0);
+    assert_int_equal(fw_autocast_casts(&bf, &p, PREC_BF16, &c[0], &c[1]), 2);
+    assert_true(fabs(c[0].count - (double)p.param_count) < 1); /* p1b1: dense layers only */
+    assert_true(fabs(c[1].bytes - 6.0 * (double)p.param_count) < 8);
+    plan_free(&p);
+}
+
+/* On a device with fp32 evidence only, a bf16 step's memory-bound ops are priced from that
+ * evidence by the bytes they move, its optimizer stays fp32 as PyTorch's passes, and its
+ * autocast casts are priced. */
+static void test_framework_on_a_step(void **state)
+{
+    (void)state;
+    const GpuSheet h = sheet(14, 900, 80);
+    TransferPool *pool = tp_new();
+    double f[TF_COUNT];
+    features_of(14, 900, 80, 2017, f);
+    assert_int_equal(tp_add(pool, synthetic_device("synth-fw", &h, 21, true), f, ""), 0);
+    DeviceSpec dev = {.gpu = true, .year = 2017, .sm_count = 80, .mem_Bps = 900e9, .l2_bytes = 6.0 * 1048576,
+                      .launch_s = 5e-6, .tdp_w = 300};
+    snprintf(dev.name, sizeof dev.name, "synth-fw");
+    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
+    dev.peak_flops[PREC_FP32] = 14e12;
+    dev.peak_flops[PREC_BF16] = 112e12;
+    DevicePricer *p32 = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    DevicePricer *p16 = dp_new(&dev, PREC_BF16, tp_new(), NULL, 0);
+    char err[256];
+    DevPrice a, b;
+    const OpDesc add = op_binary(PHASE_FWD, BIN_ADD, (size_t)1 << 26);
+    /* without fp32 evidence to fall back on: the roofline */
+    assert_int_equal(dp_price(p16, &add, &b, err, sizeof err), 0);
+    assert_int_equal(b.source, DP_ROOFLINE);
+    dp_set_wide(p16, p32);
+    assert_int_equal(dp_price(p16, &add, &b, err, sizeof err), 0);
+    assert_int_equal(b.source, DP_FITTED);
+    assert_non_null(strstr(b.from, "fp32 evidence"));
+    const OpDesc half = op_binary(PHASE_FWD, BIN_ADD, (size_t)1 << 25); /* the same bytes at fp32 */
+    assert_int_equal(dp_price(p32, &half, &a, err, sizeof err), 0);
+    assert_true(fabs(b.time_s / a.time_s - 1) < 0.05);
+    /* a GEMM at bf16 is not priced from fp32 evidence */
+    const OpDesc g = op_gemm(PHASE_FWD, 1024, 1024, 1024, false, false, 0.0f);
+    assert_int_equal(dp_price(p16, &g, &b, err, sizeof err), 0);
+    assert_int_equal(b.source, DP_ROOFLINE);
+
+    /* a step: the update as PyTorch's RMSprop passes at fp32, the casts priced */
+    Plan pl;
+    assert_int_equal(plan_build(zoo_find("p1b1"), 8, &pl, err, sizeof err), 0);
+    const Framework fw = fw_pytorch(PREC_BF16, true);
+    DeviceStep with, without;
+    assert_int_equal(whatif_device_step(&pl, NULL, p16, &dev, PREC_BF16, &fw, &with, err, sizeof err), 0);
+    assert_int_equal(whatif_device_step(&pl, NULL, p16, &dev, PREC_BF16, NULL, &without, err, sizeof err), 0);
+    DevPrice u;
+    assert_int_equal(dp_price_stream(p16, 13 * 4.0 * (double)pl.param_count, &u, err, sizeof err), 0);
+    assert_true(fabs(with.fw_s[FW_OPTIMIZER] / u.time_s - 1) < 0.1); /* five passes ~ 13 arrays at once */
+    assert_true(with.fw_s[FW_CAST] > 0 && without.fw_s[FW_CAST] == 0 && with.fw_s[FW_LAYOUT] == 0);
+    assert_true(with.update_s > 2 * without.update_s); /* fp32 and 13 arrays, not bf16 and 5 */
+    assert_true(fabs(with.compute_s - without.compute_s -
+                     (with.update_s - without.update_s + with.fw_s[FW_CAST])) < 1e-9 + 1e-6 * with.compute_s);
+    plan_free(&pl);
+    dp_free(p16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forms_are_sane),
+        cmocka_unit_test(test_framework_passes),
+        cmocka_unit_test(test_framework_on_a_step),
         cmocka_unit_test(test_rnn_layer_row),
         cmocka_unit_test(test_own_evidence_exact_and_fitted),
         cmocka_unit_test(test_transfer_recovers_a_left_out_device),
