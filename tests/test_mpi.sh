@@ -277,6 +277,15 @@ if run cal-together 0 mpi 2 "$DLPERF" calibrate --quick --threads 1 --only peak,
         fail cal-together-ranks "$(sql "SELECT id, mode, ranks FROM calibration")"
 fi
 together=$(sql "SELECT max(id) FROM calibration WHERE ranks = 2 AND mode NOT LIKE 'comm%'")
+# The allreduce's scratch is the RSS it adds; under a sanitizer its allocator serves that
+# from memory it already holds (malloc_trim returns nothing), so the scratch may read 0
+# there: only its presence is checked.
+if [ -n "${DLPERF_SANITIZED:-}" ]; then
+    grown=">="
+    echo "skip allreduce-scratch-positive: under $DLPERF_SANITIZED the RSS an allreduce adds may read 0"
+else
+    grown=">"
+fi
 # --show --ranks 2 prints that calibration (one process, no mpirun); none of 3 ranks: named
 if run show-ranks 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 --json; then
     [ "$(json "json_extract(j, '\$.calibration_id')")" = "$together" ] && ok show-ranks-picked ||
@@ -285,7 +294,7 @@ if run show-ranks 0 "$DLPERF" calibrate --show --ranks 2 --threads 1 --json; the
     # sizes and p3b1's gradients)
     [ "$(json "json_extract(j, '\$.communication.allreduce_memory[0].ranks') || ' ' ||
                (json_extract(j, '\$.communication.allreduce_memory[0].probes') >= 3) || ' ' ||
-               (json_extract(j, '\$.communication.allreduce_memory[0].largest_scratch_bytes') > 0)")" = "2 1 1" ] &&
+               (json_extract(j, '\$.communication.allreduce_memory[0].largest_scratch_bytes') $grown 0)")" = "2 1 1" ] &&
         ok show-comm-memory || fail show-comm-memory "$(json "json_extract(j, '\$.communication')")"
     # the 2-rank calibration's placement probes: near's mark (0: the probes showed one
     # placement, nothing apart), and the sizes timed apart
@@ -352,8 +361,8 @@ if run validate-np2 0 mpi 2 "$DLPERF" validate p3b1 --batch 10 --steps 5 --threa
     else
         bound="abs(json_extract(j, '\$[0].memory_error_pct')) < 10"
     fi
-    [ "$(json "json_extract(j, '\$[0].predicted_allreduce_memory_bytes') > 0 AND $bound")" = 1 ] &&
-        [ "$(sql "SELECT count(*) FROM prediction WHERE ranks = 2 AND mem_comm > 0")" = 1 ] &&
+    [ "$(json "json_extract(j, '\$[0].predicted_allreduce_memory_bytes') $grown 0 AND $bound")" = 1 ] &&
+        [ "$(sql "SELECT count(*) FROM prediction WHERE ranks = 2 AND mem_comm $grown 0")" = 1 ] &&
         ok validate-np2-memory || fail validate-np2-memory "$(head -c 1500 "$T/out")"
     if [ "$(sql "SELECT count(*) FROM validation WHERE ranks = 2 AND predicted_allreduce_s > 0 AND measured_allreduce_s > 0")" = 1 ] &&
        [ "$(sql "SELECT ranks || ' ' || allreduce_source FROM prediction WHERE ranks = 2")" = "2 measured" ]; then
@@ -407,7 +416,7 @@ fi
 # a rank's memory holds the allreduce's scratch, probed at 2 ranks; the machine's memory is
 # shared out among the ranks
 if run predict-ranks-memory 0 "$DLPERF" predict p3b1 --batch 5 --threads 1 --ranks 2 --json; then
-    [ "$(json "json_extract(j, '\$.memory_bytes.allreduce') > 0 AND json_extract(j, '\$.memory_bytes.allreduce_probed_ranks') = 2
+    [ "$(json "json_extract(j, '\$.memory_bytes.allreduce') $grown 0 AND json_extract(j, '\$.memory_bytes.allreduce_probed_ranks') = 2
                AND abs(json_extract(j, '\$.memory_bytes.process_total') - json_extract(j, '\$.memory_bytes.allocated')
                    - json_extract(j, '\$.memory_bytes.runtime') - json_extract(j, '\$.memory_bytes.allreduce')) < 1
                AND json_extract(j, '\$.memory_bytes.capacity_from') LIKE '%a rank''s share'
