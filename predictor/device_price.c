@@ -566,17 +566,13 @@ int dp_price_scope(DevicePricer *p, const OpDesc *d, bool framework, DevPrice *o
      * tf32 step's element-wise ops are fp32 kernels): the fp32 evidence prices it at this
      * width. GEMMs and convolutions are not: their rate is the precision's. */
     GpuShape s;
+    DevPrice wide;
     if (p->wide && gpu_shape(d, p->sheet.byte_scale, &s) && (s.form == GF_STREAM || s.form == GF_ROWS) &&
-        price_by_evidence(p->wide, d, p->sheet.byte_scale, framework, out) == 0) {
+        price_by_evidence(p->wide, d, p->sheet.byte_scale, framework, &wide) == 0) {
+        *out = wide;
         snprintf(out->from + strlen(out->from), sizeof out->from - strlen(out->from), "%sfp32 evidence",
                  out->from[0] ? ", " : "");
         return 0;
-    }
-    memset(out, 0, sizeof *out);
-    if (gpu_shape(d, p->sheet.byte_scale, &s)) {
-        if (framework)
-            snprintf(s.group + strlen(s.group), sizeof s.group - strlen(s.group), " @framework");
-        snprintf(out->group, sizeof out->group, "%s", s.group);
     }
     const OpCost c = op_cost(d);
     const double byte_scale = p->sheet.byte_scale;

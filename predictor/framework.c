@@ -4,16 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *fw_effect_name(FwEffect e)
-{
-    switch (e) {
-    case FW_OPTIMIZER: return "optimizer passes";
-    case FW_CAST: return "autocast casts";
-    case FW_LAYOUT: return "layout conversions";
-    default: return "?";
-    }
-}
-
 Framework fw_pytorch(Precision prec, bool graph)
 {
     const bool half = prec == PREC_BF16 || prec == PREC_FP16;
@@ -35,49 +25,49 @@ void fw_describe(const Framework *f, Precision prec, char *out, size_t outlen)
              f->nchw && f->tensor_cores ? ", NCHW<->NHWC conversions around convolutions" : "");
 }
 
-static void pass(FwPass *p, double arrays, double count, const char *what)
-{
-    *p = (FwPass){.bytes = arrays * 4.0 * count, .count = count, .what = what};
-}
+/* torch.optim's passes (single-tensor and foreach alike), in fp32 arrays read or written
+ * per parameter */
+static const double SGD_PASSES[] = {3};          /* param.add_(grad, alpha=-lr) */
+static const double MOMENTUM_PASSES[] = {2, 3, 3}; /* buf.mul_(momentum), buf.add_(grad),
+                                                      param.add_(buf, alpha=-lr) */
+static const double NESTEROV_PASSES[] = {2, 3, 3, 3}; /* ... grad.add_(buf, alpha=momentum) too */
+static const double RMSPROP_PASSES[] = {2, 3, 2, 2, 4}; /* square_avg.mul_(alpha),
+                                                          square_avg.addcmul_(grad, grad),
+                                                          avg = square_avg.sqrt(), avg.add_(eps),
+                                                          param.addcdiv_(grad, avg) */
+static const double ADAM_PASSES[] = {3, 2, 3, 2, 2, 2, 4}; /* exp_avg.lerp_(grad),
+                                                            exp_avg_sq.mul_(beta2),
+                                                            exp_avg_sq.addcmul_(grad, grad),
+                                                            denom = exp_avg_sq.sqrt(),
+                                                            denom.div_(bias_correction2_sqrt),
+                                                            denom.add_(eps),
+                                                            param.addcdiv_(exp_avg, denom) */
 
 int fw_update_passes(const Framework *f, const OpDesc *d, FwPass out[FW_PASSES_MAX])
 {
     (void)f;
-    const UpdateDesc *u = &d->u.update;
-    const double n = (double)u->count;
-    int k = 0;
-    if (d->kind != OP_SGD && d->kind != OP_RMSPROP && d->kind != OP_MOMENTUM && d->kind != OP_ADAM)
-        return 0;
-    if (u->decay_count > 0) /* grad = grad + wd * param over the decayed parameters */
-        pass(&out[k++], 3, (double)u->decay_count, "grad.add(param, alpha=wd)");
+    const double *arrays;
+    int n;
+#define PASSES(t) (arrays = (t), n = (int)(sizeof(t) / sizeof(t)[0]))
     switch (d->kind) {
-    case OP_SGD:
-        pass(&out[k++], 3, n, "param.add_(grad, alpha=-lr)");
-        break;
+    case OP_SGD: PASSES(SGD_PASSES); break;
     case OP_MOMENTUM:
-        pass(&out[k++], 2, n, "buf.mul_(momentum)");
-        pass(&out[k++], 3, n, "buf.add_(grad)");
-        if (u->nesterov)
-            pass(&out[k++], 3, n, "grad.add_(buf, alpha=momentum)");
-        pass(&out[k++], 3, n, "param.add_(buf, alpha=-lr)");
+        if (d->u.update.nesterov)
+            PASSES(NESTEROV_PASSES);
+        else
+            PASSES(MOMENTUM_PASSES);
         break;
-    case OP_RMSPROP:
-        pass(&out[k++], 2, n, "square_avg.mul_(alpha)");
-        pass(&out[k++], 3, n, "square_avg.addcmul_(grad, grad)");
-        pass(&out[k++], 2, n, "avg = square_avg.sqrt()");
-        pass(&out[k++], 2, n, "avg.add_(eps)");
-        pass(&out[k++], 4, n, "param.addcdiv_(grad, avg)");
-        break;
-    default: /* OP_ADAM */
-        pass(&out[k++], 3, n, "exp_avg.lerp_(grad)");
-        pass(&out[k++], 2, n, "exp_avg_sq.mul_(beta2)");
-        pass(&out[k++], 3, n, "exp_avg_sq.addcmul_(grad, grad)");
-        pass(&out[k++], 2, n, "denom = exp_avg_sq.sqrt()");
-        pass(&out[k++], 2, n, "denom.div_(bias_correction2_sqrt)");
-        pass(&out[k++], 2, n, "denom.add_(eps)");
-        pass(&out[k++], 4, n, "param.addcdiv_(exp_avg, denom)");
-        break;
+    case OP_RMSPROP: PASSES(RMSPROP_PASSES); break;
+    case OP_ADAM: PASSES(ADAM_PASSES); break;
+    default: return 0;
     }
+#undef PASSES
+    const UpdateDesc *u = &d->u.update;
+    int k = 0;
+    if (u->decay_count > 0) /* grad = grad.add(param, alpha=wd) over the decayed parameters */
+        out[k++] = (FwPass){.bytes = 3 * 4.0 * (double)u->decay_count, .count = (double)u->decay_count};
+    for (int i = 0; i < n; i++)
+        out[k++] = (FwPass){.bytes = arrays[i] * 4.0 * (double)u->count, .count = (double)u->count};
     return k;
 }
 
@@ -95,17 +85,10 @@ int fw_conv_conversions(const Framework *f, const OpDesc *d, Precision prec, FwP
     const double width = precision_bytes(prec);
     /* forward: x and w in, y out; data gradient: dy and w in, dx out; weight gradient: x
      * and dy in, dw out. Each tensor read in one layout and written in the other. */
-    double in1, in2, o;
-    const char *a, *b, *c;
-    if (d->phase == PHASE_FWD)
-        in1 = x, in2 = w, o = y, a = "x to nhwc", b = "w to nhwc", c = "y to nchw";
-    else if (d->phase == PHASE_BWD_DATA)
-        in1 = y, in2 = w, o = x, a = "dy to nhwc", b = "w to nhwc", c = "dx to nchw";
-    else
-        in1 = x, in2 = y, o = w, a = "x to nhwc", b = "dy to nhwc", c = "dw to nchw";
-    out[0] = (FwPass){.bytes = 2 * width * in1, .count = in1, .what = a};
-    out[1] = (FwPass){.bytes = 2 * width * in2, .count = in2, .what = b};
-    out[2] = (FwPass){.bytes = 2 * width * o, .count = o, .what = c};
+    const double t[3] = {d->phase == PHASE_BWD_DATA ? y : x, d->phase == PHASE_BWD_WEIGHTS ? y : w,
+                         d->phase == PHASE_FWD ? y : d->phase == PHASE_BWD_DATA ? x : w};
+    for (int i = 0; i < 3; i++)
+        out[i] = (FwPass){.bytes = 2 * width * t[i], .count = t[i]};
     return 3;
 }
 
@@ -125,9 +108,9 @@ int fw_autocast_casts(const Framework *f, const Plan *p, Precision prec, FwPass 
     if (!(n > 0))
         return 0;
     const double width = precision_bytes(prec);
-    fwd[0] = (FwPass){.bytes = (4 + width) * n, .count = n, .what = "weights cast to the precision"};
+    fwd[0] = (FwPass){.bytes = (4 + width) * n, .count = n}; /* the weights to the precision */
     if (p->mode == PLAN_INFERENCE)
         return 1;
-    bwd[0] = (FwPass){.bytes = (4 + width) * n, .count = n, .what = "weight gradients cast to fp32"};
+    bwd[0] = (FwPass){.bytes = (4 + width) * n, .count = n}; /* their gradients to fp32 */
     return 2;
 }

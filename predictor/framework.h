@@ -40,11 +40,9 @@ enum { FW_PASSES_MAX = 8 };
 typedef struct {
     double bytes;
     double count;
-    const char *what; /* "square_avg.mul_", "cast to bf16", "nchw to nhwc", ... */
 } FwPass;
 
 typedef enum { FW_OPTIMIZER, FW_CAST, FW_LAYOUT, FW_EFFECT_COUNT } FwEffect;
-const char *fw_effect_name(FwEffect e); /* "optimizer passes", "autocast casts", "layout conversions" */
 
 /* What a prediction prices: the framework, eager or graph-captured, the precision's form. */
 typedef struct {

@@ -101,20 +101,20 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
             const OpCost c = op_cost(od);
             roof_dev = fmax(d->peak_flops[prec] > 0 ? c.flops / d->peak_flops[prec] : 0,
                             d->mem_Bps > 0 ? c.bytes * byte_scale / d->mem_Bps : 0);
+            /* the framework's work: its optimizer's passes replace the fused update; the
+             * layout conversions add to the convolution they surround */
             FwPass v[FW_PASSES_MAX];
-            int nv;
-            if (fw && (nv = fw_update_passes(fw, od, v)) > 0) { /* the framework's passes, not one fused */
+            const int nopt = fw ? fw_update_passes(fw, od, v) : 0;
+            const int nv = nopt > 0 ? nopt : fw ? fw_conv_conversions(fw, od, prec, v) : 0;
+            if (nv > 0) {
                 double ft, fl, fh;
                 if (price_passes(dp, v, nv, &ft, &fl, &fh, err, errlen) != 0)
                     return -1;
-                out->fw_s[FW_OPTIMIZER] += ft;
-                out->fused_update_s += pr.time_s;
-                pr.time_s = ft, pr.lo_s = fl, pr.hi_s = fh;
-            } else if (fw && (nv = fw_conv_conversions(fw, od, prec, v)) > 0) {
-                double ft, fl, fh;
-                if (price_passes(dp, v, nv, &ft, &fl, &fh, err, errlen) != 0)
-                    return -1;
-                out->fw_s[FW_LAYOUT] += ft;
+                out->fw_s[nopt > 0 ? FW_OPTIMIZER : FW_LAYOUT] += ft;
+                if (nopt > 0) {
+                    out->fused_update_s += pr.time_s;
+                    pr.time_s = pr.lo_s = pr.hi_s = 0;
+                }
                 pr.time_s += ft, pr.lo_s += fl, pr.hi_s += fh;
             }
             const double host = whatif_host_op_s(d, od->kind);

@@ -137,6 +137,17 @@ static DeviceEvidence *synthetic_device(const char *name, const GpuSheet *h, uin
     return synthetic_device_u(name, h, seed, stream_too, 0.85);
 }
 
+/* A synthetic device's sheet: an HBM2 board of 300 W, 5 us launches. */
+static DeviceSpec synthetic_spec(const char *name, int year, int sms, double gbs, double l2_mib, double fp32_tflops)
+{
+    DeviceSpec dev = {.gpu = true, .year = year, .sm_count = sms, .mem_Bps = gbs * 1e9, .l2_bytes = l2_mib * 1048576,
+                      .launch_s = 5e-6, .tdp_w = 300};
+    snprintf(dev.name, sizeof dev.name, "%s", name);
+    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
+    dev.peak_flops[PREC_FP32] = fp32_tflops * 1e12;
+    return dev;
+}
+
 static void test_own_evidence_exact_and_fitted(void **state)
 {
     (void)state;
@@ -431,11 +442,7 @@ static void test_order_of_evidence(void **state)
         features_of(devs[i].tflops, devs[i].gbs, devs[i].sms, devs[i].year, f);
         assert_int_equal(tp_add(pool, synthetic_device(devs[i].name, &h, 300 + i, devs[i].stream), f, ""), 0);
     }
-    DeviceSpec dev = {.gpu = true, .year = 2022, .sm_count = 132, .mem_Bps = 3350e9, .l2_bytes = 40.0 * 1048576,
-                      .launch_s = 5e-6, .tdp_w = 300};
-    snprintf(dev.name, sizeof dev.name, "synth-target");
-    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
-    dev.peak_flops[PREC_FP32] = 60e12;
+    DeviceSpec dev = synthetic_spec("synth-target", 2022, 132, 3350, 40.0, 60);
     char err[256];
     DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
     assert_non_null(p);
@@ -495,11 +502,7 @@ static void test_similar_rows_kind_streams(void **state)
     double f[TF_COUNT];
     features_of(14, 900, 80, 2017, f);
     assert_int_equal(tp_add(pool, e, f, ""), 0);
-    DeviceSpec dev = {.gpu = true, .year = 2017, .sm_count = 80, .mem_Bps = 900e9, .l2_bytes = 40.0 * 1048576,
-                      .launch_s = 5e-6, .tdp_w = 300};
-    snprintf(dev.name, sizeof dev.name, "synth-rows");
-    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
-    dev.peak_flops[PREC_FP32] = 14e12;
+    DeviceSpec dev = synthetic_spec("synth-rows", 2017, 80, 900, 40.0, 14);
     DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
     char err[256];
     DevPrice pr;
@@ -523,11 +526,7 @@ static void test_rnn_layer_row(void **state)
     double f[TF_COUNT];
     features_of(14, 900, 80, 2017, f);
     assert_int_equal(tp_add(pool, synthetic_device("synth-v", &h, 300, true), f, ""), 0);
-    DeviceSpec dev = {.gpu = true, .year = 2017, .sm_count = 80, .mem_Bps = 900e9, .l2_bytes = 6.0 * 1048576,
-                      .launch_s = 5e-6, .tdp_w = 300};
-    snprintf(dev.name, sizeof dev.name, "synth-v");
-    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
-    dev.peak_flops[PREC_FP32] = 14e12;
+    DeviceSpec dev = synthetic_spec("synth-v", 2017, 80, 900, 6.0, 14);
     DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
     assert_non_null(p);
     const int H = 256, N = 16, T = 10;
@@ -647,11 +646,7 @@ static void test_framework_on_a_step(void **state)
     double f[TF_COUNT];
     features_of(14, 900, 80, 2017, f);
     assert_int_equal(tp_add(pool, synthetic_device("synth-fw", &h, 21, true), f, ""), 0);
-    DeviceSpec dev = {.gpu = true, .year = 2017, .sm_count = 80, .mem_Bps = 900e9, .l2_bytes = 6.0 * 1048576,
-                      .launch_s = 5e-6, .tdp_w = 300};
-    snprintf(dev.name, sizeof dev.name, "synth-fw");
-    snprintf(dev.memory_type, sizeof dev.memory_type, "HBM2");
-    dev.peak_flops[PREC_FP32] = 14e12;
+    DeviceSpec dev = synthetic_spec("synth-fw", 2017, 80, 900, 6.0, 14);
     dev.peak_flops[PREC_BF16] = 112e12;
     DevicePricer *p32 = dp_new(&dev, PREC_FP32, pool, NULL, 0);
     DevicePricer *p16 = dp_new(&dev, PREC_BF16, tp_new(), NULL, 0);
