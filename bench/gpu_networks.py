@@ -8,6 +8,8 @@ TensorFlow's graphs issue their kernels from C):
       GoogLeNet-v1, VGG-16/19, ResNet-50/101/152 on Maxwell Titan X, Pascal Titan X, GTX 1080
       and 1080 Ti, predicted with that device's DeepBench evidence and without it
       (--without-own: the other GPUs' evidence alone);
+  cnn-benchmarks' Tesla K40c rows of its first README (five networks, batch 16), a Kepler board with
+      no kernel evidence of its own;
   seed 000's Titan references (the suite's K20X times for its convnets, forward-backward per
       batch, and the LSTM per sample), a device with no evidence of its own.
 The database must hold the GPU evidence (bench/gpu_loo.py --deepbench ... imports DeepBench;
@@ -41,6 +43,13 @@ CNN_GPUS = {"GeForce GTX TITAN X": "titan-x-maxwell", "TITAN X": "titan-x-pascal
 # seed 000's Titan references: model, batch, seconds (forward-backward per batch; LSTM per sample)
 TITAN = [("alexnet-owt", 128, 0.2116), ("googlenet", 128, 1.1633), ("overfeat", 128, 0.6434), ("vgg11", 64, 1.6375),
          ("lstm", 128, 0.001411)]
+# cnn-benchmarks' Tesla K40c rows (forward + backward, batch 16, Torch7 + cuDNN 5.0.05, CUDA 8.0 RC), from
+# its README as first published (github.com/jcjohnson/cnn-benchmarks, README.md; later versions dropped
+# the K40c, and ../shared/gpu_data holds the later outputs only): the second Kepler set, kernel libraries
+# without TensorFlow. Seconds. The K40c is the K40 board with a fan: the k40 sheet.
+K40C = [("vgg16", 0.92021, ""), ("vgg19", 1.12965, ""),
+        ("resnet50", 0.44990, "Keras' ResNet-50 (fb.resnet.torch's: the same layers)"), ("resnet101", 0.79789, ""),
+        ("resnet152", 1.14673, "")]
 
 
 def predict(dlperf, db, model, device, batch, without_own, profiles=False):
@@ -92,6 +101,15 @@ def main():
             if v:
                 print("  %s the device's evidence: median |error| %.1f%%, max %.1f%% over %d networks" % (
                     "with" if own else "without", 100 * statistics.median(v), 100 * max(v), len(v)))
+    print("\ncnn-benchmarks' Tesla K40c (README as first published; no kernel evidence of its own: CDE's K40 rows "
+          "are TensorFlow calls)")
+    print("%-12s %10s %10s %8s  %s" % ("# model", "measured", "predicted", "error", "note"))
+    v = []
+    for model, t, note in K40C:
+        p = predict(a.dlperf, a.db, model, "k40", 16, False, a.profiles)
+        v.append(abs(p / t - 1))
+        print("%-12s %7.1f ms %7.1f ms %+7.1f%%  %s" % (model, t * 1e3, p * 1e3, 100 * (p / t - 1), note))
+    print("  median |error| %.1f%%, max %.1f%%" % (100 * statistics.median(v), 100 * max(v)))
     print("\nseed 000's Titan references on the K20X (no evidence of its own; forward-backward)")
     print("%-12s %6s %12s %12s %8s" % ("# model", "batch", "measured", "predicted", "error"))
     v = []

@@ -258,7 +258,13 @@ static int show(Cli *cli, Db *db, const char *name, bool csv)
                        d.sm_count * d.fp32_lanes_per_sm * 2 * d.boost_clock_mhz / 1e6);
             printf("\n");
         }
-        if (d.issue_lanes_per_sm > 0 && d.peak_flops[PREC_FP32] > 0) {
+        const bool bound_binds = d.fp32_gemm_bound > 0 && d.peak_flops[PREC_FP32] > 0 &&
+                                 device_fp32_gemm_flops(&d) >= d.fp32_gemm_bound * d.peak_flops[PREC_FP32] * (1 - 1e-12);
+        if (bound_binds)
+            printf("  gemm        a GEMM reaches at most %.3f of the fp32 peak (measured on the architecture; "
+                   "sources.fp32_gemm_bound)\n",
+                   d.fp32_gemm_bound);
+        else if (d.issue_lanes_per_sm > 0 && d.peak_flops[PREC_FP32] > 0) {
             const double share = device_fp32_gemm_flops(&d) / d.peak_flops[PREC_FP32];
             printf("  issue       %d lanes a clock: a GEMM reaches at most %.2f of the fp32 peak", d.issue_lanes_per_sm,
                    share);

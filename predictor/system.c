@@ -205,7 +205,10 @@ static const double GEMM_FMA_SHARE = 512.0 / 554.0;
  * Found pricing NeuSight's H100 rows, whose largest GEMMs run at 0.82 of the sheet's peak
  * where the A100's reach 0.98 (docs/gpu-pricing.md). The lanes counted are the dedicated
  * ones where some are shared with INT32 (Ampere GA10x, Ada): their GEMMs reach 0.42 of
- * the full count's peak at best, and the shared half is left to the loop's other work. */
+ * the full count's peak at best, and the shared half is left to the loop's other work.
+ * Kepler's SMX has the slots but not the rate (a scheduler's second instruction must be an
+ * independent one of the same warp): its sheets carry what cuBLAS measures, fp32_gemm_bound,
+ * and the lower of the two caps holds. */
 double device_fp32_gemm_flops(const DeviceSpec *d)
 {
     double peak = d->peak_flops[PREC_FP32];
@@ -220,6 +223,8 @@ double device_fp32_gemm_flops(const DeviceSpec *d)
         if (cap < 1)
             peak *= cap;
     }
+    if (d->fp32_gemm_bound > 0 && d->fp32_gemm_bound * d->peak_flops[PREC_FP32] < peak)
+        peak = d->fp32_gemm_bound * d->peak_flops[PREC_FP32];
     return peak;
 }
 
@@ -280,6 +285,7 @@ static int parse_device_arch(Ctx *c, const cJSON *o, DeviceSpec *d)
         get_int(c, o, "fp32_lanes_per_sm", false, 0, 1, 1024, &d->fp32_lanes_per_sm) ||
         get_int(c, o, "fp32_lanes_shared_int32", false, -1, 0, 1024, &d->fp32_lanes_shared_int32) ||
         get_int(c, o, "issue_lanes_per_sm", false, 0, 32, 4096, &d->issue_lanes_per_sm) ||
+        get_number(c, o, "fp32_gemm_bound", false, 0, 0, false, 1, &d->fp32_gemm_bound) ||
         get_number(c, o, "l2_mb", false, 0, 0, false, 65536, &l2_mb) ||
         get_number(c, o, "tdp_w", false, 0, 0, false, 10000, &d->tdp_w) || parse_aliases(c, o, d))
         return -1;
@@ -352,13 +358,13 @@ static int parse_device(Ctx *c, const cJSON *o, DeviceSpec *d)
                                          "memory_gb", "memory_gbs", "launch_overhead_us", "host_step_us", "host_op_us",
                                          "host_conv_op_us", "arch", "compute_capability", "sm_count",
                                          "boost_clock_mhz", "base_clock_mhz", "fp32_lanes_per_sm",
-                                         "fp32_lanes_shared_int32", "issue_lanes_per_sm", "l2_mb", "memory_type", "tdp_w", "aliases",
-                                         "sources", "notes", NULL};
+                                         "fp32_lanes_shared_int32", "issue_lanes_per_sm", "fp32_gemm_bound", "l2_mb", "memory_type",
+                                         "tdp_w", "aliases", "sources", "notes", NULL};
     static const char *const figures[] = {"peak_tflops", "memory_gb", "memory_gbs", "launch_overhead_us",
                                           "host_step_us", "host_op_us", "host_conv_op_us", "arch",
                                           "compute_capability", "sm_count", "boost_clock_mhz", "base_clock_mhz",
-                                          "fp32_lanes_per_sm", "fp32_lanes_shared_int32", "issue_lanes_per_sm", "l2_mb",
-                                          "memory_type", "tdp_w", "aliases", NULL};
+                                          "fp32_lanes_per_sm", "fp32_lanes_shared_int32", "issue_lanes_per_sm",
+                                          "fp32_gemm_bound", "l2_mb", "memory_type", "tdp_w", "aliases", NULL};
     memset(d, 0, sizeof *d);
     char kind[16];
     if (check_header(c, o, SPEC_DEVICE) || check_fields(c, o, fields) || get_name(c, o, "name", d->name) ||

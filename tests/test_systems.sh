@@ -167,6 +167,10 @@ adev "$T/a.json" 's/"issue_lanes_per_sm": 128/"issue_lanes_per_sm": 16/'
 addbad issue-lanes-range 'field "issue_lanes_per_sm": expected a number >= 32 and <= 4096' "$T/a.json"
 adev "$T/a.json" 's/"fp32_lanes_per_sm": 128, //; s/"sm_count": 100, //; s/"fp32_lanes_shared_int32": 0, //'
 addbad issue-no-lanes 'field "issue_lanes_per_sm": needs "fp32_lanes_per_sm"' "$T/a.json"
+adev "$T/a.json" 's/"tdp_w": 700/"tdp_w": 700, "fp32_gemm_bound": 1.5/; s/"tdp_w": "d"/"tdp_w": "d", "fp32_gemm_bound": "d"/'
+addbad gemm-bound 'field "fp32_gemm_bound": expected a number > 0 and <= 1' "$T/a.json"
+adev "$T/a.json" 's/"tdp_w": 700/"tdp_w": 700, "fp32_gemm_bound": 0.6/'
+addbad gemm-bound-source 'field "sources.fp32_gemm_bound": missing; every figure cites its public source' "$T/a.json"
 adev "$T/a.json" 's/"boost_clock_mhz": 1953/"boost_clock_mhz": -5/'
 addbad boost 'field "boost_clock_mhz": expected a number > 0 and <= 10000' "$T/a.json"
 adev "$T/a.json" 's/"base_clock_mhz": 1500/"base_clock_mhz": 2500/'
