@@ -430,25 +430,36 @@ static double target_stream_eff(DevicePricer *p)
     return p->stream_eff = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
+/* How near a candidate group is to the op's: its own group at kernel scope (a framework call
+ * nobody timed is priced by its kernels), then the same op kind, then any of the form. */
+static int group_rank(const char *want, const char *kind, const char *cand)
+{
+    const char *fw = strstr(want, " @framework");
+    const size_t base = fw ? (size_t)(fw - want) : strlen(want);
+    if (strlen(cand) == base && strncmp(cand, want, base) == 0)
+        return 2;
+    char k2[GPU_GROUP_MAX];
+    first_word(cand, k2, sizeof k2);
+    return strcmp(kind, k2) == 0 ? 1 : 0;
+}
+
 /* A group of the same form to price an op of a group nothing measured: the device's own
- * (the most points; one of the same op kind first), else the one most devices have. */
+ * (the nearest by group_rank, then the most points), else the nearest the most devices have. */
 static bool similar_group(const DevicePricer *p, const GpuShape *s, char out[GPU_GROUP_MAX], bool *own)
 {
-    char kind[GPU_GROUP_MAX], k2[GPU_GROUP_MAX];
+    char kind[GPU_GROUP_MAX];
     first_word(s->group, kind, sizeof kind);
-    int best = -1;
-    bool best_kind = false;
+    int best = -1, best_rank = -1;
     if (p->own) {
         const GpuGroupFit *g;
         const int n = dev_ev_groups(p->own, &g);
         for (int i = 0; i < n; i++) {
             if (g[i].form != s->form || strstr(g[i].group, "@framework"))
                 continue;
-            first_word(g[i].group, k2, sizeof k2);
-            const bool same = strcmp(kind, k2) == 0;
-            if ((same && !best_kind) || (same == best_kind && g[i].points > best)) {
+            const int rank = group_rank(s->group, kind, g[i].group);
+            if (rank > best_rank || (rank == best_rank && g[i].points > best)) {
                 best = g[i].points;
-                best_kind = same;
+                best_rank = rank;
                 snprintf(out, GPU_GROUP_MAX, "%s", g[i].group);
             }
         }
@@ -471,11 +482,10 @@ static bool similar_group(const DevicePricer *p, const GpuShape *s, char out[GPU
             for (int k = 0; k < tp_count(p->pool); k++)
                 if (dev_ev_group(tp_device(p->pool, k), g[j].group))
                     holders++;
-            first_word(g[j].group, k2, sizeof k2);
-            const bool same = strcmp(kind, k2) == 0;
-            if ((same && !best_kind) || (same == best_kind && holders > best)) {
+            const int rank = group_rank(s->group, kind, g[j].group);
+            if (rank > best_rank || (rank == best_rank && holders > best)) {
                 best = holders;
-                best_kind = same;
+                best_rank = rank;
                 snprintf(out, GPU_GROUP_MAX, "%s", g[j].group);
             }
         }

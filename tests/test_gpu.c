@@ -515,6 +515,43 @@ static void test_similar_rows_kind_streams(void **state)
     dp_free(p);
 }
 
+/* A framework call nobody timed at framework scope is priced by its own group's kernels,
+ * not by another phase of the kind that happens to hold more points (a TensorFlow forward
+ * convolution priced like a data gradient). */
+static void test_framework_call_priced_by_its_kernels(void **state)
+{
+    (void)state;
+    const GpuSheet h = sheet(14, 900, 80);
+    DeviceEvidence *e = dev_ev_new("synth-conv", &h);
+    double p[GPU_PARAMS_MAX];
+    truth_on(&h, GF_TILES, p);
+    TuRng r = tu_rng(21);
+    for (int i = 0; i < 60; i++) { /* more data-gradient points than forward ones */
+        const OpPhase ph = i < 20 ? PHASE_FWD : PHASE_BWD_DATA;
+        const OpDesc d = op_conv2d(ph, 8 << (i % 4), 16 << (i % 3), 14, 14, 32 << (i % 5), 3, 3, 1, PAD_SAME, 1);
+        GpuShape s;
+        gpu_shape(&d, 1.0, &s);
+        const double t = gpu_model_time(&s, &h, p) * (ph == PHASE_FWD ? 1.0 : 3.0);
+        assert_int_equal(dev_ev_add(e, &d, noisy(t, &r), 0, 0, false), 0);
+    }
+    dev_ev_fit(e);
+    TransferPool *pool = tp_new();
+    double f[TF_COUNT];
+    features_of(14, 900, 80, 2017, f);
+    assert_int_equal(tp_add(pool, e, f, ""), 0);
+    DeviceSpec dev = synthetic_spec("synth-conv", 2017, 80, 900, 40.0, 14);
+    DevicePricer *pr_ = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    char err[256];
+    DevPrice kern, call;
+    const OpDesc fwd = op_conv2d(PHASE_FWD, 16, 32, 14, 14, 64, 3, 3, 1, PAD_SAME, 1);
+    assert_int_equal(dp_price_scope(pr_, &fwd, false, &kern, err, sizeof err), 0);
+    assert_int_equal(dp_price_scope(pr_, &fwd, true, &call, err, sizeof err), 0);
+    assert_int_equal(call.source, DP_SIMILAR);
+    assert_string_equal(call.from, "conv2d fwd");
+    assert_float_equal(call.time_s, kern.time_s, 0.05 * kern.time_s); /* not the 3x slower phase */
+    dp_free(pr_);
+}
+
 /* A row that times a whole recurrent layer (DeepBench's RNN) is priced as the layer runs:
  * each step's cell and GEMMs, and in backward the weight gradient of every step at once,
  * one GEMM over batch x steps rows, not one per step. */
@@ -701,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_builtin_profiles_load),
         cmocka_unit_test(test_order_of_evidence),
         cmocka_unit_test(test_similar_rows_kind_streams),
+        cmocka_unit_test(test_framework_call_priced_by_its_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
