@@ -258,9 +258,7 @@ static int show(Cli *cli, Db *db, const char *name, bool csv)
                        d.sm_count * d.fp32_lanes_per_sm * 2 * d.boost_clock_mhz / 1e6);
             printf("\n");
         }
-        const bool bound_binds = d.fp32_gemm_bound > 0 && d.peak_flops[PREC_FP32] > 0 &&
-                                 device_fp32_gemm_flops(&d) >= d.fp32_gemm_bound * d.peak_flops[PREC_FP32] * (1 - 1e-12);
-        if (bound_binds)
+        if (device_fp32_gemm_flops(&d) < device_fp32_issue_flops(&d))
             printf("  gemm        a GEMM reaches at most %.3f of the fp32 peak (measured on the architecture; "
                    "sources.fp32_gemm_bound)\n",
                    d.fp32_gemm_bound);

@@ -14,9 +14,7 @@ void transfer_features(const DeviceSpec *d, double f[TF_COUNT])
      * what the rate reaches, not what the chip is like; in the features it moved the pool's
      * spreads and with them every other device's neighbours (DeepBench's M40 GEMMs carried
      * over 9% off became 19%). */
-    DeviceSpec build = *d;
-    build.fp32_gemm_bound = 0;
-    const double peak = device_fp32_gemm_flops(&build);
+    const double peak = device_fp32_issue_flops(d);
     f[0] = peak > 0 ? log(peak) : NAN;
     f[1] = d->mem_Bps > 0 ? log(d->mem_Bps) : NAN;
     f[2] = d->sm_count > 0 ? log(d->sm_count) : NAN;

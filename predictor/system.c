@@ -208,8 +208,8 @@ static const double GEMM_FMA_SHARE = 512.0 / 554.0;
  * the full count's peak at best, and the shared half is left to the loop's other work.
  * Kepler's SMX has the slots but not the rate (a scheduler's second instruction must be an
  * independent one of the same warp): its sheets carry what cuBLAS measures, fp32_gemm_bound,
- * and the lower of the two caps holds. */
-double device_fp32_gemm_flops(const DeviceSpec *d)
+ * and device_fp32_gemm_flops takes the lower of the two. */
+double device_fp32_issue_flops(const DeviceSpec *d)
 {
     double peak = d->peak_flops[PREC_FP32];
     const int lanes = d->fp32_lanes_per_sm, shared = d->fp32_lanes_shared_int32;
@@ -223,9 +223,13 @@ double device_fp32_gemm_flops(const DeviceSpec *d)
         if (cap < 1)
             peak *= cap;
     }
-    if (d->fp32_gemm_bound > 0 && d->fp32_gemm_bound * d->peak_flops[PREC_FP32] < peak)
-        peak = d->fp32_gemm_bound * d->peak_flops[PREC_FP32];
     return peak;
+}
+
+double device_fp32_gemm_flops(const DeviceSpec *d)
+{
+    const double issue = device_fp32_issue_flops(d), bound = d->fp32_gemm_bound * d->peak_flops[PREC_FP32];
+    return d->fp32_gemm_bound > 0 && bound < issue ? bound : issue;
 }
 
 /* Architectures and memory types a sheet may name (systems/README.md). */

@@ -50,9 +50,10 @@ typedef struct {
     int fp32_lanes_shared_int32;   /* of those, lanes that issue FP32 or INT32 (-1: not given) */
     int issue_lanes_per_sm;        /* lanes' worth of warp instructions an SM issues per clock
                                     * (schedulers x dispatch units x 32; 0: not given) */
-    double fp32_gemm_bound;        /* the share of the FP32 peak a GEMM's instruction stream can
-                                    * reach on this SM by a published analysis, where that is
-                                    * below what the issue slots allow (0: not given) */
+    double fp32_gemm_bound;        /* the share of the FP32 peak the best GEMM reaches on the
+                                    * architecture, measured (the vendor's BLAS) or bounded by a
+                                    * published analysis, where the issue slots allow more
+                                    * (0: not given) */
     double l2_bytes;               /* the sheet's l2_mb x 1048576 (vendors state L2 in MiB) */
     char memory_type[16];          /* "GDDR5" ... "HBM3e", "DDR4", "DDR5" */
     double tdp_w;                  /* board power limit, W */
@@ -63,11 +64,14 @@ typedef struct {
 /* Whether d prices an eager framework's host time (any of its host figures above 0). */
 bool device_host_floor(const DeviceSpec *d);
 
-/* The FP32 rate a GEMM on d's CUDA cores can reach by its sheet, FLOP/s: the fp32 peak, on
- * the dedicated lanes only where some lanes are shared with INT32, capped where the SM
- * cannot issue anything but FMAs at that rate, and at the sheet's measured fp32_gemm_bound
- * where that is lower (device_fp32_gemm_flops in system.c says why). 0 where the sheet has
- * no fp32 peak. */
+/* The FP32 rate a GEMM on d's CUDA cores can reach by its build, FLOP/s: the fp32 peak, on
+ * the dedicated lanes only where some lanes are shared with INT32, and capped where the SM
+ * cannot issue anything but FMAs at that rate (system.c says why). 0 where the sheet has no
+ * fp32 peak. */
+double device_fp32_issue_flops(const DeviceSpec *d);
+
+/* The FP32 rate GEMMs are priced against: device_fp32_issue_flops, or the sheet's
+ * fp32_gemm_bound of the peak where that is lower. */
 double device_fp32_gemm_flops(const DeviceSpec *d);
 
 typedef struct {

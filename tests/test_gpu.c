@@ -425,6 +425,19 @@ static void test_builtin_profiles_load(void **state)
 /* The order of evidence through the device pricer: the device's own measurements first,
  * then other devices' of the op's group, then a similar group's, and with nothing of the
  * op's form, the roofline; leaving the device's own out prices it from the others. */
+/* A pricer for the device e measured, alone in its pool: e on sheet(14, 900, 80), a 2017 board. */
+static DevicePricer *pricer_of_one(DeviceEvidence *e, DeviceSpec *dev)
+{
+    TransferPool *pool = tp_new();
+    double f[TF_COUNT];
+    features_of(14, 900, 80, 2017, f);
+    assert_int_equal(tp_add(pool, e, f, ""), 0);
+    *dev = synthetic_spec(dev_ev_device(e), 2017, 80, 900, 40.0, 14);
+    DevicePricer *p = dp_new(dev, PREC_FP32, pool, NULL, 0);
+    assert_non_null(p);
+    return p;
+}
+
 static void test_order_of_evidence(void **state)
 {
     (void)state;
@@ -498,12 +511,8 @@ static void test_similar_rows_kind_streams(void **state)
     }
     dev_ev_fit(e);
     assert_true(dev_ev_group(e, "softmax fwd")->p[gpu_param_index(GF_ROWS, "h0")] > 100);
-    TransferPool *pool = tp_new();
-    double f[TF_COUNT];
-    features_of(14, 900, 80, 2017, f);
-    assert_int_equal(tp_add(pool, e, f, ""), 0);
-    DeviceSpec dev = synthetic_spec("synth-rows", 2017, 80, 900, 40.0, 14);
-    DevicePricer *p = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    DeviceSpec dev;
+    DevicePricer *p = pricer_of_one(e, &dev);
     char err[256];
     DevPrice pr;
     const OpDesc pool2 = op_pool2d(PHASE_FWD, POOL_MAX, 64, 64, 56, 56, 2, 2, PAD_VALID);
@@ -535,12 +544,8 @@ static void test_framework_call_priced_by_its_kernels(void **state)
         assert_int_equal(dev_ev_add(e, &d, noisy(t, &r), 0, 0, false), 0);
     }
     dev_ev_fit(e);
-    TransferPool *pool = tp_new();
-    double f[TF_COUNT];
-    features_of(14, 900, 80, 2017, f);
-    assert_int_equal(tp_add(pool, e, f, ""), 0);
-    DeviceSpec dev = synthetic_spec("synth-conv", 2017, 80, 900, 40.0, 14);
-    DevicePricer *pr_ = dp_new(&dev, PREC_FP32, pool, NULL, 0);
+    DeviceSpec dev;
+    DevicePricer *pr_ = pricer_of_one(e, &dev);
     char err[256];
     DevPrice kern, call;
     const OpDesc fwd = op_conv2d(PHASE_FWD, 16, 32, 14, 14, 64, 3, 3, 1, PAD_SAME, 1);
