@@ -1131,13 +1131,19 @@ void spot_check_softmax(SpotCheck *ck, const OpDesc *op, void *const bufs[], flo
     Sampler s = sampler_init((size_t)m->n * H, samples, seed);
     size_t idx;
     while (sampler_next(&s, &idx)) {
-        const size_t row = idx / H;
+        const size_t row = idx / H, col = idx % H;
+        const size_t V = m->causal ? row % H + 1 : H; /* the row's visible columns */
+        if (col >= V) { /* masked: no weight, no gradient */
+            const double prior = op->phase != PHASE_FWD && m->accumulate ? b0[0][idx] : 0.0;
+            check_one(ck, f[0][idx], prior, fabs(prior));
+            continue;
+        }
         if (op->phase == PHASE_FWD) {
             const float *x = f[1] + row * H;
             double mx = x[0], sum = 0.0;
-            for (size_t j = 1; j < H; j++)
+            for (size_t j = 1; j < V; j++)
                 mx = x[j] > mx ? x[j] : mx;
-            for (size_t j = 0; j < H; j++)
+            for (size_t j = 0; j < V; j++)
                 sum += exp(x[j] - mx);
             const double ref = exp(f[1][idx] - mx) / sum;
             /* exp's argument carries the rounding of x - max: relative error ~ |x - max| ulp */
@@ -1145,7 +1151,7 @@ void spot_check_softmax(SpotCheck *ck, const OpDesc *op, void *const bufs[], flo
         } else {
             const float *dy = f[1] + row * H, *y = f[2] + row * H;
             double dot = 0.0, dotm = 0.0;
-            for (size_t j = 0; j < H; j++) {
+            for (size_t j = 0; j < V; j++) {
                 dot += (double)dy[j] * y[j];
                 dotm += fabs((double)dy[j] * y[j]);
             }

@@ -2438,14 +2438,24 @@ static bool ln_parse(KeyCursor *kc, OpDesc *r)
 /* =======================================================================================
  * SOFTMAX (rows.c). FLOPs per element fwd 5 (max, subtract, exp, sum, scale), bwd 4 (the
  * row's dot as a multiply-add, subtract, multiply), +1 when accumulating; bytes x and y
- * (fwd), dy, y and dx (read too when accumulating; bwd). Key: phase, n, h, acc (0 for
- * FWD).
+ * (fwd), dy, y and dx (read too when accumulating; bwd). Under the causal mask the FLOPs
+ * and the reads count the visible elements only, n (h + 1) / 2, and the writes of the
+ * masked zeros count too (fwd's y, bwd's dx when not accumulating). Key: phase, n, h, acc
+ * (0 for FWD), then " causal=1" when masked.
  * ===================================================================================== */
 
 OpDesc op_softmax(OpPhase phase, int n, int h)
 {
     OpDesc d = {.kind = OP_SOFTMAX, .phase = phase};
     d.u.softmax = (SoftmaxDesc){.n = n, .h = h, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_softmax_causal(OpPhase phase, int n, int h)
+{
+    OpDesc d = {.kind = OP_SOFTMAX, .phase = phase};
+    d.u.softmax = (SoftmaxDesc){.n = n, .h = h, .accumulate = phase != PHASE_FWD, .causal = true};
     DESC_ASSERT_VALID(&d);
     return d;
 }
@@ -2457,6 +2467,8 @@ static const char *softmax_check(const OpDesc *d)
         return "softmax: phase must be fwd or bwd_data";
     if (m->n < 1 || m->h < 1 || (double)m->n * m->h > OPS_MAX_ELEMS)
         return "softmax: n and h must be >= 1 (and the tensor at most 2^40)";
+    if (m->causal && m->n % m->h != 0)
+        return "softmax: causal rows n must be a multiple of h (blocks of h queries over h keys)";
     return NULL;
 }
 
@@ -2464,10 +2476,12 @@ static OpCost softmax_cost(const OpDesc *d)
 {
     const SoftmaxDesc *m = &d->u.softmax;
     const double e = (double)m->n * m->h;
+    const double v = m->causal ? (double)m->n * (m->h + 1) / 2.0 : e; /* visible elements */
     if (d->phase == PHASE_FWD)
-        return (OpCost){.flops = 5.0 * e, .bytes = F * 2.0 * e};
-    return (OpCost){.flops = (m->accumulate ? 5.0 : 4.0) * e,
-                    .bytes = F * (m->accumulate ? 4.0 : 3.0) * e};
+        return (OpCost){.flops = 5.0 * v, .bytes = F * (v + e)};
+    if (m->accumulate)
+        return (OpCost){.flops = 5.0 * v, .bytes = F * 4.0 * v};
+    return (OpCost){.flops = 4.0 * v, .bytes = F * (2.0 * v + e)};
 }
 
 static int softmax_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
@@ -2498,8 +2512,11 @@ static void softmax_exec(const OpDesc *d, void *const bufs[], void *ws)
 static int softmax_key(const OpDesc *d, char out[OP_KEY_MAX])
 {
     const SoftmaxDesc *m = &d->u.softmax;
-    return snprintf(out, OP_KEY_MAX, "%s %s n=%d h=%d acc=%d", op_kind_name(d->kind),
-                    op_phase_name(d->phase), m->n, m->h, d->phase != PHASE_FWD && m->accumulate);
+    int len = snprintf(out, OP_KEY_MAX, "%s %s n=%d h=%d acc=%d", op_kind_name(d->kind),
+                       op_phase_name(d->phase), m->n, m->h, d->phase != PHASE_FWD && m->accumulate);
+    if (m->causal)
+        len = ops_key_append(out, len, " causal=1");
+    return len;
 }
 
 static bool softmax_parse(KeyCursor *kc, OpDesc *r)
@@ -2512,6 +2529,11 @@ static bool softmax_parse(KeyCursor *kc, OpDesc *r)
     if (acc > 1)
         return false;
     m->accumulate = acc;
+    if (kc_next_is(kc, " causal=")) {
+        if (kc_int(kc, "causal") != 1)
+            return false;
+        m->causal = true;
+    }
     return true;
 }
 

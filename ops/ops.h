@@ -337,10 +337,17 @@ typedef struct {
 
 /* Softmax over the last dimension of x (n, h), numerically stable (each row's max is
  * subtracted before exp). FWD: y = softmax(x) (y may alias x). BWD_DATA, from the forward
- * output y: dx (+)= y * (dy - sum_j dy_j y_j) per row (accumulate as for LnDesc). */
+ * output y: dx (+)= y * (dy - sum_j dy_j y_j) per row (accumulate as for LnDesc).
+ * causal: attention scores of a decoder (GPT), n a multiple of h: x is n/h blocks of
+ * (h queries, h keys) and query i sees keys 0..i only. Row r softmaxes its first
+ * r % h + 1 columns and writes 0 to the rest, so masked keys get no weight and no
+ * gradient (dx there is written 0, or left as it is when accumulating); the masked
+ * columns are neither read nor exponentiated, which is about half the work. " causal=1"
+ * ends the key (unmasked keys are unchanged). */
 typedef struct {
     int n, h;
     bool accumulate;
+    bool causal;
 } SoftmaxDesc;
 
 /* Element-wise y = a op b over `count` values, a, b and y of the same shape (no
@@ -549,6 +556,8 @@ OpDesc op_gru_cell(OpPhase phase, int batch, int hidden, ActKind act);
  * phases accumulate (accumulate = true), as the other kinds' backward constructors. */
 OpDesc op_layernorm(OpPhase phase, int n, int h, float eps);
 OpDesc op_softmax(OpPhase phase, int n, int h);
+/* The decoder's masked softmax (SoftmaxDesc.causal): n/h blocks of h queries over h keys. */
+OpDesc op_softmax_causal(OpPhase phase, int n, int h);
 OpDesc op_binary(OpPhase phase, BinaryKind op, size_t count);
 OpDesc op_scalar(OpPhase phase, BinaryKind op, size_t count, float scalar);
 /* sparsity in [0, 1): the fraction of zeros of A; nnz_per_row = max(1, round(k * (1 - s))). */

@@ -218,15 +218,26 @@ static void softmax_row_forward(float *y, const float *x, size_t h)
         y[j] *= inv;
 }
 
+/* The columns row r of d softmaxes: all, or under the causal mask its first r % h + 1. */
+static inline size_t softmax_visible(const SoftmaxDesc *d, size_t r)
+{
+    return d->causal ? r % (size_t)d->h + 1 : (size_t)d->h;
+}
+
 /* Contract: y (n, h) = softmax of each row of x (n, h), the row's max subtracted first (no
- * overflow whatever x is); y may alias x. */
+ * overflow whatever x is); under the causal mask the row's masked columns are written 0
+ * (and not read). y may alias x. */
 void softmax_forward(float *y, const float *x, const SoftmaxDesc *d)
 {
     OPS_ASSERT(y && x && d && d->n > 0 && d->h > 0);
     const size_t n = (size_t)d->n, h = (size_t)d->h;
 #pragma omp parallel for schedule(static) if (n * h >= ops_par_min)
-    for (size_t r = 0; r < n; r++)
-        softmax_row_forward(y + r * h, x + r * h, h);
+    for (size_t r = 0; r < n; r++) {
+        const size_t v = softmax_visible(d, r);
+        softmax_row_forward(y + r * h, x + r * h, v);
+        if (v < h)
+            memset(y + r * h + v, 0, (h - v) * sizeof(float));
+    }
 }
 
 OPS_TARGET_CLONES
@@ -245,13 +256,18 @@ static void softmax_row_backward(float *restrict dx, const float *restrict dy,
     }
 }
 
-/* Contract: dx (n, h) (=|+=) y * (dy - sum_j dy_j y_j) per row, y the forward output; dx
- * must not alias the inputs. */
+/* Contract: dx (n, h) (=|+=) y * (dy - sum_j dy_j y_j) per row, y the forward output; the
+ * causal mask's columns (y = 0 there) get dx = 0, or keep dx when accumulating. dx must
+ * not alias the inputs. */
 void softmax_backward_data(float *dx, const float *dy, const float *y, const SoftmaxDesc *d)
 {
     OPS_ASSERT(dx && dy && y && d && d->n > 0 && d->h > 0);
     const size_t n = (size_t)d->n, h = (size_t)d->h;
 #pragma omp parallel for schedule(static) if (n * h >= ops_par_min)
-    for (size_t r = 0; r < n; r++)
-        softmax_row_backward(dx + r * h, dy + r * h, y + r * h, h, d->accumulate);
+    for (size_t r = 0; r < n; r++) {
+        const size_t v = softmax_visible(d, r);
+        softmax_row_backward(dx + r * h, dy + r * h, y + r * h, v, d->accumulate);
+        if (v < h && !d->accumulate)
+            memset(dx + r * h + v, 0, (h - v) * sizeof(float));
+    }
 }

@@ -2695,19 +2695,35 @@ static void test_layernorm(void **state)
     assert_string_equal(info[3].name, "gamma");
 }
 
-static void softmax_case(int n, int h, float scale, uint64_t seed)
+/* The causal mask as the reference sees it: masked scores at -inf (exp gives 0). */
+static float *causal_masked(const float *x, int n, int h)
+{
+    float *xm = tu_dup(x, (size_t)n * h);
+    for (int r = 0; r < n; r++)
+        for (int j = r % h + 1; j < h; j++)
+            xm[(size_t)r * h + j] = -INFINITY;
+    return xm;
+}
+
+static OpDesc softmax_of(OpPhase phase, int n, int h, bool causal)
+{
+    return causal ? op_softmax_causal(phase, n, h) : op_softmax(phase, n, h);
+}
+
+static void softmax_case(int n, int h, float scale, bool causal, uint64_t seed)
 {
     const size_t e = (size_t)n * h;
     float *x = tu_floats(e), *y = tu_floats(e), *dy = tu_floats(e), *dx = tu_floats(e);
     double *ry = tu_doubles(e), *rdx = tu_doubles(e), *ex = tu_doubles(e);
     tu_fill_uniform(x, e, -scale, scale, seed);
     tu_fill_uniform(dy, e, -1, 1, seed + 1);
-    OpDesc f = op_softmax(PHASE_FWD, n, h);
+    float *xr = causal ? causal_masked(x, n, h) : tu_dup(x, e);
+    OpDesc f = softmax_of(PHASE_FWD, n, h, causal);
     char key[OP_KEY_MAX];
     op_key(&f, key);
     void *fb[] = {y, x};
     run(&f, fb);
-    ref_softmax_forward(ry, x, n, h);
+    ref_softmax_forward(ry, xr, n, h);
     assert_true(tu_close(key, y, ry, e, 1e-7, 1e-5));
     expect_spot_ok(&f, fb, NULL);
     /* in place (y over x): the same values */
@@ -2715,9 +2731,9 @@ static void softmax_case(int n, int h, float scale, uint64_t seed)
     void *fi[] = {xi, xi};
     run(&f, fi);
     assert_true(tu_close_f("softmax in place", xi, y, e, 0, 0));
-    ref_softmax_backward_data(rdx, dy, x, n, h);
+    ref_softmax_backward_data(rdx, dy, xr, n, h);
     for (int acc = 0; acc < 2; acc++) {
-        OpDesc b = op_softmax(PHASE_BWD_DATA, n, h);
+        OpDesc b = softmax_of(PHASE_BWD_DATA, n, h, causal);
         b.u.softmax.accumulate = acc;
         tu_fill_const(dx, e, 0.25f);
         float *dx0 = tu_dup(dx, e);
@@ -2731,7 +2747,7 @@ static void softmax_case(int n, int h, float scale, uint64_t seed)
         free(dx0);
     }
     if (e <= 4096) {
-        OpDesc b = op_softmax(PHASE_BWD_DATA, n, h);
+        OpDesc b = softmax_of(PHASE_BWD_DATA, n, h, causal);
         b.u.softmax.accumulate = false;
         void *bb[] = {dx, dy, y};
         run(&b, bb);
@@ -2741,17 +2757,20 @@ static void softmax_case(int n, int h, float scale, uint64_t seed)
     }
     for (size_t i = 0; i < e; i++)
         assert_true(isfinite(y[i]));
-    free(x), free(y), free(dy), free(dx), free(ry), free(rdx), free(ex), free(xi);
+    free(x), free(y), free(dy), free(dx), free(ry), free(rdx), free(ex), free(xi), free(xr);
 }
 
 static void test_softmax(void **state)
 {
     (void)state;
-    softmax_case(5, 7, 3.0f, 3300);
-    softmax_case(3, 50, 2.0f, 3310);
-    softmax_case(96, 512, 4.0f, 3320);     /* OpenMP rows: attention weights */
-    softmax_case(4, 10, 1000.0f, 3330);    /* huge logits: stable, no inf/NaN */
-    softmax_case(2, 1, 1.0f, 3340);        /* one column: y = 1, dx = 0 */
+    softmax_case(5, 7, 3.0f, false, 3300);
+    softmax_case(3, 50, 2.0f, false, 3310);
+    softmax_case(96, 512, 4.0f, false, 3320);     /* OpenMP rows: attention weights */
+    softmax_case(4, 10, 1000.0f, false, 3330);    /* huge logits: stable, no inf/NaN */
+    softmax_case(2, 1, 1.0f, false, 3340);        /* one column: y = 1, dx = 0 */
+    softmax_case(14, 7, 3.0f, true, 3350);        /* a decoder's mask: two blocks of 7 */
+    softmax_case(1024, 128, 4.0f, true, 3360);    /* OpenMP rows, 8 heads of 128 tokens */
+    softmax_case(3, 1, 1.0f, true, 3370);         /* one key: every query sees it */
     OpDesc d = op_softmax(PHASE_FWD, 96, 512);
     const double e = 96.0 * 512;
     assert_true(op_cost(&d).flops == 5 * e && op_cost(&d).bytes == 4 * 2 * e);
@@ -2759,6 +2778,20 @@ static void test_softmax(void **state)
     assert_true(op_cost(&d).flops == 5 * e && op_cost(&d).bytes == 4 * 4 * e);
     d.u.softmax.accumulate = false;
     assert_true(op_cost(&d).flops == 4 * e && op_cost(&d).bytes == 4 * 3 * e);
+    /* the mask: n (h + 1) / 2 visible elements read and computed, every y written */
+    d = op_softmax_causal(PHASE_FWD, 96 * 512, 512);
+    const double ec = 96.0 * 512 * 512, v = 96.0 * 512 * 513 / 2;
+    assert_true(op_cost(&d).flops == 5 * v && op_cost(&d).bytes == 4 * (v + ec));
+    char key[OP_KEY_MAX];
+    op_key(&d, key);
+    assert_string_equal(key, "softmax fwd n=49152 h=512 acc=0 causal=1");
+    OpDesc r;
+    assert_true(op_key_parse(key, &r));
+    assert_true(r.u.softmax.causal && r.u.softmax.n == 49152);
+    /* a causal block is square: rows a multiple of the keys */
+    assert_false(op_key_parse("softmax fwd n=10 h=4 acc=0 causal=1", &r));
+    assert_false(op_key_parse("softmax fwd n=8 h=4 acc=0 causal=2", &r));
+    assert_false(op_key_parse("softmax fwd n=8 h=4 acc=0 causal=0", &r));
 }
 
 /* Operands in each operator's domain: pow's base positive, div's divisor away from 0. */
