@@ -1016,25 +1016,27 @@ void spot_check_bmm(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *
     const BmmDesc *g = &op->u.bmm;
     float *const *f = (float *const *)bufs;
     const size_t M = (size_t)g->m, N = (size_t)g->n, K = (size_t)g->k;
+    const BmmLayout l = bmm_layout(g);
     Sampler s = sampler_init((size_t)g->batch * M * N, samples, seed);
     size_t idx;
     while (sampler_next(&s, &idx)) {
         const size_t bi = idx / (M * N), i = idx / N % M, j = idx % N;
-        const float *A = f[1] + bi * M * K, *B = f[2] + bi * K * N;
+        const float *A = f[1] + bi * l.sa, *B = f[2] + bi * l.sb;
         double acc = 0.0, mag = 0.0;
         for (size_t p = 0; p < K; p++) {
-            const double a = g->trans_a ? A[p * M + i] : A[i * K + p];
-            const double b = g->trans_b ? B[j * K + p] : B[p * N + j];
+            const double a = g->trans_a ? A[p * l.lda + i] : A[i * l.lda + p];
+            const double b = g->trans_b ? B[j * l.ldb + p] : B[p * l.ldb + j];
             acc += a * b;
             mag += fabs(a * b);
         }
+        const size_t at = bi * l.sc + i * l.ldc + j; /* C's element in its buffer */
         double ref = (double)g->alpha * acc;
         mag *= fabs((double)g->alpha);
         if (g->beta != 0.0f) {
-            ref += (double)g->beta * b0[0][idx];
-            mag += fabs((double)g->beta * b0[0][idx]);
+            ref += (double)g->beta * b0[0][at];
+            mag += fabs((double)g->beta * b0[0][at]);
         }
-        check_one(ck, f[0][idx], ref, mag);
+        check_one(ck, f[0][at], ref, mag);
     }
 }
 

@@ -1,6 +1,6 @@
 /* ops/gemm.c — OP_GEMM and OP_BMM: thin, shape-checked wrappers over OpenBLAS cblas_sgemm.
- * Row-major and tightly packed, so the leading dimensions follow from the shape alone;
- * OpenBLAS threads do the GEMMs. The only OpenMP region here is the bias fill of a GEMM
+ * Row-major; GEMMs tightly packed, so their leading dimensions follow from the shape
+ * alone, BMMs packed or strided (BmmDesc); OpenBLAS threads do the GEMMs. The only OpenMP region here is the bias fill of a GEMM
  * with bias, which ends before the sgemm call (BLAS is never called from inside one).
  */
 #include <cblas.h>
@@ -58,17 +58,17 @@ void gemm_bias_run(float *c, const float *a, const float *b, const float *bias, 
 }
 
 /* Contract: for each of batch matrices, c[i] (m, n) = alpha op(a[i]) op(b[i]) + beta c[i],
- * the matrices tightly packed one after the other (a (batch, m*k), b (batch, k*n), c (batch,
- * m*n)); gemm_run's conventions for each. One sgemm call per matrix, each threaded by
- * OpenBLAS: the kernel of OP_GEMM, so a BMM of batch 1 is that GEMM. */
+ * matrix i of each at i times its stride, rows at its leading dimension (BmmDesc; packed
+ * by default); gemm_run's conventions otherwise. One sgemm call per matrix, each threaded
+ * by OpenBLAS: the kernel of OP_GEMM, so a packed BMM of batch 1 is that GEMM. */
 void bmm_run(float *c, const float *a, const float *b, const BmmDesc *d)
 {
     OPS_ASSERT(c && a && b && d);
     OPS_ASSERT(d->batch > 0 && d->m > 0 && d->n > 0 && d->k > 0);
-    const size_t sa = (size_t)d->m * (size_t)d->k, sb = (size_t)d->k * (size_t)d->n;
-    const size_t sc = (size_t)d->m * (size_t)d->n;
-    const GemmDesc g = {.m = d->m, .n = d->n, .k = d->k, .trans_a = d->trans_a,
-                        .trans_b = d->trans_b, .alpha = d->alpha, .beta = d->beta};
+    const BmmLayout l = bmm_layout(d);
     for (size_t i = 0; i < (size_t)d->batch; i++)
-        gemm_run(c + i * sc, a + i * sa, b + i * sb, &g);
+        cblas_sgemm(CblasRowMajor, d->trans_a ? CblasTrans : CblasNoTrans,
+                    d->trans_b ? CblasTrans : CblasNoTrans, d->m, d->n, d->k, d->alpha,
+                    a + i * l.sa, (int)l.lda, b + i * l.sb, (int)l.ldb, d->beta, c + i * l.sc,
+                    (int)l.ldc);
 }

@@ -54,6 +54,31 @@ void gemm_bias_run(float *c, const float *a, const float *b, const float *bias, 
  * (batch, n, k), each matrix as gemm_run's */
 void bmm_run(float *c, const float *a, const float *b, const BmmDesc *d);
 
+/* A BMM's effective layout: the row strides and matrix strides with 0 resolved to packed. */
+typedef struct {
+    size_t lda, ldb, ldc;
+    size_t sa, sb, sc;
+} BmmLayout;
+
+static inline BmmLayout bmm_layout(const BmmDesc *d)
+{
+    const size_t m = (size_t)d->m, n = (size_t)d->n, k = (size_t)d->k;
+    BmmLayout l;
+    l.lda = d->lda ? (size_t)d->lda : d->trans_a ? m : k;
+    l.ldb = d->ldb ? (size_t)d->ldb : d->trans_b ? k : n;
+    l.ldc = d->ldc ? (size_t)d->ldc : n;
+    l.sa = d->stride_a ? d->stride_a : m * k;
+    l.sb = d->stride_b ? d->stride_b : k * n;
+    l.sc = d->stride_c ? d->stride_c : m * n;
+    return l;
+}
+
+/* Elements a strided batch of `batch` stored (rows, cols) matrices spans from the first. */
+static inline size_t bmm_extent(size_t batch, size_t rows, size_t cols, size_t ld, size_t stride)
+{
+    return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
 /* ---- convolution (conv.c), im2col + sgemm per image and group (Caffe) ----
  * x (n, c, h, w); w (k, c/groups, r, s); y (n, k, out_h, out_w);
  * ws: one image's column buffer (c/groups * r * s, out_h * out_w), NULL on the 1x1 path. */

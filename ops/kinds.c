@@ -2240,8 +2240,10 @@ static bool membw_parse(KeyCursor *kc, OpDesc *r)
 /* =======================================================================================
  * BMM (gemm.c): batch GEMMs of GEMM's conventions. One kernel in every phase (its
  * backward passes are BMMs with transposes, BmmDesc): no phase in the key, parsed as fwd.
- * FLOPs 2 batch m n k; bytes batch (A, B, C, C again when read: beta != 0).
- * Key: b (the batch), m, n, k, ta, tb, beta, and alpha when it is not 1 (as GEMM's).
+ * FLOPs 2 batch m n k; bytes batch (A, B, C, C again when read: beta != 0), whatever the
+ * strides. Key: b (the batch), m, n, k, ta, tb, beta, and alpha when it is not 1 (as
+ * GEMM's), then the strides of a strided BMM as " lda= ldb= ldc= sa= sb= sc=" (0:
+ * packed); a packed BMM's key ends before them.
  * ===================================================================================== */
 
 OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta)
@@ -2251,6 +2253,23 @@ OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool 
                         .trans_b = trans_b, .alpha = 1.0f, .beta = beta};
     DESC_ASSERT_VALID(&d);
     return d;
+}
+
+OpDesc op_bmm_strided(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b,
+                      float alpha, float beta, const int ld[3], const size_t stride[3])
+{
+    OpDesc d = {.kind = OP_BMM, .phase = phase};
+    d.u.bmm = (BmmDesc){.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a,
+                        .trans_b = trans_b, .alpha = alpha, .beta = beta,
+                        .lda = ld[0], .ldb = ld[1], .ldc = ld[2],
+                        .stride_a = stride[0], .stride_b = stride[1], .stride_c = stride[2]};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static bool bmm_strided(const BmmDesc *g)
+{
+    return g->lda || g->ldb || g->ldc || g->stride_a || g->stride_b || g->stride_c;
 }
 
 static const char *bmm_check(const OpDesc *d)
@@ -2266,6 +2285,23 @@ static const char *bmm_check(const OpDesc *d)
         return "bmm: matrices too large";
     if (!isfinite(g->alpha) || !isfinite(g->beta))
         return "bmm: alpha and beta must be finite";
+    if (g->lda < 0 || g->ldb < 0 || g->ldc < 0)
+        return "bmm: leading dimensions must be >= 0 (0: packed)";
+    const BmmLayout l = bmm_layout(g);
+    const size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k;
+    if (l.lda < (g->trans_a ? m : k) || l.ldb < (g->trans_b ? k : n) || l.ldc < n)
+        return "bmm: a leading dimension is shorter than the stored row";
+    /* extents in double first: a key's strides may be anything up to 2^40 */
+    const double bt = g->batch - 1.0;
+    const double ea = bt * l.sa + (g->trans_a ? k - 1.0 : m - 1.0) * l.lda + (g->trans_a ? m : k);
+    const double eb = bt * l.sb + (g->trans_b ? n - 1.0 : k - 1.0) * l.ldb + (g->trans_b ? k : n);
+    const double ec = bt * l.sc + (m - 1.0) * l.ldc + n;
+    if (ea > OPS_MAX_ELEMS || eb > OPS_MAX_ELEMS || ec > OPS_MAX_ELEMS)
+        return "bmm: strided matrices span too much";
+    const bool blocks = l.sc >= (m - 1) * l.ldc + n;
+    const bool interleaved = l.sc >= n && (size_t)(g->batch - 1) * l.sc + n <= l.ldc;
+    if (g->batch > 1 && !blocks && !interleaved)
+        return "bmm: the C matrices overlap (stride_c and ldc)";
     return NULL;
 }
 
@@ -2280,12 +2316,15 @@ static OpCost bmm_cost(const OpDesc *d)
 static int bmm_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
 {
     const BmmDesc *g = &d->u.bmm;
-    const size_t b = (size_t)g->batch;
-    int n = 0;
-    info[n++] = ops_buf_f("C", b * (size_t)g->m * (size_t)g->n, g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
-    info[n++] = ops_buf_f("A", b * (size_t)g->m * (size_t)g->k, BUF_IN);
-    info[n++] = ops_buf_f("B", b * (size_t)g->k * (size_t)g->n, BUF_IN);
-    return n;
+    const BmmLayout l = bmm_layout(g);
+    const size_t b = (size_t)g->batch, m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k;
+    int nb = 0;
+    info[nb++] = ops_buf_f("C", bmm_extent(b, m, n, l.ldc, l.sc), g->beta != 0.0f ? BUF_INOUT : BUF_OUT);
+    info[nb++] = ops_buf_f("A", g->trans_a ? bmm_extent(b, k, m, l.lda, l.sa) : bmm_extent(b, m, k, l.lda, l.sa),
+                           BUF_IN);
+    info[nb++] = ops_buf_f("B", g->trans_b ? bmm_extent(b, n, k, l.ldb, l.sb) : bmm_extent(b, k, n, l.ldb, l.sb),
+                           BUF_IN);
+    return nb;
 }
 
 static void bmm_exec(const OpDesc *d, void *const bufs[], void *ws)
@@ -2302,6 +2341,9 @@ static int bmm_key(const OpDesc *d, char out[OP_KEY_MAX])
                        (int)g->trans_b, (double)g->beta);
     if (g->alpha != 1.0f)
         len = ops_key_append(out, len, " alpha=%.9g", (double)g->alpha);
+    if (bmm_strided(g))
+        len = ops_key_append(out, len, " lda=%d ldb=%d ldc=%d sa=%zu sb=%zu sc=%zu", g->lda, g->ldb,
+                             g->ldc, g->stride_a, g->stride_b, g->stride_c);
     return len;
 }
 
@@ -2322,6 +2364,16 @@ static bool bmm_parse(KeyCursor *kc, OpDesc *r)
     g->alpha = 1.0f;
     if (kc_next_is(kc, " alpha="))
         g->alpha = kc_float(kc, "alpha");
+    if (kc_next_is(kc, " lda=")) {
+        g->lda = kc_int(kc, "lda");
+        g->ldb = kc_int(kc, "ldb");
+        g->ldc = kc_int(kc, "ldc");
+        g->stride_a = kc_size(kc, "sa");
+        g->stride_b = kc_size(kc, "sb");
+        g->stride_c = kc_size(kc, "sc");
+        if (!bmm_strided(g)) /* a packed BMM keys without them */
+            return false;
+    }
     return true;
 }
 

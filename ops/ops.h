@@ -116,11 +116,22 @@ typedef struct {
  *        trans_b = 1:  dB (n, k) = dC^T op(A)  -> op_bmm(p, batch, n, k, m, 1, ta, beta)
  *                      with A <- dC, B <- A
  * (the same recipe holds for OP_GEMM, batch 1). The kernel is a loop of sgemm calls, one
- * per matrix, each threaded by OpenBLAS. */
+ * per matrix, each threaded by OpenBLAS.
+ * Strided (cublasSgemmStridedBatched's parameters): lda, ldb, ldc are the row strides of
+ * the stored matrices and stride_a, stride_b, stride_c the distances between consecutive
+ * matrices, in elements; 0 means packed (the stored row length; the matrix size). A
+ * decoder's attention reads its heads where the fused QKV projection wrote them and writes
+ * its context where the output projection reads it, with no transposes (Megatron's
+ * [s, b, heads * head_dim] layout): head i of a (T, batch, heads, 3 head_dim) buffer is a
+ * (T, head_dim) matrix at offset 3 i head_dim with row stride 3 batch heads head_dim. The
+ * C matrices must not overlap: each one a block past the previous (stride_c >= (m - 1)
+ * ldc + n), or interleaved rows (stride_c >= n and (batch - 1) stride_c + n <= ldc). */
 typedef struct {
     int batch, m, n, k;
     bool trans_a, trans_b;
     float alpha, beta;
+    int lda, ldb, ldc;
+    size_t stride_a, stride_b, stride_c;
 } BmmDesc;
 
 /* Convolution over x (n, c, h, w) with w (k, c/groups, r, s) giving y (n, k, out_h, out_w).
@@ -508,6 +519,10 @@ OpDesc op_gemm(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b, f
 OpDesc op_gemm_bias(OpPhase phase, int m, int n, int k, bool trans_a, bool trans_b);
 /* batch GEMMs of (m, n, k) (BmmDesc); the dA/dB recipe is in BmmDesc's comment. */
 OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta);
+/* A strided BMM (BmmDesc): ld = {lda, ldb, ldc}, stride = {stride_a, stride_b, stride_c},
+ * 0 packed; alpha scales op(A) op(B) (attention's 1/sqrt(head_dim)). */
+OpDesc op_bmm_strided(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b,
+                      float alpha, float beta, const int ld[3], const size_t stride[3]);
 /* stride and padding per TF: VALID: out = ceil((in - k + 1) / stride), no padding;
  * SAME: out = ceil(in / stride), total pad = max((out-1)*stride + k - in, 0), the extra
  * pixel (odd total) at the bottom/right. */

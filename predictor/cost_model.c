@@ -307,9 +307,9 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
     case OP_LAYERNORM: /* rows of h: the inner extent */
         x[0] = lg(c.bytes), x[1] = lg(d->u.ln.h), x[2] = d->u.ln.accumulate;
         return 3;
-    case OP_SOFTMAX:
-        x[0] = lg(c.bytes), x[1] = lg(d->u.softmax.h), x[2] = d->u.softmax.accumulate;
-        return 3;
+    case OP_SOFTMAX: /* the causal mask skips half the row and writes zeros in its place */
+        x[0] = lg(c.bytes), x[1] = lg(d->u.softmax.h), x[2] = d->u.softmax.accumulate, x[3] = d->u.softmax.causal;
+        return 4;
     case OP_BINARY:
         x[0] = lg(c.bytes), x[1] = d->u.binary.accumulate;
         return 2;

@@ -81,7 +81,14 @@ void dev_ev_key(const OpDesc *d, char key[OP_KEY_MAX])
     case OP_CHANNEL_COPY: c.u.chan.accumulate = false; break;
     case OP_EMBEDDING: c.u.embed.accumulate = false; break;
     case OP_LAYERNORM: c.u.ln.accumulate = false; break;
-    case OP_SOFTMAX: c.u.softmax.accumulate = false; break;
+    case OP_SOFTMAX: /* an eager framework masks the scores and softmaxes whole rows */
+        c.u.softmax.accumulate = false;
+        c.u.softmax.causal = false;
+        break;
+    case OP_BMM: /* a strided batched GEMM runs the packed one's kernel for its shape */
+        c.u.bmm.lda = c.u.bmm.ldb = c.u.bmm.ldc = 0;
+        c.u.bmm.stride_a = c.u.bmm.stride_b = c.u.bmm.stride_c = 0;
+        break;
     case OP_BINARY: c.u.binary.accumulate = false; break;
     case OP_SCALAR: c.u.scalar.accumulate = false; break;
     default: break;

@@ -72,8 +72,9 @@ int dev_ev_group_points(const DeviceEvidence *e, const char *group, GpuShape **s
  * of d's group; -1 for an op no form describes. */
 int dev_ev_price(const DeviceEvidence *e, const OpDesc *d, bool framework, double *t, double *lo, double *hi,
                  EvSource *src);
-/* The key a device's measurement of d is stored under: d's with the accumulate flags and
- * the workspace layout cleared (they do not change a GPU kernel's time). */
+/* The key a device's measurement of d is stored under: d's with the accumulate flags, the
+ * workspace layout and a BMM's strides cleared (they do not change a GPU kernel's time),
+ * and a causal softmax keyed as the whole row an eager framework softmaxes. */
 void dev_ev_key(const OpDesc *d, char key[OP_KEY_MAX]);
 /* dev_ev_price for d's values at another width (byte_scale: bytes per value over fp32's 4):
  * a memory-bound kernel at bf16 priced from its fp32 evidence by the bytes it moves. An

@@ -2585,6 +2585,80 @@ static void test_bmm(void **state)
     free(A), free(B), free(C1), free(C2);
 }
 
+/* Strided BMMs as a decoder's attention runs them (Megatron's layout): the fused QKV
+ * projection's output (T, B, H, 3 hd), head i = b H + h a (T, hd) matrix at 3 hd i (q),
+ * + hd (k), + 2 hd (v), rows 3 B H hd apart; scores packed (B H, T, T); the context
+ * written straight into (T, B, H, hd). Each against the packed BMM of gathered copies. */
+static void test_bmm_strided(void **state)
+{
+    (void)state;
+    const int T = 7, B = 2, H = 3, hd = 4, BH = B * H;
+    const size_t row = (size_t)3 * BH * hd, nqkv = (size_t)T * row;
+    float *qkv = tu_floats(nqkv), *S = tu_floats((size_t)BH * T * T);
+    tu_fill_uniform(qkv, nqkv, -1, 1, 3400);
+    /* gathered packed copies: Q, K, V (BH, T, hd) */
+    const size_t nh = (size_t)BH * T * hd;
+    float *Q = tu_floats(nh), *K = tu_floats(nh), *V = tu_floats(nh);
+    for (int i = 0; i < BH; i++)
+        for (int t = 0; t < T; t++)
+            for (int e = 0; e < hd; e++) {
+                const size_t src = (size_t)t * row + (size_t)3 * hd * i + e, dst = ((size_t)i * T + t) * hd + e;
+                Q[dst] = qkv[src], K[dst] = qkv[src + hd], V[dst] = qkv[src + 2 * hd];
+            }
+    const int ld_qk[3] = {(int)row, (int)row, 0};
+    const size_t st_qk[3] = {(size_t)3 * hd, (size_t)3 * hd, 0};
+    OpDesc s = op_bmm_strided(PHASE_FWD, BH, T, T, hd, false, true, 0.5f, 0.0f, ld_qk, st_qk);
+    char key[OP_KEY_MAX];
+    op_key(&s, key);
+    assert_string_equal(key, "bmm b=6 m=7 n=7 k=4 ta=0 tb=1 beta=0 alpha=0.5 lda=72 ldb=72 ldc=0 sa=12 sb=12 sc=0");
+    OpDesc parsed;
+    assert_true(op_key_parse(key, &parsed));
+    assert_memory_equal(&parsed.u.bmm, &s.u.bmm, sizeof(BmmDesc));
+    OpBufInfo info[OP_MAX_BUFS];
+    assert_int_equal(op_buffer_info(&s, info), 3);
+    /* A spans from q of head 0 to the last row's q of head BH - 1 */
+    assert_int_equal(info[1].bytes, 4 * ((BH - 1) * 3 * hd + (T - 1) * row + hd));
+    void *sb[] = {S, qkv, qkv + hd};
+    run(&s, sb);
+    expect_spot_ok(&s, sb, NULL);
+    OpDesc sp = op_bmm(PHASE_FWD, BH, T, T, hd, false, true, 0.0f);
+    sp.u.bmm.alpha = 0.5f;
+    float *Sp = tu_floats((size_t)BH * T * T);
+    void *spb[] = {Sp, Q, K};
+    run(&sp, spb);
+    assert_true(tu_close_f("strided scores", S, Sp, (size_t)BH * T * T, 1e-6, 1e-5));
+    /* context O = S V into (T, B, H, hd), then accumulated (beta 1) */
+    const size_t no = (size_t)T * BH * hd;
+    float *O = tu_floats(no), *Op = tu_floats(nh);
+    tu_fill_const(O, no, NAN);
+    const int ld_av[3] = {0, (int)row, BH * hd};
+    const size_t st_av[3] = {0, (size_t)3 * hd, (size_t)hd};
+    OpDesc av = op_bmm_strided(PHASE_FWD, BH, T, hd, T, false, false, 1.0f, 0.0f, ld_av, st_av);
+    void *avb[] = {O, S, qkv + 2 * hd};
+    run(&av, avb);
+    expect_spot_ok(&av, avb, NULL);
+    OpDesc avp = op_bmm(PHASE_FWD, BH, T, hd, T, false, false, 0.0f);
+    void *avpb[] = {Op, Sp, V};
+    run(&avp, avpb);
+    for (int i = 0; i < BH; i++)
+        for (int t = 0; t < T; t++)
+            for (int e = 0; e < hd; e++)
+                assert_float_equal(O[(size_t)t * BH * hd + (size_t)i * hd + e], Op[((size_t)i * T + t) * hd + e], 1e-5);
+    float *O0 = tu_dup(O, no);
+    av.u.bmm.beta = 1.0f;
+    run(&av, avb);
+    void *before[] = {O0, NULL, NULL};
+    expect_spot_ok(&av, avb, before);
+    for (size_t i = 0; i < no; i++)
+        assert_float_equal(O[i], 2.0f * O0[i], 1e-5);
+    /* C matrices that would overlap are refused; a packed BMM keys without strides */
+    assert_false(op_key_parse("bmm b=2 m=2 n=4 k=1 ta=0 tb=0 beta=0 lda=0 ldb=0 ldc=4 sa=0 sb=0 sc=2", &parsed));
+    assert_false(op_key_parse("bmm b=2 m=2 n=2 k=1 ta=0 tb=0 beta=0 lda=0 ldb=0 ldc=0 sa=0 sb=0 sc=0", &parsed));
+    assert_false(op_key_parse("bmm b=2 m=2 n=2 k=3 ta=0 tb=0 beta=0 lda=2 ldb=0 ldc=0 sa=0 sb=0 sc=0", &parsed));
+    assert_true(op_key_parse("bmm b=2 m=2 n=2 k=1 ta=0 tb=0 beta=0 lda=0 ldb=0 ldc=4 sa=0 sb=0 sc=2", &parsed));
+    free(qkv), free(S), free(Q), free(K), free(V), free(Sp), free(O), free(Op), free(O0);
+}
+
 /* Layer norm: forward, both backward phases (written and accumulated) against the
  * references, the spot checks, and finite differences for dx, dgamma and dbeta. x has a
  * mean far from 0 (3), so a one-pass variance would show. */
@@ -4080,6 +4154,7 @@ int main(void)
         cmocka_unit_test(test_buffer_info),
         cmocka_unit_test(test_gemm_bias),
         cmocka_unit_test(test_bmm),
+        cmocka_unit_test(test_bmm_strided),
         cmocka_unit_test(test_layernorm),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_binary_scalar),
