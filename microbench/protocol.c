@@ -551,6 +551,7 @@ static void fill_range(const OpDesc *d, int i, float *lo, float *hi, bool *relu_
         }
         break;
     case OP_ADAM:
+    case OP_ADAMW:
         if (i == 2) { /* second moments are non-negative */
             *lo = 0.0f;
             *hi = 1.0f;

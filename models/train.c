@@ -165,8 +165,10 @@ void plan_average_ranks(Plan *p, int nranks)
 {
     for (int i = p->update_op; i >= 0 && i < p->nops; i++) { /* the update ops close the plan */
         OpDesc *d = &p->ops[i].desc;
-        assert(d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM || d->kind == OP_ADAM);
-        d->u.update.grad_ranks = nranks;
+        assert(d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM || d->kind == OP_ADAM ||
+               d->kind == OP_ADAMW || d->kind == OP_SUMSQ);
+        if (d->kind != OP_SUMSQ) /* the norm of the summed gradients; the update takes the mean's */
+            d->u.update.grad_ranks = nranks;
     }
 }
 

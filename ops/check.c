@@ -490,11 +490,20 @@ void spot_check_update(SpotCheck *ck, const OpDesc *op, void *const bufs[], floa
     const UpdateDesc *u = &op->u.update;
     float *const *f = (float *const *)bufs;
     const double lr = u->lr;
-    const size_t ng = kind == OP_SGD ? 1 : kind == OP_ADAM ? 3 : 2; /* index of g */
-    double lr_t = lr;
-    if (kind == OP_ADAM) {
+    const bool adamw = kind == OP_ADAMW;
+    const size_t ng = kind == OP_SGD ? 1 : kind == OP_ADAM || adamw ? 3 : 2; /* index of g */
+    double lr_t = lr, bc1 = 1.0, bc2 = 1.0;
+    if (kind == OP_ADAM || adamw) {
         const double t = (double)u->step;
-        lr_t = lr * sqrt(1.0 - pow(u->beta2, t)) / (1.0 - pow(u->beta1, t));
+        bc1 = 1.0 - pow(u->beta1, t), bc2 = 1.0 - pow(u->beta2, t);
+        lr_t = lr * sqrt(bc2) / bc1;
+    }
+    /* the mean over ranks, in float as the kernel has it, then the clipping factor */
+    const float mean = u->grad_ranks > 1 ? 1.0f / (float)u->grad_ranks : 1.0f;
+    double gs = mean;
+    if (u->clip > 0.0f) {
+        const double norm = sqrt((double)f[ng + 1][0]) * mean;
+        gs = fmin(1.0, u->clip / (norm + 1e-6)) * mean;
     }
     for (int part = 0; part < 2; part++) {
         /* part 0: the whole buffer; part 1: the decay prefix (when there is one) */
@@ -504,12 +513,10 @@ void spot_check_update(SpotCheck *ck, const OpDesc *op, void *const bufs[], floa
         Sampler s = sampler_init(total, samples, seed + (uint64_t)part);
         size_t idx;
         while (sampler_next(&s, &idx)) {
-            /* a sum over data-parallel ranks is averaged as the kernel does it, in float */
-            const float gs = u->grad_ranks > 1 ? 1.0f / (float)u->grad_ranks : 1.0f;
-            const double w0 = b0[0][idx], graw = (double)(gs * f[ng][idx]);
+            const double w0 = b0[0][idx], graw = gs * f[ng][idx];
             const bool dec = idx < u->decay_count;
-            const double g = dec ? graw + (double)u->l2 * w0 : graw;
-            const double gm = dec ? fabs(graw) + fabs((double)u->l2 * w0) : fabs(graw);
+            const double g = dec && !adamw ? graw + (double)u->l2 * w0 : graw;
+            const double gm = dec && !adamw ? fabs(graw) + fabs((double)u->l2 * w0) : fabs(graw);
             if (kind == OP_SGD) {
                 check_one(ck, f[0][idx], w0 - lr * g, fabs(w0) + fabs(lr) * gm);
             } else if (kind == OP_RMSPROP) {
@@ -535,12 +542,19 @@ void spot_check_update(SpotCheck *ck, const OpDesc *op, void *const bufs[], floa
                 const double mm = fabs(u->beta1 * m0) + (1.0 - u->beta1) * gm;
                 const double v = u->beta2 * v0 + (1.0 - u->beta2) * g * g;
                 const double vm = fabs(u->beta2 * v0) + (1.0 - u->beta2) * gm * gm;
-                const double den = sqrt(v) + u->eps;
-                const double step = lr_t * m / den;
                 check_one(ck, f[1][idx], m, mm);
                 check_one(ck, f[2][idx], v, vm);
-                /* v is a sum of squares (no cancellation): m's terms set the magnitude */
-                check_one(ck, f[0][idx], w0 - step, fabs(w0) + fabs(lr_t) * mm / den);
+                if (adamw) { /* PyTorch's form: decay first, eps outside the corrected root */
+                    const double keep = dec ? 1.0 - lr * (double)u->weight_decay : 1.0;
+                    const double den = sqrt(v) / sqrt(bc2) + u->eps;
+                    const double step = lr / bc1 * m / den;
+                    check_one(ck, f[0][idx], w0 * keep - step, fabs(w0) + fabs(lr / bc1) * mm / den);
+                } else {
+                    const double den = sqrt(v) + u->eps;
+                    const double step = lr_t * m / den;
+                    /* v is a sum of squares (no cancellation): m's terms set the magnitude */
+                    check_one(ck, f[0][idx], w0 - step, fabs(w0) + fabs(lr_t) * mm / den);
+                }
             }
         }
     }
@@ -848,10 +862,10 @@ void spot_check_shrink_norm1(SpotCheck *ck, const OpDesc *op, void *const bufs[]
     const OpDesc *d = op;
     float *const *f = (float *const *)bufs;
     const size_t n = d->u.mem.count;
-    if (d->kind == OP_NORM1) {
+    if (d->kind == OP_NORM1 || d->kind == OP_SUMSQ) {
         double s = 0.0;
         for (size_t i = 0; i < n; i++)
-            s += fabs(f[1][i]);
+            s += d->kind == OP_NORM1 ? fabs(f[1][i]) : (double)f[1][i] * f[1][i];
         check_one(ck, f[0][0], s, s);
         return;
     }

@@ -195,14 +195,18 @@ void membw_idle(const MembwDesc *d);
 void membw_triad_run(float *a, const float *b, const float *c, const MembwDesc *d);
 
 /* ---- optimizer updates (optim.c), each over (count) ----
- * For i < d->decay_count the gradient used is g[i] + l2 * w[i] (g itself is not written). */
-void sgd_update(float *w, const float *g, const UpdateDesc *d);
+ * For i < d->decay_count the gradient used is g[i] + l2 * w[i] (g itself is not written);
+ * sumsq: the gradients' sum of squares when d->clip > 0 (else unread, may be NULL). */
+void sgd_update(float *w, const float *g, const float *sumsq, const UpdateDesc *d);
 /* Keras 2 RMSprop: acc = rho*acc + (1-rho)*g^2; w -= lr * g / (sqrt(acc) + eps) */
-void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d);
+void rmsprop_update(float *w, float *acc, const float *g, const float *sumsq, const UpdateDesc *d);
 /* Keras 2 SGD with momentum: v = momentum*v - lr*g; w += v (nesterov: w += momentum*v - lr*g) */
-void momentum_update(float *w, float *v, const float *g, const UpdateDesc *d);
+void momentum_update(float *w, float *v, const float *g, const float *sumsq, const UpdateDesc *d);
 /* Keras 2 Adam with t = d->step: m, v moments; w -= lr_t * m / (sqrt(v) + eps) */
-void adam_update(float *w, float *m, float *v, const float *g, const UpdateDesc *d);
+void adam_update(float *w, float *m, float *v, const float *g, const float *sumsq, const UpdateDesc *d);
+/* PyTorch AdamW with t = d->step: decoupled decay on the prefix, then the Adam step with
+ * bias-corrected moments (UpdateDesc) */
+void adamw_update(float *w, float *m, float *v, const float *g, const float *sumsq, const UpdateDesc *d);
 
 /* ---- normalisation (norm.c) ---- all tensors (n, c, spatial); per-channel vectors (c) */
 /* Training: y = gamma (x - mean) invstd + beta with this batch's statistics, which are
@@ -308,5 +312,7 @@ void kl_sparsity_backward_data(float *da, const float *rho_hat, const KlDesc *d)
 void shrink_run(float *y, const float *x, const MemDesc *d);
 /* out[0] = sum |x (count)| */
 void norm1_run(float *out, const float *x, const MemDesc *d);
+/* out[0] = sum of x^2 over d->count, summed in double */
+void sumsq_run(float *out, const float *x, const MemDesc *d);
 
 #endif

@@ -925,14 +925,16 @@ static bool lstm_parse(KeyCursor *kc, OpDesc *r)
 }
 
 /* =======================================================================================
- * Optimizer updates SGD, RMSPROP, MOMENTUM, ADAM (optim.c): FLOPs per parameter sgd 2,
- * rmsprop 9, momentum 4 (nesterov 6), adam 12, plus 2 (the multiply-add g + l2 w) per
- * decayed parameter; bytes w, g and the state (each read and written). One kernel in
- * every phase: keys have no phase and parse as update. Key: count, nesterov= (momentum),
- * and " decay=K" after them when decay_count > 0 (decayed elements do more work; absent
- * otherwise, so undecayed keys stay as they were). Parsed: the suite's Keras defaults
- * (lr 0.01 for sgd and momentum, else 0.001; rmsprop rho 0.9 eps 1e-7; momentum 0.9;
- * adam betas 0.9 0.999 eps 1e-7 step 1), decay l2 1e-4.
+ * Optimizer updates SGD, RMSPROP, MOMENTUM, ADAM, ADAMW (optim.c): FLOPs per parameter
+ * sgd 2, rmsprop 9, momentum 4 (nesterov 6), adam 12, adamw 13, plus per decayed parameter
+ * 2 (the multiply-add g + l2 w) or 1 (adamw's w * keep); bytes w, g and the state (each
+ * read and written), and a clipped update's sumsq. One kernel in every phase: keys have no
+ * phase and parse as update. Key: count, nesterov= (momentum), and " decay=K" after them
+ * when decay_count > 0 (decayed elements do more work; absent otherwise, so undecayed keys
+ * stay as they were); clipping is a value (a factor folded into the read of g). Parsed:
+ * the suite's Keras defaults (lr 0.01 for sgd and momentum, else 0.001; rmsprop rho 0.9
+ * eps 1e-7; momentum 0.9; adam betas 0.9 0.999 eps 1e-7 step 1), decay l2 1e-4; adamw
+ * PyTorch's (betas 0.9 0.999, eps 1e-8, weight decay 0.01, step 1).
  * ===================================================================================== */
 
 OpDesc op_sgd(size_t count, float lr)
@@ -969,12 +971,30 @@ OpDesc op_adam(size_t count, float lr, float beta1, float beta2, float eps)
     return d;
 }
 
+OpDesc op_adamw(size_t count, float lr, float beta1, float beta2, float eps, float weight_decay,
+                size_t decay_count)
+{
+    OpDesc d = {.kind = OP_ADAMW, .phase = PHASE_UPDATE};
+    d.u.update = (UpdateDesc){.count = count, .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps,
+                              .step = 1, .weight_decay = weight_decay,
+                              .decay_count = weight_decay != 0.0f ? decay_count : 0};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+void op_update_set_clip(OpDesc *d, float max_norm)
+{
+    OPS_ASSERT(d && d->phase == PHASE_UPDATE && max_norm >= 0.0f && isfinite(max_norm));
+    d->u.update.clip = max_norm;
+    DESC_ASSERT_VALID(d);
+}
+
 /* Contract: decay on [0, decay_count) with coefficient l2; l2 == 0 is no decay at all
  * (decay_count 0), so a model without weight decay keys and runs the undecayed update. */
 void op_update_set_decay(OpDesc *d, size_t decay_count, float l2)
 {
     OPS_ASSERT(d && (d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM ||
-                     d->kind == OP_ADAM));
+                     d->kind == OP_ADAM)); /* AdamW's decay is decoupled: op_adamw */
     OPS_ASSERT(decay_count <= d->u.update.count && isfinite(l2));
     d->u.update.decay_count = l2 != 0.0f ? decay_count : 0;
     d->u.update.l2 = l2 != 0.0f ? l2 : 0.0f;
@@ -995,13 +1015,23 @@ static const char *update_check(const OpDesc *d)
         return "optimizer updates: l2 must be finite";
     if (u->grad_ranks < 0)
         return "optimizer updates: grad_ranks must be >= 0";
-    if (d->kind == OP_ADAM) {
+    if (!(u->clip >= 0.0f) || !isfinite(u->clip))
+        return "optimizer updates: clip must be finite and >= 0 (0: no clipping)";
+    if (d->kind == OP_ADAM || d->kind == OP_ADAMW) {
         if (u->step < 1)
-            return "adam: step must be >= 1 (Keras counts from 1)";
+            return "adam: step must be >= 1 (Keras and PyTorch count from 1)";
         if (!(u->beta1 >= 0.0f && u->beta1 < 1.0f && u->beta2 >= 0.0f && u->beta2 < 1.0f))
             return "adam: beta1 and beta2 must be in [0, 1)";
         if (!(u->eps > 0.0f) || !isfinite(u->eps))
             return "adam: eps must be > 0 (zero gradients would give 0/0)";
+    }
+    if (d->kind == OP_ADAMW) {
+        if (!(u->weight_decay >= 0.0f) || !isfinite(u->weight_decay))
+            return "adamw: weight_decay must be finite and >= 0";
+        if (u->l2 != 0.0f)
+            return "adamw: its decay is decoupled (weight_decay), not l2";
+    } else if (u->weight_decay != 0.0f) {
+        return "optimizer updates: weight_decay (decoupled) is AdamW's; the others take l2";
     }
     return NULL;
 }
@@ -1010,11 +1040,14 @@ static OpCost update_cost(const OpDesc *d)
 {
     const UpdateDesc *u = &d->u.update;
     /* flops and arrays (inout twice) per parameter */
+    const bool adam = d->kind == OP_ADAM || d->kind == OP_ADAMW;
     const double per = d->kind == OP_SGD ? 2.0 : d->kind == OP_RMSPROP ? 9.0
-                       : d->kind == OP_ADAM ? 12.0 : u->nesterov ? 6.0 : 4.0;
-    const double arrays = d->kind == OP_SGD ? 3.0 : d->kind == OP_ADAM ? 7.0 : 5.0;
-    return (OpCost){.flops = per * (double)u->count + 2.0 * (double)u->decay_count,
-                    .bytes = F * arrays * (double)u->count};
+                       : d->kind == OP_ADAM ? 12.0 : d->kind == OP_ADAMW ? 13.0
+                       : u->nesterov ? 6.0 : 4.0;
+    const double arrays = d->kind == OP_SGD ? 3.0 : adam ? 7.0 : 5.0;
+    const double per_decayed = d->kind == OP_ADAMW ? 1.0 : 2.0;
+    return (OpCost){.flops = per * (double)u->count + per_decayed * (double)u->decay_count,
+                    .bytes = F * (arrays * (double)u->count + (u->clip > 0.0f ? 1.0 : 0.0))};
 }
 
 static int update_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
@@ -1026,11 +1059,13 @@ static int update_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
         info[n++] = ops_buf_f("acc", e, BUF_INOUT);
     else if (d->kind == OP_MOMENTUM)
         info[n++] = ops_buf_f("v", e, BUF_INOUT);
-    else if (d->kind == OP_ADAM) {
+    else if (d->kind == OP_ADAM || d->kind == OP_ADAMW) {
         info[n++] = ops_buf_f("m", e, BUF_INOUT);
         info[n++] = ops_buf_f("v", e, BUF_INOUT);
     }
     info[n++] = ops_buf_f("g", e, BUF_IN);
+    if (d->u.update.clip > 0.0f)
+        info[n++] = ops_buf_f("sumsq", 1, BUF_IN);
     return n;
 }
 
@@ -1038,11 +1073,14 @@ static void update_exec(const OpDesc *d, void *const bufs[], void *ws)
 {
     (void)ws;
     float *const *f = (float *const *)bufs;
+    const UpdateDesc *u = &d->u.update;
+    const bool clip = u->clip > 0.0f;
     switch (d->kind) {
-    case OP_SGD: sgd_update(f[0], f[1], &d->u.update); break;
-    case OP_RMSPROP: rmsprop_update(f[0], f[1], f[2], &d->u.update); break;
-    case OP_MOMENTUM: momentum_update(f[0], f[1], f[2], &d->u.update); break;
-    default: adam_update(f[0], f[1], f[2], f[3], &d->u.update); break;
+    case OP_SGD: sgd_update(f[0], f[1], clip ? f[2] : NULL, u); break;
+    case OP_RMSPROP: rmsprop_update(f[0], f[1], f[2], clip ? f[3] : NULL, u); break;
+    case OP_MOMENTUM: momentum_update(f[0], f[1], f[2], clip ? f[3] : NULL, u); break;
+    case OP_ADAMW: adamw_update(f[0], f[1], f[2], f[3], clip ? f[4] : NULL, u); break;
+    default: adam_update(f[0], f[1], f[2], f[3], clip ? f[4] : NULL, u); break;
     }
 }
 
@@ -1074,15 +1112,18 @@ static bool update_parse(KeyCursor *kc, OpDesc *r)
         if (nest > 1)
             return false;
         u->nesterov = nest;
-    } else if (r->kind == OP_ADAM) {
+    } else if (r->kind == OP_ADAM || r->kind == OP_ADAMW) {
         u->beta1 = 0.9f;
         u->beta2 = 0.999f;
-        u->eps = 1e-7f;
+        u->eps = r->kind == OP_ADAM ? 1e-7f : 1e-8f;
         u->step = 1;
     }
     if (kc->ok && *kc->p == ' ') {
         u->decay_count = kc_size(kc, "decay");
-        u->l2 = 1e-4f;
+        if (r->kind == OP_ADAMW)
+            u->weight_decay = 0.01f;
+        else
+            u->l2 = 1e-4f;
     }
     return true;
 }
@@ -1830,10 +1871,10 @@ static bool kl_parse(KeyCursor *kc, OpDesc *r)
 }
 
 /* =======================================================================================
- * SHRINK, NORM1 (misc.c), FISTA's: FLOPs shrink 3 per element (abs, subtract, max), norm1
- * 2 (abs, add); bytes x and y (shrink), x and the result (norm1). One kernel in every
- * phase (no phase in the key, parsed as fwd); the threshold is a value (parsed as 0.1).
- * Key: count.
+ * SHRINK, NORM1 (misc.c), FISTA's, and SUMSQ, the gradients' norm for clipping: FLOPs
+ * shrink 3 per element (abs, subtract, max), norm1 and sumsq 2 (abs or square, add); bytes
+ * x and y (shrink), x and the result (norm1, sumsq). One kernel in every phase (no phase
+ * in the key, parsed as fwd); the threshold is a value (parsed as 0.1). Key: count.
  * ===================================================================================== */
 
 OpDesc op_shrink(OpPhase phase, size_t count, float threshold)
@@ -1861,10 +1902,18 @@ static const char *shrink_check(const OpDesc *d)
     return ops_count_check(d->u.mem.count);
 }
 
+OpDesc op_sumsq(OpPhase phase, size_t count)
+{
+    OpDesc d = {.kind = OP_SUMSQ, .phase = phase};
+    d.u.mem = (MemDesc){.count = count};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
 static const char *norm1_check(const OpDesc *d)
 {
     if (!ops_phase_in(d->phase, PH_ANY))
-        return "norm1: unknown phase";
+        return d->kind == OP_SUMSQ ? "sumsq: unknown phase" : "norm1: unknown phase";
     return ops_count_check(d->u.mem.count);
 }
 
@@ -1890,6 +1939,8 @@ static void shrink_norm1_exec(const OpDesc *d, void *const bufs[], void *ws)
     (void)ws;
     if (d->kind == OP_SHRINK)
         shrink_run(bufs[0], bufs[1], &d->u.mem);
+    else if (d->kind == OP_SUMSQ)
+        sumsq_run(bufs[0], bufs[1], &d->u.mem);
     else
         norm1_run(bufs[0], bufs[1], &d->u.mem);
 }
@@ -2840,6 +2891,10 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
     [OP_SCALAR] = {.name = "scalar", .check = scalar_check, .cost = scalar_cost,
                    .buffers = scalar_buffers, .run = scalar_exec, .key = scalar_key,
                    .parse = scalar_parse, .enums_ok = scalar_enums_ok, .spot = spot_check_scalar},
+    [OP_SUMSQ] = {.name = "sumsq", .check = norm1_check, .cost = shrink_norm1_cost,
+                  .buffers = shrink_norm1_buffers, .run = shrink_norm1_exec, .key = count_key,
+                  .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1},
+    [OP_ADAMW] = KIND_ENTRY("adamw", update, spot_check_update),
 };
 
 /* Contract: k is an OpKind below OP_KIND_COUNT; its entry is complete (the table has one

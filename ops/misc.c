@@ -369,3 +369,29 @@ void norm1_run(float *out, const float *x, const MemDesc *d)
     }
     out[0] = (float)total;
 }
+
+OPS_TARGET_CLONES
+static double sq_sum_span(const float *restrict x, size_t n)
+{
+    double s = 0.0;
+#pragma omp simd reduction(+ : s)
+    for (size_t i = 0; i < n; i++)
+        s += (double)x[i] * x[i];
+    return s;
+}
+
+/* Contract: see kernels.h. As norm1_run: the last bits depend on the thread count. */
+void sumsq_run(float *out, const float *x, const MemDesc *d)
+{
+    OPS_ASSERT(out && x && d);
+    const size_t n = d->count;
+    double total = 0.0;
+#pragma omp parallel reduction(+ : total) if (n >= ops_par_min)
+    {
+        size_t lo, hi;
+        ops_span_split(n, &lo, &hi);
+        if (hi > lo)
+            total += sq_sum_span(x + lo, hi - lo);
+    }
+    out[0] = (float)total;
+}

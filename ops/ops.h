@@ -67,6 +67,8 @@ typedef enum {
     OP_SOFTMAX,      /* softmax over the last dimension of (n, h) (attention weights)     */
     OP_BINARY,       /* y = a op b element-wise: add, mul, pow, div (same shapes)         */
     OP_SCALAR,       /* y = a op s with a scalar s: add, mul, pow, div                    */
+    OP_SUMSQ,        /* out[0] = sum x^2 (the gradients' global norm, for clipping)       */
+    OP_ADAMW,        /* PyTorch AdamW: decoupled weight decay, optional norm clipping     */
     OP_KIND_COUNT
 } OpKind;
 
@@ -221,6 +223,15 @@ typedef struct {
  * L2 weight decay: for i < decay_count the gradient used is g_i + l2 * w_i (the buffer g
  * is not modified). Layouts put every decayed tensor (conv/dense kernels) first, so decay
  * is a prefix. Keras' kernel_regularizer l2(wd) adds wd*sum(w^2) to the loss: l2 = 2*wd.
+ *   ADAMW     PyTorch's AdamW (Loshchilov & Hutter): the decay is decoupled from the
+ *             gradient, w *= 1 - lr * weight_decay on the decay prefix (l2 unused), then
+ *             m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2;
+ *             w -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+ * Clipping (any update; clip > 0): g is scaled by min(1, clip / (norm + 1e-6)), norm =
+ * sqrt(sumsq[0]) of all the gradients (torch.nn.utils.clip_grad_norm_), sumsq an extra
+ * input (OP_SUMSQ over the gradient buffer writes it); with grad_ranks, of their mean. The
+ * factor is folded into the update's read of g, as the mean over ranks is: no pass of its
+ * own over the gradients. clip, like lr, is a value, not part of the key.
  *   SGD       w -= lr * g
  *   RMSPROP   a = rho*a + (1-rho)*g^2;  w -= lr * g / (sqrt(a) + eps)           (Keras 2)
  *   MOMENTUM  v = momentum*v - lr*g;  w += v, or w += momentum*v - lr*g if nesterov (Keras 2)
@@ -245,6 +256,8 @@ typedef struct {
     int grad_ranks;       /* g is a sum over this many data-parallel ranks: the update uses
                            * g * (1/grad_ranks), their mean (folded in: no pass of its own
                            * over the gradients); 0 or 1: one process's g as it is */
+    float weight_decay;   /* ADAMW: the decoupled decay on the prefix */
+    float clip;           /* > 0: clip g to this global norm (reads sumsq); 0: no clipping */
 } UpdateDesc;
 
 /* Batch normalisation of x viewed as (n, c, spatial), per channel c.
@@ -391,7 +404,8 @@ typedef struct {
 
 /* Memory ops and STREAM kernels over `count` floats. STREAM (McCalpin):
  * copy c = a; scale b = q*c; add c = a + b; triad a = b + q*c.
- * SHRINK: y = sign(x) * max(|x| - scalar, 0) (y may alias x). NORM1: out[0] = sum |x|. */
+ * SHRINK: y = sign(x) * max(|x| - scalar, 0) (y may alias x). NORM1: out[0] = sum |x|.
+ * SUMSQ: out[0] = sum x^2. */
 typedef struct {
     StreamKind kind; /* OP_STREAM only */
     size_t count;
@@ -557,6 +571,15 @@ OpDesc op_adam(size_t count, float lr, float beta1, float beta2, float eps);
 /* Sets L2 decay on the first decay_count (<= count) parameters of any update descriptor.
  * l2 == 0 records decay_count = 0: no decay work, and the key of an undecayed update. */
 void op_update_set_decay(OpDesc *d, size_t decay_count, float l2);
+/* PyTorch AdamW over count parameters, the first decay_count decayed by weight_decay
+ * (decoupled; 0 none). */
+OpDesc op_adamw(size_t count, float lr, float beta1, float beta2, float eps, float weight_decay,
+                size_t decay_count);
+/* Clips an update's gradients to global norm max_norm (> 0; 0 turns clipping off): the
+ * update then reads sumsq[0], the gradients' sum of squares (op_sumsq), after w, state, g. */
+void op_update_set_clip(OpDesc *d, float max_norm);
+/* out[0] = sum of x^2 over count floats, in double (phase-free: FWD). */
+OpDesc op_sumsq(OpPhase phase, size_t count);
 OpDesc op_batchnorm(OpPhase phase, int n, int c, int spatial, float eps, float momentum, bool training);
 OpDesc op_lrn(OpPhase phase, int n, int c, int spatial, int size, float alpha, float beta, float k);
 OpDesc op_dropout(OpPhase phase, size_t count, float rate, uint32_t seed);

@@ -1,7 +1,8 @@
 /* ops/optim.c — optimizer updates over one flat parameter buffer (STYLE habit 3: params,
  * grads and optimizer state share offsets, so an update is one loop). SGD, RMSprop, SGD
  * with (Nesterov) momentum and Adam exactly as Keras 2 computes them, with L2 weight decay
- * on a prefix of the buffer (layouts put the decayed kernels first).
+ * on a prefix of the buffer (layouts put the decayed kernels first), and PyTorch's AdamW
+ * with its decoupled decay on that prefix; any of them with global-norm clipping.
  *
  * Each update has one element-wise body, written once as an always-inline function with a
  * compile-time `decay` flag and instantiated twice in target-cloned span functions: the
@@ -80,6 +81,26 @@ OPT_INLINE void adam_body(float *restrict w, float *restrict m, float *restrict 
     }
 }
 
+/* PyTorch's AdamW (_single_tensor_adamw), with a = lr / (1 - beta1^t) and c = 1 / sqrt(1 -
+ * beta2^t) computed once by the caller and the decoupled decay factor keep = 1 - lr wd:
+ *   p *= keep;  m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2;
+ *   p -= a m / (sqrt(v) c + eps) */
+OPT_INLINE void adamw_body(float *restrict w, float *restrict m, float *restrict v,
+                           const float *restrict g, float gs, float a, float c, float b1, float b2,
+                           float eps, float keep, bool decay, size_t n)
+{
+    const float omb1 = 1.0f - b1, omb2 = 1.0f - b2;
+    for (size_t i = 0; i < n; i++) {
+        const float gi = gs * g[i];
+        const float mi = b1 * m[i] + omb1 * gi;
+        const float vi = b2 * v[i] + omb2 * (gi * gi);
+        m[i] = mi;
+        v[i] = vi;
+        const float wi = decay ? w[i] * keep : w[i];
+        w[i] = wi - a * mi / (vm_sqrt(vi) * c + eps);
+    }
+}
+
 /* ---- target-cloned spans: decayed and undecayed instances of each body ---- */
 
 OPS_TARGET_CLONES
@@ -146,11 +167,35 @@ static void adam_decay_span(float *restrict w, float *restrict m, float *restric
     adam_body(w, m, v, g, gs, lr_t, b1, b2, eps, l2, true, n);
 }
 
-/* The factor on g: 1/P for a sum over P data-parallel ranks (their mean), computed as the
- * trainer's separate scaling pass did, so results are bit-identical to it. */
-static float grad_scale(const UpdateDesc *d)
+OPS_TARGET_CLONES
+static void adamw_span(float *restrict w, float *restrict m, float *restrict v,
+                       const float *restrict g, float gs, float a, float c, float b1, float b2,
+                       float eps, size_t n)
 {
-    return d->grad_ranks > 1 ? 1.0f / (float)d->grad_ranks : 1.0f;
+    adamw_body(w, m, v, g, gs, a, c, b1, b2, eps, 1.0f, false, n);
+}
+
+OPS_TARGET_CLONES
+static void adamw_decay_span(float *restrict w, float *restrict m, float *restrict v,
+                             const float *restrict g, float gs, float a, float c, float b1, float b2,
+                             float eps, float keep, size_t n)
+{
+    adamw_body(w, m, v, g, gs, a, c, b1, b2, eps, keep, true, n);
+}
+
+/* The factor on g: 1/P for a sum over P data-parallel ranks (their mean), computed as the
+ * trainer's separate scaling pass did, so results are bit-identical to it; times the
+ * clipping factor min(1, clip / (norm + 1e-6)) when clipping, norm that of the mean
+ * (torch.nn.utils.clip_grad_norm_'s formula, in double). */
+static float grad_scale(const UpdateDesc *d, const float *sumsq)
+{
+    const float mean = d->grad_ranks > 1 ? 1.0f / (float)d->grad_ranks : 1.0f;
+    if (d->clip <= 0.0f)
+        return mean;
+    OPS_ASSERT(sumsq);
+    const double norm = sqrt((double)sumsq[0]) * mean;
+    const double k = (double)d->clip / (norm + 1e-6);
+    return k < 1.0 ? (float)(mean * k) : mean;
 }
 
 /* This thread's share [lo, hi) of the update, cut at the decay prefix: [lo, mid) is
@@ -164,10 +209,10 @@ static void opt_share(const UpdateDesc *d, size_t *lo, size_t *mid, size_t *hi)
 
 /* Contract: w (count) -= lr * g' (count), g' = g / grad_ranks, plus l2 w on the decay
  * prefix (the g' of every update below). */
-void sgd_update(float *w, const float *g, const UpdateDesc *d)
+void sgd_update(float *w, const float *g, const float *sumsq, const UpdateDesc *d)
 {
     OPS_ASSERT(w && g && d);
-    const float gs = grad_scale(d);
+    const float gs = grad_scale(d, sumsq);
 #pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
@@ -180,10 +225,10 @@ void sgd_update(float *w, const float *g, const UpdateDesc *d)
 }
 
 /* Contract: acc = rho*acc + (1-rho)*g'^2; w -= lr * g' / (sqrt(acc) + eps), all (count). */
-void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d)
+void rmsprop_update(float *w, float *acc, const float *g, const float *sumsq, const UpdateDesc *d)
 {
     OPS_ASSERT(w && acc && g && d);
-    const float gs = grad_scale(d);
+    const float gs = grad_scale(d, sumsq);
 #pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
@@ -197,10 +242,10 @@ void rmsprop_update(float *w, float *acc, const float *g, const UpdateDesc *d)
 }
 
 /* Contract: v = momentum*v - lr*g'; w += v, or w += momentum*v - lr*g' (nesterov). */
-void momentum_update(float *w, float *v, const float *g, const UpdateDesc *d)
+void momentum_update(float *w, float *v, const float *g, const float *sumsq, const UpdateDesc *d)
 {
     OPS_ASSERT(w && v && g && d);
-    const float gs = grad_scale(d);
+    const float gs = grad_scale(d, sumsq);
 #pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
@@ -216,12 +261,12 @@ void momentum_update(float *w, float *v, const float *g, const UpdateDesc *d)
 
 /* Contract: with t = step >= 1, lr_t = lr sqrt(1 - beta2^t) / (1 - beta1^t) (in double);
  * m = beta1 m + (1-beta1) g'; v = beta2 v + (1-beta2) g'^2; w -= lr_t m / (sqrt(v) + eps). */
-void adam_update(float *w, float *m, float *v, const float *g, const UpdateDesc *d)
+void adam_update(float *w, float *m, float *v, const float *g, const float *sumsq, const UpdateDesc *d)
 {
     OPS_ASSERT(w && m && v && g && d && d->step >= 1);
     const double t = (double)d->step;
     const float lr_t = (float)(d->lr * sqrt(1.0 - pow(d->beta2, t)) / (1.0 - pow(d->beta1, t)));
-    const float gs = grad_scale(d);
+    const float gs = grad_scale(d, sumsq);
 #pragma omp parallel if (d->count >= ops_par_min)
     {
         size_t lo, mid, hi;
@@ -232,5 +277,29 @@ void adam_update(float *w, float *m, float *v, const float *g, const UpdateDesc 
         if (hi > mid)
             adam_span(w + mid, m + mid, v + mid, g + mid, gs, lr_t, d->beta1, d->beta2, d->eps,
                       hi - mid);
+    }
+}
+
+/* Contract: PyTorch AdamW with t = step >= 1 (adamw_body; the bias corrections in double):
+ * the decay prefix is first scaled by 1 - lr weight_decay, then every parameter takes the
+ * Adam step with g' (the mean over ranks, clipped). */
+void adamw_update(float *w, float *m, float *v, const float *g, const float *sumsq, const UpdateDesc *d)
+{
+    OPS_ASSERT(w && m && v && g && d && d->step >= 1);
+    const double t = (double)d->step;
+    const float a = (float)(d->lr / (1.0 - pow(d->beta1, t)));
+    const float c = (float)(1.0 / sqrt(1.0 - pow(d->beta2, t)));
+    const float keep = (float)(1.0 - (double)d->lr * d->weight_decay);
+    const float gs = grad_scale(d, sumsq);
+#pragma omp parallel if (d->count >= ops_par_min)
+    {
+        size_t lo, mid, hi;
+        opt_share(d, &lo, &mid, &hi);
+        if (mid > lo)
+            adamw_decay_span(w + lo, m + lo, v + lo, g + lo, gs, a, c, d->beta1, d->beta2, d->eps,
+                             keep, mid - lo);
+        if (hi > mid)
+            adamw_span(w + mid, m + mid, v + mid, g + mid, gs, a, c, d->beta1, d->beta2, d->eps,
+                       hi - mid);
     }
 }

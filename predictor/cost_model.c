@@ -320,7 +320,8 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
     case OP_RMSPROP:
     case OP_MOMENTUM:
     case OP_ADAM:
-        /* decayed parameters do two more FLOPs each */
+    case OP_ADAMW:
+        /* decayed parameters do more FLOPs each (two, AdamW's one) */
         x[0] = lg(c.bytes), x[1] = (double)d->u.update.decay_count / (double)d->u.update.count;
         return 2;
     default: /* act, sqerr, zero, copy, stream, dropout, axpby, shrink, norm1, peak, membw */

@@ -58,13 +58,18 @@ int fw_update_passes(const Framework *f, const OpDesc *d, FwPass out[FW_PASSES_M
             PASSES(MOMENTUM_PASSES);
         break;
     case OP_RMSPROP: PASSES(RMSPROP_PASSES); break;
-    case OP_ADAM: PASSES(ADAM_PASSES); break;
+    case OP_ADAM:
+    case OP_ADAMW: PASSES(ADAM_PASSES); break;
     default: return 0;
     }
 #undef PASSES
     const UpdateDesc *u = &d->u.update;
     int k = 0;
-    if (u->decay_count > 0) /* grad = grad.add(param, alpha=wd) over the decayed parameters */
+    if (u->clip > 0) /* clip_grad_norm_'s g.mul_(clip_coef) (its norms are the plan's sumsq op) */
+        out[k++] = (FwPass){.bytes = 2 * 4.0 * (double)u->count, .count = (double)u->count};
+    if (u->decay_count > 0 && d->kind == OP_ADAMW) /* param.mul_(1 - lr * weight_decay) */
+        out[k++] = (FwPass){.bytes = 2 * 4.0 * (double)u->decay_count, .count = (double)u->decay_count};
+    else if (u->decay_count > 0) /* grad = grad.add(param, alpha=wd) over the decayed parameters */
         out[k++] = (FwPass){.bytes = 3 * 4.0 * (double)u->decay_count, .count = (double)u->decay_count};
     for (int i = 0; i < n; i++)
         out[k++] = (FwPass){.bytes = arrays[i] * 4.0 * (double)u->count, .count = (double)u->count};

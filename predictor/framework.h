@@ -34,7 +34,7 @@
 #include "ops/ops.h"
 #include "predictor/system.h"
 
-enum { FW_PASSES_MAX = 8 };
+enum { FW_PASSES_MAX = 10 };
 
 /* One element-wise pass: `bytes` read and written over `count` values. */
 typedef struct {
@@ -59,7 +59,7 @@ Framework fw_pytorch(Precision prec, bool graph);
 /* One line: "PyTorch eager, bf16 autocast (fp32 weights and optimizer), ..." */
 void fw_describe(const Framework *f, Precision prec, char *out, size_t outlen);
 
-/* The passes the framework runs for update op d (OP_SGD, OP_RMSPROP, OP_MOMENTUM, OP_ADAM),
+/* The passes the framework runs for update op d (OP_SGD, OP_RMSPROP, OP_MOMENTUM, OP_ADAM, OP_ADAMW),
  * fp32: their count (0 for any other op). */
 int fw_update_passes(const Framework *f, const OpDesc *d, FwPass out[FW_PASSES_MAX]);
 /* The layout conversions around convolution call d at prec (0 passes where f runs it in its

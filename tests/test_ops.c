@@ -1625,6 +1625,115 @@ static void test_optimizers_zoo(void **state)
         assert_true(fabsf(fabsf(aw[i]) - 0.01f) < 1e-5f && (aw[i] < 0) == (ag[i] > 0));
 }
 
+/* PyTorch's AdamW in double (torch.optim.AdamW's documented algorithm): decoupled decay,
+ * then the bias-corrected Adam step with eps outside the root; g already scaled. */
+static void ref_adamw_step(const UpdateDesc *u, double *w, double *m, double *v, const double *g, size_t n)
+{
+    const double t = (double)u->step, bc1 = 1.0 - pow(u->beta1, t), bc2 = 1.0 - pow(u->beta2, t);
+    for (size_t i = 0; i < n; i++) {
+        if (i < u->decay_count)
+            w[i] -= (double)u->lr * u->weight_decay * w[i];
+        m[i] = u->beta1 * m[i] + (1.0 - u->beta1) * g[i];
+        v[i] = u->beta2 * v[i] + (1.0 - u->beta2) * g[i] * g[i];
+        w[i] -= u->lr * (m[i] / bc1) / (sqrt(v[i] / bc2) + u->eps);
+    }
+}
+
+/* AdamW over three steps against the reference, with no decay, a decay prefix crossing
+ * the threads' split, and decay everywhere; each step clipped to a global norm that the
+ * gradients exceed on odd steps and not on even ones, their sum over P ranks averaged. */
+static void adamw_case(size_t n, size_t decay, int P, uint64_t seed)
+{
+    float *w = tu_floats(n), *m = tu_floats(n), *v = tu_floats(n), *g = tu_floats(n), sumsq = 0;
+    double *rw = tu_doubles(n), *rm = tu_doubles(n), *rv = tu_doubles(n), *rg = tu_doubles(n);
+    tu_fill_uniform(w, n, -1, 1, seed);
+    tu_fill_const(m, n, 0.0f);
+    tu_fill_const(v, n, 0.0f);
+    for (size_t i = 0; i < n; i++)
+        rw[i] = w[i], rm[i] = 0, rv[i] = 0;
+    OpDesc d = op_adamw(n, 0.01f, 0.9f, 0.999f, 1e-8f, 0.1f, decay);
+    d.u.update.grad_ranks = P;
+    for (long step = 1; step <= 3; step++) {
+        tu_fill_uniform(g, n, -1, 1, seed + (uint64_t)step);
+        OpDesc ss = op_sumsq(PHASE_FWD, n);
+        void *sb[] = {&sumsq, g};
+        run(&ss, sb);
+        expect_spot_ok(&ss, sb, NULL);
+        double norm = 0;
+        for (size_t i = 0; i < n; i++)
+            norm += (double)g[i] * g[i];
+        norm = sqrt(norm) / P; /* of the mean */
+        const float clip = (float)(step % 2 ? norm / 2 : norm * 2);
+        op_update_set_clip(&d, clip);
+        d.u.update.step = step;
+        const double k = fmin(1.0, clip / (norm + 1e-6)) / P;
+        for (size_t i = 0; i < n; i++)
+            rg[i] = k * g[i];
+        float *w0 = tu_dup(w, n), *m0 = tu_dup(m, n), *v0 = tu_dup(v, n), *g0 = tu_dup(g, n);
+        void *bufs[] = {w, m, v, g, &sumsq}, *before[] = {w0, m0, v0, NULL, NULL};
+        run(&d, bufs);
+        ref_adamw_step(&d.u.update, rw, rm, rv, rg, n);
+        expect_spot_ok(&d, bufs, before);
+        assert_memory_equal(g, g0, n * sizeof(float));
+        free(w0), free(m0), free(v0), free(g0);
+    }
+    char key[OP_KEY_MAX];
+    op_key(&d, key);
+    assert_true(tu_close(key, w, rw, n, 1e-6, 1e-5));
+    assert_true(tu_close(key, m, rm, n, 1e-7, 1e-5));
+    assert_true(tu_close(key, v, rv, n, 1e-7, 1e-5));
+    free(w), free(m), free(v), free(g), free(rw), free(rm), free(rv), free(rg);
+}
+
+static void test_adamw_and_clipping(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {17, 100003};
+    for (int ci = 0; ci < 2; ci++) {
+        const size_t n = counts[ci], decays[] = {0, n / 3 + n / 4, n};
+        for (int di = 0; di < 3; di++)
+            adamw_case(n, decays[di], ci + di % 2 + 1, 3500 + 10 * (uint64_t)(3 * ci + di));
+    }
+    /* by hand, PyTorch's algorithm: w 1, g 0.5, lr 0.1, wd 0.1, step 1: w = 1 (1 - 0.01)
+     * - 0.1 (0.05 / 0.1) / (sqrt(0.00025 / 0.001) + 1e-8) = 0.99 - 0.1 = 0.89 */
+    float w = 1.0f, mm = 0.0f, vv = 0.0f, g = 0.5f;
+    OpDesc one = op_adamw(1, 0.1f, 0.9f, 0.999f, 1e-8f, 0.1f, 1);
+    void *ob[] = {&w, &mm, &vv, &g};
+    run(&one, ob);
+    assert_float_equal(w, 0.89f, 1e-6f);
+    /* clipping any update: SGD's step is lr times the clipped gradient (norm 5 -> 1) */
+    float sw[2] = {0, 0}, sg[2] = {3, 4}, s2 = 25;
+    OpDesc sgd = op_sgd(2, 1.0f);
+    op_update_set_clip(&sgd, 1.0f);
+    void *sgb[] = {sw, sg, &s2};
+    run(&sgd, sgb);
+    assert_float_equal(sw[0], -0.6f, 1e-6f);
+    assert_float_equal(sw[1], -0.8f, 1e-6f);
+    /* keys: the decay prefix keyed, clipping and the values not; PyTorch's defaults parsed */
+    char key[OP_KEY_MAX];
+    OpDesc d = op_adamw(1000, 0.001f, 0.9f, 0.95f, 1e-8f, 0.1f, 600);
+    op_update_set_clip(&d, 1.0f);
+    op_key(&d, key);
+    assert_string_equal(key, "adamw count=1000 decay=600");
+    OpDesc back;
+    assert_true(op_key_parse(key, &back));
+    assert_true(back.kind == OP_ADAMW && back.u.update.decay_count == 600 && back.u.update.l2 == 0.0f &&
+                back.u.update.weight_decay == 0.01f && back.u.update.eps == 1e-8f && back.u.update.clip == 0.0f);
+    /* the cost: 13 FLOPs per parameter and 1 per decayed one; w, m, v twice, g, sumsq */
+    OpCost c = op_cost(&d);
+    assert_true(c.flops == 13.0 * 1000 + 600 && c.bytes == 4.0 * (7 * 1000 + 1));
+    OpBufInfo info[OP_MAX_BUFS];
+    assert_int_equal(op_buffer_info(&d, info), 5);
+    assert_string_equal(info[4].name, "sumsq");
+    assert_int_equal(info[4].bytes, 4);
+    op_update_set_clip(&d, 0.0f);
+    assert_int_equal(op_buffer_info(&d, info), 4);
+    OpDesc sq = op_sumsq(PHASE_FWD, 1000);
+    assert_true(op_cost(&sq).flops == 2000 && op_cost(&sq).bytes == 4.0 * 1001);
+    op_key(&sq, key);
+    assert_string_equal(key, "sumsq count=1000");
+}
+
 /* Data-parallel: an update told that g is a sum over P ranks (grad_ranks) computes what
  * the trainer's former separate pass g *= 1/P followed by the plain update computed (bit
  * for bit without decay; with it, the kernel may fuse g/P + l2 w into one FMA: within
@@ -2041,6 +2150,7 @@ static void key_roundtrip(const OpDesc *d)
         assert_true(p.phase == d->phase && p.u.softmax.n == d->u.softmax.n &&
                     p.u.softmax.h == d->u.softmax.h);
         assert_true(p.u.softmax.accumulate == (d->phase != PHASE_FWD && d->u.softmax.accumulate));
+        assert_true(p.u.softmax.causal == d->u.softmax.causal);
         break;
     case OP_BINARY:
         assert_true(p.phase == d->phase && p.u.binary.op == d->u.binary.op &&
@@ -2087,6 +2197,7 @@ static void key_roundtrip(const OpDesc *d)
     case OP_RMSPROP:
     case OP_MOMENTUM:
     case OP_ADAM:
+    case OP_ADAMW:
         assert_true(p.phase == PHASE_UPDATE && p.u.update.count == d->u.update.count &&
                     p.u.update.decay_count == d->u.update.decay_count);
         if (d->kind == OP_MOMENTUM)
@@ -2218,6 +2329,11 @@ static void test_keys(void **state)
         op_binary(PHASE_FWD, BIN_DIV, 1), op_binary(PHASE_BWD_DATA, BIN_MUL, 1000),
         op_scalar(PHASE_FWD, BIN_MUL, 1000, 0.125f), op_scalar(PHASE_BWD_DATA, BIN_DIV, 10, 8.0f),
         op_scalar(PHASE_FWD, BIN_POW, 7, 3.0f), op_scalar(PHASE_BWD_DATA, BIN_ADD, 1, 1.0f),
+        op_softmax_causal(PHASE_FWD, 12 * 128, 128), op_softmax_causal(PHASE_BWD_DATA, 3, 1),
+        op_bmm_strided(PHASE_FWD, 96, 128, 128, 64, false, true, 0.125f, 0.0f, (int[3]){18432, 18432, 0},
+                       (size_t[3]){192, 192, 0}),
+        op_sumsq(PHASE_FWD, 124439808), op_sumsq(PHASE_FWD, 1),
+        op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464), op_adamw(1, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -3345,6 +3461,15 @@ static void test_keys_unchanged(void **state)
          "scalar bwd_data div count=4096 acc=1"},
         {kc_acc_off(op_scalar(PHASE_BWD_DATA, BIN_POW, 5, 0.5f)),
          "scalar bwd_data pow count=5 acc=0"},
+        {op_softmax_causal(PHASE_FWD, 12 * 1024, 1024),
+         "softmax fwd n=12288 h=1024 acc=0 causal=1"},
+        {op_bmm_strided(PHASE_FWD, 96, 1024, 1024, 64, false, true, 0.125f, 0.0f, (int[3]){18432, 18432, 0},
+                        (size_t[3]){192, 192, 0}),
+         "bmm b=96 m=1024 n=1024 k=64 ta=0 tb=1 beta=0 alpha=0.125 lda=18432 ldb=18432 ldc=0 sa=192 sb=192 sc=0"},
+        {op_sumsq(PHASE_FWD, 124439808),
+         "sumsq count=124439808"},
+        {op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464),
+         "adamw count=124439808 decay=124318464"},
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -4145,6 +4270,7 @@ int main(void)
         cmocka_unit_test(test_kl_sparsity),
         cmocka_unit_test(test_shrink_norm1),
         cmocka_unit_test(test_optimizers_zoo),
+        cmocka_unit_test(test_adamw_and_clipping),
         cmocka_unit_test(test_update_averages_ranks),
         cmocka_unit_test(test_sqerr_weight),
         cmocka_unit_test(test_pool_pads),
