@@ -784,25 +784,26 @@ void spot_check_embedding(SpotCheck *ck, const OpDesc *op, void *const bufs[], f
     const EmbedDesc *e = &op->u.embed;
     const size_t D = (size_t)e->dim;
     size_t idx;
+    const bool pos = e->repeat > 0; /* ids i / repeat, no buffer */
     if (phase == PHASE_FWD) {
-        const float *y = bufs[0], *W = bufs[2];
-        const int32_t *ids = bufs[1];
+        const float *y = bufs[0], *W = bufs[pos ? 1 : 2];
+        const int32_t *ids = pos ? NULL : bufs[1];
         Sampler s = sampler_init((size_t)e->n * D, samples, seed);
         while (sampler_next(&s, &idx)) {
-            const int32_t id = ids[idx / D];
+            const int32_t id = pos ? (int32_t)(idx / D / (size_t)e->repeat) : ids[idx / D];
             OPS_ASSERT(id >= 0 && id < e->vocab);
             const double ref = W[(size_t)id * D + idx % D];
             check_one(ck, y[idx], ref, fabs(ref));
         }
     } else {
         const float *dW = bufs[0], *dy = bufs[1];
-        const int32_t *ids = bufs[2];
+        const int32_t *ids = pos ? NULL : bufs[2];
         Sampler s = sampler_init((size_t)e->vocab * D, samples, seed);
         while (sampler_next(&s, &idx)) {
             const size_t v = idx / D, j = idx % D;
             double ref = e->accumulate ? b0[0][idx] : 0.0, mag = fabs(ref);
             for (size_t i = 0; i < (size_t)e->n; i++)
-                if ((size_t)ids[i] == v) {
+                if ((pos ? i / (size_t)e->repeat : (size_t)ids[i]) == v) {
                     ref += dy[i * D + j];
                     mag += fabs(dy[i * D + j]);
                 }

@@ -299,9 +299,9 @@ void channel_copy_forward(float *y, const float *x, const ChannelDesc *d);
 void channel_copy_backward_data(float *dx, const float *dy, const ChannelDesc *d);
 /* y (count) = alpha a + beta b; y may alias a or b */
 void axpby_run(float *y, const float *a, const float *b, const AxpbyDesc *d);
-/* y (n, dim) row i = W (vocab, dim) row ids[i] */
+/* y (n, dim) row i = W (vocab, dim) row ids[i] (or i / repeat: ids NULL) */
 void embedding_forward(float *y, const int32_t *ids, const float *W, const EmbedDesc *d);
-/* dW (vocab, dim) (=|+=) scatter-add of dy (n, dim) rows at ids (n) */
+/* dW (vocab, dim) (=|+=) scatter-add of dy (n, dim) rows at ids (n) (or i / repeat: ids NULL) */
 void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
                                 const EmbedDesc *d);
 /* rho_hat (units) = column means of a (n, units); loss[0] += beta sum_j KL(rho || rho_hat_j) */

@@ -1715,7 +1715,9 @@ static bool axpby_parse(KeyCursor *kc, OpDesc *r)
 /* =======================================================================================
  * EMBEDDING (misc.c): FLOPs fwd 0, bwd 1 per element of dy; bytes the rows and ids (fwd);
  * dy, the ids and either all of dW written (overwrite: it is cleared) or the min(n, vocab)
- * rows it reads and writes (accumulate; bwd). Key: phase, n, vocab, dim, acc (0 for FWD).
+ * rows it reads and writes (accumulate; bwd); a positional lookup has no ids and touches
+ * n / repeat rows. Key: phase, n, vocab, dim, acc (0 for FWD), then " pos=R" for a
+ * positional lookup.
  * ===================================================================================== */
 
 OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim)
@@ -1723,6 +1725,15 @@ OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim)
     OpDesc d = {.kind = OP_EMBEDDING, .phase = phase};
     d.u.embed = (EmbedDesc){.n = n, .vocab = vocab, .dim = dim,
                             .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_embedding_positions(OpPhase phase, int n, int repeat, int positions, int dim)
+{
+    OpDesc d = {.kind = OP_EMBEDDING, .phase = phase};
+    d.u.embed = (EmbedDesc){.n = n, .vocab = positions, .dim = dim,
+                            .accumulate = phase != PHASE_FWD, .repeat = repeat};
     DESC_ASSERT_VALID(&d);
     return d;
 }
@@ -1736,16 +1747,19 @@ static const char *embed_check(const OpDesc *d)
         return "embedding: n, vocab, dim must be >= 1";
     if ((double)e->n * e->dim > OPS_MAX_ELEMS || (double)e->vocab * e->dim > OPS_MAX_ELEMS)
         return "embedding: tensor too large";
+    if (e->repeat < 0 || (e->repeat > 0 && (e->n % e->repeat != 0 || e->n / e->repeat > e->vocab)))
+        return "embedding: positions need n a multiple of repeat and n / repeat <= the table's rows";
     return NULL;
 }
 
 static OpCost embed_cost(const OpDesc *d)
 {
     const EmbedDesc *e = &d->u.embed;
-    const double rows = (double)e->n * e->dim, ids = sizeof(int32_t) * (double)e->n;
+    const double rows = (double)e->n * e->dim, ids = e->repeat > 0 ? 0.0 : sizeof(int32_t) * (double)e->n;
     if (d->phase == PHASE_FWD)
         return (OpCost){.flops = 0.0, .bytes = F * 2.0 * rows + ids};
-    const double touched = (double)(e->n < e->vocab ? e->n : e->vocab) * e->dim;
+    const double distinct = e->repeat > 0 ? (double)(e->n / e->repeat) : (double)(e->n < e->vocab ? e->n : e->vocab);
+    const double touched = distinct * e->dim;
     const double dw = e->accumulate ? 2.0 * touched : (double)e->vocab * e->dim;
     return (OpCost){.flops = rows, .bytes = F * (rows + dw) + ids};
 }
@@ -1755,14 +1769,17 @@ static int embed_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
     const EmbedDesc *e = &d->u.embed;
     const size_t rows = (size_t)e->n * (size_t)e->dim, w = (size_t)e->vocab * (size_t)e->dim;
     int n = 0;
+    /* a positional lookup has no ids buffer */
     if (d->phase == PHASE_FWD) {
         info[n++] = ops_buf_f("y", rows, BUF_OUT);
-        info[n++] = ops_buf_i32("ids", (size_t)e->n);
+        if (e->repeat == 0)
+            info[n++] = ops_buf_i32("ids", (size_t)e->n);
         info[n++] = ops_buf_f("W", w, BUF_IN);
     } else {
         info[n++] = ops_buf_f("dW", w, e->accumulate ? BUF_INOUT : BUF_OUT);
         info[n++] = ops_buf_f("dy", rows, BUF_IN);
-        info[n++] = ops_buf_i32("ids", (size_t)e->n);
+        if (e->repeat == 0)
+            info[n++] = ops_buf_i32("ids", (size_t)e->n);
     }
     return n;
 }
@@ -1770,18 +1787,22 @@ static int embed_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
 static void embed_exec(const OpDesc *d, void *const bufs[], void *ws)
 {
     (void)ws;
+    const bool pos = d->u.embed.repeat > 0;
     if (d->phase == PHASE_FWD)
-        embedding_forward(bufs[0], bufs[1], bufs[2], &d->u.embed);
+        embedding_forward(bufs[0], pos ? NULL : bufs[1], bufs[pos ? 1 : 2], &d->u.embed);
     else
-        embedding_backward_weights(bufs[0], bufs[1], bufs[2], &d->u.embed);
+        embedding_backward_weights(bufs[0], bufs[1], pos ? NULL : bufs[2], &d->u.embed);
 }
 
 static int embed_key(const OpDesc *d, char out[OP_KEY_MAX])
 {
     const EmbedDesc *e = &d->u.embed;
-    return snprintf(out, OP_KEY_MAX, "%s %s n=%d vocab=%d dim=%d acc=%d", op_kind_name(d->kind),
-                    op_phase_name(d->phase), e->n, e->vocab, e->dim,
-                    d->phase != PHASE_FWD && e->accumulate);
+    int len = snprintf(out, OP_KEY_MAX, "%s %s n=%d vocab=%d dim=%d acc=%d", op_kind_name(d->kind),
+                       op_phase_name(d->phase), e->n, e->vocab, e->dim,
+                       d->phase != PHASE_FWD && e->accumulate);
+    if (e->repeat > 0)
+        len = ops_key_append(out, len, " pos=%d", e->repeat);
+    return len;
 }
 
 static bool embed_parse(KeyCursor *kc, OpDesc *r)
@@ -1791,7 +1812,15 @@ static bool embed_parse(KeyCursor *kc, OpDesc *r)
     e->n = kc_int(kc, "n");
     e->vocab = kc_int(kc, "vocab");
     e->dim = kc_int(kc, "dim");
-    e->accumulate = kc_int(kc, "acc") != 0;
+    const int acc = kc_int(kc, "acc");
+    if (acc > 1)
+        return false;
+    e->accumulate = acc;
+    if (kc_next_is(kc, " pos=")) {
+        e->repeat = kc_int(kc, "pos");
+        if (e->repeat < 1)
+            return false;
+    }
     return true;
 }
 

@@ -177,16 +177,22 @@ static inline void embed_prefetch_row(const float *row, size_t dim, int rw)
             __builtin_prefetch(row + j, 0);
 }
 
+/* Row i's id: its token's, or its position in a time-major sequence of d->repeat samples. */
+static inline int32_t embed_id(const int32_t *ids, int i, const EmbedDesc *d)
+{
+    return d->repeat > 0 ? i / d->repeat : ids[i];
+}
+
 /* Contract: see kernels.h; ids out of [0, vocab) abort (they would read outside W). */
 void embedding_forward(float *y, const int32_t *ids, const float *W, const EmbedDesc *d)
 {
-    OPS_ASSERT(y && ids && W && d);
+    OPS_ASSERT(y && (ids || d->repeat > 0) && W && d);
     const size_t dim = (size_t)d->dim;
 #pragma omp parallel for schedule(static) if ((size_t)d->n * dim >= ops_par_min)
     for (int i = 0; i < d->n; i++) {
-        const int32_t id = ids[i];
+        const int32_t id = embed_id(ids, i, d);
         OPS_ASSERT(id >= 0 && id < d->vocab);
-        if (i + EMBED_AHEAD < d->n) {
+        if (ids && i + EMBED_AHEAD < d->n) {
             const int32_t next = ids[i + EMBED_AHEAD];
             if (next >= 0 && next < d->vocab) /* checked when its turn comes */
                 embed_prefetch_row(W + (size_t)next * dim, dim, 0);
@@ -212,7 +218,7 @@ static size_t line_col(const float *row, size_t j, size_t dim)
 void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
                                 const EmbedDesc *d)
 {
-    OPS_ASSERT(dW && dy && ids && d);
+    OPS_ASSERT(dW && dy && (ids || d->repeat > 0) && d);
     const size_t dim = (size_t)d->dim;
     if (!d->accumulate)
         mem_zero(dW, (size_t)d->vocab * dim);
@@ -220,9 +226,9 @@ void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
     {
         const size_t t = (size_t)omp_get_num_threads(), k = (size_t)omp_get_thread_num();
         for (int i = 0; i < d->n; i++) {
-            const int32_t id = ids[i];
+            const int32_t id = embed_id(ids, i, d);
             OPS_ASSERT(id >= 0 && id < d->vocab);
-            if (i + EMBED_AHEAD < d->n) {
+            if (ids && i + EMBED_AHEAD < d->n) { /* positions run in order: prefetchers see them */
                 /* exactly this thread's lines of a later row: a prefetch-for-write of the
                  * neighbour's boundary line would steal it every row */
                 const int32_t next = ids[i + EMBED_AHEAD];

@@ -326,10 +326,15 @@ typedef struct {
 
 /* Embedding lookup: ids (n) int32 in [0, vocab); W (vocab, dim).
  * FWD: y (n, dim) row i = W[ids[i]]. BWD_WEIGHTS: dW (+)= scatter-add of dy rows at ids
- * (dW cleared first unless accumulate). */
+ * (dW cleared first unless accumulate).
+ * repeat > 0: a learned positional table (GPT-2's wpe, BERT's position embeddings) over a
+ * time-major sequence of `repeat` samples: row i reads W[i / repeat] and there is no ids
+ * buffer (HF's wpe(position_ids), the ids being 0..T-1 for every sample); n a multiple of
+ * repeat and n / repeat <= vocab. " pos=R" ends its key. */
 typedef struct {
     int n, vocab, dim;
     bool accumulate;
+    int repeat;
 } EmbedDesc;
 
 /* Sparse-autoencoder penalty (UFLDL), rho in (0, 1), beta >= 0: a (n, units) are sigmoid
@@ -586,6 +591,8 @@ OpDesc op_dropout(OpPhase phase, size_t count, float rate, uint32_t seed);
 OpDesc op_channel_copy(OpPhase phase, int n, int c_dst, int c_src, int offset, int spatial);
 OpDesc op_axpby(OpPhase phase, size_t count, float alpha, float beta);
 OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim);
+/* The positional lookup (EmbedDesc.repeat): n rows of `repeat` samples per position. */
+OpDesc op_embedding_positions(OpPhase phase, int n, int repeat, int positions, int dim);
 OpDesc op_kl_sparsity(OpPhase phase, int n, int units, float rho, float beta);
 OpDesc op_shrink(OpPhase phase, size_t count, float threshold);
 OpDesc op_norm1(OpPhase phase, size_t count);

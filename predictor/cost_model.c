@@ -295,9 +295,10 @@ static int features(const OpDesc *d, double x[MAX_FEAT])
     case OP_GRU_CELL:
         x[0] = lg(d->u.gru.batch), x[1] = lg(d->u.gru.hidden);
         return 2;
-    case OP_EMBEDDING:
+    case OP_EMBEDDING: /* a positional lookup reads and writes its rows in order, not at random */
         x[0] = lg(d->u.embed.n), x[1] = lg(d->u.embed.dim), x[2] = lg(d->u.embed.vocab), x[3] = d->u.embed.accumulate;
-        return 4;
+        x[4] = d->u.embed.repeat > 0;
+        return 5;
     case OP_KL_SPARSITY:
         x[0] = lg(d->u.kl.n), x[1] = lg(d->u.kl.units);
         return 2;

@@ -1459,6 +1459,56 @@ static void test_embedding(void **state)
     embed_case(2000, 100, 33, 2620); /* OpenMP column blocks */
 }
 
+/* The positional lookup: T positions of a time-major sequence of B samples, each row
+ * reading its position's row of a table with more rows than the sequence uses; backward
+ * sums each position's B rows, overwriting or adding. */
+static void test_embedding_positions(void **state)
+{
+    (void)state;
+    const int T = 37, B = 5, P = 64, D = 48, n = T * B;
+    float *W = tu_floats((size_t)P * D), *y = tu_floats((size_t)n * D), *dy = tu_floats((size_t)n * D);
+    float *dW = tu_floats((size_t)P * D);
+    tu_fill_uniform(W, (size_t)P * D, -1, 1, 2650);
+    tu_fill_uniform(dy, (size_t)n * D, -1, 1, 2651);
+    OpDesc f = op_embedding_positions(PHASE_FWD, n, B, P, D);
+    void *fb[] = {y, W};
+    run(&f, fb);
+    for (int i = 0; i < n; i++)
+        assert_memory_equal(y + (size_t)i * D, W + (size_t)(i / B) * D, D * sizeof(float));
+    expect_spot_ok(&f, fb, NULL);
+    for (int acc = 0; acc < 2; acc++) {
+        OpDesc b = op_embedding_positions(PHASE_BWD_WEIGHTS, n, B, P, D);
+        b.u.embed.accumulate = acc;
+        tu_fill_const(dW, (size_t)P * D, 0.5f);
+        float *dW0 = tu_dup(dW, (size_t)P * D);
+        void *bb[] = {dW, dy}, *bx[] = {dW0, NULL};
+        run(&b, bb);
+        for (int t = 0; t < P; t++)
+            for (int j = 0; j < D; j++) {
+                double s = acc ? 0.5 : 0.0;
+                for (int k = 0; t < T && k < B; k++)
+                    s += dy[((size_t)t * B + k) * D + j];
+                assert_float_equal(dW[(size_t)t * D + j], s, 1e-5);
+            }
+        expect_spot_ok(&b, bb, acc ? bx : NULL);
+        free(dW0);
+    }
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    assert_string_equal(key, "embedding fwd n=185 vocab=64 dim=48 acc=0 pos=5");
+    OpDesc back;
+    assert_true(op_key_parse(key, &back) && back.u.embed.repeat == 5);
+    /* no ids: two buffers; the backward touches the T rows the sequence uses */
+    OpBufInfo info[OP_MAX_BUFS];
+    assert_int_equal(op_buffer_info(&f, info), 2);
+    OpDesc b = op_embedding_positions(PHASE_BWD_WEIGHTS, n, B, P, D);
+    assert_true(op_cost(&b).bytes == 4.0 * ((double)n * D + 2.0 * T * D));
+    assert_false(op_key_parse("embedding fwd n=186 vocab=64 dim=48 acc=0 pos=5", &back)); /* not a multiple */
+    assert_false(op_key_parse("embedding fwd n=650 vocab=64 dim=48 acc=0 pos=5", &back)); /* 130 > 64 rows */
+    assert_false(op_key_parse("embedding fwd n=185 vocab=64 dim=48 acc=0 pos=0", &back));
+    free(W), free(y), free(dy), free(dW);
+}
+
 /* KL sparsity: the loss it adds and rho_hat, the gradient it adds, and finite differences
  * of the penalty through rho_hat. */
 static void kl_case(int n, int units, bool fd, uint64_t seed)
@@ -2225,6 +2275,7 @@ static void key_roundtrip(const OpDesc *d)
         assert_true(p.u.axpby.count == d->u.axpby.count);
         break;
     case OP_EMBEDDING:
+        assert_true(p.u.embed.repeat == d->u.embed.repeat);
         assert_true(p.phase == d->phase && p.u.embed.n == d->u.embed.n &&
                     p.u.embed.vocab == d->u.embed.vocab && p.u.embed.dim == d->u.embed.dim);
         assert_true(p.u.embed.accumulate == (d->phase != PHASE_FWD && d->u.embed.accumulate));
@@ -2333,6 +2384,7 @@ static void test_keys(void **state)
         op_bmm_strided(PHASE_FWD, 96, 128, 128, 64, false, true, 0.125f, 0.0f, (int[3]){18432, 18432, 0},
                        (size_t[3]){192, 192, 0}),
         op_sumsq(PHASE_FWD, 124439808), op_sumsq(PHASE_FWD, 1),
+        op_embedding_positions(PHASE_FWD, 1024 * 8, 8, 1024, 768), op_embedding_positions(PHASE_BWD_WEIGHTS, 1, 1, 1, 1),
         op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464), op_adamw(1, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0),
     };
     bool seen[OP_KIND_COUNT] = {0};
@@ -4267,6 +4319,7 @@ int main(void)
         cmocka_unit_test(test_channel_copy),
         cmocka_unit_test(test_axpby),
         cmocka_unit_test(test_embedding),
+        cmocka_unit_test(test_embedding_positions),
         cmocka_unit_test(test_kl_sparsity),
         cmocka_unit_test(test_shrink_norm1),
         cmocka_unit_test(test_optimizers_zoo),
