@@ -56,7 +56,9 @@ void params_init(const Plan *p, float *params, float *state, uint64_t seed)
     for (int i = 0; i < p->nparams; i++) {
         const PlanParam *pp = &p->params[i];
         float *w = (pp->learnable ? params : state) + pp->ref.offset / sizeof(float);
-        if (strcmp(pp->role, "kernel") == 0 || strcmp(pp->role, "embeddings") == 0) {
+        /* drawn: kernels ("kernel", attention's "qkv_kernel" and "proj_kernel") and tables */
+        const size_t len = strlen(pp->role);
+        if ((len >= 6 && strcmp(pp->role + len - 6, "kernel") == 0) || strcmp(pp->role, "embeddings") == 0) {
             init_kernel(r, pp, w);
             continue;
         }

@@ -9,6 +9,7 @@
 #include "models/layers.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +21,8 @@
 
 static const char *const kind_names[LAYER_KIND_COUNT] = {
     "dense", "conv2d", "pool2d", "lstm", "rnn", "batchnorm", "lrn", "dropout",
-    "concat", "add", "activation", "flatten", "embedding", "sparsity"};
+    "concat", "add", "activation", "flatten", "embedding", "sparsity", "layernorm", "attention",
+    "position"};
 
 const char *layer_kind_name(LayerKind k) { return (unsigned)k < LAYER_KIND_COUNT ? kind_names[k] : "?"; }
 
@@ -167,23 +169,34 @@ static void dense_dims(const LayerCtx *c, const LayerSpec *l, int *rows, int *in
     *in = s->rank == 2 ? s->d[1] : shape_count(s);
 }
 
+/* A tied layer's kernel is the embedding table (out, in): stored transposed. */
+static bool dense_tied(const LayerSpec *l) { return l->u.dense.tie > 0; }
+
 static void dense_forward(LayerCtx *c, const LayerSpec *l)
 {
     Plan *p = c->plan;
     PlanLayer *pl = self(c);
     int rows, in, out = l->u.dense.units;
     dense_dims(c, l, &rows, &in);
-    pl->w = add_kernel(c, l, (size_t)in * out, in, out); /* (in, out) */
+    const bool tied = dense_tied(l);
+    pl->w = tied ? p->layers[l->u.dense.tie - 1].w : add_kernel(c, l, (size_t)in * out, in, out); /* (in, out) */
     if (!l->u.dense.no_bias)
         pl->b = add_fill(c, "bias", (size_t)out, true, 0);
     if (!c->active)
         return;
-    alloc_output(c, (size_t)rows * out);
-    /* y(rows, out) = x(rows, in) . W(in, out) + b */
-    plan_add(p, c->layer, op_gemm(PHASE_FWD, rows, out, in, false, false, 0), (BufRef[]){pl->y, c->x[0], pl->w}, 3);
+    const size_t count = (size_t)rows * out;
+    alloc_output(c, count);
+    /* GELU's backward reads its input: the pre-activation is kept apart (saved[0]) */
+    const bool gelu = l->act == ACT_GELU;
+    const BufRef pre = gelu ? (pl->saved[0] = plan_alloc(p, ARENA_ACT, count * F32)) : pl->y;
+    /* y(rows, out) = x(rows, in) . W(in, out) + b; tied: x . E^T, E (out, in) */
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, rows, out, in, false, tied, 0), (BufRef[]){pre, c->x[0], pl->w}, 3);
     if (!l->u.dense.no_bias)
-        plan_add(p, c->layer, op_bias(PHASE_FWD, rows, out, 1), (BufRef[]){pl->y, pl->b}, 2);
-    emit_act_forward(c, l, pl->y, (size_t)rows * out);
+        plan_add(p, c->layer, op_bias(PHASE_FWD, rows, out, 1), (BufRef[]){pre, pl->b}, 2);
+    if (gelu)
+        plan_add(p, c->layer, op_act(PHASE_FWD, ACT_GELU, count), (BufRef[]){pl->y, pre}, 2);
+    else
+        emit_act_forward(c, l, pl->y, count);
 }
 
 static void dense_backward(LayerCtx *c, const LayerSpec *l, bool *written)
@@ -192,16 +205,34 @@ static void dense_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     PlanLayer *pl = self(c);
     int rows, in, out = l->u.dense.units;
     dense_dims(c, l, &rows, &in);
-    emit_act_backward(c, l, pl->y, pl->dy, (size_t)rows * out);
+    const size_t count = (size_t)rows * out;
+    /* g: the gradient of the pre-activation (dy itself but under GELU) */
+    BufRef g = pl->dy;
+    if (l->act == ACT_GELU) {
+        g = plan_alloc(p, ARENA_ACTGRAD, count * F32);
+        plan_add(p, c->layer, op_act(PHASE_BWD_DATA, ACT_GELU, count), (BufRef[]){g, pl->dy, pl->saved[0]}, 3);
+    } else {
+        emit_act_backward(c, l, pl->y, pl->dy, count);
+    }
     if (!l->u.dense.no_bias)
-        emit_bias_grad(c, pl->b, pl->dy, rows, out, 1);
-    /* dW(in, out) = x^T . dy */
+        emit_bias_grad(c, pl->b, g, rows, out, 1);
+    if (dense_tied(l)) {
+        /* dE(out, in) = g^T . x, written first: the embedding's scatter-add adds to it (the
+         * tying layer comes later, so its backward runs earlier); dx (+)= g . E */
+        plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, out, in, rows, true, false, 0),
+                 (BufRef[]){grad_of(pl->w), g, c->x[0]}, 3);
+        if (c->need_dx[0])
+            plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, rows, in, out, false, false, take_dx(c, written, 0) ? 1 : 0),
+                     (BufRef[]){c->dx[0], g, pl->w}, 3);
+        return;
+    }
+    /* dW(in, out) = x^T . g */
     plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, in, out, rows, true, false, 0),
-             (BufRef[]){grad_of(pl->w), c->x[0], pl->dy}, 3);
-    /* dx(rows, in) (+)= dy . W^T */
+             (BufRef[]){grad_of(pl->w), c->x[0], g}, 3);
+    /* dx(rows, in) (+)= g . W^T */
     if (c->need_dx[0])
         plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, rows, in, out, false, true, take_dx(c, written, 0) ? 1 : 0),
-                 (BufRef[]){c->dx[0], pl->dy, pl->w}, 3);
+                 (BufRef[]){c->dx[0], g, pl->w}, 3);
 }
 
 /* ---- conv2d ---- */
@@ -803,7 +834,8 @@ static void activation_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     if (!c->need_dx[0])
         return;
     size_t count = (size_t)c->batch * shape_count(&pl->out);
-    BufRef bufs[3] = {{0}, pl->dy, pl->y};
+    /* GELU's derivative is of its input; the others' of their output */
+    BufRef bufs[3] = {{0}, pl->dy, l->act == ACT_GELU ? c->x[0] : pl->y};
     emit_dx_write(c, written, 0, op_act(PHASE_BWD_DATA, (ActKind)l->act, count), bufs, 3, 0);
 }
 
@@ -830,16 +862,19 @@ static void view_backward(LayerCtx *c, const LayerSpec *l, bool *written) {}
 static int embedding_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
     const EmbeddingSpec *s = &l->u.embed;
-    if (l->inputs[0] != -1 || !m->input_ids || in->rank != 1) {
+    const bool sequence = in->rank == 2 && in->d[1] == 1;
+    if (l->inputs[0] != -1 || !m->input_ids || (in->rank != 1 && !sequence)) {
         snprintf(msg, n, "an embedding reads the model's token ids: it must be the first layer of a model whose "
-                         "input is ids (T)");
+                         "input is ids (T), or a sequence of ids (T, 1)");
         return -1;
     }
     if (s->vocab < 1 || s->dim < 1) {
         snprintf(msg, n, "vocab and dim must be >= 1");
         return -1;
     }
-    *out = (Shape){.rank = 3, .d = {1, in->d[0], s->dim}};
+    /* ids (T): an image (1, T, dim) for convolutions over the words (TextCNN); a sequence of
+     * ids (T, 1), stored time-major: a sequence (T, dim) (transformers) */
+    *out = sequence ? (Shape){.rank = 2, .d = {in->d[0], s->dim}} : (Shape){.rank = 3, .d = {1, in->d[0], s->dim}};
     return check_weights((double)s->vocab * s->dim, msg, n);
 }
 
@@ -849,7 +884,8 @@ static void embedding_forward(LayerCtx *c, const LayerSpec *l)
     const EmbeddingSpec *s = &l->u.embed;
     int rows = c->batch * c->in_shape[0].d[0];
     /* Keras Embedding: uniform(-0.05, 0.05); a frozen table is state, not a parameter */
-    pl->w = plan_add_tensor(c->plan, c->layer, "embeddings", (size_t)s->vocab * s->dim, !s->frozen, false,
+    pl->w = plan_add_tensor(c->plan, c->layer, "embeddings", (size_t)s->vocab * s->dim, !s->frozen,
+                            s->decayed && !s->frozen,
                             l->init_scale > 0 ? l->init : INIT_UNIFORM, l->init_scale > 0 ? l->init_scale : 0.05f, 0,
                             s->vocab, s->dim);
     if (!c->active)
@@ -868,7 +904,13 @@ static void embedding_backward(LayerCtx *c, const LayerSpec *l, bool *written)
         return;
     int rows = c->batch * c->in_shape[0].d[0];
     OpDesc d = op_embedding(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim);
+    /* a later dense layer whose kernel this table is (tied) wrote the gradient first */
     d.u.embed.accumulate = false;
+    for (int j = c->layer + 1; j < c->model->nlayers; j++) {
+        const LayerSpec *o = &c->model->layers[j];
+        if (o->kind == LAYER_DENSE && o->u.dense.tie == c->layer + 1 && c->plan->layers[j].y.bytes > 0)
+            d.u.embed.accumulate = true;
+    }
     plan_add(c->plan, c->layer, d, (BufRef[]){grad_of(pl->w), pl->dy, c->x[0]}, 3);
 }
 
@@ -915,6 +957,279 @@ static void sparsity_backward(LayerCtx *c, const LayerSpec *l, bool *written)
              (BufRef[]){pl->dy, pl->saved[0]}, 2);
 }
 
+/* ---- layer normalisation ---- */
+
+static int layernorm_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank == 3) {
+        snprintf(msg, n, "normalises the features of a sequence (T, F) or a vector (F), not a (C,H,W) image");
+        return -1;
+    }
+    if (!(l->u.ln.eps > 0) || !isfinite(l->u.ln.eps)) {
+        snprintf(msg, n, "eps %g: must be finite and > 0 (PyTorch: 1e-5)", l->u.ln.eps);
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+/* rows of h features: every step of every sample, or every sample */
+static void row_dims(const LayerCtx *c, int *rows, int *h)
+{
+    const Shape *s = &c->in_shape[0];
+    *rows = s->rank == 2 ? c->batch * s->d[0] : c->batch;
+    *h = s->rank == 2 ? s->d[1] : s->d[0];
+}
+
+static void layernorm_forward(LayerCtx *c, const LayerSpec *l)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    int rows, h;
+    row_dims(c, &rows, &h);
+    pl->w = add_fill(c, "gamma", (size_t)h, true, 1);
+    pl->b = add_fill(c, "beta", (size_t)h, true, 0);
+    if (!c->active)
+        return;
+    alloc_output(c, (size_t)rows * h);
+    pl->saved[0] = plan_alloc(p, ARENA_ACT, (size_t)rows * F32); /* mean */
+    pl->saved[1] = plan_alloc(p, ARENA_ACT, (size_t)rows * F32); /* rstd */
+    plan_add(p, c->layer, op_layernorm(PHASE_FWD, rows, h, l->u.ln.eps),
+             (BufRef[]){pl->y, pl->saved[0], pl->saved[1], c->x[0], pl->w, pl->b}, 6);
+}
+
+static void layernorm_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    int rows, h;
+    row_dims(c, &rows, &h);
+    OpDesc dw = op_layernorm(PHASE_BWD_WEIGHTS, rows, h, l->u.ln.eps);
+    dw.u.ln.accumulate = false;
+    plan_add(p, c->layer, dw, (BufRef[]){grad_of(pl->w), grad_of(pl->b), pl->dy, c->x[0], pl->saved[0], pl->saved[1]},
+             6);
+    if (!c->need_dx[0])
+        return;
+    OpDesc dx = op_layernorm(PHASE_BWD_DATA, rows, h, l->u.ln.eps);
+    dx.u.ln.accumulate = take_dx(c, written, 0);
+    plan_add(p, c->layer, dx, (BufRef[]){c->dx[0], pl->dy, c->x[0], pl->w, pl->saved[0], pl->saved[1]}, 6);
+}
+
+/* ---- self-attention ----
+ * On the time-major sequence (T, B, D) as it is stored: the fused projection writes qkv
+ * (T, B, heads, 3 hd), so head i = b heads + h of sample b is three (T, hd) matrices at
+ * 3 hd i, + hd and + 2 hd, rows 3 D B apart: strided BMMs read them in place, and the
+ * context BMM writes each head's (T, hd) straight into (T, B, D) for the projection
+ * (Megatron's layout; no transposes). Saved: 0 qkv, 1 the softmax's weights, 2 those
+ * after dropout (= 1 without it), 3 the dropout mask, 4 the context; 5 and 6 are the
+ * projection's kernel and bias (w and b are the QKV projection's). */
+
+static int attention_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    const AttentionSpec *a = &l->u.attn;
+    if (in->rank != 2) {
+        char got[48];
+        shape_str(in, got, sizeof got);
+        snprintf(msg, n, "attends over a sequence (T, D); previous layer gives %s", got);
+        return -1;
+    }
+    if (a->heads < 1 || in->d[1] % a->heads != 0) {
+        snprintf(msg, n, "heads %d: must be >= 1 and divide the width %d", a->heads, in->d[1]);
+        return -1;
+    }
+    if (!(a->dropout >= 0 && a->dropout < 1)) {
+        snprintf(msg, n, "dropout %g: must be in [0, 1)", a->dropout);
+        return -1;
+    }
+    if (!(a->proj_init_scale >= 0) || !isfinite(a->proj_init_scale)) {
+        snprintf(msg, n, "proj_init_scale %g: must be finite and >= 0 (0: the layer's init_scale)", a->proj_init_scale);
+        return -1;
+    }
+    *out = *in;
+    return check_weights(3.0 * in->d[1] * in->d[1], msg, n);
+}
+
+typedef struct {
+    int T, D, B, H, hd, BH, rows;
+    float alpha;     /* 1 / sqrt(hd) */
+    bool drop;       /* dropout on the weights (training only) */
+    int ld3;         /* qkv's row stride 3 D B */
+} AttnDims;
+
+static AttnDims attn_dims(const LayerCtx *c, const LayerSpec *l)
+{
+    AttnDims a;
+    a.T = c->in_shape[0].d[0], a.D = c->in_shape[0].d[1], a.B = c->batch, a.H = l->u.attn.heads;
+    a.hd = a.D / a.H, a.BH = a.B * a.H, a.rows = a.T * a.B;
+    a.alpha = (float)(1.0 / sqrt((double)a.hd));
+    a.drop = training(c) && l->u.attn.dropout > 0;
+    a.ld3 = 3 * a.D * a.B;
+    return a;
+}
+
+/* b from float `from` to its end */
+static BufRef tail(BufRef b, size_t from) { return buf_slice(b, from * F32, b.bytes - from * F32); }
+
+static void attention_forward(LayerCtx *c, const LayerSpec *l)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    const AttnDims a = attn_dims(c, l);
+    const size_t D = (size_t)a.D, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
+    pl->w = plan_add_tensor(p, c->layer, "qkv_kernel", D * 3 * D, true, !l->no_decay, l->init, l->init_scale, 0,
+                            a.D, 3 * a.D);
+    pl->b = add_fill(c, "qkv_bias", 3 * D, true, 0);
+    const float ps = l->u.attn.proj_init_scale > 0 ? l->u.attn.proj_init_scale : l->init_scale;
+    pl->saved[5] = plan_add_tensor(p, c->layer, "proj_kernel", D * D, true, !l->no_decay, l->init, ps, 0, a.D, a.D);
+    pl->saved[6] = add_fill(c, "proj_bias", D, true, 0);
+    if (!c->active)
+        return;
+    alloc_output(c, rows * D);
+    const BufRef qkv = pl->saved[0] = plan_alloc(p, ARENA_ACT, rows * 3 * D * F32);
+    pl->saved[1] = plan_alloc(p, ARENA_ACT, weights * F32);
+    pl->saved[2] = pl->saved[1];
+    if (a.drop) {
+        pl->saved[2] = plan_alloc(p, ARENA_ACT, weights * F32);
+        pl->saved[3] = plan_alloc(p, ARENA_ACT, weights * F32);
+    }
+    pl->saved[4] = plan_alloc(p, ARENA_ACT, rows * D * F32);
+    /* qkv (rows, 3D) = x Wqkv + b */
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, 3 * a.D, a.D, false, false, 0), (BufRef[]){qkv, c->x[0], pl->w},
+             3);
+    plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, 3 * a.D, 1), (BufRef[]){qkv, pl->b}, 2);
+    /* scores (BH, T, T) = alpha q k^T, then softmax in place */
+    const size_t s3 = 3 * (size_t)a.hd;
+    plan_add(p, c->layer,
+             op_bmm_strided(PHASE_FWD, a.BH, a.T, a.T, a.hd, false, true, a.alpha, 0, (int[3]){a.ld3, a.ld3, 0},
+                            (size_t[3]){s3, s3, 0}),
+             (BufRef[]){pl->saved[1], qkv, tail(qkv, (size_t)a.hd)}, 3);
+    const int srows = a.BH * a.T;
+    plan_add(p, c->layer,
+             l->u.attn.causal ? op_softmax_causal(PHASE_FWD, srows, a.T) : op_softmax(PHASE_FWD, srows, a.T),
+             (BufRef[]){pl->saved[1], pl->saved[1]}, 2);
+    if (a.drop) {
+        if (p->step_counter.bytes == 0)
+            p->step_counter = plan_alloc(p, ARENA_STATE, sizeof(int32_t));
+        uint32_t seed = 0x9e3779b9u * (uint32_t)(c->layer + 1);
+        plan_add(p, c->layer, op_dropout(PHASE_FWD, weights, l->u.attn.dropout, seed),
+                 (BufRef[]){pl->saved[2], pl->saved[3], pl->saved[1], p->step_counter}, 4);
+    }
+    /* context (T, B, D) = weights v, head by head into its columns */
+    plan_add(p, c->layer,
+             op_bmm_strided(PHASE_FWD, a.BH, a.T, a.hd, a.T, false, false, 1.0f, 0, (int[3]){0, a.ld3, a.D * a.B},
+                            (size_t[3]){0, s3, (size_t)a.hd}),
+             (BufRef[]){pl->saved[4], pl->saved[2], tail(qkv, 2 * (size_t)a.hd)}, 3);
+    /* y = context Wproj + b */
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, a.D, a.D, false, false, 0),
+             (BufRef[]){pl->y, pl->saved[4], pl->saved[5]}, 3);
+    plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, a.D, 1), (BufRef[]){pl->y, pl->saved[6]}, 2);
+}
+
+static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    const AttnDims a = attn_dims(c, l);
+    const size_t D = (size_t)a.D, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
+    const size_t s3 = 3 * (size_t)a.hd, hd = (size_t)a.hd;
+    const BufRef qkv = pl->saved[0];
+    const BufRef dctx = plan_alloc(p, ARENA_ACTGRAD, rows * D * F32);
+    const BufRef dqkv = plan_alloc(p, ARENA_ACTGRAD, rows * 3 * D * F32);
+    const BufRef dw = plan_alloc(p, ARENA_ACTGRAD, weights * F32); /* of the weights (after dropout) */
+    const BufRef ds = plan_alloc(p, ARENA_ACTGRAD, weights * F32); /* of the scores */
+    /* the projection */
+    emit_bias_grad(c, pl->saved[6], pl->dy, a.rows, a.D, 1);
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.D, a.D, a.rows, true, false, 0),
+             (BufRef[]){grad_of(pl->saved[5]), pl->saved[4], pl->dy}, 3);
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, a.rows, a.D, a.D, false, true, 0),
+             (BufRef[]){dctx, pl->dy, pl->saved[5]}, 3);
+    /* context = W v: dW = dctx v^T; dv = W^T dctx, into dqkv's v columns */
+    plan_add(p, c->layer,
+             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.T, a.hd, false, true, 1.0f, 0, (int[3]){a.D * a.B, a.ld3, 0},
+                            (size_t[3]){hd, s3, 0}),
+             (BufRef[]){dw, dctx, tail(qkv, 2 * hd)}, 3);
+    plan_add(p, c->layer,
+             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.hd, a.T, true, false, 1.0f, 0, (int[3]){0, a.D * a.B, a.ld3},
+                            (size_t[3]){0, hd, s3}),
+             (BufRef[]){tail(dqkv, 2 * hd), pl->saved[2], dctx}, 3);
+    if (a.drop) /* in place: dx may alias dy */
+        plan_add(p, c->layer, op_dropout(PHASE_BWD_DATA, weights, l->u.attn.dropout, 0),
+                 (BufRef[]){dw, dw, pl->saved[3]}, 3);
+    const int srows = a.BH * a.T;
+    OpDesc sm = l->u.attn.causal ? op_softmax_causal(PHASE_BWD_DATA, srows, a.T) : op_softmax(PHASE_BWD_DATA, srows, a.T);
+    sm.u.softmax.accumulate = false;
+    plan_add(p, c->layer, sm, (BufRef[]){ds, dw, pl->saved[1]}, 3);
+    /* scores = alpha q k^T: dq = alpha ds k, dk = alpha ds^T q, into their columns */
+    plan_add(p, c->layer,
+             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.hd, a.T, false, false, a.alpha, 0, (int[3]){0, a.ld3, a.ld3},
+                            (size_t[3]){0, s3, s3}),
+             (BufRef[]){dqkv, ds, tail(qkv, hd)}, 3);
+    plan_add(p, c->layer,
+             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.hd, a.T, true, false, a.alpha, 0, (int[3]){0, a.ld3, a.ld3},
+                            (size_t[3]){0, s3, s3}),
+             (BufRef[]){tail(dqkv, hd), ds, qkv}, 3);
+    /* the QKV projection */
+    emit_bias_grad(c, pl->b, dqkv, a.rows, 3 * a.D, 1);
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.D, 3 * a.D, a.rows, true, false, 0),
+             (BufRef[]){grad_of(pl->w), c->x[0], dqkv}, 3);
+    if (c->need_dx[0])
+        plan_add(p, c->layer,
+                 op_gemm(PHASE_BWD_DATA, a.rows, a.D, 3 * a.D, false, true, take_dx(c, written, 0) ? 1 : 0),
+                 (BufRef[]){c->dx[0], dqkv, pl->w}, 3);
+}
+
+/* ---- learned positional embedding (added to a sequence) ---- */
+
+static int position_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank != 2) {
+        char got[48];
+        shape_str(in, got, sizeof got);
+        snprintf(msg, n, "adds positions to a sequence (T, D); previous layer gives %s", got);
+        return -1;
+    }
+    if (l->u.pos.positions < in->d[0]) {
+        snprintf(msg, n, "positions %d: the table must have a row for each of the sequence's %d steps",
+                 l->u.pos.positions, in->d[0]);
+        return -1;
+    }
+    *out = *in;
+    return check_weights((double)l->u.pos.positions * in->d[1], msg, n);
+}
+
+static void position_forward(LayerCtx *c, const LayerSpec *l)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    const int T = c->in_shape[0].d[0], D = c->in_shape[0].d[1], P = l->u.pos.positions, rows = c->batch * T;
+    pl->w = plan_add_tensor(p, c->layer, "embeddings", (size_t)P * D, true, !l->no_decay, l->init, l->init_scale, 0,
+                            P, D);
+    if (!c->active)
+        return;
+    const size_t count = (size_t)rows * D;
+    alloc_output(c, count);
+    /* y = wpe[t] for every sample at step t, then y += x (HF: wpe(position_ids) + x) */
+    plan_add(p, c->layer, op_embedding_positions(PHASE_FWD, rows, c->batch, P, D), (BufRef[]){pl->y, pl->w}, 2);
+    plan_add(p, c->layer, op_axpby(PHASE_FWD, count, 1, 1), (BufRef[]){pl->y, pl->y, c->x[0]}, 3);
+}
+
+static void position_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    const int T = c->in_shape[0].d[0], D = c->in_shape[0].d[1], P = l->u.pos.positions, rows = c->batch * T;
+    OpDesc d = op_embedding_positions(PHASE_BWD_WEIGHTS, rows, c->batch, P, D);
+    d.u.embed.accumulate = false;
+    plan_add(p, c->layer, d, (BufRef[]){grad_of(pl->w), pl->dy}, 2);
+    if (!c->need_dx[0])
+        return;
+    const size_t count = (size_t)rows * D;
+    if (take_dx(c, written, 0))
+        plan_add(p, c->layer, op_axpby(PHASE_BWD_DATA, count, 1, 1), (BufRef[]){c->dx[0], c->dx[0], pl->dy}, 3);
+    else
+        plan_add(p, c->layer, op_copy(PHASE_BWD_DATA, count), (BufRef[]){c->dx[0], pl->dy}, 2);
+}
+
 /* ---- dispatch ---- */
 
 typedef struct {
@@ -938,7 +1253,29 @@ static const LayerImpl impls[LAYER_KIND_COUNT] = {
     [LAYER_FLATTEN] = {flatten_infer, view_forward, view_backward},
     [LAYER_EMBEDDING] = {NULL, embedding_forward, embedding_backward},
     [LAYER_SPARSITY] = {sparsity_infer, sparsity_forward, sparsity_backward},
+    [LAYER_LAYERNORM] = {layernorm_infer, layernorm_forward, layernorm_backward},
+    [LAYER_ATTENTION] = {attention_infer, attention_forward, attention_backward},
+    [LAYER_POSITION] = {position_infer, position_forward, position_backward},
 };
+
+/* A dense layer's tie: an earlier embedding whose table (vocab, dim) is (units, in). */
+static int check_tie(const ModelSpec *m, const LayerSpec *l, const Shape *in, char *msg, size_t n)
+{
+    const int t = l->u.dense.tie - 1;
+    int self_index = (int)(l - m->layers);
+    if (t < 0 || t >= self_index || m->layers[t].kind != LAYER_EMBEDDING || m->layers[t].u.embed.frozen) {
+        snprintf(msg, n, "tie %d: must name an earlier, trainable embedding layer", l->u.dense.tie);
+        return -1;
+    }
+    const EmbeddingSpec *e = &m->layers[t].u.embed;
+    const int width = in->rank == 2 ? in->d[1] : shape_count(in);
+    if (e->vocab != l->u.dense.units || e->dim != width) {
+        snprintf(msg, n, "tied to '%s' (%d x %d): needs units %d and inputs of width %d, has %d and %d",
+                 m->layers[t].name, e->vocab, e->dim, e->vocab, e->dim, l->u.dense.units, width);
+        return -1;
+    }
+    return 0;
+}
 
 int layer_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, int nin, Shape *out, char *msg, size_t n)
 {
@@ -948,6 +1285,11 @@ int layer_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, int nin
     }
     if (l->act != ACTIVATION_NONE && (l->act < 0 || l->act >= ACT_COUNT)) {
         snprintf(msg, n, "unknown activation %d", l->act);
+        return -1;
+    }
+    if (l->act == ACT_GELU && l->kind != LAYER_DENSE && l->kind != LAYER_ACTIVATION) {
+        snprintf(msg, n, "gelu: its backward reads its input, which a %s layer overwrites in place; put it on a "
+                         "dense layer or an activation layer", layer_kind_name(l->kind));
         return -1;
     }
     switch (l->kind) {
@@ -963,6 +1305,8 @@ int layer_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, int nin
             snprintf(msg, n, "the model input is token ids: only an embedding layer can read it");
             return -1;
         }
+        if (l->kind == LAYER_DENSE && l->u.dense.tie != 0 && check_tie(m, l, in, msg, n) != 0)
+            return -1;
         return impls[l->kind].infer1(l, in, out, msg, n);
     }
 }

@@ -40,6 +40,9 @@ typedef enum {
     LAYER_FLATTEN,    /* (C, H, W) -> (C*H*W): a view, no work */
     LAYER_EMBEDDING,  /* integer ids (T) -> vectors, output (1, T, dim) */
     LAYER_SPARSITY,   /* identity that adds the sparse-autoencoder KL penalty on its input */
+    LAYER_LAYERNORM,  /* layer normalisation over the features (per sample, per step) */
+    LAYER_ATTENTION,  /* multi-head self-attention over a sequence: QKV, scores, context, projection */
+    LAYER_POSITION,   /* adds a learned positional embedding to a sequence (GPT-2 wpe, BERT) */
     LAYER_KIND_COUNT
 } LayerKind;
 
@@ -55,6 +58,8 @@ typedef enum {
 typedef struct {
     int units;
     bool no_bias;
+    int tie; /* 1 + the index of an embedding layer whose table (units, in) is this layer's
+              * kernel, transposed (GPT-2's LM head is wte^T); 0: a kernel of its own */
 } DenseSpec;
 
 typedef struct {
@@ -100,8 +105,29 @@ typedef struct {
 
 typedef struct {
     int vocab, dim;
-    bool frozen; /* pretrained, not trained ("static" word vectors): state, not a parameter */
+    bool frozen;  /* pretrained, not trained ("static" word vectors): state, not a parameter */
+    bool decayed; /* in the weight-decay prefix (GPT-2 decays every 2-D tensor; Keras none) */
 } EmbeddingSpec;
+
+typedef struct {
+    float eps; /* PyTorch nn.LayerNorm: 1e-5 */
+} LayerNormSpec;
+
+/* Self-attention over a sequence (T, D) (Vaswani et al.; GPT-2's attn, BERT's): heads
+ * divides D. qkv = x Wqkv + b (Wqkv (D, 3D), its columns head by head [q k v], Megatron's
+ * order, so each head's q, k and v are matrices at a fixed stride); per head softmax(q k^T
+ * / sqrt(D / heads)) (causal: each step sees itself and earlier steps), dropout on those
+ * weights, times v; the heads' contexts side by side, times Wproj (D, D) + b. */
+typedef struct {
+    int heads;
+    bool causal;
+    float dropout;         /* on the attention weights (GPT-2, BERT: 0.1; llm.c: 0) */
+    float proj_init_scale; /* Wproj's N(0, s) (GPT-2: 0.02 / sqrt(2 layers)); 0: init_scale */
+} AttentionSpec;
+
+typedef struct {
+    int positions; /* rows of the table (GPT-2's n_positions 1024); a sequence uses its first T */
+} PositionSpec;
 
 typedef struct {
     float rho, beta; /* target mean activation, penalty weight */
@@ -126,6 +152,9 @@ typedef struct {
         DropoutSpec dropout;
         EmbeddingSpec embed;
         SparsitySpec sparsity;
+        LayerNormSpec ln;
+        AttentionSpec attn;
+        PositionSpec pos;
     } u;
 } LayerSpec;
 
@@ -136,7 +165,7 @@ typedef enum {
     LOSS_HALF_SSE_MEAN /* sum of squared errors / (2 * batch) (UFLDL autoencoder) */
 } LossKind;
 
-typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_RMSPROP, OPT_ADAM } OptKind;
+typedef enum { OPT_SGD, OPT_MOMENTUM, OPT_RMSPROP, OPT_ADAM, OPT_ADAMW } OptKind;
 
 typedef enum {
     SCHED_CONSTANT,
@@ -161,8 +190,10 @@ typedef struct {
     float rho, eps;      /* RMSprop; eps also Adam */
     float momentum;      /* MOMENTUM */
     bool nesterov;
-    float beta1, beta2;  /* ADAM */
-    float weight_decay;  /* Keras l2(wd) on kernels: adds wd * sum w^2 to the loss */
+    float beta1, beta2;  /* ADAM, ADAMW */
+    float weight_decay;  /* Keras l2(wd) on kernels: adds wd * sum w^2 to the loss; ADAMW:
+                          * PyTorch's decoupled decay of the decayed tensors */
+    float clip_norm;     /* > 0: gradients clipped to this global norm (clip_grad_norm_) */
     ScheduleSpec schedule;
 } OptSpec;
 

@@ -36,9 +36,11 @@ static const char *const kind_words[LAYER_KIND_COUNT] = {
     [LAYER_CONCAT] = "concat",       [LAYER_ADD] = "add",
     [LAYER_ACTIVATION] = "activation", [LAYER_FLATTEN] = "flatten",
     [LAYER_EMBEDDING] = "embedding", [LAYER_SPARSITY] = "sparsity",
+    [LAYER_LAYERNORM] = "layernorm", [LAYER_ATTENTION] = "attention",
+    [LAYER_POSITION] = "position",
 };
 static const char *const act_words[ACT_COUNT] = {
-    [ACT_RELU] = "relu", [ACT_SIGMOID] = "sigmoid", [ACT_TANH] = "tanh"};
+    [ACT_RELU] = "relu", [ACT_SIGMOID] = "sigmoid", [ACT_TANH] = "tanh", [ACT_GELU] = "gelu"};
 static const char *const init_words[] = {
     [INIT_GLOROT_UNIFORM] = "glorot_uniform", [INIT_HE_NORMAL] = "he_normal",
     [INIT_UNIFORM] = "uniform", [INIT_NORMAL] = "normal"};
@@ -47,8 +49,8 @@ static const char *const loss_words[] = {
     [LOSS_SOFTMAX_XENT] = "softmax_cross_entropy", [LOSS_MSE] = "mse", [LOSS_SSE] = "sse",
     [LOSS_HALF_SSE_MEAN] = "half_sse_mean"};
 /* OPT_MOMENTUM is written as Keras writes it: "sgd" with a "momentum" field. */
-enum { OPTWORD_SGD, OPTWORD_RMSPROP, OPTWORD_ADAM };
-static const char *const opt_words[] = {"sgd", "rmsprop", "adam"};
+enum { OPTWORD_SGD, OPTWORD_RMSPROP, OPTWORD_ADAM, OPTWORD_ADAMW };
+static const char *const opt_words[] = {"sgd", "rmsprop", "adam", "adamw"};
 static const char *const sched_words[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_STEP] = "step", [SCHED_WARMUP_STEP] = "warmup_step"};
 static const char *const data_words[] = {
@@ -59,7 +61,7 @@ static const char *const data_words[] = {
 static const char *const common_fields[] = {"name", "type", "inputs", "comment", NULL};
 static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_DENSE] = {"units", "activation", "use_bias", "kernel_initializer", "init_scale",
-                     "weight_decay"},
+                     "weight_decay", "tie"},
     [LAYER_CONV2D] = {"filters", "kernel", "stride", "padding", "groups", "use_bias",
                       "activation", "kernel_initializer", "init_scale", "weight_decay"},
     [LAYER_POOL2D] = {"pool", "size", "stride", "padding", "ceil_mode", "global"},
@@ -77,6 +79,10 @@ static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_EMBEDDING] = {"input_dim", "output_dim", "trainable", "kernel_initializer", "init_scale",
                          "weight_decay"},
     [LAYER_SPARSITY] = {"rho", "beta"},
+    [LAYER_LAYERNORM] = {"epsilon"},
+    [LAYER_ATTENTION] = {"heads", "causal", "dropout", "kernel_initializer", "init_scale",
+                         "proj_init_scale", "weight_decay"},
+    [LAYER_POSITION] = {"positions", "kernel_initializer", "init_scale", "weight_decay"},
 };
 static const char *const model_fields[] = {
     "format", "version", "name", "title", "source", "family", "origin", "demo", "input",
@@ -88,6 +94,8 @@ static const char *const opt_fields[][8] = {
     [OPTWORD_SGD] = {"type", "lr", "momentum", "nesterov", "weight_decay", "schedule"},
     [OPTWORD_RMSPROP] = {"type", "lr", "rho", "epsilon", "weight_decay", "schedule"},
     [OPTWORD_ADAM] = {"type", "lr", "beta_1", "beta_2", "epsilon", "weight_decay", "schedule"},
+    [OPTWORD_ADAMW] = {"type", "lr", "beta_1", "beta_2", "epsilon", "weight_decay", "clip_norm",
+                       "schedule"},
 };
 static const char *const sched_fields[][6] = {
     [SCHED_CONSTANT] = {"type"},
@@ -124,6 +132,9 @@ static const char *const field_hints[][2] = {
 #define DEFAULT_EPSILON 1e-7f /* Keras K.epsilon() */
 #define DEFAULT_BETA_1 0.9f
 #define DEFAULT_BETA_2 0.999f
+#define DEFAULT_ADAMW_EPSILON 1e-8f /* torch.optim.AdamW */
+#define DEFAULT_ADAMW_DECAY 0.01f
+#define DEFAULT_LN_EPS 1e-5f        /* torch.nn.LayerNorm */
 #define TEXT_FIELD_MAX 4096 /* title, source, family, origin, head names */
 
 /* Kinds whose LayerSpec.act is used (model.h); others get ACTIVATION_NONE. */
@@ -137,13 +148,18 @@ static bool kind_has_act(LayerKind k)
 static bool kind_has_kernel(LayerKind k)
 {
     return k == LAYER_DENSE || k == LAYER_CONV2D || k == LAYER_LSTM || k == LAYER_RNN ||
-           k == LAYER_EMBEDDING;
+           k == LAYER_EMBEDDING || k == LAYER_ATTENTION || k == LAYER_POSITION;
 }
 
+/* Keras' defaults: tables (Embedding) uniform, matrices glorot_uniform */
 static InitKind kind_default_init(LayerKind k)
 {
-    return k == LAYER_EMBEDDING ? INIT_UNIFORM : INIT_GLOROT_UNIFORM; /* Keras' defaults */
+    return k == LAYER_EMBEDDING || k == LAYER_POSITION ? INIT_UNIFORM : INIT_GLOROT_UNIFORM;
 }
+
+/* Whether a kind's tensors are in the weight-decay prefix unless the file says: kernels
+ * are (a Keras kernel_regularizer), an embedding table is not (Keras has none on it). */
+static bool kind_default_decay(LayerKind k) { return k != LAYER_EMBEDDING; }
 
 /* Index of s in names[0..n), or -1. */
 static int name_find(const char *const *names, int n, const char *s)
@@ -692,9 +708,12 @@ static int parse_weights(const Ctx *c, const cJSON *lj, LayerSpec *L)
                     "only used with \"kernel_initializer\": \"uniform\" or \"normal\", not \"%s\"",
                     init_words[L->init]);
     }
-    if (get_bool(c, lj, "weight_decay", true, &decay))
+    if (get_bool(c, lj, "weight_decay", kind_default_decay(L->kind), &decay))
         return -1;
-    L->no_decay = !decay;
+    if (L->kind == LAYER_EMBEDDING)
+        L->u.embed.decayed = decay;
+    else
+        L->no_decay = !decay;
     return 0;
 }
 
@@ -702,7 +721,7 @@ static int parse_weights(const Ctx *c, const cJSON *lj, LayerSpec *L)
  * and not linear, for an activation layer). */
 static int parse_activation(const Ctx *c, const cJSON *lj, LayerSpec *L)
 {
-    static const char *const words[] = {"relu", "sigmoid", "tanh", "linear"};
+    static const char *const words[] = {"relu", "sigmoid", "tanh", "linear", "gelu"};
     const cJSON *v = field_get(lj, "activation");
     char got[96];
     L->act = ACTIVATION_NONE;
@@ -716,15 +735,15 @@ static int parse_activation(const Ctx *c, const cJSON *lj, LayerSpec *L)
     if (i < 0 && cJSON_IsString(v) && strcmp(v->valuestring, "softmax") == 0)
         return fail(c, "activation",
                     "unknown activation \"softmax\": the softmax is part of \"loss\": "
-                    "\"softmax_cross_entropy\"; activations: relu, sigmoid, tanh, linear");
+                    "\"softmax_cross_entropy\"; activations: relu, sigmoid, tanh, gelu, linear");
     if (i < 0)
         return fail(c, "activation", "unknown activation %s; activations: relu, sigmoid, tanh, "
-                                     "linear (or null)",
+                                     "gelu, linear (or null)",
                     got);
     if (i == 3 && L->kind == LAYER_ACTIVATION)
-        return fail(c, "activation", "an activation layer needs relu, sigmoid or tanh, got %s",
+        return fail(c, "activation", "an activation layer needs relu, sigmoid, tanh or gelu, got %s",
                     got);
-    static const int acts[] = {ACT_RELU, ACT_SIGMOID, ACT_TANH, ACTIVATION_NONE};
+    static const int acts[] = {ACT_RELU, ACT_SIGMOID, ACT_TANH, ACTIVATION_NONE, ACT_GELU};
     L->act = acts[i];
     return 0;
 }
@@ -842,6 +861,15 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
                          &L->u.sparsity.rho) ||
                get_float(c, lj, "beta", false, DEFAULT_SPARSITY_BETA, RANGE_NONNEG,
                          &L->u.sparsity.beta);
+    case LAYER_LAYERNORM:
+        return get_float(c, lj, "epsilon", false, DEFAULT_LN_EPS, RANGE_POSITIVE, &L->u.ln.eps);
+    case LAYER_ATTENTION:
+        return get_int(c, lj, "heads", true, 0, 1, INT_MAX, &L->u.attn.heads) ||
+               get_bool(c, lj, "causal", false, &L->u.attn.causal) ||
+               get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
+               get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale);
+    case LAYER_POSITION:
+        return get_int(c, lj, "positions", true, 0, 1, INT_MAX, &L->u.pos.positions);
     case LAYER_CONCAT:
     case LAYER_ADD:
     case LAYER_ACTIVATION:
@@ -907,7 +935,20 @@ static int parse_layer(Ctx *c, const cJSON *all, const cJSON *lj, int idx, Layer
         return -1;
     if (parse_kind_fields(c, lj, L))
         return -1;
-    if (kind_has_kernel(L->kind) && parse_weights(c, lj, L))
+    const cJSON *tie = field_get(lj, "tie");
+    if (tie) { /* the name of an earlier embedding whose table is this layer's kernel */
+        char got[96];
+        json_show(tie, got, sizeof got);
+        const int j = cJSON_IsString(tie) ? names_lookup(t, layers, tie->valuestring) : -1;
+        if (j < 0 || layers[j].kind != LAYER_EMBEDDING)
+            return fail(c, "tie", "expected the name of an earlier embedding layer (its table becomes this "
+                                  "layer's kernel, transposed), got %s", got);
+        if (field_get(lj, "kernel_initializer") || field_get(lj, "init_scale") || field_get(lj, "weight_decay"))
+            return fail(c, "tie", "a tied layer has no kernel of its own: kernel_initializer, init_scale and "
+                                  "weight_decay are the embedding's");
+        L->u.dense.tie = j + 1;
+    }
+    if (kind_has_kernel(L->kind) && !(L->kind == LAYER_DENSE && L->u.dense.tie > 0) && parse_weights(c, lj, L))
         return -1;
     names_insert(t, layers, idx);
     return 0;
@@ -945,8 +986,9 @@ static int parse_input(Ctx *c, const cJSON *root, ModelSpec *m)
     m->input.rank = n;
     if (get_bool(c, in, "ids", false, &m->input_ids))
         return -1;
-    if (m->input_ids && n != 1)
-        return fail(c, "ids", "token ids are a sequence: \"shape\" must be [T], got rank %d", n);
+    if (m->input_ids && n != 1 && !(n == 2 && m->input.d[1] == 1))
+        return fail(c, "ids", "token ids are a sequence: \"shape\" must be [T] (sample-major, a word image) or "
+                              "[T, 1] (time-major, a transformer's), got rank %d", n);
     c->path = "";
     return 0;
 }
@@ -1024,7 +1066,7 @@ static int parse_optimizer(Ctx *c, const cJSON *root, OptSpec *o)
     int word, rc = -1;
     if (!oj)
         return fail(c, NULL, "missing field \"optimizer\" (like {\"type\": \"sgd\", \"lr\": "
-                             "0.01}; types: sgd, rmsprop, adam)");
+                             "0.01}; types: sgd, rmsprop, adam, adamw)");
     /* "optimizer": "adam" is short for {"type": "adam"} (Keras' string form). */
     if (cJSON_IsString(oj)) {
         wrapped = cJSON_CreateObject();
@@ -1065,6 +1107,16 @@ static int parse_optimizer(Ctx *c, const cJSON *root, OptSpec *o)
             get_float(c, oj, "beta_1", false, DEFAULT_BETA_1, RANGE_RATE, &o->beta1) ||
             get_float(c, oj, "beta_2", false, DEFAULT_BETA_2, RANGE_RATE, &o->beta2) ||
             get_float(c, oj, "epsilon", false, DEFAULT_EPSILON, RANGE_POSITIVE, &o->eps))
+            goto done;
+        break;
+    case OPTWORD_ADAMW: /* torch.optim.AdamW's defaults; weight_decay is its decoupled decay */
+        o->kind = OPT_ADAMW;
+        if (get_float(c, oj, "lr", false, DEFAULT_ADAM_LR, RANGE_POSITIVE, &o->lr) ||
+            get_float(c, oj, "beta_1", false, DEFAULT_BETA_1, RANGE_RATE, &o->beta1) ||
+            get_float(c, oj, "beta_2", false, DEFAULT_BETA_2, RANGE_RATE, &o->beta2) ||
+            get_float(c, oj, "epsilon", false, DEFAULT_ADAMW_EPSILON, RANGE_POSITIVE, &o->eps) ||
+            get_float(c, oj, "weight_decay", false, DEFAULT_ADAMW_DECAY, RANGE_NONNEG, &o->weight_decay) ||
+            get_float(c, oj, "clip_norm", false, 0, RANGE_NONNEG, &o->clip_norm))
             goto done;
         break;
     }
@@ -1520,6 +1572,8 @@ static bool add_weights(cJSON *o, const LayerSpec *L)
     if ((L->init == INIT_UNIFORM || L->init == INIT_NORMAL) &&
         L->init_scale != DEFAULT_INIT_SCALE && !add_float(o, "init_scale", L->init_scale))
         return false;
+    if (L->kind == LAYER_EMBEDDING)
+        return !L->u.embed.decayed || add_bool(o, "weight_decay", true);
     return !L->no_decay || add_bool(o, "weight_decay", false);
 }
 
@@ -1584,6 +1638,13 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
                 add_float(o, "rho", L->u.sparsity.rho)) &&
                (L->u.sparsity.beta == DEFAULT_SPARSITY_BETA ||
                 add_float(o, "beta", L->u.sparsity.beta));
+    case LAYER_LAYERNORM:
+        return L->u.ln.eps == DEFAULT_LN_EPS || add_float(o, "epsilon", L->u.ln.eps);
+    case LAYER_ATTENTION:
+        return add_int(o, "heads", L->u.attn.heads) && (!L->u.attn.causal || add_bool(o, "causal", true)) &&
+               (L->u.attn.dropout == 0 || add_float(o, "dropout", L->u.attn.dropout)) &&
+               (L->u.attn.proj_init_scale == 0 || add_float(o, "proj_init_scale", L->u.attn.proj_init_scale));
+    case LAYER_POSITION: return add_int(o, "positions", L->u.pos.positions);
     case LAYER_CONCAT:
     case LAYER_ADD:
     case LAYER_ACTIVATION:
@@ -1619,8 +1680,11 @@ static cJSON *layer_to_json(const ModelSpec *m, int i)
             }
         }
     }
+    const bool tied = L->kind == LAYER_DENSE && L->u.dense.tie > 0;
+    if (tied && (L->u.dense.tie - 1 >= i || !add_str(o, "tie", m->layers[L->u.dense.tie - 1].name)))
+        goto fail;
     if (!add_kind_fields(o, L) || (kind_has_act(L->kind) && !add_activation(o, L)) ||
-        (kind_has_kernel(L->kind) && !add_weights(o, L)))
+        (kind_has_kernel(L->kind) && !tied && !add_weights(o, L)))
         goto fail;
     return o;
 fail:
@@ -1653,9 +1717,17 @@ static cJSON *optimizer_to_json(const OptSpec *op)
              (op->beta2 == DEFAULT_BETA_2 || add_float(o, "beta_2", op->beta2)) &&
              (op->eps == DEFAULT_EPSILON || add_float(o, "epsilon", op->eps));
         break;
+    case OPT_ADAMW:
+        ok = ok && add_str(o, "type", "adamw") && add_float(o, "lr", op->lr) &&
+             (op->beta1 == DEFAULT_BETA_1 || add_float(o, "beta_1", op->beta1)) &&
+             (op->beta2 == DEFAULT_BETA_2 || add_float(o, "beta_2", op->beta2)) &&
+             (op->eps == DEFAULT_ADAMW_EPSILON || add_float(o, "epsilon", op->eps)) &&
+             (op->clip_norm == 0 || add_float(o, "clip_norm", op->clip_norm)) &&
+             add_float(o, "weight_decay", op->weight_decay); /* its default is not 0 */
+        break;
     default: ok = false;
     }
-    ok = ok && (op->weight_decay == 0 || add_float(o, "weight_decay", op->weight_decay));
+    ok = ok && (op->kind == OPT_ADAMW || op->weight_decay == 0 || add_float(o, "weight_decay", op->weight_decay));
     if (ok && s->kind != SCHED_CONSTANT) {
         cJSON *sj = cJSON_AddObjectToObject(o, "schedule");
         ok = sj && s->nboundaries >= 0 && s->nboundaries <= SCHED_MAX_BOUNDARIES &&

@@ -290,6 +290,15 @@ static void emit_update_range(Plan *p, const OptSpec *o, size_t off, size_t byte
         op_update_set_decay(&d, decay, 2 * o->weight_decay);
         plan_add(p, -1, d, (BufRef[]){w, s1, s2, g}, 4);
         break;
+    case OPT_ADAMW:
+        d = op_adamw(n, o->lr, o->beta1, o->beta2, o->eps, o->weight_decay, decay);
+        if (o->clip_norm > 0) {
+            op_update_set_clip(&d, o->clip_norm);
+            plan_add(p, -1, d, (BufRef[]){w, s1, s2, g, p->grad_sumsq}, 5);
+        } else {
+            plan_add(p, -1, d, (BufRef[]){w, s1, s2, g}, 4);
+        }
+        break;
     case OPT_SGD:
     default:
         d = op_sgd(n, o->lr);
@@ -311,9 +320,14 @@ static int cmp_param_offset(const void *a, const void *b)
 static void emit_update(Plan *p, const OptSpec *o, const bool *needed)
 {
     size_t whole = p->arena_bytes[ARENA_PARAM];
-    size_t per_state = o->kind == OPT_SGD ? 0 : o->kind == OPT_ADAM ? 2 : 1;
+    size_t per_state = o->kind == OPT_SGD ? 0 : o->kind == OPT_ADAM || o->kind == OPT_ADAMW ? 2 : 1;
     p->arena_bytes[ARENA_OPT] = per_state == 2 ? align_up(whole) + whole : per_state * whole;
     p->update_op = p->nops;
+    if (o->clip_norm > 0) { /* the global norm first: the update reads it (after any all-reduce) */
+        p->grad_sumsq = plan_alloc(p, ARENA_ACT, sizeof(float));
+        plan_add(p, -1, op_sumsq(PHASE_UPDATE, whole / sizeof(float)),
+                 (BufRef[]){p->grad_sumsq, {.arena = ARENA_GRAD, .offset = 0, .bytes = whole}}, 2);
+    }
     if (p->model->nheads == 0) {
         emit_update_range(p, o, 0, whole, whole);
         return;
@@ -357,6 +371,11 @@ static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, si
     int nheads = m->nheads > 0 ? m->nheads : 1;
     if (head < 0 || head >= nheads) {
         snprintf(err, errlen, "model '%s' has %d head(s); head %d does not exist", m->name, nheads, head);
+        return -1;
+    }
+    if (m->opt.clip_norm > 0 && (m->nheads > 0 || (m->opt.kind != OPT_ADAMW))) {
+        snprintf(err, errlen, "model '%s': gradient clipping is AdamW's here, over one network's gradients "
+                              "(not a multi-task model's)", m->name);
         return -1;
     }
     int out_layer = m->nheads > 0 ? m->heads[head].layer : m->nlayers - 1;

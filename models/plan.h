@@ -93,6 +93,7 @@ typedef struct Plan {
     size_t decay_bytes;      /* the L2-decayed prefix of ARENA_PARAM */
     BufRef input, target;    /* in ARENA_INPUT; target == input for autoencoders */
     BufRef loss;             /* one float in ARENA_ACT */
+    BufRef grad_sumsq;       /* one float in ARENA_ACT: the gradients' sum of squares (clipping) */
     BufRef output;           /* the last layer's output (logits / predictions) */
     BufRef probs;            /* softmax probabilities (softmax loss), else = output */
     BufRef step_counter;     /* int32 in ARENA_STATE, read by dropout; the trainer advances it */

@@ -383,6 +383,8 @@ void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, doub
 {
     double epoch = steps_per_epoch > 0 ? (double)updates / steps_per_epoch : 0;
     for (int i = p->update_op; i >= 0 && i < p->nops; i++) { /* the update ops close the plan */
+        if (p->ops[i].desc.kind == OP_SUMSQ) /* the clipping norm: no lr, no step */
+            continue;
         UpdateDesc *u = &p->ops[i].desc.u.update;
         u->lr = (float)schedule_lr(&p->model->opt, epoch);
         u->step = updates + 1;

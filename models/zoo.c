@@ -3,6 +3,7 @@
  * multiply-adds are checked against MODELS.md by tests/test_models.c.
  */
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -597,6 +598,64 @@ static void build_fmnist_vgg(Builder *b, ModelSpec *m)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * Transformers
+ * ------------------------------------------------------------------------------------- */
+
+/* A GPT-2 decoder (Radford et al. 2019; HF GPT2LMHeadModel, llm.c): token and learned
+ * position embeddings, `layers` pre-norm blocks x + attn(ln(x)), x + mlp(ln(x)) with a
+ * causal attention of `heads` heads and a 4x GELU MLP, a final layer norm and the LM head
+ * tied to the token table (no bias). Initialised as llm.c does: N(0, 0.02), the residual
+ * projections N(0, 0.02 / sqrt(2 layers)); every 2-D tensor decayed (llm.c). The GELU is
+ * the exact erf form (GPT-2 uses the tanh approximation: the same work). No dropout
+ * (llm.c's configuration; HF's defaults are 0.1). Parameters, tied table once:
+ * V D + P D + layers (12 D^2 + 13 D) + 2 D. */
+static void build_gpt(Builder *b, int layers, int D, int heads, int context, int vocab)
+{
+    const float s = 0.02f, sr = 0.02f / sqrtf(2.0f * (float)layers);
+    const int tok = zb_token_embedding(b, "wte", vocab, D, s, true);
+    int x = zb_position(b, "wpe", tok, context, s);
+    for (int i = 0; i < layers; i++) {
+        char n[LAYER_NAME_MAX];
+        snprintf(n, sizeof n, "h%d.ln_1", i);
+        int h = zb_layernorm(b, n, x, 1e-5f);
+        snprintf(n, sizeof n, "h%d.attn", i);
+        h = zb_attention(b, n, h, heads, true, 0.0f, s, sr);
+        snprintf(n, sizeof n, "h%d.res_1", i);
+        x = zb_add2(b, n, x, h, NOACT);
+        snprintf(n, sizeof n, "h%d.ln_2", i);
+        h = zb_layernorm(b, n, x, 1e-5f);
+        snprintf(n, sizeof n, "h%d.mlp.c_fc", i);
+        h = zb_dense_normal(b, n, h, 4 * D, ACT_GELU, s);
+        snprintf(n, sizeof n, "h%d.mlp.c_proj", i);
+        h = zb_dense_normal(b, n, h, D, NOACT, sr);
+        snprintf(n, sizeof n, "h%d.res_2", i);
+        x = zb_add2(b, n, x, h, NOACT);
+    }
+    x = zb_layernorm(b, "ln_f", x, 1e-5f);
+    LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, "lm_head");
+    head.u.dense = (DenseSpec){.units = vocab, .no_bias = true, .tie = tok + 1};
+    zb_add(b, head);
+}
+
+/* GPT-2's trainer as llm.c runs it (train_gpt2.cu's GPT-2 124M reproduction): AdamW lr
+ * 6e-4, betas 0.9 / 0.95, eps 1e-8, weight decay 0.1, gradients clipped to norm 1. */
+static const OptSpec GPT2_ADAMW = {.kind = OPT_ADAMW, .lr = 6e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                                   .weight_decay = 0.1f, .clip_norm = 1.0f};
+
+/* GPT-2 124M (HF "gpt2", llm.c's configuration): 12 layers, 768 wide, 12 heads, context
+ * 1024, vocabulary 50257. 124,439,808 parameters (HF's count: the LM head tied, the
+ * vocabulary unpadded; llm.c pads it to 50304 for its kernels: 124,475,904). */
+static void build_gpt2(Builder *b, ModelSpec *m)
+{
+    build_gpt(b, 12, 768, 12, 1024, 50257);
+    *m = (ModelSpec){.name = "gpt2", .title = "GPT-2 124M decoder (llm.c's configuration)",
+                     .source = "Radford et al. 2019; HF gpt2 config; karpathy/llm.c train_gpt2", .family = "Transformer",
+                     .origin = "transformer", .input = {2, {1024, 1}}, .input_ids = true,
+                     .loss = LOSS_SOFTMAX_XENT, .classes = 50257, .opt = GPT2_ADAMW, .data = DATA_TOKENS,
+                     .default_batch = 4};
+}
+
+/* ---------------------------------------------------------------------------------------
  * The table
  * ------------------------------------------------------------------------------------- */
 
@@ -606,7 +665,7 @@ static const BuildFn builders[] = {
     build_p1b1, build_p1b1_d, build_p3b1, build_alexnet_owt, build_googlenet, build_overfeat, build_vgg11,
     build_basic_lstm, build_lstm, build_rnn, build_resnet50, build_alexnet, build_vgg16, build_vgg19,
     build_resnet50_caffe, build_resnet101, build_resnet152, build_textcnn, build_eng_acoustic, build_sparse_ae,
-    build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg,
+    build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg, build_gpt2,
 };
 enum { NMODELS = sizeof builders / sizeof builders[0] };
 

@@ -20,6 +20,53 @@ int zb_add(Builder *b, LayerSpec l)
     return b->n++;
 }
 
+int zb_layernorm(Builder *b, const char *name, int in, float eps)
+{
+    LayerSpec l = zb_layer(LAYER_LAYERNORM, in, NOACT, "%s", name);
+    l.u.ln.eps = eps;
+    return zb_add(b, l);
+}
+
+int zb_attention(Builder *b, const char *name, int in, int heads, bool causal, float dropout, float scale,
+                 float proj_scale)
+{
+    LayerSpec l = zb_layer(LAYER_ATTENTION, in, NOACT, "%s", name);
+    l.u.attn = (AttentionSpec){.heads = heads, .causal = causal, .dropout = dropout, .proj_init_scale = proj_scale};
+    l.init = INIT_NORMAL;
+    l.init_scale = scale;
+    return zb_add(b, l);
+}
+
+int zb_position(Builder *b, const char *name, int in, int positions, float scale)
+{
+    LayerSpec l = zb_layer(LAYER_POSITION, in, NOACT, "%s", name);
+    l.u.pos.positions = positions;
+    l.init = INIT_NORMAL;
+    l.init_scale = scale;
+    return zb_add(b, l);
+}
+
+int zb_token_embedding(Builder *b, const char *name, int vocab, int dim, float scale, bool decayed)
+{
+    LayerSpec l = zb_layer(LAYER_EMBEDDING, IN, NOACT, "%s", name);
+    l.u.embed = (EmbeddingSpec){.vocab = vocab, .dim = dim, .decayed = decayed};
+    l.init = INIT_NORMAL;
+    l.init_scale = scale;
+    return zb_add(b, l);
+}
+
+int zb_dense_normal(Builder *b, const char *name, int in, int units, int act, float scale)
+{
+    const InitKind keep = b->init;
+    b->init = INIT_NORMAL;
+    LayerSpec l = zb_layer(LAYER_DENSE, in, act, "%s", name);
+    l.u.dense.units = units;
+    l.init_scale = scale;
+    const int i = zb_add(b, l);
+    b->init = keep;
+    return i;
+}
+
 LayerSpec zb_layer(LayerKind kind, int input, int act, const char *fmt, ...)
 {
     LayerSpec l;

@@ -42,6 +42,15 @@ int zb_add2(Builder *b, const char *name, int x, int y, int act);
 int zb_act(Builder *b, const char *name, int in, int act);
 int zb_flatten(Builder *b, const char *name, int in);
 int zb_lstm(Builder *b, const char *name, int in, LayerKind kind, int hidden, bool last_only);
+/* the transformer's layers; init N(0, scale) for their tables and kernels */
+int zb_layernorm(Builder *b, const char *name, int in, float eps);
+int zb_attention(Builder *b, const char *name, int in, int heads, bool causal, float dropout, float scale,
+                 float proj_scale);
+int zb_position(Builder *b, const char *name, int in, int positions, float scale);
+/* a trainable token embedding of a time-major sequence of ids (T, 1), decayed or not */
+int zb_token_embedding(Builder *b, const char *name, int vocab, int dim, float scale, bool decayed);
+/* dense with a N(0, scale) kernel (whatever the builder's initializer) */
+int zb_dense_normal(Builder *b, const char *name, int in, int units, int act, float scale);
 
 /* Finishes m with the builder's layers (ownership passes to m; zoo models live for the
  * whole process). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "models/model_json.h"
+#include "models/plan.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -912,13 +913,13 @@ static void test_error_ranges(void **state)
 
 static void test_error_enums(void **state)
 {
-    EXPECT_ERR(LAYERS("{\"name\": \"d\", \"type\": \"dense\", \"units\": 3, \"activation\": \"gelu\"}"),
-               "layer 1 'd'", "field \"activation\"", "unknown activation \"gelu\"",
-               "relu, sigmoid, tanh, linear");
+    EXPECT_ERR(LAYERS("{\"name\": \"d\", \"type\": \"dense\", \"units\": 3, \"activation\": \"swish\"}"),
+               "layer 1 'd'", "field \"activation\"", "unknown activation \"swish\"",
+               "relu, sigmoid, tanh, gelu, linear");
     EXPECT_ERR(LAYERS("{\"name\": \"d\", \"type\": \"dense\", \"units\": 3, \"activation\": \"softmax\"}"),
                "softmax_cross_entropy");
     EXPECT_ERR(LAYERS("{\"name\": \"a\", \"type\": \"activation\", \"activation\": \"linear\"}"),
-               "layer 1 'a'", "needs relu, sigmoid or tanh");
+               "layer 1 'a'", "needs relu, sigmoid, tanh or gelu");
     EXPECT_ERR(LAYERS("{\"name\": \"p\", \"type\": \"pool2d\", \"pool\": \"min\"}"),
                "field \"pool\"", "unknown pool kind \"min\"", "pool kinds: max, avg");
     EXPECT_ERR(LAYERS("{\"name\": \"c\", \"type\": \"conv2d\", \"filters\": 1, \"kernel\": 1, "
@@ -1062,7 +1063,124 @@ static void test_error_combinations(void **state)
                "field \"data\"", "\"ids\": true");
     EXPECT_ERR("{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"n\", "
                "\"input\": {\"shape\": [3, 4], \"ids\": true}}",
-               "field \"input.ids\"", "must be [T], got rank 2");
+               "field \"input.ids\"", "must be [T] (sample-major, a word image) or [T, 1]", "got rank 2");
+}
+
+/* A small GPT as a model file: the transformer's layers, a tied head and AdamW. */
+static const char *const gpt_text =
+    "{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"mini-gpt\",\n"
+    " \"input\": {\"shape\": [16, 1], \"ids\": true},\n"
+    " \"layers\": [\n"
+    "  {\"name\": \"wte\", \"type\": \"embedding\", \"input_dim\": 100, \"output_dim\": 32, \"weight_decay\": true,\n"
+    "   \"kernel_initializer\": \"normal\", \"init_scale\": 0.02},\n"
+    "  {\"name\": \"wpe\", \"type\": \"position\", \"positions\": 64, \"kernel_initializer\": \"normal\",\n"
+    "   \"init_scale\": 0.02},\n"
+    "  {\"name\": \"ln_1\", \"type\": \"layernorm\"},\n"
+    "  {\"name\": \"attn\", \"type\": \"attention\", \"heads\": 4, \"causal\": true, \"dropout\": 0.1},\n"
+    "  {\"name\": \"res_1\", \"type\": \"add\", \"inputs\": [\"wpe\", \"attn\"]},\n"
+    "  {\"name\": \"ln_2\", \"type\": \"layernorm\", \"epsilon\": 1e-6},\n"
+    "  {\"name\": \"fc\", \"type\": \"dense\", \"units\": 128, \"activation\": \"gelu\"},\n"
+    "  {\"name\": \"proj\", \"type\": \"dense\", \"units\": 32},\n"
+    "  {\"name\": \"res_2\", \"type\": \"add\", \"inputs\": [\"res_1\", \"proj\"]},\n"
+    "  {\"name\": \"ln_f\", \"type\": \"layernorm\"},\n"
+    "  {\"name\": \"head\", \"type\": \"dense\", \"units\": 100, \"use_bias\": false, \"tie\": \"wte\"}],\n"
+    " \"loss\": \"softmax_cross_entropy\", \"classes\": 100,\n"
+    " \"optimizer\": {\"type\": \"adamw\", \"lr\": 6e-4, \"beta_2\": 0.95, \"weight_decay\": 0.1, \"clip_norm\": 1.0},\n"
+    " \"data\": \"tokens\", \"batch\": 2}";
+
+static void test_parse_transformer(void **state)
+{
+    ModelSpec *m = parse_ok(gpt_text);
+    assert_true(m->input_ids && m->input.rank == 2 && m->input.d[1] == 1);
+    assert_int_equal(m->layers[0].kind, LAYER_EMBEDDING);
+    assert_true(m->layers[0].u.embed.decayed);
+    assert_int_equal(m->layers[1].kind, LAYER_POSITION);
+    assert_int_equal(m->layers[1].u.pos.positions, 64);
+    assert_true(m->layers[2].kind == LAYER_LAYERNORM && m->layers[2].u.ln.eps == 1e-5f);
+    assert_true(m->layers[5].u.ln.eps == 1e-6f);
+    const AttentionSpec *a = &m->layers[3].u.attn;
+    assert_true(a->heads == 4 && a->causal && a->dropout == 0.1f);
+    assert_int_equal(m->layers[6].act, ACT_GELU);
+    assert_int_equal(m->layers[10].u.dense.tie, 1);
+    assert_true(m->opt.kind == OPT_ADAMW && m->opt.weight_decay == 0.1f && m->opt.clip_norm == 1.0f &&
+                m->opt.beta2 == 0.95f && m->opt.eps == 1e-8f);
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(m, 2, &p, err, sizeof err), 0);
+    /* 100*32 + 64*32 + 4*32 (norms) + (32*96 + 96 + 32*32 + 32) + (32*128 + 128 + 128*32 + 32) + 2*32 (ln_f),
+     * the head tied */
+    assert_int_equal(p.param_count, 3200 + 2048 + 128 + 4224 + 8352 + 64);
+    plan_free(&p);
+    /* and back: the exported file parses to the same model */
+    char *text = model_json_export(m);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"tie\": \"wte\""));
+    ModelSpec *back = parse_ok(text);
+    assert_memory_equal(back->layers, m->layers, sizeof(LayerSpec) * (size_t)m->nlayers);
+    assert_memory_equal(&back->opt, &m->opt, sizeof m->opt);
+    free(text);
+    model_free(back);
+    model_free(m);
+}
+
+static void test_error_transformer(void **state)
+{
+    static const char *const seq = "{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"t\",\n"
+                                   " \"input\": {\"shape\": [8, 1], \"ids\": true},\n"
+                                   " \"layers\": [{\"name\": \"e\", \"type\": \"embedding\", \"input_dim\": 9, "
+                                   "\"output_dim\": 8}, %s],\n"
+                                   " \"loss\": \"softmax_cross_entropy\", \"classes\": 9, \"optimizer\": %s, "
+                                   "\"data\": \"tokens\"}";
+    char buf[2048];
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"a\", \"type\": \"attention\"}", "\"adamw\"");
+    EXPECT_ERR(buf, "layer 2 'a'", "\"heads\"");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"a\", \"type\": \"attention\", \"heads\": 2, \"dropout\": 1.5}",
+             "\"adamw\"");
+    EXPECT_ERR(buf, "layer 2 'a'", "field \"dropout\"");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"d\", \"type\": \"dense\", \"units\": 9}, "
+                                   "{\"name\": \"h\", \"type\": \"dense\", \"units\": 9, \"tie\": \"d\"}", "\"adamw\"");
+    EXPECT_ERR(buf, "layer 3 'h'", "field \"tie\"", "earlier embedding layer", "got \"d\"");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"h\", \"type\": \"dense\", \"units\": 9, \"tie\": \"e\", "
+                                   "\"init_scale\": 0.1}", "\"adamw\"");
+    EXPECT_ERR(buf, "layer 2 'h'", "no kernel of its own");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"p\", \"type\": \"position\"}", "\"adamw\"");
+    EXPECT_ERR(buf, "layer 2 'p'", "\"positions\"");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"n\", \"type\": \"layernorm\", \"epsilon\": 0}", "\"adamw\"");
+    EXPECT_ERR(buf, "layer 2 'n'", "field \"epsilon\"");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"n\", \"type\": \"layernorm\"}",
+             "{\"type\": \"adamw\", \"clip_norm\": -1}");
+    EXPECT_ERR(buf, "field \"optimizer.clip_norm\"");
+    snprintf(buf, sizeof buf, seq, "{\"name\": \"n\", \"type\": \"layernorm\"}",
+             "{\"type\": \"adam\", \"clip_norm\": 1}");
+    EXPECT_ERR(buf, "clip_norm");
+}
+
+/* Shapes a file can state but no plan can build: each refused with the layer named. */
+static void test_transformer_shapes_refused(void **state)
+{
+    static const struct {
+        const char *from, *to, *needle;
+    } cases[] = {
+        {"\"heads\": 4,", "\"heads\": 5,", "heads 5: must be >= 1 and divide the width 32"},
+        {"\"positions\": 64,", "\"positions\": 8,", "positions 8: the table must have a row for each of the sequence's 16"},
+        {"\"units\": 100, \"use_bias\": false, \"tie\": \"wte\"", "\"units\": 99, \"use_bias\": false, \"tie\": \"wte\"",
+         "tied to 'wte' (100 x 32)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[4096];
+        const char *at = strstr(gpt_text, cases[i].from);
+        assert_non_null(at);
+        snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - gpt_text), gpt_text, cases[i].to, at + strlen(cases[i].from));
+        if (strstr(cases[i].to, "99"))
+            *strstr(buf, "\"classes\": 100") = '\0', strcat(buf, "\"classes\": 99, \"optimizer\": \"adamw\", \"data\": \"tokens\"}");
+        ModelSpec *m = parse_ok(buf);
+        Plan p;
+        char err[512];
+        assert_int_equal(plan_build(m, 2, &p, err, sizeof err), -1);
+        if (!strstr(err, cases[i].needle))
+            fail_msg("case %zu: error lacks [%s]: %s", i, cases[i].needle, err);
+        model_free(m);
+    }
 }
 
 static void test_error_heads(void **state)
@@ -1247,6 +1365,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_cnn),
+        cmocka_unit_test(test_parse_transformer),
+        cmocka_unit_test(test_error_transformer),
+        cmocka_unit_test(test_transformer_shapes_refused),
         cmocka_unit_test(test_parse_dag),
         cmocka_unit_test(test_parse_lstm),
         cmocka_unit_test(test_parse_embedding),

@@ -60,6 +60,10 @@ static void test_zoo_parameter_counts(void **state)
         /* UFLDL: 2 * 784 * 196 + 196 + 784; 20 * 81 + 20 + 2000 * 10 + 10 */
         {"sparse-ae", 308308, 308308, false, 2.0 * 784 * 196, 0.5},
         {"ufldl-cnn", 21650, 21650, false, 20.0 * 81 * 400 + 20000, 0.5},
+        /* HF's count of GPT-2 124M (the LM head tied to wte): 50257 * 768 + 1024 * 768 +
+         * 12 * (12 * 768^2 + 13 * 768) + 2 * 768; MACs of its dense layers per sample
+         * (the attention's BMMs are not dense: 1024 tokens * (12 * 12 * 768^2 + 768 * 50257)) */
+        {"gpt2", 124439808, 124439808, false, 1024.0 * (12.0 * 12 * 768 * 768 + 768.0 * 50257), 0.5},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const ModelSpec *m = zoo_find(want[i].name);
@@ -201,6 +205,32 @@ static ModelSpec text_model(void)
     return m;
 }
 
+/* A GPT-style decoder over time-major token sequences: token and position embeddings,
+ * one pre-norm block with causal attention (2 heads, dropout on the weights) and a GELU
+ * MLP, a final layer norm and the LM head tied to the token table, scored per step. */
+static ModelSpec gpt_model(bool causal, float dropout)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    const int D = 8, V = 11, T = 5;
+    int tok = zb_token_embedding(&b, "wte", V, D, 0.5f, true);
+    int x = zb_position(&b, "wpe", tok, T + 2, 0.5f);
+    int h = zb_layernorm(&b, "ln_1", x, 1e-5f);
+    h = zb_attention(&b, "attn", h, 2, causal, dropout, 0.4f, 0.3f);
+    x = zb_add2(&b, "res_1", x, h, NOACT);
+    h = zb_layernorm(&b, "ln_2", x, 1e-5f);
+    h = zb_dense_normal(&b, "fc", h, 4 * D, ACT_GELU, 0.4f);
+    h = zb_dense_normal(&b, "proj", h, D, NOACT, 0.3f);
+    x = zb_add2(&b, "res_2", x, h, NOACT);
+    x = zb_layernorm(&b, "ln_f", x, 1e-5f);
+    LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, "lm_head");
+    head.u.dense = (DenseSpec){.units = V, .no_bias = true, .tie = tok + 1};
+    zb_add(&b, head);
+    ModelSpec m = tiny(&b, causal ? "tiny-gpt" : "tiny-encoder", (Shape){2, {T, 1}}, LOSS_SOFTMAX_XENT, V,
+                       DATA_TOKENS);
+    m.input_ids = true;
+    return m;
+}
+
 /* Runs one step with lr = 0 (parameters unchanged) and the same dropout masks, and
  * returns the loss. */
 static double loss_at(Trainer *t)
@@ -234,6 +264,17 @@ static void check_gradients(const ModelSpec *m, int batch)
         if (!pp->learnable)
             continue;
         size_t base = pp->ref.offset / sizeof(float);
+        /* the tolerance scales with this tensor's own gradients (a tensor whose gradients
+         * are all small, attention's keys say, is checked at its own scale), with a floor
+         * for the finite differences' float rounding */
+        double tmax = 0;
+        for (size_t j = 0; j < pp->count; j++)
+            tmax = fmax(tmax, fabs(g1[base + j]));
+        /* a tensor with no gradient at all is a dead path (a layer whose output nothing
+         * depends on, weights that were never initialised), not a pass */
+        if (!(tmax > 0))
+            fail_msg("%s: '%s' %s has no gradient: is the path dead?", m->name, t.plan.layers[pp->layer].name,
+                     pp->role);
         for (size_t j = 0; j < pp->count; j += 1 + pp->count / 7) {
             float keep = w[base + j];
             const float eps = 1e-2f;
@@ -243,7 +284,7 @@ static void check_gradients(const ModelSpec *m, int batch)
             double lm = loss_at(&t);
             w[base + j] = keep;
             double fd = (lp - lm) / (2.0 * eps), an = g1[base + j];
-            if (fabs(fd - an) > 3e-2 * fabs(an) + 3e-3 * gmax)
+            if (fabs(fd - an) > 3e-2 * fabs(an) + 3e-3 * tmax + 2e-4 * gmax)
                 fail_msg("%s: param %d ('%s' %s) element %zu: analytic %.6g, finite difference %.6g", m->name, pi,
                          t.plan.layers[pp->layer].name, pp->role, j, an, fd);
             checked++;
@@ -266,6 +307,8 @@ static void test_gradcheck_sequences(void **state) { gradcheck(seq_model(), 3); 
 static void test_gradcheck_sparse_autoencoder(void **state) { gradcheck(ae_model(), 4); }
 static void test_gradcheck_dag(void **state) { gradcheck(dag_model(), 4); }
 static void test_gradcheck_text(void **state) { gradcheck(text_model(), 3); }
+static void test_gradcheck_gpt(void **state) { gradcheck(gpt_model(true, 0.2f), 3); }
+static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f), 2); }
 
 static void check_training_lowers_loss(const ModelSpec *base, float lr, int steps)
 {
@@ -289,7 +332,13 @@ static void test_training_lowers_loss(void **state)
     check_training_lowers_loss(&l, 0.02f, 40);
     check_training_lowers_loss(&a, 0.01f, 40);
     check_training_lowers_loss(&d, 0.5f, 100);
+    /* AdamW with decoupled decay and clipping (tight enough to act on the first steps) */
+    ModelSpec g = gpt_model(true, 0.0f);
+    g.opt = (OptSpec){.kind = OPT_ADAMW, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
+                      .clip_norm = 0.5f};
+    check_training_lowers_loss(&g, 0.01f, 60);
     free((void *)c.layers), free((void *)l.layers), free((void *)a.layers), free((void *)d.layers);
+    free((void *)g.layers);
 }
 
 static void test_shape_errors_name_the_layer(void **state)
@@ -428,6 +477,8 @@ int main(void)
         cmocka_unit_test(test_gradcheck_sparse_autoencoder),
         cmocka_unit_test(test_gradcheck_dag),
         cmocka_unit_test(test_gradcheck_text),
+        cmocka_unit_test(test_gradcheck_gpt),
+        cmocka_unit_test(test_gradcheck_encoder),
         cmocka_unit_test(test_training_lowers_loss),
         cmocka_unit_test(test_shape_errors_name_the_layer),
         cmocka_unit_test(test_memory_refused_before_allocating),
