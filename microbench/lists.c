@@ -519,6 +519,8 @@ static void eltwise_push_size(OpDesc *out, int max, int *n, size_t count)
     list_push(out, max, n, op_rmsprop(count, 1e-4f, 0.9f, 1e-7f));
     list_push(out, max, n, op_momentum(count, 1e-4f, 0.9f, false));
     list_push(out, max, n, op_adam(count, 1e-4f, 0.9f, 0.999f, 1e-7f));
+    list_push(out, max, n, op_adamw(count, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, count));
+    list_push(out, max, n, op_sumsq(PHASE_UPDATE, count)); /* the clipping norm */
     list_push(out, max, n, op_zero(PHASE_FWD, count));
     list_push(out, max, n, op_copy(PHASE_FWD, count));
     list_push(out, max, n, op_axpby(PHASE_FWD, count, 1.0f, 1.0f));
@@ -606,10 +608,33 @@ static void transformer_push_size(OpDesc *out, int max, int *n, size_t count, in
     }
 }
 
+/* A decoder's attention as its layer runs it (op_attention_bmms): the six strided BMMs
+ * over the fused QKV buffer, the causal softmax both ways, at batch x heads x T x hd. */
+static void decoder_attention_push(OpDesc *out, int max, int *n, int batch, int heads, int T, int hd)
+{
+    OpDesc b[ATTN_BMMS];
+    op_attention_bmms(batch, heads, T, hd, b);
+    for (int i = 0; i < ATTN_BMMS; i++)
+        list_push(out, max, n, b[i]);
+    list_push(out, max, n, op_softmax_causal(PHASE_FWD, batch * heads * T, T));
+    list_push(out, max, n, written(op_softmax_causal(PHASE_BWD_DATA, batch * heads * T, T)));
+}
+
 int mb_list_transformer(MbMode mode, OpDesc *out, int max)
 {
     const bool quick = mode == MB_QUICK, full = mode == MB_FULL;
     int n = 0;
+    /* a GPT-2 decoder's attention (12 heads of 64) at 256 and 1024 tokens, and its
+     * positional lookup (wpe) both ways */
+    decoder_attention_push(out, max, &n, 1, 12, quick ? 256 : 1024, 64);
+    if (!quick) {
+        decoder_attention_push(out, max, &n, 4, 12, 256, 64);
+        decoder_attention_push(out, max, &n, 1, 16, 1024, 64);
+    }
+    list_push(out, max, &n, op_embedding_positions(PHASE_FWD, 4 * 1024, 4, 1024, 768));
+    OpDesc wpe = op_embedding_positions(PHASE_BWD_WEIGHTS, 4 * 1024, 4, 1024, 768);
+    wpe.u.embed.accumulate = false;
+    list_push(out, max, &n, wpe);
     /* attention at BERT's head size 64 and an LLM's 128: (batch x heads, seq, head_dim) */
     static const int attn[][3] = {{24, 128, 64}, {96, 128, 64}, {12, 512, 64}, {48, 512, 64},
                                   {32, 256, 128}, {8, 1024, 128}, {16, 2048, 64}};

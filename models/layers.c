@@ -1051,9 +1051,8 @@ static int attention_infer(const LayerSpec *l, const Shape *in, Shape *out, char
 
 typedef struct {
     int T, D, B, H, hd, BH, rows;
-    float alpha;     /* 1 / sqrt(hd) */
-    bool drop;       /* dropout on the weights (training only) */
-    int ld3;         /* qkv's row stride 3 D B */
+    bool drop;                /* dropout on the weights (training only) */
+    OpDesc bmm[ATTN_BMMS];    /* the strided BMMs (op_attention_bmms) */
 } AttnDims;
 
 static AttnDims attn_dims(const LayerCtx *c, const LayerSpec *l)
@@ -1061,9 +1060,8 @@ static AttnDims attn_dims(const LayerCtx *c, const LayerSpec *l)
     AttnDims a;
     a.T = c->in_shape[0].d[0], a.D = c->in_shape[0].d[1], a.B = c->batch, a.H = l->u.attn.heads;
     a.hd = a.D / a.H, a.BH = a.B * a.H, a.rows = a.T * a.B;
-    a.alpha = (float)(1.0 / sqrt((double)a.hd));
     a.drop = training(c) && l->u.attn.dropout > 0;
-    a.ld3 = 3 * a.D * a.B;
+    op_attention_bmms(a.B, a.H, a.T, a.hd, a.bmm);
     return a;
 }
 
@@ -1097,12 +1095,8 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
     plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, 3 * a.D, a.D, false, false, 0), (BufRef[]){qkv, c->x[0], pl->w},
              3);
     plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, 3 * a.D, 1), (BufRef[]){qkv, pl->b}, 2);
-    /* scores (BH, T, T) = alpha q k^T, then softmax in place */
-    const size_t s3 = 3 * (size_t)a.hd;
-    plan_add(p, c->layer,
-             op_bmm_strided(PHASE_FWD, a.BH, a.T, a.T, a.hd, false, true, a.alpha, 0, (int[3]){a.ld3, a.ld3, 0},
-                            (size_t[3]){s3, s3, 0}),
-             (BufRef[]){pl->saved[1], qkv, tail(qkv, (size_t)a.hd)}, 3);
+    /* scores (BH, T, T) = q k^T / sqrt(hd), then softmax in place */
+    plan_add(p, c->layer, a.bmm[ATTN_SCORES], (BufRef[]){pl->saved[1], qkv, tail(qkv, (size_t)a.hd)}, 3);
     const int srows = a.BH * a.T;
     plan_add(p, c->layer,
              l->u.attn.causal ? op_softmax_causal(PHASE_FWD, srows, a.T) : op_softmax(PHASE_FWD, srows, a.T),
@@ -1115,10 +1109,7 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
                  (BufRef[]){pl->saved[2], pl->saved[3], pl->saved[1], p->step_counter}, 4);
     }
     /* context (T, B, D) = weights v, head by head into its columns */
-    plan_add(p, c->layer,
-             op_bmm_strided(PHASE_FWD, a.BH, a.T, a.hd, a.T, false, false, 1.0f, 0, (int[3]){0, a.ld3, a.D * a.B},
-                            (size_t[3]){0, s3, (size_t)a.hd}),
-             (BufRef[]){pl->saved[4], pl->saved[2], tail(qkv, 2 * (size_t)a.hd)}, 3);
+    plan_add(p, c->layer, a.bmm[ATTN_CONTEXT], (BufRef[]){pl->saved[4], pl->saved[2], tail(qkv, 2 * (size_t)a.hd)}, 3);
     /* y = context Wproj + b */
     plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, a.D, a.D, false, false, 0),
              (BufRef[]){pl->y, pl->saved[4], pl->saved[5]}, 3);
@@ -1131,7 +1122,7 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     PlanLayer *pl = self(c);
     const AttnDims a = attn_dims(c, l);
     const size_t D = (size_t)a.D, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
-    const size_t s3 = 3 * (size_t)a.hd, hd = (size_t)a.hd;
+    const size_t hd = (size_t)a.hd;
     const BufRef qkv = pl->saved[0];
     const BufRef dctx = plan_alloc(p, ARENA_ACTGRAD, rows * D * F32);
     const BufRef dqkv = plan_alloc(p, ARENA_ACTGRAD, rows * 3 * D * F32);
@@ -1144,14 +1135,8 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, a.rows, a.D, a.D, false, true, 0),
              (BufRef[]){dctx, pl->dy, pl->saved[5]}, 3);
     /* context = W v: dW = dctx v^T; dv = W^T dctx, into dqkv's v columns */
-    plan_add(p, c->layer,
-             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.T, a.hd, false, true, 1.0f, 0, (int[3]){a.D * a.B, a.ld3, 0},
-                            (size_t[3]){hd, s3, 0}),
-             (BufRef[]){dw, dctx, tail(qkv, 2 * hd)}, 3);
-    plan_add(p, c->layer,
-             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.hd, a.T, true, false, 1.0f, 0, (int[3]){0, a.D * a.B, a.ld3},
-                            (size_t[3]){0, hd, s3}),
-             (BufRef[]){tail(dqkv, 2 * hd), pl->saved[2], dctx}, 3);
+    plan_add(p, c->layer, a.bmm[ATTN_D_WEIGHTS], (BufRef[]){dw, dctx, tail(qkv, 2 * hd)}, 3);
+    plan_add(p, c->layer, a.bmm[ATTN_D_V], (BufRef[]){tail(dqkv, 2 * hd), pl->saved[2], dctx}, 3);
     if (a.drop) /* in place: dx may alias dy */
         plan_add(p, c->layer, op_dropout(PHASE_BWD_DATA, weights, l->u.attn.dropout, 0),
                  (BufRef[]){dw, dw, pl->saved[3]}, 3);
@@ -1159,15 +1144,9 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     OpDesc sm = l->u.attn.causal ? op_softmax_causal(PHASE_BWD_DATA, srows, a.T) : op_softmax(PHASE_BWD_DATA, srows, a.T);
     sm.u.softmax.accumulate = false;
     plan_add(p, c->layer, sm, (BufRef[]){ds, dw, pl->saved[1]}, 3);
-    /* scores = alpha q k^T: dq = alpha ds k, dk = alpha ds^T q, into their columns */
-    plan_add(p, c->layer,
-             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.hd, a.T, false, false, a.alpha, 0, (int[3]){0, a.ld3, a.ld3},
-                            (size_t[3]){0, s3, s3}),
-             (BufRef[]){dqkv, ds, tail(qkv, hd)}, 3);
-    plan_add(p, c->layer,
-             op_bmm_strided(PHASE_BWD_DATA, a.BH, a.T, a.hd, a.T, true, false, a.alpha, 0, (int[3]){0, a.ld3, a.ld3},
-                            (size_t[3]){0, s3, s3}),
-             (BufRef[]){tail(dqkv, hd), ds, qkv}, 3);
+    /* scores = q k^T / sqrt(hd): dq = ds k / sqrt(hd), dk = ds^T q / sqrt(hd), into their columns */
+    plan_add(p, c->layer, a.bmm[ATTN_D_Q], (BufRef[]){dqkv, ds, tail(qkv, hd)}, 3);
+    plan_add(p, c->layer, a.bmm[ATTN_D_K], (BufRef[]){tail(dqkv, hd), ds, qkv}, 3);
     /* the QKV projection */
     emit_bias_grad(c, pl->b, dqkv, a.rows, 3 * a.D, 1);
     plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.D, 3 * a.D, a.rows, true, false, 0),

@@ -2347,6 +2347,25 @@ OpDesc op_bmm_strided(OpPhase phase, int batch, int m, int n, int k, bool trans_
     return d;
 }
 
+void op_attention_bmms(int batch, int heads, int T, int hd, OpDesc out[ATTN_BMMS])
+{
+    const int BH = batch * heads, D = heads * hd, ld3 = 3 * D * batch, ld1 = D * batch;
+    const size_t s3 = 3 * (size_t)hd, s1 = (size_t)hd;
+    const float alpha = (float)(1.0 / sqrt((double)hd));
+    out[ATTN_SCORES] = op_bmm_strided(PHASE_FWD, BH, T, T, hd, false, true, alpha, 0, (int[3]){ld3, ld3, 0},
+                                      (size_t[3]){s3, s3, 0});
+    out[ATTN_CONTEXT] = op_bmm_strided(PHASE_FWD, BH, T, hd, T, false, false, 1.0f, 0, (int[3]){0, ld3, ld1},
+                                       (size_t[3]){0, s3, s1});
+    out[ATTN_D_WEIGHTS] = op_bmm_strided(PHASE_BWD_DATA, BH, T, T, hd, false, true, 1.0f, 0, (int[3]){ld1, ld3, 0},
+                                         (size_t[3]){s1, s3, 0});
+    out[ATTN_D_V] = op_bmm_strided(PHASE_BWD_DATA, BH, T, hd, T, true, false, 1.0f, 0, (int[3]){0, ld1, ld3},
+                                   (size_t[3]){0, s1, s3});
+    out[ATTN_D_Q] = op_bmm_strided(PHASE_BWD_DATA, BH, T, hd, T, false, false, alpha, 0, (int[3]){0, ld3, ld3},
+                                   (size_t[3]){0, s3, s3});
+    out[ATTN_D_K] = op_bmm_strided(PHASE_BWD_DATA, BH, T, hd, T, true, false, alpha, 0, (int[3]){0, ld3, ld3},
+                                   (size_t[3]){0, s3, s3});
+}
+
 static bool bmm_strided(const BmmDesc *g)
 {
     return g->lda || g->ldb || g->ldc || g->stride_a || g->stride_b || g->stride_c;

@@ -542,6 +542,14 @@ OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool 
  * 0 packed; alpha scales op(A) op(B) (attention's 1/sqrt(head_dim)). */
 OpDesc op_bmm_strided(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b,
                       float alpha, float beta, const int ld[3], const size_t stride[3]);
+/* The strided BMMs of self-attention over a time-major sequence (T, batch, heads * hd) whose
+ * fused projection wrote qkv (T, batch, heads, 3 hd) (BmmDesc): the scores S = q k^T /
+ * sqrt(hd) (batch heads, T, T) packed, the context W v written head by head into (T, batch,
+ * heads * hd), and the backward's dW = dctx v^T, dv = W^T dctx, dq = dS k / sqrt(hd), dk =
+ * dS^T q / sqrt(hd) into dqkv's columns. Operands: q, k, v and dq, dk, dv at float offsets
+ * 0, hd, 2 hd of qkv and dqkv. What the layer runs and the calibration measures. */
+enum { ATTN_SCORES, ATTN_CONTEXT, ATTN_D_WEIGHTS, ATTN_D_V, ATTN_D_Q, ATTN_D_K, ATTN_BMMS };
+void op_attention_bmms(int batch, int heads, int T, int hd, OpDesc out[ATTN_BMMS]);
 /* stride and padding per TF: VALID: out = ceil((in - k + 1) / stride), no padding;
  * SAME: out = ceil(in / stride), total pad = max((out-1)*stride + k - in, 0), the extra
  * pixel (odd total) at the bottom/right. */

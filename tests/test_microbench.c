@@ -594,7 +594,8 @@ static void test_list_eltwise(void **state)
     }
     assert_true(kinds[OP_ACT] > 0 && kinds[OP_BIAS] > 0 && kinds[OP_SGD] > 0 && kinds[OP_RMSPROP] > 0 &&
                 kinds[OP_ZERO] > 0 && kinds[OP_COPY] > 0 && kinds[OP_MOMENTUM] > 0 && kinds[OP_ADAM] > 0 &&
-                kinds[OP_SOFTMAX_XENT] > 0 && kinds[OP_DROPOUT] > 0 && kinds[OP_AXPBY] > 0);
+                kinds[OP_SOFTMAX_XENT] > 0 && kinds[OP_DROPOUT] > 0 && kinds[OP_AXPBY] > 0 &&
+                kinds[OP_ADAMW] > 0 && kinds[OP_SUMSQ] > 0);
     /* a generic CNN's layers: convolutions in three phases, pooling, batch norm, LRN */
     const int cq = mb_list_cnn_sweep(MB_QUICK, ds, LIST_MAX), cd = mb_list_cnn_sweep(MB_DEFAULT, ds, LIST_MAX);
     assert_true(cq > 0 && cd > cq && cd <= LIST_MAX);
@@ -646,8 +647,16 @@ static void test_list_transformer(void **state)
     for (int i = 0; i < nq; i++)
         kq[ds[i].kind]++;
     assert_true(kq[OP_BMM] > 0 && kq[OP_GEMM] > 0 && kq[OP_LAYERNORM] > 0 && kq[OP_SOFTMAX] > 0 &&
-                kq[OP_ACT] > 0 && kq[OP_BINARY] > 0 && kq[OP_SCALAR] > 0);
-    assert_true(nq <= 32); /* a few: quick calibrations stay short */
+                kq[OP_ACT] > 0 && kq[OP_BINARY] > 0 && kq[OP_SCALAR] > 0 && kq[OP_EMBEDDING] > 0);
+    assert_true(nq <= 48); /* a few: quick calibrations stay short */
+    /* the decoder's attention as the layer runs it: strided BMMs and the causal softmax */
+    int strided = 0, causal = 0;
+    for (int i = 0; i < nq; i++) {
+        strided += ds[i].kind == OP_BMM && ds[i].u.bmm.ldc + ds[i].u.bmm.lda > 0;
+        causal += ds[i].kind == OP_SOFTMAX && ds[i].u.softmax.causal;
+    }
+    assert_int_equal(strided, ATTN_BMMS);
+    assert_int_equal(causal, 2);
     const int nf = mb_list_transformer(MB_FULL, ds, LIST_MAX);
     const int nd = mb_list_transformer(MB_DEFAULT, ds, LIST_MAX);
     assert_true(nd > nq && nf > nd && nf <= LIST_MAX);
@@ -660,12 +669,16 @@ static void test_list_transformer(void **state)
         size_t count = 0;
         switch (d->kind) {
         case OP_BMM: assert_true(d->u.bmm.beta == 0.0f); break;
+        case OP_EMBEDDING: assert_true(d->u.embed.repeat > 0); break; /* the positional lookup */
         case OP_GEMM: assert_true(d->u.gemm.bias && d->u.gemm.trans_b); break; /* nn.Linear */
         case OP_LAYERNORM:
             count = (size_t)d->u.ln.n * (size_t)d->u.ln.h;
             assert_true(d->phase == PHASE_FWD || !d->u.ln.accumulate); /* first writers */
             break;
-        case OP_SOFTMAX: count = (size_t)d->u.softmax.n * (size_t)d->u.softmax.h; break;
+        case OP_SOFTMAX:
+            count = (size_t)d->u.softmax.n * (size_t)d->u.softmax.h;
+            assert_true(d->phase == PHASE_FWD || !d->u.softmax.accumulate);
+            break;
         case OP_ACT: assert_int_equal(d->u.act.act, ACT_GELU); count = d->u.act.count; break;
         case OP_BINARY: sub = d->u.binary.op; count = d->u.binary.count; break;
         case OP_SCALAR: sub = d->u.scalar.op; count = d->u.scalar.count; break;

@@ -2786,6 +2786,12 @@ static void test_bmm_strided(void **state)
     assert_int_equal(op_buffer_info(&s, info), 3);
     /* A spans from q of head 0 to the last row's q of head BH - 1 */
     assert_int_equal(info[1].bytes, 4 * ((BH - 1) * 3 * hd + (T - 1) * row + hd));
+    /* what the attention layer runs is exactly this */
+    OpDesc ab[ATTN_BMMS];
+    op_attention_bmms(B, H, T, hd, ab);
+    char akey[OP_KEY_MAX];
+    op_key(&ab[ATTN_SCORES], akey);
+    assert_string_equal(akey, key);
     void *sb[] = {S, qkv, qkv + hd};
     run(&s, sb);
     expect_spot_ok(&s, sb, NULL);
@@ -2802,6 +2808,9 @@ static void test_bmm_strided(void **state)
     const int ld_av[3] = {0, (int)row, BH * hd};
     const size_t st_av[3] = {0, (size_t)3 * hd, (size_t)hd};
     OpDesc av = op_bmm_strided(PHASE_FWD, BH, T, hd, T, false, false, 1.0f, 0.0f, ld_av, st_av);
+    op_key(&ab[ATTN_CONTEXT], akey);
+    op_key(&av, key);
+    assert_string_equal(akey, key);
     void *avb[] = {O, S, qkv + 2 * hd};
     run(&av, avb);
     expect_spot_ok(&av, avb, NULL);

@@ -82,6 +82,8 @@ static const TrainCase train_cases[] = {
      * falls: test_rnn_batch4_smaller_lr); the reference's configuration only trains at
      * batch 1. */
     {"rnn", 1, 4, "summed loss: lr 0.01 too large from batch 2"},
+    /* 124 M parameters over 1024 tokens: one sequence a step (~4 GiB, ~10 s a step here) */
+    {"gpt2", 1, 5, "GPT-2 size"},
 };
 
 static const TrainCase *train_case(const ModelSpec *m)
