@@ -92,7 +92,7 @@ int cmd_models(int argc, char **argv, Cli *cli)
         printf("name,origin,type,params,params_stored,size_mib_fp32,fwd_macs_per_sample,fwd_flops_per_sample,"
                "default_batch,quirk,title\n");
     else if (!cli->json)
-        printf("%-15s %-8s %-4s %13s %13s %9s %9s %9s %6s  %s\n", "# model", "origin", "type", "learnable",
+        printf("%-15s %-11s %-11s %13s %13s %9s %9s %9s %6s  %s\n", "# model", "origin", "type", "learnable",
                "stored", "MiB", "fwd GMAC", "fwd GFLOP", "batch", "description");
     for (int i = 0; i < zoo_count(); i++) {
         const ModelSpec *m = zoo_get(i);
@@ -135,7 +135,7 @@ int cmd_models(int argc, char **argv, Cli *cli)
             putchar('\n');
         } else {
             char pc[32], sc[32];
-            printf("%-15s %-8s %-4s %13s %13s %9.1f %9.4f %9.4f %6d  %s\n", m->name, m->origin ? m->origin : "",
+            printf("%-15s %-11s %-11s %13s %13s %9.1f %9.4f %9.4f %6d  %s\n", m->name, m->origin ? m->origin : "",
                    m->family ? m->family : "", fmt_count((double)p.param_count, pc, 32), fmt_count(stored, sc, 32), mib,
                    macs / 1e9, 2 * macs / 1e9, m->default_batch, m->title);
         }
@@ -148,8 +148,9 @@ int cmd_models(int argc, char **argv, Cli *cli)
         zoo_quirk_names(quirky, sizeof quirky);
         printf("# learnable: trainable parameters. stored: + batch-norm running statistics (Keras' total), and for\n"
                "#   the Cookbook's Caffe models + 1 scale-factor blob per batch norm (Caffe's blob count, the\n"
-               "#   Cookbook's convention); MiB: stored x 4 bytes. fwd: GEMM + convolution work per sample;\n"
-               "#   GMAC counts a multiply-add once (the Cookbook's and ResNet paper's 'GFLOPs'), GFLOP twice.\n"
+               "#   Cookbook's convention); MiB: stored x 4 bytes. fwd: GEMM + convolution work per sample\n"
+               "#   (not attention's batched GEMMs: 'dlperf profile' counts every op); GMAC counts a\n"
+               "#   multiply-add once (the Cookbook's and ResNet paper's 'GFLOPs'), GFLOP twice.\n"
                "# quirk kept from the reference (--no-quirk removes it: a linear output layer): %s\n", quirky);
     }
     return EXIT_OK;

@@ -236,8 +236,9 @@ typedef struct {
     char name[MODEL_NAME_MAX]; /* CLI name: lower-case, hyphenated */
     const char *title;         /* one line for people */
     const char *source;        /* where the architecture comes from */
-    const char *family;        /* "CNN", "RNN", "MLP", "AE" (the Cookbook's type column) */
-    const char *origin;        /* "suite" (seed 000), "cookbook" (003), "ufldl" (002), "hwbench" (004) */
+    const char *family;        /* "CNN", "RNN", "MLP", "AE" (the Cookbook's type column), "Transformer" */
+    const char *origin;        /* "suite" (seed 000), "cookbook" (003), "ufldl" (002), "hwbench" (004),
+                                * "transformer" (the models machines are bought to train today) */
     bool demo;                 /* one of the three models the main job calibrates and validates */
     const char *quirk;         /* a reference implementation's quirk kept in the model (NULL: none):
                                 * the convnet-benchmarks' ReLU on the output layer; zoo_without_quirk */

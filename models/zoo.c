@@ -655,6 +655,21 @@ static void build_gpt2(Builder *b, ModelSpec *m)
                      .default_batch = 4};
 }
 
+/* GPT-2 medium (HF "gpt2-medium"): 24 layers, 1024 wide, 16 heads, context 1024,
+ * vocabulary 50257; 354,823,168 parameters (HF's count, the head tied). Trained as the
+ * 124M model (llm.c's GPT-2 350M run uses the same optimizer settings but lr 3e-4). */
+static void build_gpt2_medium(Builder *b, ModelSpec *m)
+{
+    build_gpt(b, 24, 1024, 16, 1024, 50257);
+    OptSpec o = GPT2_ADAMW;
+    o.lr = 3e-4f;
+    *m = (ModelSpec){.name = "gpt2-medium", .title = "GPT-2 355M decoder (HF gpt2-medium)",
+                     .source = "Radford et al. 2019; HF gpt2-medium config; karpathy/llm.c", .family = "Transformer",
+                     .origin = "transformer", .input = {2, {1024, 1}}, .input_ids = true,
+                     .loss = LOSS_SOFTMAX_XENT, .classes = 50257, .opt = o, .data = DATA_TOKENS,
+                     .default_batch = 2};
+}
+
 /* ---------------------------------------------------------------------------------------
  * The table
  * ------------------------------------------------------------------------------------- */
@@ -665,7 +680,7 @@ static const BuildFn builders[] = {
     build_p1b1, build_p1b1_d, build_p3b1, build_alexnet_owt, build_googlenet, build_overfeat, build_vgg11,
     build_basic_lstm, build_lstm, build_rnn, build_resnet50, build_alexnet, build_vgg16, build_vgg19,
     build_resnet50_caffe, build_resnet101, build_resnet152, build_textcnn, build_eng_acoustic, build_sparse_ae,
-    build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg, build_gpt2,
+    build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg, build_gpt2, build_gpt2_medium,
 };
 enum { NMODELS = sizeof builders / sizeof builders[0] };
 

@@ -64,6 +64,7 @@ static void test_zoo_parameter_counts(void **state)
          * 12 * (12 * 768^2 + 13 * 768) + 2 * 768; MACs of its dense layers per sample
          * (the attention's BMMs are not dense: 1024 tokens * (12 * 12 * 768^2 + 768 * 50257)) */
         {"gpt2", 124439808, 124439808, false, 1024.0 * (12.0 * 12 * 768 * 768 + 768.0 * 50257), 0.5},
+        {"gpt2-medium", 354823168, 354823168, false, 1024.0 * (24.0 * 12 * 1024 * 1024 + 1024.0 * 50257), 0.5},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const ModelSpec *m = zoo_find(want[i].name);
