@@ -187,6 +187,22 @@ static void datagen_batch(DataGen *g, const Plan *p, char *base, int b)
             ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
         break;
     }
+    case DATA_MASKED_TOKENS: { /* BERT's masking of uniform token streams (model.h) */
+        const int vocab = token_vocab(m);
+        int32_t *ids = (int32_t *)x;
+        assert(labels && nlabels == n);
+        for (size_t i = 0; i < n; i++) {
+            const int32_t token = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
+            ids[i] = token;
+            labels[i] = XENT_IGNORE;
+            if (gsl_rng_uniform(r) >= 0.15)
+                continue;
+            labels[i] = token;
+            const double u = gsl_rng_uniform(r);
+            ids[i] = u < 0.8 ? vocab - 1 : u < 0.9 ? (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab) : token;
+        }
+        break;
+    }
     case DATA_SEQUENCE: /* rnn-benchmarks: np.random.random inputs */
         for (size_t i = 0; i < n; i++)
             x[i] = (float)gsl_rng_uniform(r);
@@ -198,7 +214,7 @@ static void datagen_batch(DataGen *g, const Plan *p, char *base, int b)
             x[i] = (float)gsl_ran_gaussian_ziggurat(r, 0.1);
         break;
     }
-    if (labels && m->data != DATA_CLASSES) /* uniform random classes */
+    if (labels && m->data != DATA_CLASSES && m->data != DATA_MASKED_TOKENS) /* uniform random classes */
         for (size_t i = 0; i < nlabels; i++)
             labels[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)p->classes);
     if (!class_target && p->target.offset != p->input.offset) { /* vector targets: U[0,1) */
@@ -246,6 +262,13 @@ int data_synthetic(const ModelSpec *m, int classes, int n, int first_class, uint
     if (!ds->x) {
         snprintf(err, errlen, "%s: cannot allocate %.2f GiB for a synthetic data set of %d samples", m->name,
                  (double)n * per * 4 / 1073741824.0, n);
+        return -1;
+    }
+    if (m->data == DATA_MASKED_TOKENS || (m->input_ids && m->input.rank == 2)) {
+        free(ds->x);
+        ds->x = NULL;
+        snprintf(err, errlen, "%s: a language model trains on its token stream (dlperf run --steps), not on a "
+                              "data set of epochs", m->name);
         return -1;
     }
     gsl_rng *r = rng_new(seed);

@@ -1167,7 +1167,11 @@ static int position_infer(const LayerSpec *l, const Shape *in, Shape *out, char 
         snprintf(msg, n, "adds positions to a sequence (T, D); previous layer gives %s", got);
         return -1;
     }
-    if (l->u.pos.positions < in->d[0]) {
+    if (l->u.pos.token_types && l->u.pos.positions < 1) {
+        snprintf(msg, n, "token types %d: the table needs at least one row", l->u.pos.positions);
+        return -1;
+    }
+    if (!l->u.pos.token_types && l->u.pos.positions < in->d[0]) {
         snprintf(msg, n, "positions %d: the table must have a row for each of the sequence's %d steps",
                  l->u.pos.positions, in->d[0]);
         return -1;
@@ -1187,8 +1191,10 @@ static void position_forward(LayerCtx *c, const LayerSpec *l)
         return;
     const size_t count = (size_t)rows * D;
     alloc_output(c, count);
-    /* y = wpe[t] for every sample at step t, then y += x (HF: wpe(position_ids) + x) */
-    plan_add(p, c->layer, op_embedding_positions(PHASE_FWD, rows, c->batch, P, D), (BufRef[]){pl->y, pl->w}, 2);
+    /* y = wpe[t] for every sample at step t, then y += x (HF: wpe(position_ids) + x); token
+     * types: every row reads row 0 (repeat = all the rows) */
+    const int repeat = l->u.pos.token_types ? rows : c->batch;
+    plan_add(p, c->layer, op_embedding_positions(PHASE_FWD, rows, repeat, P, D), (BufRef[]){pl->y, pl->w}, 2);
     plan_add(p, c->layer, op_axpby(PHASE_FWD, count, 1, 1), (BufRef[]){pl->y, pl->y, c->x[0]}, 3);
 }
 
@@ -1197,7 +1203,7 @@ static void position_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     Plan *p = c->plan;
     PlanLayer *pl = self(c);
     const int T = c->in_shape[0].d[0], D = c->in_shape[0].d[1], P = l->u.pos.positions, rows = c->batch * T;
-    OpDesc d = op_embedding_positions(PHASE_BWD_WEIGHTS, rows, c->batch, P, D);
+    OpDesc d = op_embedding_positions(PHASE_BWD_WEIGHTS, rows, l->u.pos.token_types ? rows : c->batch, P, D);
     d.u.embed.accumulate = false;
     plan_add(p, c->layer, d, (BufRef[]){grad_of(pl->w), pl->dy}, 2);
     if (!c->need_dx[0])

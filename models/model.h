@@ -126,7 +126,9 @@ typedef struct {
 } AttentionSpec;
 
 typedef struct {
-    int positions; /* rows of the table (GPT-2's n_positions 1024); a sequence uses its first T */
+    int positions;    /* rows of the table (GPT-2's n_positions 1024); a sequence uses its first T */
+    bool token_types; /* BERT's token-type table instead: every step adds row 0 (single-segment
+                       * inputs); `positions` is the number of types (2) */
 } PositionSpec;
 
 typedef struct {
@@ -205,7 +207,10 @@ typedef enum {
     DATA_SEQUENCE,      /* rnn-benchmarks: U[0,1) inputs (T, B, F) and targets (B, H) */
     DATA_CLASSES,       /* labelled vectors with class structure (P3B1-like, seed 002) */
     DATA_TOKENS,        /* integer token sequences with labels (TextCNN) */
-    DATA_FASHION_MNIST  /* the real Fashion-MNIST (Debian dataset-fashion-mnist) */
+    DATA_FASHION_MNIST, /* the real Fashion-MNIST (Debian dataset-fashion-mnist) */
+    DATA_MASKED_TOKENS  /* a masked LM's batches (BERT): 15% of the positions scored, the rest
+                         * labelled XENT_IGNORE; of the scored, 80% show the mask id (the
+                         * vocabulary's last), 10% a random token, 10% their own */
 } DataKind;
 
 /* Models that are not layer networks: their plan is built by their own expansion.

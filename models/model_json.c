@@ -55,7 +55,8 @@ static const char *const sched_words[] = {
     [SCHED_CONSTANT] = "constant", [SCHED_STEP] = "step", [SCHED_WARMUP_STEP] = "warmup_step"};
 static const char *const data_words[] = {
     [DATA_EXPRESSION] = "expression", [DATA_IMAGES] = "images", [DATA_SEQUENCE] = "sequence",
-    [DATA_CLASSES] = "classes", [DATA_TOKENS] = "tokens", [DATA_FASHION_MNIST] = "fashion_mnist"};
+    [DATA_CLASSES] = "classes", [DATA_TOKENS] = "tokens", [DATA_FASHION_MNIST] = "fashion_mnist",
+    [DATA_MASKED_TOKENS] = "masked_tokens"};
 
 /* Fields each layer type accepts (after the common ones). NULL-terminated. */
 static const char *const common_fields[] = {"name", "type", "inputs", "comment", NULL};
@@ -82,7 +83,7 @@ static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_LAYERNORM] = {"epsilon"},
     [LAYER_ATTENTION] = {"heads", "causal", "dropout", "kernel_initializer", "init_scale",
                          "proj_init_scale", "weight_decay"},
-    [LAYER_POSITION] = {"positions", "kernel_initializer", "init_scale", "weight_decay"},
+    [LAYER_POSITION] = {"positions", "token_types", "kernel_initializer", "init_scale", "weight_decay"},
 };
 static const char *const model_fields[] = {
     "format", "version", "name", "title", "source", "family", "origin", "demo", "input",
@@ -869,7 +870,8 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
                get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
                get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale);
     case LAYER_POSITION:
-        return get_int(c, lj, "positions", true, 0, 1, INT_MAX, &L->u.pos.positions);
+        return get_int(c, lj, "positions", true, 0, 1, INT_MAX, &L->u.pos.positions) ||
+               get_bool(c, lj, "token_types", false, &L->u.pos.token_types);
     case LAYER_CONCAT:
     case LAYER_ADD:
     case LAYER_ACTIVATION:
@@ -1301,13 +1303,17 @@ static int parse_model(Ctx *c, const cJSON *root, ModelSpec *m)
                  "data kinds", &data))
         return -1;
     m->data = (DataKind)data;
-    if (m->data == DATA_TOKENS && !m->input_ids)
-        return fail(c, "data", "\"tokens\" are token ids: set \"input\": {\"shape\": [T], "
-                               "\"ids\": true}");
-    if (m->data != DATA_TOKENS && m->input_ids)
+    const bool tokens = m->data == DATA_TOKENS || m->data == DATA_MASKED_TOKENS;
+    if (tokens && !m->input_ids)
+        return fail(c, "data", "\"%s\" are token ids: set \"input\": {\"shape\": [T], "
+                               "\"ids\": true}", data_words[data]);
+    if (!tokens && m->input_ids)
         return fail(c, "data", "\"input\" is token ids (\"ids\": true), which only \"data\": "
-                               "\"tokens\" provides; got \"%s\"",
+                               "\"tokens\" or \"masked_tokens\" provides; got \"%s\"",
                     data_words[data]);
+    if (m->data == DATA_MASKED_TOKENS && (m->loss != LOSS_SOFTMAX_XENT || m->input.rank != 2))
+        return fail(c, "data", "\"masked_tokens\" scores a masked LM: a sequence of ids ([T, 1]) and "
+                               "\"loss\": \"softmax_cross_entropy\" over the vocabulary");
     return get_int(c, root, "batch", false, DEFAULT_BATCH, 1, INT_MAX, &m->default_batch) ||
            get_int(c, root, "epochs", false, 0, 1, INT_MAX, &m->epochs) ||
            get_int(c, root, "train_samples", false, 0, 1, INT_MAX, &m->train_samples);
@@ -1644,7 +1650,9 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
         return add_int(o, "heads", L->u.attn.heads) && (!L->u.attn.causal || add_bool(o, "causal", true)) &&
                (L->u.attn.dropout == 0 || add_float(o, "dropout", L->u.attn.dropout)) &&
                (L->u.attn.proj_init_scale == 0 || add_float(o, "proj_init_scale", L->u.attn.proj_init_scale));
-    case LAYER_POSITION: return add_int(o, "positions", L->u.pos.positions);
+    case LAYER_POSITION:
+        return add_int(o, "positions", L->u.pos.positions) &&
+               (!L->u.pos.token_types || add_bool(o, "token_types", true));
     case LAYER_CONCAT:
     case LAYER_ADD:
     case LAYER_ACTIVATION:

@@ -670,6 +670,61 @@ static void build_gpt2_medium(Builder *b, ModelSpec *m)
                      .default_batch = 2};
 }
 
+/* BERT-base with its masked-LM head (Devlin et al. 2019; HF BertForMaskedLM,
+ * bert-base-uncased): word, position (512) and token-type (2) embeddings summed, layer norm
+ * and dropout; 12 post-norm blocks ln(x + drop(attn(x))), ln(x + drop(mlp(x))) with 12
+ * bidirectional heads and a 4x GELU MLP; the head: dense + GELU, layer norm, and the
+ * decoder tied to the word table with a bias of its own. Layer norms eps 1e-12, dropout
+ * 0.1 (attention weights too), weights N(0, 0.02), every 2-D tensor decayed. 109,514,298
+ * parameters (HF's count for BertForMaskedLM: no pooler). Pretraining's phase 1: 128
+ * tokens, 15% of them masked; AdamW lr 1e-4, betas 0.9 / 0.999, eps 1e-6, weight decay
+ * 0.01, gradients clipped to norm 1 (the reference's TF optimizer; its warm-up and linear
+ * decay of the lr are not modelled: the work does not depend on the lr). Every token is
+ * of type 0 (single-segment inputs, no next-sentence task). */
+static void build_bert_base(Builder *b, ModelSpec *m)
+{
+    const int layers = 12, D = 768, heads = 12, vocab = 30522;
+    const float s = 0.02f, eps = 1e-12f, p = 0.1f;
+    const int tok = zb_token_embedding(b, "word_embeddings", vocab, D, s, true);
+    int x = zb_position(b, "position_embeddings", tok, 512, s);
+    x = zb_token_types(b, "token_type_embeddings", x, 2, s);
+    x = zb_layernorm(b, "embeddings.ln", x, eps);
+    x = zb_dropout(b, "embeddings.dropout", x, p);
+    for (int i = 0; i < layers; i++) {
+        char n[LAYER_NAME_MAX];
+        snprintf(n, sizeof n, "layer%d.attention", i);
+        int h = zb_attention(b, n, x, heads, false, p, s, s);
+        snprintf(n, sizeof n, "layer%d.attention.dropout", i);
+        h = zb_dropout(b, n, h, p);
+        snprintf(n, sizeof n, "layer%d.attention.res", i);
+        h = zb_add2(b, n, x, h, NOACT);
+        snprintf(n, sizeof n, "layer%d.attention.ln", i);
+        x = zb_layernorm(b, n, h, eps);
+        snprintf(n, sizeof n, "layer%d.intermediate", i);
+        h = zb_dense_normal(b, n, x, 4 * D, ACT_GELU, s);
+        snprintf(n, sizeof n, "layer%d.output", i);
+        h = zb_dense_normal(b, n, h, D, NOACT, s);
+        snprintf(n, sizeof n, "layer%d.output.dropout", i);
+        h = zb_dropout(b, n, h, p);
+        snprintf(n, sizeof n, "layer%d.output.res", i);
+        h = zb_add2(b, n, x, h, NOACT);
+        snprintf(n, sizeof n, "layer%d.output.ln", i);
+        x = zb_layernorm(b, n, h, eps);
+    }
+    x = zb_dense_normal(b, "cls.transform", x, D, ACT_GELU, s);
+    x = zb_layernorm(b, "cls.transform.ln", x, eps);
+    LayerSpec dec = zb_layer(LAYER_DENSE, x, NOACT, "cls.decoder");
+    dec.u.dense = (DenseSpec){.units = vocab, .tie = tok + 1};
+    zb_add(b, dec);
+    *m = (ModelSpec){.name = "bert-base", .title = "BERT-base with its masked-LM head (phase 1: 128 tokens)",
+                     .source = "Devlin et al. 2019; HF bert-base-uncased, BertForMaskedLM", .family = "Transformer",
+                     .origin = "transformer", .input = {2, {128, 1}}, .input_ids = true,
+                     .loss = LOSS_SOFTMAX_XENT, .classes = vocab,
+                     .opt = {.kind = OPT_ADAMW, .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-6f,
+                             .weight_decay = 0.01f, .clip_norm = 1.0f},
+                     .data = DATA_MASKED_TOKENS, .default_batch = 32};
+}
+
 /* ---------------------------------------------------------------------------------------
  * The table
  * ------------------------------------------------------------------------------------- */
@@ -681,6 +736,7 @@ static const BuildFn builders[] = {
     build_basic_lstm, build_lstm, build_rnn, build_resnet50, build_alexnet, build_vgg16, build_vgg19,
     build_resnet50_caffe, build_resnet101, build_resnet152, build_textcnn, build_eng_acoustic, build_sparse_ae,
     build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg, build_gpt2, build_gpt2_medium,
+    build_bert_base,
 };
 enum { NMODELS = sizeof builders / sizeof builders[0] };
 

@@ -46,6 +46,15 @@ int zb_position(Builder *b, const char *name, int in, int positions, float scale
     return zb_add(b, l);
 }
 
+int zb_token_types(Builder *b, const char *name, int in, int types, float scale)
+{
+    LayerSpec l = zb_layer(LAYER_POSITION, in, NOACT, "%s", name);
+    l.u.pos = (PositionSpec){.positions = types, .token_types = true};
+    l.init = INIT_NORMAL;
+    l.init_scale = scale;
+    return zb_add(b, l);
+}
+
 int zb_token_embedding(Builder *b, const char *name, int vocab, int dim, float scale, bool decayed)
 {
     LayerSpec l = zb_layer(LAYER_EMBEDDING, IN, NOACT, "%s", name);

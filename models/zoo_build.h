@@ -47,6 +47,8 @@ int zb_layernorm(Builder *b, const char *name, int in, float eps);
 int zb_attention(Builder *b, const char *name, int in, int heads, bool causal, float dropout, float scale,
                  float proj_scale);
 int zb_position(Builder *b, const char *name, int in, int positions, float scale);
+/* BERT's token-type table of `types` rows, every token of type 0 */
+int zb_token_types(Builder *b, const char *name, int in, int types, float scale);
 /* a trainable token embedding of a time-major sequence of ids (T, 1), decayed or not */
 int zb_token_embedding(Builder *b, const char *name, int vocab, int dim, float scale, bool decayed);
 /* dense with a N(0, scale) kernel (whatever the builder's initializer) */

@@ -365,7 +365,10 @@ void spot_check_xent(SpotCheck *ck, const OpDesc *op, void *const bufs[], float 
         const float *loss = bufs[0], *probs = bufs[1], *logits = bufs[2];
         const int32_t *labels = bufs[3];
         double total = 0.0, mag = 0.0;
+        size_t counted = 0;
         for (size_t r = 0; r < n; r++) {
+            if (labels[r] == XENT_IGNORE)
+                continue;
             const float *l = logits + r * K;
             double m = l[0], s = 0.0;
             for (size_t j = 1; j < K; j++)
@@ -376,8 +379,10 @@ void spot_check_xent(SpotCheck *ck, const OpDesc *op, void *const bufs[], float 
             const double lse = m + log(s);
             total += lse - l[labels[r]];
             mag += fabs(lse) + fabs((double)l[labels[r]]);
+            counted++;
         }
-        check_one(ck, loss[0], total / (double)n, mag / (double)n);
+        const double c = counted ? (double)counted : 1.0;
+        check_one(ck, loss[0], total / c, mag / c);
         Sampler s = sampler_init(n * K, samples, seed);
         while (sampler_next(&s, &idx)) {
             const float *l = logits + idx / K * K;
@@ -392,11 +397,16 @@ void spot_check_xent(SpotCheck *ck, const OpDesc *op, void *const bufs[], float 
     } else {
         const float *dl = bufs[0], *probs = bufs[1];
         const int32_t *labels = bufs[2];
-        const double f = (double)x->scale / (double)n;
+        size_t counted = 0;
+        for (size_t r = 0; r < n; r++)
+            counted += labels[r] != XENT_IGNORE;
+        const double f = counted ? (double)x->scale / (double)counted : 0.0;
         Sampler s = sampler_init(n * K, samples, seed);
         while (sampler_next(&s, &idx)) {
-            const double one = (size_t)labels[idx / K] == idx % K ? 1.0 : 0.0;
-            check_one(ck, dl[idx], f * (probs[idx] - one), fabs(f) * (probs[idx] + one));
+            const int32_t y = labels[idx / K];
+            const double one = y != XENT_IGNORE && (size_t)y == idx % K ? 1.0 : 0.0;
+            const double fr = y == XENT_IGNORE ? 0.0 : f;
+            check_one(ck, dl[idx], fr * (probs[idx] - one), fabs(fr) * (probs[idx] + one));
         }
     }
 }

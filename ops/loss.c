@@ -7,22 +7,34 @@
 
 #include "ops/kernels.h"
 
+/* Rows whose label counts (not XENT_IGNORE); a label out of [0, classes) aborts. */
+static int counted_rows(const int32_t *labels, int n, int k)
+{
+    int c = 0;
+    for (int r = 0; r < n; r++) {
+        OPS_ASSERT(labels[r] == XENT_IGNORE || (labels[r] >= 0 && labels[r] < k));
+        c += labels[r] != XENT_IGNORE;
+    }
+    return c;
+}
+
 /* Contract: for each row r of logits (n, classes): probs[r] = softmax(logits[r]);
- * loss[0] = -(1/n) sum_r log probs[r][labels[r]]. Numerically stable (the row max is
- * subtracted before exp); the log-probability comes from log-sum-exp, not log(probs),
- * so a tiny probability does not turn into -inf. */
+ * loss[0] = -(1/c) sum_r log probs[r][labels[r]] over the c rows whose label is not
+ * XENT_IGNORE (0 when there are none). Numerically stable (the row max is subtracted
+ * before exp); the log-probability comes from log-sum-exp, not log(probs), so a tiny
+ * probability does not turn into -inf. */
 void softmax_xent_forward(float *loss, float *probs, const float *logits,
                           const int32_t *labels, const XentDesc *d)
 {
     OPS_ASSERT(loss && probs && logits && labels && d);
     const int n = d->n, k = d->classes;
+    const int counted = counted_rows(labels, n, k);
     double total = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : total) if ((size_t)n * (size_t)k >= ops_par_min)
     for (int r = 0; r < n; r++) {
         const float *l = logits + (size_t)r * (size_t)k;
         float *p = probs + (size_t)r * (size_t)k;
         const int32_t y = labels[r];
-        OPS_ASSERT(y >= 0 && y < k);
         float m = l[0];
         for (int j = 1; j < k; j++)
             m = l[j] > m ? l[j] : m;
@@ -34,28 +46,32 @@ void softmax_xent_forward(float *loss, float *probs, const float *logits,
         const float inv = (float)(1.0 / s);
         for (int j = 0; j < k; j++)
             p[j] *= inv;
-        total += log(s) - (double)(l[y] - m);
+        if (y != XENT_IGNORE)
+            total += log(s) - (double)(l[y] - m);
     }
-    loss[0] = (float)(total / n);
+    loss[0] = counted > 0 ? (float)(total / counted) : 0.0f;
 }
 
-/* Contract: dlogits (n, classes) = scale * (probs - onehot(labels)) / n, written. */
+/* Contract: dlogits (n, classes) = scale * (probs - onehot(labels)) / c, c the counted
+ * rows (as the forward's); an ignored row's gradient is 0. Written. */
 void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_t *labels,
                                 const XentDesc *d)
 {
     OPS_ASSERT(dlogits && probs && labels && d);
     const int n = d->n, k = d->classes;
-    const float f = d->scale / (float)n;
+    const int counted = counted_rows(labels, n, k);
+    const float f = counted > 0 ? d->scale / (float)counted : 0.0f;
 #pragma omp parallel for schedule(static) if ((size_t)n * (size_t)k >= ops_par_min)
     for (int r = 0; r < n; r++) {
         const float *p = probs + (size_t)r * (size_t)k;
         float *g = dlogits + (size_t)r * (size_t)k;
         const int32_t y = labels[r];
-        OPS_ASSERT(y >= 0 && y < k);
+        const float fr = y == XENT_IGNORE ? 0.0f : f;
 #pragma omp simd
         for (int j = 0; j < k; j++)
-            g[j] = f * p[j];
-        g[y] = f * (p[y] - 1.0f);
+            g[j] = fr * p[j];
+        if (y != XENT_IGNORE)
+            g[y] = fr * (p[y] - 1.0f);
     }
 }
 

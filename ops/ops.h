@@ -191,7 +191,12 @@ typedef struct {
 
 /* Softmax cross-entropy over logits (n, classes) with int32 labels (n).
  * FWD: loss = -(1/n) sum log softmax(logits)[label]; probs saved for BWD.
- * BWD_DATA: dlogits = scale * (probs - onehot(label)) / n, written. */
+ * BWD_DATA: dlogits = scale * (probs - onehot(label)) / n, written.
+ * A label of XENT_IGNORE (PyTorch's ignore_index, -100: a masked LM's unmasked positions)
+ * scores nothing: the row adds no loss and gets a zero gradient, and n is the count of the
+ * other rows (no rows counted: loss 0). Every row's probabilities are computed (the work
+ * does not depend on the labels). */
+enum { XENT_IGNORE = -100 };
 typedef struct {
     int n, classes;
     float scale;

@@ -218,6 +218,7 @@ double ref_softmax_xent_forward(double *probs, const float *logits, const int32_
                                 int n, int classes)
 {
     double loss = 0.0;
+    int counted = 0;
     for (int r = 0; r < n; r++) {
         const float *l = logits + (size_t)r * classes;
         double m = l[0], s = 0.0;
@@ -227,18 +228,25 @@ double ref_softmax_xent_forward(double *probs, const float *logits, const int32_
             s += exp(l[j] - m);
         for (int j = 0; j < classes; j++)
             probs[(size_t)r * classes + j] = exp(l[j] - m) / s;
+        if (labels[r] == XENT_IGNORE) /* PyTorch's ignore_index */
+            continue;
         loss += -(l[labels[r]] - m - log(s));
+        counted++;
     }
-    return loss / n;
+    return counted ? loss / counted : 0.0;
 }
 
 void ref_softmax_xent_backward_data(double *dlogits, const float *probs,
                                     const int32_t *labels, const XentDesc *d)
 {
+    int counted = 0;
+    for (int r = 0; r < d->n; r++)
+        counted += labels[r] != XENT_IGNORE;
     for (int r = 0; r < d->n; r++)
         for (int j = 0; j < d->classes; j++) {
             const size_t at = (size_t)r * d->classes + j;
-            dlogits[at] = d->scale * (probs[at] - (labels[r] == j ? 1.0 : 0.0)) / d->n;
+            dlogits[at] = labels[r] == XENT_IGNORE ? 0.0
+                                                   : d->scale * (probs[at] - (labels[r] == j ? 1.0 : 0.0)) / counted;
         }
 }
 

@@ -65,6 +65,9 @@ static void test_zoo_parameter_counts(void **state)
          * (the attention's BMMs are not dense: 1024 tokens * (12 * 12 * 768^2 + 768 * 50257)) */
         {"gpt2", 124439808, 124439808, false, 1024.0 * (12.0 * 12 * 768 * 768 + 768.0 * 50257), 0.5},
         {"gpt2-medium", 354823168, 354823168, false, 1024.0 * (24.0 * 12 * 1024 * 1024 + 1024.0 * 50257), 0.5},
+        /* HF's BertForMaskedLM (bert-base-uncased): embeddings 30522*768 + 512*768 + 2*768 + 2*768,
+         * 12 * (12 * 768^2 + 13 * 768), the head 768^2 + 768 + 2*768 + 30522 (decoder tied) */
+        {"bert-base", 109514298, 109514298, false, 128.0 * (12.0 * 12 * 768 * 768 + 768.0 * 768 + 768.0 * 30522), 0.5},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const ModelSpec *m = zoo_find(want[i].name);
@@ -232,6 +235,35 @@ static ModelSpec gpt_model(bool causal, float dropout)
     return m;
 }
 
+/* A BERT-style masked LM: token, position and token-type embeddings, post-norm blocks with
+ * dropout, the MLM head's transform and a tied decoder with its own bias; the loss scores
+ * the masked positions only (DATA_MASKED_TOKENS labels the others XENT_IGNORE). */
+static ModelSpec bert_model(void)
+{
+    Builder b = {.init = INIT_GLOROT_UNIFORM};
+    const int D = 8, V = 13, T = 8;
+    int tok = zb_token_embedding(&b, "word", V, D, 0.5f, true);
+    int x = zb_position(&b, "pos", tok, T, 0.5f);
+    x = zb_token_types(&b, "type", x, 2, 0.5f);
+    x = zb_layernorm(&b, "emb_ln", x, 1e-12f);
+    x = zb_dropout(&b, "emb_drop", x, 0.1f);
+    int h = zb_attention(&b, "attn", x, 2, false, 0.1f, 0.4f, 0.4f);
+    h = zb_add2(&b, "res_1", x, h, NOACT);
+    x = zb_layernorm(&b, "ln_1", h, 1e-12f);
+    h = zb_dense_normal(&b, "fc", x, 4 * D, ACT_GELU, 0.4f);
+    h = zb_dense_normal(&b, "proj", h, D, NOACT, 0.4f);
+    h = zb_add2(&b, "res_2", x, h, NOACT);
+    x = zb_layernorm(&b, "ln_2", h, 1e-12f);
+    x = zb_dense_normal(&b, "transform", x, D, ACT_GELU, 0.4f);
+    x = zb_layernorm(&b, "transform_ln", x, 1e-12f);
+    LayerSpec dec = zb_layer(LAYER_DENSE, x, NOACT, "decoder");
+    dec.u.dense = (DenseSpec){.units = V, .tie = tok + 1};
+    zb_add(&b, dec);
+    ModelSpec m = tiny(&b, "tiny-bert", (Shape){2, {T, 1}}, LOSS_SOFTMAX_XENT, V, DATA_MASKED_TOKENS);
+    m.input_ids = true;
+    return m;
+}
+
 /* Runs one step with lr = 0 (parameters unchanged) and the same dropout masks, and
  * returns the loss. */
 static double loss_at(Trainer *t)
@@ -310,6 +342,41 @@ static void test_gradcheck_dag(void **state) { gradcheck(dag_model(), 4); }
 static void test_gradcheck_text(void **state) { gradcheck(text_model(), 3); }
 static void test_gradcheck_gpt(void **state) { gradcheck(gpt_model(true, 0.2f), 3); }
 static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f), 2); }
+static void test_gradcheck_masked_lm(void **state) { gradcheck(bert_model(), 4); }
+
+/* BERT's masking on bert-base's batches: 15% of the positions scored; of those 80% show the
+ * mask id (the vocabulary's last), 10% a random token, 10% their own. */
+static void test_masked_tokens(void **state)
+{
+    const ModelSpec *m = zoo_find("bert-base");
+    assert_non_null(m);
+    Plan p;
+    char err[256];
+    assert_int_equal(plan_build(m, 64, &p, err, sizeof err), 0);
+    const size_t stride = p.arena_bytes[ARENA_INPUT];
+    char *data = malloc(stride);
+    assert_non_null(data);
+    data_generate(&p, data, 1, stride, 5);
+    const int32_t *ids = (const int32_t *)(data + p.input.offset), *labels = (const int32_t *)(data + p.target.offset);
+    const size_t n = (size_t)64 * 128;
+    assert_int_equal(p.target.bytes, n * sizeof(int32_t));
+    size_t scored = 0, masked = 0, own = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(ids[i] >= 0 && ids[i] < 30522);
+        if (labels[i] == XENT_IGNORE)
+            continue;
+        assert_true(labels[i] >= 0 && labels[i] < 30522);
+        scored++;
+        masked += ids[i] == 30521;
+        own += ids[i] == labels[i];
+    }
+    /* 8192 positions: 15% +- 4 sigma, and the split of the scored ones +- 5 points */
+    assert_true(fabs((double)scored / (double)n - 0.15) < 4 * sqrt(0.15 * 0.85 / (double)n));
+    assert_true(fabs((double)masked / (double)scored - 0.8) < 0.05);
+    assert_true(fabs((double)own / (double)scored - 0.1) < 0.05);
+    free(data);
+    plan_free(&p);
+}
 
 static void check_training_lowers_loss(const ModelSpec *base, float lr, int steps)
 {
@@ -480,6 +547,8 @@ int main(void)
         cmocka_unit_test(test_gradcheck_text),
         cmocka_unit_test(test_gradcheck_gpt),
         cmocka_unit_test(test_gradcheck_encoder),
+        cmocka_unit_test(test_gradcheck_masked_lm),
+        cmocka_unit_test(test_masked_tokens),
         cmocka_unit_test(test_training_lowers_loss),
         cmocka_unit_test(test_shape_errors_name_the_layer),
         cmocka_unit_test(test_memory_refused_before_allocating),

@@ -712,7 +712,9 @@ static void test_activations(void **state)
  * Losses
  * ------------------------------------------------------------------------------------- */
 
-static void xent_case(int n, int classes, float logit_scale, uint64_t seed)
+/* ignore_every: every so many rows' label is XENT_IGNORE (a masked LM's unmasked
+ * positions; 0: none) */
+static void xent_case(int n, int classes, float logit_scale, int ignore_every, uint64_t seed)
 {
     const size_t e = (size_t)n * classes;
     float *logits = tu_floats(e), *probs = tu_floats(e), *dl = tu_floats(e), loss = 0;
@@ -721,6 +723,8 @@ static void xent_case(int n, int classes, float logit_scale, uint64_t seed)
     double *rp = tu_doubles(e), *rd = tu_doubles(e);
     tu_fill_uniform(logits, e, -logit_scale, logit_scale, seed);
     tu_fill_labels(labels, (size_t)n, classes, seed + 1);
+    for (int r = 0; ignore_every > 0 && r < n; r += ignore_every)
+        labels[r] = XENT_IGNORE;
     tu_fill_const(probs, e, 99.0f); /* outputs are written, never accumulated */
     tu_fill_const(dl, e, 99.0f);
     loss = 99.0f;
@@ -756,9 +760,21 @@ static void xent_case(int n, int classes, float logit_scale, uint64_t seed)
 static void test_softmax_xent(void **state)
 {
     (void)state;
-    xent_case(5, 7, 3.0f, 900);
-    xent_case(64, 1000, 5.0f, 910);  /* OpenMP rows */
-    xent_case(4, 10, 1000.0f, 920);  /* huge logits: stable, no inf/NaN */
+    xent_case(5, 7, 3.0f, 0, 900);
+    xent_case(64, 1000, 5.0f, 0, 910);  /* OpenMP rows */
+    xent_case(4, 10, 1000.0f, 0, 920);  /* huge logits: stable, no inf/NaN */
+    xent_case(9, 7, 3.0f, 2, 930);      /* ignored rows: no loss, no gradient, not counted */
+    xent_case(64, 1000, 5.0f, 7, 940);
+    /* every row ignored: loss 0 and no gradient (PyTorch's mean over nothing is NaN) */
+    float logits[6] = {1, 2, 3, 4, 5, 6}, probs[6], dl[6], loss = 99;
+    int32_t labels[2] = {XENT_IGNORE, XENT_IGNORE};
+    OpDesc f = op_softmax_xent(PHASE_FWD, 2, 3), b = op_softmax_xent(PHASE_BWD_DATA, 2, 3);
+    void *fb[] = {&loss, probs, logits, labels}, *bb[] = {dl, probs, labels};
+    run(&f, fb);
+    run(&b, bb);
+    assert_true(loss == 0.0f);
+    for (int i = 0; i < 6; i++)
+        assert_true(dl[i] == 0.0f && probs[i] > 0.0f);
 }
 
 static void sqerr_case(int n, int f, bool mean, uint64_t seed)
