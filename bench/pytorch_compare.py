@@ -28,6 +28,23 @@ DEFAULT_BATCH = {"vgg11": 64, "googlenet": 128, "resnet50": 32}
 # Models whose step takes milliseconds get more timed steps per round (a median of a few
 # 10 ms steps is mostly noise on a shared machine).
 MIN_STEPS = {"p3b1": 100}
+# Language models at a short context (their own in parentheses): the same model, its step a
+# few seconds on 2 cores. dlperf runs the model file with the input's steps changed.
+CONTEXT = {"gpt2": 256, "bert-base": 128}  # (1024, 128)
+REDUCED.update({"gpt2": 4, "bert-base": 8})
+DEFAULT_BATCH.update({"gpt2": 4, "bert-base": 32})
+
+
+def model_at_context(model, context, dirname):
+    """A model file of the zoo model with its input sequence cut to `context` steps."""
+    text = subprocess.run([DLPERF, "models", "--export", model], check=True, stdout=subprocess.PIPE,
+                          text=True).stdout
+    m = json.loads(text)
+    m["input"]["shape"][0] = context
+    path = os.path.join(dirname, f"{model}-{context}.json")
+    with open(path, "w") as f:
+        json.dump(m, f)
+    return path
 
 
 def run_json(cmd, env=None):
@@ -47,20 +64,26 @@ def main():
     ap.add_argument("--db", default=os.path.join(tempfile.gettempdir(), "dlperf-bench.db"))
     a = ap.parse_args()
     rows = []
+    tmp = tempfile.mkdtemp(prefix="dlperf-bench-")
     for model in a.models.split(","):
         ratios, ours, theirs = [], [], []
         batch = a.batch or REDUCED.get(model, 0)
         steps = max(a.steps, MIN_STEPS.get(model, 0))
+        target = [model]
+        context = []
+        if model in CONTEXT:
+            target = ["--model-file", model_at_context(model, CONTEXT[model], tmp)]
+            context = ["--context", str(CONTEXT[model])]
         for r in range(a.rounds):
             common = ["--steps", str(steps), "--warmup", str(a.warmup), "--threads", str(a.threads)]
             if batch:
                 common += ["--batch", str(batch)]
-            d = run_json([DLPERF, "run", model, "--json", "--db", a.db] + common)
+            d = run_json([DLPERF, "run"] + target + ["--json", "--db", a.db] + common)
             # PyTorch gets the OpenBLAS kernels dlperf chose (same BLAS, same kernels),
             # unless the user set OPENBLAS_CORETYPE for both
             env = dict(os.environ)
             env.setdefault("OPENBLAS_CORETYPE", d["blas_core"])
-            t = run_json([sys.executable, TORCH, model] + common, env)
+            t = run_json([sys.executable, TORCH, model] + common + context, env)
             batch = d["batch"]
             ours.append(d["median_s"])
             theirs.append(t["median_s"])
@@ -72,6 +95,9 @@ def main():
     print(f"# dlperf vs PyTorch {t['torch']} (CPU, fp32), {a.threads} threads, OpenBLAS {d['blas_core']} for "
           f"both, {a.rounds} alternating rounds of {a.warmup} warm-up + S timed steps")
     print(f"{'model':<12} {'batch':>5} {'S':>4} {'dlperf s/step':>14} {'PyTorch s/step':>15} {'ratio':>7}  range")
+    if any(m in CONTEXT for m, *_ in rows):
+        print("# language models at a short context: " +
+              ", ".join(f"{m} {CONTEXT[m]} tokens" for m, *_ in rows if m in CONTEXT))
     for m, b, st, o, t, r, lo, hi in rows:
         print(f"{m:<12} {b:>5} {st:>4} {o:>14.4f} {t:>15.4f} {r:>7.3f}  {lo:.3f}..{hi:.3f}")
     reduced = [f"{m} {DEFAULT_BATCH[m]} -> {b}" for m, b, *_ in rows if m in DEFAULT_BATCH and b != DEFAULT_BATCH[m]]

@@ -5,10 +5,11 @@ Same architectures, batch, loss and optimizer as dlperf's zoo (models/zoo.c), sy
 data resident in memory as in dlperf (no input pipeline in the timed loop). Prints one
 JSON object: per-step times of the timed steps and their median.
 
-    bench/torch_models.py MODEL --batch N --threads T --steps S --warmup W
+    bench/torch_models.py MODEL --batch N --threads T --steps S --warmup W [--context T]
 """
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -166,8 +167,138 @@ def basic_lstm():
     return net, opt, loss, data
 
 
+class Attention(nn.Module):
+    """Multi-head self-attention as HF's eager GPT-2 / BERT run it: a fused QKV projection,
+    heads split by view and transpose, softmax(q k^T / sqrt(hd)) (causal: masked_fill of
+    the future), dropout on the weights, times v, heads merged, an output projection."""
+
+    def __init__(self, d, heads, causal, dropout):
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+        if self.causal:
+            mask = torch.ones(t, t, dtype=torch.bool).tril()
+            s = s.masked_fill(~mask, float("-inf"))
+        w = self.drop(torch.softmax(s, dim=-1))
+        return self.proj((w @ v).transpose(1, 2).reshape(b, t, d))
+
+
+class GPT(nn.Module):
+    """GPT-2 as models/zoo.c builds it (pre-norm, exact GELU, tied head, no dropout)."""
+
+    def __init__(self, layers, d, heads, context, vocab):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(context, d)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "ln_1": nn.LayerNorm(d), "attn": Attention(d, heads, True, 0.0), "ln_2": nn.LayerNorm(d),
+                "mlp": nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))}))
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        for blk in self.blocks:
+            x = x + blk["attn"](blk["ln_1"](x))
+            x = x + blk["mlp"](blk["ln_2"](x))
+        return self.ln_f(x) @ self.wte.weight.t()  # the head tied to wte, no bias
+
+
+def adamw(net, lr, betas, eps, wd):
+    """torch.optim.AdamW with weight decay on the 2-D tensors only (llm.c's groups)."""
+    decay = [p for p in net.parameters() if p.dim() >= 2]
+    rest = [p for p in net.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": rest, "weight_decay": 0.0}],
+                             lr=lr, betas=betas, eps=eps)
+
+
+class Clipped:
+    """An optimizer whose step clips the gradients' global norm first (clip_grad_norm_)."""
+
+    def __init__(self, opt, params, max_norm):
+        self.opt, self.params, self.max_norm = opt, list(params), max_norm
+
+    def zero_grad(self, set_to_none=True):
+        self.opt.zero_grad(set_to_none=set_to_none)
+
+    def step(self):
+        torch.nn.utils.clip_grad_norm_(self.params, self.max_norm)
+        self.opt.step()
+
+
+def lm_loss(vocab):
+    ce = nn.CrossEntropyLoss(ignore_index=-100)
+
+    def loss(logits, t):
+        return ce(logits.reshape(-1, vocab), t.reshape(-1))
+
+    return loss
+
+
+def gpt2(context=1024):
+    # GPT-2 124M, llm.c's trainer: AdamW 6e-4, betas (0.9, 0.95), eps 1e-8, wd 0.1, clip 1
+    net = GPT(12, 768, 12, 1024, 50257)
+    opt = Clipped(adamw(net, 6e-4, (0.9, 0.95), 1e-8, 0.1), net.parameters(), 1.0)
+
+    def data(b):
+        return torch.randint(0, 50257, (b, context)), torch.randint(0, 50257, (b, context))
+
+    return net, opt, lm_loss(50257), data
+
+
+class BERT(nn.Module):
+    """BERT-base with its masked-LM head as models/zoo.c builds it (post-norm, dropout 0.1,
+    eps 1e-12, every token of type 0, the decoder tied with a bias of its own)."""
+
+    def __init__(self, layers=12, d=768, heads=12, vocab=30522, positions=512):
+        super().__init__()
+        self.word, self.pos, self.token_type = nn.Embedding(vocab, d), nn.Embedding(positions, d), nn.Embedding(2, d)
+        self.emb_ln, self.drop = nn.LayerNorm(d, eps=1e-12), nn.Dropout(0.1)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "attn": Attention(d, heads, False, 0.1), "ln_1": nn.LayerNorm(d, eps=1e-12),
+                "mlp": nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)),
+                "ln_2": nn.LayerNorm(d, eps=1e-12)}))
+        self.transform = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d, eps=1e-12))
+        self.bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        x = self.word(ids) + self.pos(torch.arange(t)) + self.token_type(torch.zeros_like(ids))
+        x = self.drop(self.emb_ln(x))
+        for blk in self.blocks:
+            x = blk["ln_1"](x + self.drop(blk["attn"](x)))
+            x = blk["ln_2"](x + self.drop(blk["mlp"](x)))
+        return self.transform(x) @ self.word.weight.t() + self.bias
+
+
+def bert_base(context=128):
+    # BERT's optimizer: AdamW 1e-4, eps 1e-6, wd 0.01, clip 1 (no warm-up: same work)
+    net = BERT()
+    opt = Clipped(adamw(net, 1e-4, (0.9, 0.999), 1e-6, 0.01), net.parameters(), 1.0)
+
+    def data(b):
+        ids = torch.randint(0, 30522, (b, context))
+        labels = torch.full((b, context), -100)
+        scored = torch.rand(b, context) < 0.15
+        labels[scored] = ids[scored]
+        ids = torch.where(scored & (torch.rand(b, context) < 0.8), torch.full_like(ids, 30521), ids)
+        return ids, labels
+
+    return net, opt, lm_loss(30522), data
+
+
 MODELS = {"p1b1": (p1b1, 60), "alexnet-owt": (alexnet_owt, 128), "basic-lstm": (basic_lstm, 128),
-          "vgg11": (vgg11, 64), "googlenet": (googlenet, 128), "resnet50": (resnet50, 32), "p3b1": (p3b1, 10)}
+          "vgg11": (vgg11, 64), "googlenet": (googlenet, 128), "resnet50": (resnet50, 32), "p3b1": (p3b1, 10),
+          "gpt2": (gpt2, 4), "bert-base": (bert_base, 32)}
 
 
 def main():
@@ -177,13 +308,17 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--context", type=int, default=0, help="a language model's sequence length (0: its own)")
     a = ap.parse_args()
     build, default_batch = MODELS[a.model]
     batch = a.batch or default_batch
     if a.threads:
         torch.set_num_threads(a.threads)
+    # dlperf flushes denormals to zero (ops_flush_denormals); so does the peer, or a step can
+    # be timed on the x86 denormal slow path (GPT-2's second step here: 32 s instead of 7 s)
+    torch.set_flush_denormal(True)
     torch.manual_seed(2017)
-    net, opt, loss_fn, data = build()
+    net, opt, loss_fn, data = build(a.context) if a.context else build()
     # A few batches cycled through, like dlperf's synthetic data set.
     batches = [data(batch) for _ in range(min(a.warmup + a.steps, 8))]
     times, losses = [], []

@@ -635,6 +635,20 @@ int mb_list_transformer(MbMode mode, OpDesc *out, int max)
     OpDesc wpe = op_embedding_positions(PHASE_BWD_WEIGHTS, 4 * 1024, 4, 1024, 768);
     wpe.u.embed.accumulate = false;
     list_push(out, max, &n, wpe);
+    /* a language model's loss over its vocabulary (BERT's 30522, GPT-2's 50257) and its
+     * optimizer over a hundred million parameters and more: the element-wise sweep stops at
+     * 1000 classes and 2^26 elements */
+    static const int vocab[] = {30522, 50257};
+    for (int v = 0; !quick && v < 2; v++)
+        for (int rows = 512; rows <= 2048; rows *= 4) {
+            list_push(out, max, &n, op_softmax_xent(PHASE_FWD, rows, vocab[v]));
+            list_push(out, max, &n, op_softmax_xent(PHASE_BWD_DATA, rows, vocab[v]));
+        }
+    if (!quick) {
+        const size_t big = (size_t)1 << 27;
+        list_push(out, max, &n, op_adamw(big, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, big));
+        list_push(out, max, &n, op_sumsq(PHASE_UPDATE, big));
+    }
     /* attention at BERT's head size 64 and an LLM's 128: (batch x heads, seq, head_dim) */
     static const int attn[][3] = {{24, 128, 64}, {96, 128, 64}, {12, 512, 64}, {48, 512, 64},
                                   {32, 256, 128}, {8, 1024, 128}, {16, 2048, 64}};

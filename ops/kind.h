@@ -124,6 +124,8 @@ typedef struct {
     void (*workspace_set_slice)(OpDesc *d, size_t bytes);
     /* NULL: the kernel splits finer than it matters (op_thread_imbalance 1) */
     double (*thread_imbalance)(const OpDesc *d, int threads);
+    /* the kind runs one kernel in every phase and its key has no phase (op_kind_phaseless) */
+    bool phaseless;
 } OpKindInfo;
 
 /* The entry of kind k (k a valid OpKind). */

@@ -2874,12 +2874,13 @@ static bool scalar_parse(KeyCursor *kc, OpDesc *r)
  * The table
  * ===================================================================================== */
 
-#define KIND_ENTRY(nm, pre, spotfn)                                                         \
-    {.name = nm, .check = pre##_check, .cost = pre##_cost, .buffers = pre##_buffers,        \
-     .run = pre##_exec, .key = pre##_key, .parse = pre##_parse, .spot = spotfn}
+#define KIND_FIELDS(nm, pre, spotfn)                                                        \
+    .name = nm, .check = pre##_check, .cost = pre##_cost, .buffers = pre##_buffers,         \
+    .run = pre##_exec, .key = pre##_key, .parse = pre##_parse, .spot = spotfn
+#define KIND_ENTRY(nm, pre, spotfn) {KIND_FIELDS(nm, pre, spotfn)}
 
 static const OpKindInfo KINDS[OP_KIND_COUNT] = {
-    [OP_GEMM] = KIND_ENTRY("gemm", gemm, spot_check_gemm),
+    [OP_GEMM] = {KIND_FIELDS("gemm", gemm, spot_check_gemm), .phaseless = true},
     [OP_CONV2D] = {.name = "conv2d", .check = conv_check, .cost = conv_cost,
                    .buffers = conv_buffers, .run = conv_exec, .key = conv_key,
                    .parse = conv_parse, .spot = spot_check_conv,
@@ -2896,41 +2897,47 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
     [OP_SOFTMAX_XENT] = KIND_ENTRY("softmax_xent", xent, spot_check_xent),
     [OP_SQERR] = KIND_ENTRY("sqerr", sqerr, spot_check_sqerr),
     [OP_LSTM_CELL] = KIND_ENTRY("lstm_cell", lstm, spot_check_lstm),
-    [OP_SGD] = KIND_ENTRY("sgd", update, spot_check_update),
-    [OP_RMSPROP] = KIND_ENTRY("rmsprop", update, spot_check_update),
+    [OP_SGD] = {KIND_FIELDS("sgd", update, spot_check_update), .phaseless = true},
+    [OP_RMSPROP] = {KIND_FIELDS("rmsprop", update, spot_check_update), .phaseless = true},
     [OP_ZERO] = {.name = "zero", .check = zero_copy_check, .cost = zero_copy_cost,
                  .buffers = zero_copy_buffers, .run = zero_copy_exec, .key = count_key,
-                 .parse = zero_copy_parse, .spot = spot_check_mem},
+                 .parse = zero_copy_parse, .spot = spot_check_mem,
+                 .phaseless = true},
     [OP_COPY] = {.name = "copy", .check = zero_copy_check, .cost = zero_copy_cost,
                  .buffers = zero_copy_buffers, .run = zero_copy_exec, .key = count_key,
-                 .parse = zero_copy_parse, .spot = spot_check_mem},
+                 .parse = zero_copy_parse, .spot = spot_check_mem,
+                 .phaseless = true},
     [OP_STREAM] = {.name = "stream", .check = stream_check, .cost = stream_cost,
                    .buffers = stream_buffers, .run = stream_exec, .key = stream_key,
-                   .parse = stream_parse, .enums_ok = stream_enums_ok, .spot = spot_check_mem},
+                   .parse = stream_parse, .enums_ok = stream_enums_ok, .spot = spot_check_mem,
+                 .phaseless = true},
     [OP_BATCHNORM] = KIND_ENTRY("batchnorm", bn, spot_check_batchnorm),
     [OP_LRN] = KIND_ENTRY("lrn", lrn, spot_check_lrn),
     [OP_DROPOUT] = KIND_ENTRY("dropout", drop, spot_check_dropout),
     [OP_CHANNEL_COPY] = KIND_ENTRY("channel_copy", chan, spot_check_channel),
-    [OP_AXPBY] = KIND_ENTRY("axpby", axpby, spot_check_axpby),
+    [OP_AXPBY] = {KIND_FIELDS("axpby", axpby, spot_check_axpby), .phaseless = true},
     [OP_EMBEDDING] = KIND_ENTRY("embedding", embed, spot_check_embedding),
     [OP_KL_SPARSITY] = KIND_ENTRY("kl_sparsity", kl, spot_check_kl),
     [OP_SHRINK] = {.name = "shrink", .check = shrink_check, .cost = shrink_norm1_cost,
                    .buffers = shrink_norm1_buffers, .run = shrink_norm1_exec, .key = count_key,
-                   .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1},
+                   .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1,
+                 .phaseless = true},
     [OP_NORM1] = {.name = "norm1", .check = norm1_check, .cost = shrink_norm1_cost,
                   .buffers = shrink_norm1_buffers, .run = shrink_norm1_exec, .key = count_key,
-                  .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1},
-    [OP_MOMENTUM] = KIND_ENTRY("momentum", update, spot_check_update),
-    [OP_ADAM] = KIND_ENTRY("adam", update, spot_check_update),
+                  .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1,
+                 .phaseless = true},
+    [OP_MOMENTUM] = {KIND_FIELDS("momentum", update, spot_check_update), .phaseless = true},
+    [OP_ADAM] = {KIND_FIELDS("adam", update, spot_check_update), .phaseless = true},
     [OP_GRU_CELL] = {.name = "gru_cell", .check = gru_check, .cost = gru_cost,
                      .buffers = gru_buffers, .run = gru_exec, .key = gru_key,
                      .parse = gru_parse, .enums_ok = gru_enums_ok, .spot = spot_check_gru},
-    [OP_SPMM] = KIND_ENTRY("spmm", spmm, spot_check_spmm),
-    [OP_PEAK_FMA] = KIND_ENTRY("peak_fma", peak, spot_check_peak),
+    [OP_SPMM] = {KIND_FIELDS("spmm", spmm, spot_check_spmm), .phaseless = true},
+    [OP_PEAK_FMA] = {KIND_FIELDS("peak_fma", peak, spot_check_peak), .phaseless = true},
     [OP_MEMBW] = {.name = "membw", .check = membw_check, .cost = membw_cost,
                   .buffers = membw_buffers, .run = membw_exec, .key = membw_key,
-                  .parse = membw_parse, .enums_ok = membw_enums_ok, .spot = spot_check_membw},
-    [OP_BMM] = KIND_ENTRY("bmm", bmm, spot_check_bmm),
+                  .parse = membw_parse, .enums_ok = membw_enums_ok, .spot = spot_check_membw,
+                 .phaseless = true},
+    [OP_BMM] = {KIND_FIELDS("bmm", bmm, spot_check_bmm), .phaseless = true},
     [OP_LAYERNORM] = KIND_ENTRY("layernorm", ln, spot_check_layernorm),
     [OP_SOFTMAX] = KIND_ENTRY("softmax", softmax, spot_check_softmax),
     [OP_BINARY] = {.name = "binary", .check = binary_check, .cost = binary_cost,
@@ -2941,9 +2948,12 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
                    .parse = scalar_parse, .enums_ok = scalar_enums_ok, .spot = spot_check_scalar},
     [OP_SUMSQ] = {.name = "sumsq", .check = norm1_check, .cost = shrink_norm1_cost,
                   .buffers = shrink_norm1_buffers, .run = shrink_norm1_exec, .key = count_key,
-                  .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1},
-    [OP_ADAMW] = KIND_ENTRY("adamw", update, spot_check_update),
+                  .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1,
+                 .phaseless = true},
+    [OP_ADAMW] = {KIND_FIELDS("adamw", update, spot_check_update), .phaseless = true},
 };
+
+bool op_kind_phaseless(OpKind k) { return op_kind_info(k)->phaseless; }
 
 /* Contract: k is an OpKind below OP_KIND_COUNT; its entry is complete (the table has one
  * for every kind: test_ops checks every kind's name, key and parse). */

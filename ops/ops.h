@@ -759,6 +759,11 @@ void op_key(const OpDesc *d, char out[OP_KEY_MAX]);
 bool op_key_parse(const char *key, OpDesc *d);
 
 const char *op_kind_name(OpKind k);   /* "gemm", "conv2d", ...  */
+/* The kind runs one kernel whatever the phase, and its key carries no phase (it parses as
+ * the constructor's phase): GEMM, BMM, the optimizers, zero, copy, STREAM, axpby, shrink,
+ * norm1, sumsq, SpMM and the limit kernels. A plan may put such an op in any phase; its
+ * measurements are the same whichever phase measured them. */
+bool op_kind_phaseless(OpKind k);
 const char *op_phase_name(OpPhase p); /* "fwd", "bwd_data", "bwd_weights", "update" */
 const char *op_act_name(ActKind a);   /* "relu", "sigmoid", "tanh", "gelu" */
 const char *op_binary_name(BinaryKind b); /* "add", "mul", "pow", "div" */

@@ -179,16 +179,15 @@ const char *price_source_name(PriceSource s)
 
 static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_BMM || k == OP_CONV2D || k == OP_SPMM; }
 
-/* Ops whose kernel does not depend on the training phase share one group (GEMM and BMM,
- * whose transposes are features; sparse GEMM; zero and copy, one memset / memcpy whichever
- * phase a plan puts them in — a residual's gradient copy is priced from the element-wise
- * sweep's copies); the others are grouped by kind, phase and variant (activation and
- * whether in place, pooling, STREAM or memory kernel, batch-norm mode, GRU activation, the
- * binary or tensor-scalar operator, a convolution grouped or dense). */
-static bool phase_free(OpKind k)
-{
-    return k == OP_GEMM || k == OP_BMM || k == OP_SPMM || k == OP_ZERO || k == OP_COPY;
-}
+/* Ops whose kernel and key do not depend on the training phase share one group
+ * (op_kind_phaseless: GEMM and BMM, whose transposes are features; sparse GEMM; zero,
+ * copy and axpby, one kernel whichever phase a plan puts them in — a residual's gradient
+ * copy or sum is priced from the element-wise sweep's; the optimizers and the clipping
+ * norm: their keys parse as one phase, the plan's ops may be in another); the others are
+ * grouped by kind, phase and variant (activation and whether in place, pooling, STREAM or
+ * memory kernel, batch-norm mode, GRU activation, the binary or tensor-scalar operator, a
+ * convolution grouped or dense). */
+static bool phase_free(OpKind k) { return op_kind_phaseless(k); }
 
 static int group_of(const OpDesc *d)
 {

@@ -2407,6 +2407,16 @@ static void test_keys(void **state)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         key_roundtrip(&all[i]);
         seen[all[i].kind] = true;
+        /* a phaseless kind's key has no phase word; every other kind's second word is one */
+        char k[OP_KEY_MAX], second[32] = "";
+        op_key(&all[i], k);
+        sscanf(k, "%*s %31s", second);
+        bool is_phase = false;
+        for (int ph = 0; ph < PHASE_COUNT; ph++)
+            is_phase = is_phase || strcmp(second, op_phase_name((OpPhase)ph)) == 0;
+        if (is_phase == op_kind_phaseless(all[i].kind))
+            fail_msg("'%s': %s, but op_kind_phaseless says %d", k, is_phase ? "a phase in the key" : "no phase",
+                     op_kind_phaseless(all[i].kind));
     }
     for (int k = 0; k < OP_KIND_COUNT; k++)
         assert_true(seen[k]); /* every kind covered */
