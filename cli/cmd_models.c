@@ -7,15 +7,17 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "models/hf_config.h"
 #include "models/model_json.h"
 #include "models/plan.h"
 
 typedef struct {
-    const char *export_name, *output;
+    const char *export_name, *output, *from_hf, *name;
+    int context;
     bool csv;
 } ModelsOpts;
 
-enum { OPT_EXPORT = 1, OPT_OUTPUT, OPT_LIST_CSV };
+enum { OPT_EXPORT = 1, OPT_OUTPUT, OPT_LIST_CSV, OPT_FROM_HF, OPT_NAME, OPT_CONTEXT };
 
 static int models_option(Cli *cli, int id, const char *arg, void *ctx)
 {
@@ -24,23 +26,17 @@ static int models_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_EXPORT: o->export_name = arg; return 0;
     case OPT_OUTPUT: o->output = arg; return 0;
     case OPT_LIST_CSV: o->csv = true; return 0;
+    case OPT_FROM_HF: o->from_hf = arg; return 0;
+    case OPT_NAME: o->name = arg; return 0;
+    case OPT_CONTEXT: return cli_parse_int(cli, "--context", arg, 1, 1 << 20, &o->context);
     }
     return EXIT_USAGE;
 }
 
-/* Writes a zoo model as a JSON model file (to stdout, or FILE via a temporary + rename so
- * an existing file is never left half-written). */
-static int export_model(Cli *cli, const char *name, const char *output)
+/* Writes a model file's text to stdout, or to FILE via a temporary + rename so that an
+ * existing file is never left half-written. Frees text. */
+static int write_model_text(Cli *cli, char *text, const char *output)
 {
-    const ModelSpec *m = cli_model(cli, name);
-    if (!m)
-        return EXIT_USAGE;
-    if (m->algorithm != ALGO_NETWORK)
-        return cli_error(cli, EXIT_USAGE, "%s is an algorithm (%s), not a layer network: it has no model file", name,
-                         m->title);
-    char *text = model_json_export(m);
-    if (!text)
-        return cli_error(cli, EXIT_FAIL, "%s: cannot export (out of memory)", name);
     int rc = EXIT_OK;
     if (!output) {
         fputs(text, stdout);
@@ -58,6 +54,56 @@ static int export_model(Cli *cli, const char *name, const char *output)
     return rc;
 }
 
+/* Writes a zoo model as a JSON model file. */
+static int export_model(Cli *cli, const char *name, const char *output)
+{
+    const ModelSpec *m = cli_model(cli, name);
+    if (!m)
+        return EXIT_USAGE;
+    if (m->algorithm != ALGO_NETWORK)
+        return cli_error(cli, EXIT_USAGE, "%s is an algorithm (%s), not a layer network: it has no model file", name,
+                         m->title);
+    char *text = model_json_export(m);
+    if (!text)
+        return cli_error(cli, EXIT_FAIL, "%s: cannot export (out of memory)", name);
+    return write_model_text(cli, text, output);
+}
+
+/* A HuggingFace config.json written as a model file (models/hf_config.h). */
+static int model_from_hf(Cli *cli, const ModelsOpts *o)
+{
+    FILE *f = fopen(o->from_hf, "rb");
+    if (!f)
+        return cli_error(cli, EXIT_USAGE, "--from-hf %s: cannot open: %s", o->from_hf, strerror(errno));
+    enum { MAX_CONFIG = 1 << 20 }; /* a config is a few KB */
+    char *text = malloc(MAX_CONFIG + 1);
+    size_t n = text ? fread(text, 1, MAX_CONFIG + 1, f) : 0;
+    const bool bad = !text || ferror(f) || n > MAX_CONFIG;
+    fclose(f);
+    if (bad) {
+        free(text);
+        return cli_error(cli, EXIT_USAGE, "--from-hf %s: unreadable or larger than %d bytes (a config.json is a few KB)",
+                         o->from_hf, MAX_CONFIG);
+    }
+    text[n] = '\0';
+    char err[512];
+    ModelSpec *m = model_from_hf_config(text, o->from_hf, o->name, o->context, err, sizeof err);
+    free(text);
+    if (!m)
+        return cli_error(cli, EXIT_USAGE, "%s", err);
+    Plan p; /* the shapes the file alone cannot check (heads, positions) before writing it */
+    if (plan_build(m, 1, &p, err, sizeof err) != 0) {
+        model_free(m);
+        return cli_error(cli, EXIT_USAGE, "--from-hf %s: %s", o->from_hf, err);
+    }
+    plan_free(&p);
+    char *out = model_json_export(m);
+    model_free(m);
+    if (!out)
+        return cli_error(cli, EXIT_FAIL, "--from-hf %s: cannot write the model (out of memory)", o->from_hf);
+    return write_model_text(cli, out, o->output);
+}
+
 /* Batch-norm layers: Caffe stores one scale-factor blob per BN besides mean and variance. */
 static int bn_layers(const ModelSpec *m)
 {
@@ -72,15 +118,24 @@ int cmd_models(int argc, char **argv, Cli *cli)
     static const struct option opts[] = {CLI_COMMON_OPTIONS, CLI_NO_QUIRK_OPTION,
                                          {"export", required_argument, NULL, OPT_EXPORT},
                                          {"output", required_argument, NULL, OPT_OUTPUT},
-                                         {"csv", no_argument, NULL, OPT_LIST_CSV}, {0}};
+                                         {"csv", no_argument, NULL, OPT_LIST_CSV},
+                                         {"from-hf", required_argument, NULL, OPT_FROM_HF},
+                                         {"name", required_argument, NULL, OPT_NAME},
+                                         {"context", required_argument, NULL, OPT_CONTEXT}, {0}};
     ModelsOpts mo = {0};
     int rc = cli_parse(cli, argc, argv, opts, models_option, &mo, command_usage(cli->cmd));
     if (rc)
         return rc;
     if (optind < argc)
         return cli_error(cli, EXIT_USAGE, "unexpected argument '%s'; 'dlperf models' takes no operands", argv[optind]);
+    if (mo.from_hf && (mo.export_name || mo.csv || cli->json || cli->no_quirk))
+        return cli_error(cli, EXIT_USAGE, "--from-hf writes a model file: not with --export, --csv, --json or --no-quirk");
+    if ((mo.name || mo.context) && !mo.from_hf)
+        return cli_error(cli, EXIT_USAGE, "--name and --context go with --from-hf CONFIG");
+    if (mo.from_hf)
+        return model_from_hf(cli, &mo);
     if (mo.output && !mo.export_name)
-        return cli_error(cli, EXIT_USAGE, "--output goes with --export MODEL");
+        return cli_error(cli, EXIT_USAGE, "--output goes with --export MODEL or --from-hf CONFIG");
     if (cli->no_quirk && !mo.export_name)
         return cli_error(cli, EXIT_USAGE, "--no-quirk goes with --export MODEL (the list shows every model)");
     if (mo.csv && (cli->json || mo.export_name))

@@ -156,7 +156,7 @@ const ModelSpec *cli_model(const Cli *cli, const char *name)
 {
     const ModelSpec *m = zoo_find(name);
     if (!m) {
-        char names[256];
+        char names[1024]; /* every zoo name (27 now, about 330 characters) */
         zoo_names(names, sizeof names);
         cli_error(cli, EXIT_USAGE, "unknown model '%s'; known models: %s (see 'dlperf models')", name, names);
         return NULL;

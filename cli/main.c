@@ -15,7 +15,8 @@
 static const Command commands[] = {
     {"models", cmd_models, "list the built-in models: parameters, size, forward FLOPs",
      "usage: dlperf models [--csv | --json]\n"
-     "       dlperf models --export MODEL [--no-quirk] [--output FILE]\n\n"
+     "       dlperf models --export MODEL [--no-quirk] [--output FILE]\n"
+     "       dlperf models --from-hf CONFIG [--name NAME] [--context T] [--output FILE]\n\n"
      "Lists the model zoo: parameters (learnable, and as stored with batch-norm statistics in\n"
      "the Keras / Caffe conventions), size in MiB (fp32), forward multiply-adds and FLOPs\n"
      "per sample (GEMM and convolution; GMAC counts a multiply-add once, GFLOP twice),\n"
@@ -23,7 +24,12 @@ static const Command commands[] = {
      "  --csv            CSV on stdout (a row per model)\n"
      "  --export MODEL   write MODEL as a JSON model file (docs/model-format.md): a starting\n"
      "                   point for your own models; it profiles and trains identically\n"
-     "  --output FILE    where --export writes (default: standard output)\n"
+     "  --from-hf CONFIG a HuggingFace config.json (GPT-2, OPT or BERT; GPT-3's and Megatron's\n"
+     "                   shapes as GPT-2 configs) written as a model file, built as the zoo\n"
+     "                   builds GPT-2 and BERT, trained by AdamW with GPT-3's settings\n"
+     "  --name NAME      the model's name (default: the config's _name_or_path, its last part)\n"
+     "  --context T      the input's steps (default: the config's positions)\n"
+     "  --output FILE    where --export and --from-hf write (default: standard output)\n"
      CLI_NO_QUIRK_HELP
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"profile", cmd_profile, "per-layer shapes, parameters, FLOPs per phase and memory of a model",

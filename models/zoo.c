@@ -611,30 +611,9 @@ static void build_fmnist_vgg(Builder *b, ModelSpec *m)
  * V D + P D + layers (12 D^2 + 13 D) + 2 D. */
 static void build_gpt(Builder *b, int layers, int D, int heads, int context, int vocab)
 {
-    const float s = 0.02f, sr = 0.02f / sqrtf(2.0f * (float)layers);
-    const int tok = zb_token_embedding(b, "wte", vocab, D, s, true);
-    int x = zb_position(b, "wpe", tok, context, s);
-    for (int i = 0; i < layers; i++) {
-        char n[LAYER_NAME_MAX];
-        snprintf(n, sizeof n, "h%d.ln_1", i);
-        int h = zb_layernorm(b, n, x, 1e-5f);
-        snprintf(n, sizeof n, "h%d.attn", i);
-        h = zb_attention(b, n, h, heads, true, 0.0f, s, sr);
-        snprintf(n, sizeof n, "h%d.res_1", i);
-        x = zb_add2(b, n, x, h, NOACT);
-        snprintf(n, sizeof n, "h%d.ln_2", i);
-        h = zb_layernorm(b, n, x, 1e-5f);
-        snprintf(n, sizeof n, "h%d.mlp.c_fc", i);
-        h = zb_dense_normal(b, n, h, 4 * D, ACT_GELU, s);
-        snprintf(n, sizeof n, "h%d.mlp.c_proj", i);
-        h = zb_dense_normal(b, n, h, D, NOACT, sr);
-        snprintf(n, sizeof n, "h%d.res_2", i);
-        x = zb_add2(b, n, x, h, NOACT);
-    }
-    x = zb_layernorm(b, "ln_f", x, 1e-5f);
-    LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, "lm_head");
-    head.u.dense = (DenseSpec){.units = vocab, .no_bias = true, .tie = tok + 1};
-    zb_add(b, head);
+    zb_transformer(b, &(TransformerShape){.family = TF_GPT2, .layers = layers, .width = D, .heads = heads,
+                                          .ffn = 4 * D, .vocab = vocab, .positions = context, .act = ACT_GELU,
+                                          .eps = 1e-5f, .init = 0.02f, .scale_residual = true, .causal = true});
 }
 
 /* GPT-2's trainer as llm.c runs it (train_gpt2.cu's GPT-2 124M reproduction): AdamW lr
@@ -683,39 +662,11 @@ static void build_gpt2_medium(Builder *b, ModelSpec *m)
  * of type 0 (single-segment inputs, no next-sentence task). */
 static void build_bert_base(Builder *b, ModelSpec *m)
 {
-    const int layers = 12, D = 768, heads = 12, vocab = 30522;
-    const float s = 0.02f, eps = 1e-12f, p = 0.1f;
-    const int tok = zb_token_embedding(b, "word_embeddings", vocab, D, s, true);
-    int x = zb_position(b, "position_embeddings", tok, 512, s);
-    x = zb_token_types(b, "token_type_embeddings", x, 2, s);
-    x = zb_layernorm(b, "embeddings.ln", x, eps);
-    x = zb_dropout(b, "embeddings.dropout", x, p);
-    for (int i = 0; i < layers; i++) {
-        char n[LAYER_NAME_MAX];
-        snprintf(n, sizeof n, "layer%d.attention", i);
-        int h = zb_attention(b, n, x, heads, false, p, s, s);
-        snprintf(n, sizeof n, "layer%d.attention.dropout", i);
-        h = zb_dropout(b, n, h, p);
-        snprintf(n, sizeof n, "layer%d.attention.res", i);
-        h = zb_add2(b, n, x, h, NOACT);
-        snprintf(n, sizeof n, "layer%d.attention.ln", i);
-        x = zb_layernorm(b, n, h, eps);
-        snprintf(n, sizeof n, "layer%d.intermediate", i);
-        h = zb_dense_normal(b, n, x, 4 * D, ACT_GELU, s);
-        snprintf(n, sizeof n, "layer%d.output", i);
-        h = zb_dense_normal(b, n, h, D, NOACT, s);
-        snprintf(n, sizeof n, "layer%d.output.dropout", i);
-        h = zb_dropout(b, n, h, p);
-        snprintf(n, sizeof n, "layer%d.output.res", i);
-        h = zb_add2(b, n, x, h, NOACT);
-        snprintf(n, sizeof n, "layer%d.output.ln", i);
-        x = zb_layernorm(b, n, h, eps);
-    }
-    x = zb_dense_normal(b, "cls.transform", x, D, ACT_GELU, s);
-    x = zb_layernorm(b, "cls.transform.ln", x, eps);
-    LayerSpec dec = zb_layer(LAYER_DENSE, x, NOACT, "cls.decoder");
-    dec.u.dense = (DenseSpec){.units = vocab, .tie = tok + 1};
-    zb_add(b, dec);
+    const int vocab = 30522;
+    zb_transformer(b, &(TransformerShape){.family = TF_BERT, .layers = 12, .width = 768, .heads = 12, .ffn = 3072,
+                                          .vocab = vocab, .positions = 512, .types = 2, .act = ACT_GELU,
+                                          .eps = 1e-12f, .dropout = 0.1f, .attn_dropout = 0.1f, .emb_dropout = 0.1f,
+                                          .init = 0.02f});
     *m = (ModelSpec){.name = "bert-base", .title = "BERT-base with its masked-LM head (phase 1: 128 tokens)",
                      .source = "Devlin et al. 2019; HF bert-base-uncased, BertForMaskedLM", .family = "Transformer",
                      .origin = "transformer", .input = {2, {128, 1}}, .input_ids = true,

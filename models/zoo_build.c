@@ -2,6 +2,7 @@
 #include "models/zoo_build.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,79 @@ int zb_dense_normal(Builder *b, const char *name, int in, int units, int act, fl
     const int i = zb_add(b, l);
     b->init = keep;
     return i;
+}
+
+/* dropout when the rate is not 0 */
+static int maybe_dropout(Builder *b, const char *name, int in, float rate)
+{
+    return rate > 0 ? zb_dropout(b, name, in, rate) : in;
+}
+
+int zb_transformer(Builder *b, const TransformerShape *s)
+{
+    const bool bert = s->family == TF_BERT;
+    const float sr = s->scale_residual ? s->init / sqrtf(2.0f * (float)s->layers) : s->init;
+    const int tok = zb_token_embedding(b, bert ? "word_embeddings" : "wte", s->vocab, s->width, s->init, true);
+    const int table = s->family == TF_OPT ? s->positions + 2 : s->positions;
+    int x = zb_position(b, bert ? "position_embeddings" : "wpe", tok, table, s->init);
+    if (bert) {
+        x = zb_token_types(b, "token_type_embeddings", x, s->types, s->init);
+        x = zb_layernorm(b, "embeddings.ln", x, s->eps);
+    }
+    x = maybe_dropout(b, bert ? "embeddings.dropout" : "drop", x, s->emb_dropout);
+    char n[LAYER_NAME_MAX];
+    for (int i = 0; i < s->layers; i++) {
+        if (bert) {
+            snprintf(n, sizeof n, "layer%d.attention", i);
+            int h = zb_attention(b, n, x, s->heads, s->causal, s->attn_dropout, s->init, sr);
+            snprintf(n, sizeof n, "layer%d.attention.dropout", i);
+            h = maybe_dropout(b, n, h, s->dropout);
+            snprintf(n, sizeof n, "layer%d.attention.res", i);
+            h = zb_add2(b, n, x, h, NOACT);
+            snprintf(n, sizeof n, "layer%d.attention.ln", i);
+            x = zb_layernorm(b, n, h, s->eps);
+            snprintf(n, sizeof n, "layer%d.intermediate", i);
+            h = zb_dense_normal(b, n, x, s->ffn, s->act, s->init);
+            snprintf(n, sizeof n, "layer%d.output", i);
+            h = zb_dense_normal(b, n, h, s->width, NOACT, sr);
+            snprintf(n, sizeof n, "layer%d.output.dropout", i);
+            h = maybe_dropout(b, n, h, s->dropout);
+            snprintf(n, sizeof n, "layer%d.output.res", i);
+            h = zb_add2(b, n, x, h, NOACT);
+            snprintf(n, sizeof n, "layer%d.output.ln", i);
+            x = zb_layernorm(b, n, h, s->eps);
+            continue;
+        }
+        snprintf(n, sizeof n, "h%d.ln_1", i);
+        int h = zb_layernorm(b, n, x, s->eps);
+        snprintf(n, sizeof n, "h%d.attn", i);
+        h = zb_attention(b, n, h, s->heads, s->causal, s->attn_dropout, s->init, sr);
+        snprintf(n, sizeof n, "h%d.attn.dropout", i);
+        h = maybe_dropout(b, n, h, s->dropout);
+        snprintf(n, sizeof n, "h%d.res_1", i);
+        x = zb_add2(b, n, x, h, NOACT);
+        snprintf(n, sizeof n, "h%d.ln_2", i);
+        h = zb_layernorm(b, n, x, s->eps);
+        snprintf(n, sizeof n, "h%d.mlp.c_fc", i);
+        h = zb_dense_normal(b, n, h, s->ffn, s->act, s->init);
+        snprintf(n, sizeof n, "h%d.mlp.c_proj", i);
+        h = zb_dense_normal(b, n, h, s->width, NOACT, sr);
+        snprintf(n, sizeof n, "h%d.mlp.dropout", i);
+        h = maybe_dropout(b, n, h, s->dropout);
+        snprintf(n, sizeof n, "h%d.res_2", i);
+        x = zb_add2(b, n, x, h, NOACT);
+    }
+    LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, bert ? "cls.decoder" : "lm_head");
+    if (bert) {
+        x = zb_dense_normal(b, "cls.transform", x, s->width, s->act, s->init);
+        x = zb_layernorm(b, "cls.transform.ln", x, s->eps);
+        head.inputs[0] = x;
+        head.u.dense = (DenseSpec){.units = s->vocab, .tie = tok + 1};
+    } else {
+        head.inputs[0] = zb_layernorm(b, "ln_f", x, s->eps);
+        head.u.dense = (DenseSpec){.units = s->vocab, .no_bias = true, .tie = tok + 1};
+    }
+    return zb_add(b, head);
 }
 
 LayerSpec zb_layer(LayerKind kind, int input, int act, const char *fmt, ...)

@@ -54,6 +54,33 @@ int zb_token_embedding(Builder *b, const char *name, int vocab, int dim, float s
 /* dense with a N(0, scale) kernel (whatever the builder's initializer) */
 int zb_dense_normal(Builder *b, const char *name, int in, int units, int act, float scale);
 
+/* A transformer as HF's configs describe one. Three families:
+ *   TF_GPT2: pre-norm blocks x + drop(attn(ln(x))), x + drop(mlp(ln(x))), a final norm,
+ *            the LM head tied to the token table (no bias); layers named as HF's GPT-2
+ *            (wte, wpe, h<i>.ln_1, h<i>.attn, ...);
+ *   TF_OPT:  GPT-2's blocks; the positions table `positions + 2` rows (OPT's offset);
+ *   TF_BERT: post-norm blocks ln(x + drop(attn(x))), ln(x + drop(mlp(x))) after the
+ *            embeddings' norm and dropout, token types, and the masked-LM head (dense + act,
+ *            norm, the decoder tied with a bias of its own). */
+typedef enum { TF_GPT2, TF_OPT, TF_BERT } TransformerFamily;
+
+typedef struct {
+    TransformerFamily family;
+    int layers, width, heads, ffn, vocab, positions;
+    int types;                   /* BERT's token-type rows */
+    int act;                     /* the MLP's (and BERT's head's) activation */
+    float eps;                   /* layer norms */
+    float dropout, attn_dropout; /* residual branches; attention weights */
+    float emb_dropout;           /* after the embeddings (GPT-2's embd_pdrop; BERT's and OPT's
+                                  * are their dropout) */
+    float init;                  /* N(0, init) for kernels and tables */
+    bool scale_residual;         /* GPT-2: the residual projections N(0, init / sqrt(2 layers)) */
+    bool causal;
+} TransformerShape;
+
+/* Appends the whole network (the token embedding first); returns its output layer. */
+int zb_transformer(Builder *b, const TransformerShape *s);
+
 /* Finishes m with the builder's layers (ownership passes to m; zoo models live for the
  * whole process). */
 void zb_finish(Builder *b, ModelSpec *m);

@@ -80,6 +80,23 @@ run output-without-export 2 "$DLPERF" models --output "$T/x.json" && expect outp
 [ ! -e "$T/x.json" ] && ok output-without-export-no-file || fail output-without-export-no-file "$T/x.json was written"
 run export-algorithm 2 "$DLPERF" models --export fista && expect export-algorithm "$T/err" "not a layer network" && one_line export-algorithm
 
+# ---- a HuggingFace config as a model file: HF's OPT-1.3B, profiled from the file ----
+printf '%s' '{"_name_or_path": "facebook/opt-1.3b", "model_type": "opt", "activation_function": "relu",
+  "do_layer_norm_before": true, "dropout": 0.1, "ffn_dim": 8192, "hidden_size": 2048,
+  "max_position_embeddings": 2048, "num_attention_heads": 32, "num_hidden_layers": 24,
+  "vocab_size": 50272, "word_embed_proj_dim": 2048}' >"$T/opt.json"
+if run from-hf 0 "$DLPERF" models --from-hf "$T/opt.json" --context 256 --output "$T/opt-model.json"; then
+    run from-hf-profile 0 "$DLPERF" profile --model-file "$T/opt-model.json" --batch 1 --json \
+        && [ "$(json "json_extract(j, '\$.params') || ' ' || json_extract(j, '\$.model')")" = "1315758080 opt-1.3b" ] \
+        && ok from-hf-opt-count || fail from-hf-opt-count "$(head -c 300 "$T/out")"
+fi
+run from-hf-missing 2 "$DLPERF" models --from-hf "$T/nosuch.json" && expect from-hf-missing "$T/err" "--from-hf $T/nosuch.json: cannot open" && one_line from-hf-missing
+printf '{"model_type": "llama"}' >"$T/llama.json"
+run from-hf-family 2 "$DLPERF" models --from-hf "$T/llama.json" && expect from-hf-family "$T/err" "field \"model_type\": \"llama\": families read: gpt2, opt, bert" && one_line from-hf-family
+run from-hf-context 2 "$DLPERF" models --from-hf "$T/opt.json" --context 4096 && expect from-hf-context "$T/err" "context 4096: the model has positions for 1 to 2048" && one_line from-hf-context
+run from-hf-with-export 2 "$DLPERF" models --from-hf "$T/opt.json" --export gpt2 && expect from-hf-with-export "$T/err" "not with --export" && one_line from-hf-with-export
+run name-without-from-hf 2 "$DLPERF" models --name x && expect name-without-from-hf "$T/err" "go with --from-hf" && one_line name-without-from-hf
+
 # --no-quirk: the convnet-benchmarks models with a linear output layer, under their own name
 run models-quirks 0 "$DLPERF" models && expect models-quirks "$T/out" "quirk .*alexnet-owt, googlenet, overfeat, vgg11"
 if run export-no-quirk 0 "$DLPERF" models --export alexnet-owt --no-quirk; then

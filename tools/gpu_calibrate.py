@@ -294,6 +294,21 @@ class Op:
             w.addcdiv_(m, v.sqrt().add_(1e-7), value=-0.001)
         return step
 
+    def _adamw(self, torch, F, phase, words, f):
+        count = int(f["count"])
+        w, g, m, v = self.t(count), self.t(count), self.t(count), self.t(count, positive=True)
+
+        def step():  # torch.optim.AdamW's single-tensor update (decay on every element)
+            w.mul_(1 - 1e-4 * 0.1)
+            m.lerp_(g, 0.1)
+            v.mul_(0.95).addcmul_(g, g, value=0.05)
+            w.addcdiv_(m, v.sqrt().div_(0.2236).add_(1e-8), value=-1e-3)
+        return step
+
+    def _sumsq(self, torch, F, phase, words, f):
+        g = self.t(int(f["count"]))
+        return lambda: torch.linalg.vector_norm(g)  # clip_grad_norm_'s norm of the gradients
+
     def _lstm_cell(self, torch, F, phase, words, f):
         bt, hd = ints(f, "batch", "hidden")
         pre, cp, b = self.t(bt, 4 * hd), self.t(bt, hd), self.t(4 * hd)
