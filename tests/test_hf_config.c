@@ -119,6 +119,37 @@ static void test_model_file_round_trip(void **state)
     model_free(back), model_free(m);
 }
 
+/* docs/examples/hf-configs: the large models' shapes from their papers, and their counts by
+ * Megatron's formula 12 l h^2 (1 + 13 / (12 h) + (V + s) / (12 l h)) */
+static void test_example_configs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        size_t params;
+    } cases[] = {{"docs/examples/hf-configs/gpt3-175b.json", 174604259328ULL},
+                 {"docs/examples/hf-configs/megatron-22b.json", 22074273792ULL},
+                 {"docs/examples/hf-configs/megatron-530b.json", 529600819200ULL},
+                 {"docs/examples/hf-configs/megatron-1t.json", 1008038758400ULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(cases[i].file, "rb");
+        if (!f)
+            fail_msg("%s: cannot open (the tests run from the repository's root)", cases[i].file);
+        char text[4096];
+        const size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        char err[512];
+        ModelSpec *m = model_from_hf_config(text, cases[i].file, NULL, 0, err, sizeof err);
+        if (!m)
+            fail_msg("%s", err);
+        const size_t got = params(m, NULL);
+        if (got != cases[i].params)
+            fail_msg("%s: %zu parameters, want %zu", cases[i].file, got, cases[i].params);
+        model_free(m);
+    }
+}
+
 static void expect_refused(const char *text, int context, const char *const *needles)
 {
     char err[512] = "";
@@ -168,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_zoo_models_from_their_configs),
         cmocka_unit_test(test_model_file_round_trip),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_example_configs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
