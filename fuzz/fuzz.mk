@@ -10,7 +10,7 @@ FUZZ_CC ?= clang
 FUZZ_BUILD = build-fuzz
 FUZZ_SECONDS ?= 600
 # harness name and its -max_len (bytes): room for the seeds and a little more
-FUZZ_HARNESSES = model_json:16384 spec:8192 idx:4096 weights:8192 op_key:256 import:8192 db_read:4096
+FUZZ_HARNESSES = model_json:16384 spec:8192 idx:4096 weights:8192 op_key:256 import:8192 db_read:4096 hf_config:4096
 FUZZ_NAMES = $(foreach h,$(FUZZ_HARNESSES),$(word 1,$(subst :, ,$(h))))
 FUZZ_BINS = $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 

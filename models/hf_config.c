@@ -119,13 +119,15 @@ static int read_shape(const Reader *r, const cJSON *c, TransformerShape *s)
          strcmp(mt->valuestring, "bert") != 0))
         return fail(r, "model_type", "%s: families read: gpt2, opt, bert (GPT-3's and Megatron's shapes as gpt2 "
                                      "configs)", got);
-    const int big = 1 << 20;
+    /* bounds no real model nears (GPT-3 175B: 96 layers; Megatron 1T: 128), so that a
+     * config's numbers cannot ask for a network no machine could lay out */
+    const int big = 1 << 20, deep = 4096;
     bool tied = true;
     if (strcmp(mt->valuestring, "gpt2") == 0) {
         s->family = TF_GPT2;
         s->causal = s->scale_residual = true;
         int inner = 0;
-        if (get_int(r, c, "n_layer", true, 0, 1, big, &s->layers) || get_int(r, c, "n_embd", true, 0, 1, big, &s->width) ||
+        if (get_int(r, c, "n_layer", true, 0, 1, deep, &s->layers) || get_int(r, c, "n_embd", true, 0, 1, big, &s->width) ||
             get_int(r, c, "n_head", true, 0, 1, big, &s->heads) || get_int(r, c, "vocab_size", true, 0, 2, 1 << 30, &s->vocab) ||
             get_int(r, c, "n_inner", false, 0, 1, 1 << 30, &inner) ||
             get_act(r, c, "activation_function", "gelu_new", &s->act) ||
@@ -144,7 +146,7 @@ static int read_shape(const Reader *r, const cJSON *c, TransformerShape *s)
         s->causal = true;
         bool before = true;
         int proj = 0;
-        if (get_int(r, c, "num_hidden_layers", true, 0, 1, big, &s->layers) ||
+        if (get_int(r, c, "num_hidden_layers", true, 0, 1, deep, &s->layers) ||
             get_int(r, c, "hidden_size", true, 0, 1, big, &s->width) ||
             get_int(r, c, "num_attention_heads", true, 0, 1, big, &s->heads) ||
             get_int(r, c, "ffn_dim", true, 0, 1, 1 << 30, &s->ffn) ||
@@ -166,7 +168,7 @@ static int read_shape(const Reader *r, const cJSON *c, TransformerShape *s)
         s->eps = 1e-5f;
     } else {
         s->family = TF_BERT;
-        if (get_int(r, c, "num_hidden_layers", true, 0, 1, big, &s->layers) ||
+        if (get_int(r, c, "num_hidden_layers", true, 0, 1, deep, &s->layers) ||
             get_int(r, c, "hidden_size", true, 0, 1, big, &s->width) ||
             get_int(r, c, "num_attention_heads", true, 0, 1, big, &s->heads) ||
             get_int(r, c, "intermediate_size", true, 0, 1, 1 << 30, &s->ffn) ||

@@ -4,7 +4,7 @@
 # UBSan and the leak check, with the harness's invariants. Builds build-fuzz/ with clang
 # first (fuzz/fuzz.mk). Prints "ok fuzz-NAME" or "FAIL fuzz-NAME: why" per harness.
 FUZZ_CC=${FUZZ_CC:-clang}
-names="model_json spec idx weights op_key import db_read"
+names="model_json spec idx weights op_key import db_read hf_config"
 if ! command -v "$FUZZ_CC" >/dev/null 2>&1; then
     for n in $names; do
         echo "FAIL fuzz-$n: $FUZZ_CC not found; install clang and libomp-dev (apt-get install clang libomp-dev)"
