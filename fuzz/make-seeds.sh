@@ -3,6 +3,7 @@
 # built harnesses (make fuzz-build first) and the project's own files:
 #   model_json  every zoo model exported (the harness's seed mode), docs/examples/, bench/gpu-chains/
 #   spec        systems/*.json and systems/*/*.json but the profiles
+#   hf_config   docs/examples/hf-configs/, OPT-1.3B's config and two small ones (one refused)
 #   idx, weights, op_key, db_read   the harness's seed mode (FUZZ_WRITE_SEEDS=DIR)
 #   import      dlperf CSVs as tests/test_gpu.sh writes them, and each published format's
 #               layout from the first lines of a file of ../shared/gpu_data (GPU_DATA=DIR)
@@ -23,6 +24,13 @@ done
 find "$C/model_json" -name 'zoo-*.json' -size +6k -delete
 cp docs/examples/*.json "$C/model_json/"
 for f in bench/gpu-chains/*-8.json; do cp "$f" "$C/model_json/gpu-chains-$(basename "$f")"; done
+
+rm -rf "$C/hf_config"
+mkdir -p "$C/hf_config"
+cp docs/examples/hf-configs/*.json "$C/hf_config/"
+printf '%s' '{"_name_or_path": "facebook/opt-1.3b", "activation_function": "relu", "attention_dropout": 0.0, "do_layer_norm_before": true, "dropout": 0.1, "ffn_dim": 8192, "hidden_size": 2048, "max_position_embeddings": 2048, "model_type": "opt", "num_attention_heads": 32, "num_hidden_layers": 24, "vocab_size": 50272, "word_embed_proj_dim": 2048}' >"$C/hf_config/opt-1.3b.json"
+printf '{"model_type": "bert", "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 8, "vocab_size": 9}' >"$C/hf_config/bert-tiny.json"
+printf '{"model_type": "gpt2", "n_layer": 2, "n_embd": 10, "n_head": 3, "n_positions": 8, "vocab_size": 9}' >"$C/hf_config/gpt2-bad-heads.json"
 
 rm -rf "$C/spec"
 mkdir -p "$C/spec"
