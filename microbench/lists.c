@@ -636,8 +636,8 @@ int mb_list_transformer(MbMode mode, OpDesc *out, int max)
     wpe.u.embed.accumulate = false;
     list_push(out, max, &n, wpe);
     /* a language model's loss over its vocabulary (BERT's 30522, GPT-2's 50257) and its
-     * optimizer over a hundred million parameters and more: the element-wise sweep stops at
-     * 1000 classes and 2^26 elements */
+     * optimizer over a hundred million parameters and more, beyond the element-wise sweep's
+     * largest (1000 classes, 2^26 elements) */
     static const int vocab[] = {30522, 50257};
     for (int v = 0; !quick && v < 2; v++)
         for (int rows = 512; rows <= 2048; rows *= 4) {

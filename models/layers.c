@@ -790,20 +790,23 @@ static void add_forward(LayerCtx *c, const LayerSpec *l)
     emit_act_forward(c, l, pl->y, count);
 }
 
+/* dx_k (+)= dy, count floats: a copy for the first writer, an add for the later ones. */
+static void emit_dx_pass(LayerCtx *c, bool *written, int k, BufRef dy, size_t count)
+{
+    if (take_dx(c, written, k))
+        plan_add(c->plan, c->layer, op_axpby(PHASE_BWD_DATA, count, 1, 1), (BufRef[]){c->dx[k], c->dx[k], dy}, 3);
+    else
+        plan_add(c->plan, c->layer, op_copy(PHASE_BWD_DATA, count), (BufRef[]){c->dx[k], dy}, 2);
+}
+
 static void add_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 {
     PlanLayer *pl = self(c);
     size_t count = (size_t)c->batch * shape_count(&pl->out);
     emit_act_backward(c, l, pl->y, pl->dy, count);
-    for (int k = 0; k < c->nin; k++) {
-        if (!c->need_dx[k])
-            continue;
-        if (take_dx(c, written, k))
-            plan_add(c->plan, c->layer, op_axpby(PHASE_BWD_DATA, count, 1, 1), (BufRef[]){c->dx[k], c->dx[k], pl->dy},
-                     3);
-        else
-            plan_add(c->plan, c->layer, op_copy(PHASE_BWD_DATA, count), (BufRef[]){c->dx[k], pl->dy}, 2);
-    }
+    for (int k = 0; k < c->nin; k++)
+        if (c->need_dx[k])
+            emit_dx_pass(c, written, k, pl->dy, count);
 }
 
 /* ---- activation, flatten ---- */
@@ -1206,13 +1209,8 @@ static void position_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     OpDesc d = op_embedding_positions(PHASE_BWD_WEIGHTS, rows, l->u.pos.token_types ? rows : c->batch, P, D);
     d.u.embed.accumulate = false;
     plan_add(p, c->layer, d, (BufRef[]){grad_of(pl->w), pl->dy}, 2);
-    if (!c->need_dx[0])
-        return;
-    const size_t count = (size_t)rows * D;
-    if (take_dx(c, written, 0))
-        plan_add(p, c->layer, op_axpby(PHASE_BWD_DATA, count, 1, 1), (BufRef[]){c->dx[0], c->dx[0], pl->dy}, 3);
-    else
-        plan_add(p, c->layer, op_copy(PHASE_BWD_DATA, count), (BufRef[]){c->dx[0], pl->dy}, 2);
+    if (c->need_dx[0])
+        emit_dx_pass(c, written, 0, pl->dy, (size_t)rows * D);
 }
 
 /* ---- dispatch ---- */

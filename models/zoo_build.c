@@ -83,6 +83,13 @@ static int maybe_dropout(Builder *b, const char *name, int in, float rate)
     return rate > 0 ? zb_dropout(b, name, in, rate) : in;
 }
 
+/* "<block><i>.<part>" in n (the layer helpers copy the name at once) */
+static const char *block_name(char n[LAYER_NAME_MAX], const char *block, int i, const char *part)
+{
+    snprintf(n, LAYER_NAME_MAX, "%s%d.%s", block, i, part);
+    return n;
+}
+
 int zb_transformer(Builder *b, const TransformerShape *s)
 {
     const bool bert = s->family == TF_BERT;
@@ -98,44 +105,27 @@ int zb_transformer(Builder *b, const TransformerShape *s)
     char n[LAYER_NAME_MAX];
     for (int i = 0; i < s->layers; i++) {
         if (bert) {
-            snprintf(n, sizeof n, "layer%d.attention", i);
-            int h = zb_attention(b, n, x, s->heads, s->causal, s->attn_dropout, s->init, sr);
-            snprintf(n, sizeof n, "layer%d.attention.dropout", i);
-            h = maybe_dropout(b, n, h, s->dropout);
-            snprintf(n, sizeof n, "layer%d.attention.res", i);
-            h = zb_add2(b, n, x, h, NOACT);
-            snprintf(n, sizeof n, "layer%d.attention.ln", i);
-            x = zb_layernorm(b, n, h, s->eps);
-            snprintf(n, sizeof n, "layer%d.intermediate", i);
-            h = zb_dense_normal(b, n, x, s->ffn, s->act, s->init);
-            snprintf(n, sizeof n, "layer%d.output", i);
-            h = zb_dense_normal(b, n, h, s->width, NOACT, sr);
-            snprintf(n, sizeof n, "layer%d.output.dropout", i);
-            h = maybe_dropout(b, n, h, s->dropout);
-            snprintf(n, sizeof n, "layer%d.output.res", i);
-            h = zb_add2(b, n, x, h, NOACT);
-            snprintf(n, sizeof n, "layer%d.output.ln", i);
-            x = zb_layernorm(b, n, h, s->eps);
+            int h = zb_attention(b, block_name(n, "layer", i, "attention"), x, s->heads, s->causal, s->attn_dropout,
+                                 s->init, sr);
+            h = maybe_dropout(b, block_name(n, "layer", i, "attention.dropout"), h, s->dropout);
+            h = zb_add2(b, block_name(n, "layer", i, "attention.res"), x, h, NOACT);
+            x = zb_layernorm(b, block_name(n, "layer", i, "attention.ln"), h, s->eps);
+            h = zb_dense_normal(b, block_name(n, "layer", i, "intermediate"), x, s->ffn, s->act, s->init);
+            h = zb_dense_normal(b, block_name(n, "layer", i, "output"), h, s->width, NOACT, sr);
+            h = maybe_dropout(b, block_name(n, "layer", i, "output.dropout"), h, s->dropout);
+            h = zb_add2(b, block_name(n, "layer", i, "output.res"), x, h, NOACT);
+            x = zb_layernorm(b, block_name(n, "layer", i, "output.ln"), h, s->eps);
             continue;
         }
-        snprintf(n, sizeof n, "h%d.ln_1", i);
-        int h = zb_layernorm(b, n, x, s->eps);
-        snprintf(n, sizeof n, "h%d.attn", i);
-        h = zb_attention(b, n, h, s->heads, s->causal, s->attn_dropout, s->init, sr);
-        snprintf(n, sizeof n, "h%d.attn.dropout", i);
-        h = maybe_dropout(b, n, h, s->dropout);
-        snprintf(n, sizeof n, "h%d.res_1", i);
-        x = zb_add2(b, n, x, h, NOACT);
-        snprintf(n, sizeof n, "h%d.ln_2", i);
-        h = zb_layernorm(b, n, x, s->eps);
-        snprintf(n, sizeof n, "h%d.mlp.c_fc", i);
-        h = zb_dense_normal(b, n, h, s->ffn, s->act, s->init);
-        snprintf(n, sizeof n, "h%d.mlp.c_proj", i);
-        h = zb_dense_normal(b, n, h, s->width, NOACT, sr);
-        snprintf(n, sizeof n, "h%d.mlp.dropout", i);
-        h = maybe_dropout(b, n, h, s->dropout);
-        snprintf(n, sizeof n, "h%d.res_2", i);
-        x = zb_add2(b, n, x, h, NOACT);
+        int h = zb_layernorm(b, block_name(n, "h", i, "ln_1"), x, s->eps);
+        h = zb_attention(b, block_name(n, "h", i, "attn"), h, s->heads, s->causal, s->attn_dropout, s->init, sr);
+        h = maybe_dropout(b, block_name(n, "h", i, "attn.dropout"), h, s->dropout);
+        x = zb_add2(b, block_name(n, "h", i, "res_1"), x, h, NOACT);
+        h = zb_layernorm(b, block_name(n, "h", i, "ln_2"), x, s->eps);
+        h = zb_dense_normal(b, block_name(n, "h", i, "mlp.c_fc"), h, s->ffn, s->act, s->init);
+        h = zb_dense_normal(b, block_name(n, "h", i, "mlp.c_proj"), h, s->width, NOACT, sr);
+        h = maybe_dropout(b, block_name(n, "h", i, "mlp.dropout"), h, s->dropout);
+        x = zb_add2(b, block_name(n, "h", i, "res_2"), x, h, NOACT);
     }
     LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, bert ? "cls.decoder" : "lm_head");
     if (bert) {

@@ -2328,11 +2328,8 @@ static bool membw_parse(KeyCursor *kc, OpDesc *r)
 
 OpDesc op_bmm(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b, float beta)
 {
-    OpDesc d = {.kind = OP_BMM, .phase = phase};
-    d.u.bmm = (BmmDesc){.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a,
-                        .trans_b = trans_b, .alpha = 1.0f, .beta = beta};
-    DESC_ASSERT_VALID(&d);
-    return d;
+    return op_bmm_strided(phase, batch, m, n, k, trans_a, trans_b, 1.0f, beta, (int[3]){0, 0, 0},
+                          (size_t[3]){0, 0, 0});
 }
 
 OpDesc op_bmm_strided(OpPhase phase, int batch, int m, int n, int k, bool trans_a, bool trans_b,

@@ -359,21 +359,27 @@ static double abs_sum_span(const float *restrict x, size_t n)
     return s;
 }
 
-/* Contract: see kernels.h. Summed in double; OpenMP's reduction adds the per-thread
- * partial sums, so the last bits depend on the thread count. */
-void norm1_run(float *out, const float *x, const MemDesc *d)
+/* sum over threads of span(x's share) for every thread's share of x (n floats), in double;
+ * OpenMP's reduction adds the per-thread partial sums, so the last bits depend on the
+ * thread count. */
+static double parallel_sum(const float *x, size_t n, double (*span)(const float *restrict, size_t))
 {
-    OPS_ASSERT(out && x && d);
-    const size_t n = d->count;
     double total = 0.0;
 #pragma omp parallel reduction(+ : total) if (n >= ops_par_min)
     {
         size_t lo, hi;
         ops_span_split(n, &lo, &hi);
         if (hi > lo)
-            total += abs_sum_span(x + lo, hi - lo);
+            total += span(x + lo, hi - lo);
     }
-    out[0] = (float)total;
+    return total;
+}
+
+/* Contract: see kernels.h. */
+void norm1_run(float *out, const float *x, const MemDesc *d)
+{
+    OPS_ASSERT(out && x && d);
+    out[0] = (float)parallel_sum(x, d->count, abs_sum_span);
 }
 
 OPS_TARGET_CLONES
@@ -386,18 +392,9 @@ static double sq_sum_span(const float *restrict x, size_t n)
     return s;
 }
 
-/* Contract: see kernels.h. As norm1_run: the last bits depend on the thread count. */
+/* Contract: see kernels.h. As norm1_run, the last bits depend on the thread count. */
 void sumsq_run(float *out, const float *x, const MemDesc *d)
 {
     OPS_ASSERT(out && x && d);
-    const size_t n = d->count;
-    double total = 0.0;
-#pragma omp parallel reduction(+ : total) if (n >= ops_par_min)
-    {
-        size_t lo, hi;
-        ops_span_split(n, &lo, &hi);
-        if (hi > lo)
-            total += sq_sum_span(x + lo, hi - lo);
-    }
-    out[0] = (float)total;
+    out[0] = (float)parallel_sum(x, d->count, sq_sum_span);
 }

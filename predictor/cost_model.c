@@ -187,11 +187,10 @@ static bool compute_bound(OpKind k) { return k == OP_GEMM || k == OP_BMM || k ==
  * grouped by kind, phase and variant (activation and whether in place, pooling, STREAM or
  * memory kernel, batch-norm mode, GRU activation, the binary or tensor-scalar operator, a
  * convolution grouped or dense). */
-static bool phase_free(OpKind k) { return op_kind_phaseless(k); }
 
 static int group_of(const OpDesc *d)
 {
-    int sub = 0, phase = phase_free(d->kind) ? 0 : (int)d->phase;
+    int sub = 0, phase = op_kind_phaseless(d->kind) ? 0 : (int)d->phase;
     if (d->kind == OP_ACT)
         sub = d->u.act.act + (d->u.act.in_place ? ACT_COUNT : 0);
     else if (d->kind == OP_POOL2D)
