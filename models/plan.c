@@ -292,12 +292,8 @@ static void emit_update_range(Plan *p, const OptSpec *o, size_t off, size_t byte
         break;
     case OPT_ADAMW:
         d = op_adamw(n, o->lr, o->beta1, o->beta2, o->eps, o->weight_decay, decay);
-        if (o->clip_norm > 0) {
-            op_update_set_clip(&d, o->clip_norm);
-            plan_add(p, -1, d, (BufRef[]){w, s1, s2, g, p->grad_sumsq}, 5);
-        } else {
-            plan_add(p, -1, d, (BufRef[]){w, s1, s2, g}, 4);
-        }
+        op_update_set_clip(&d, o->clip_norm); /* 0: no clipping, no norm to read */
+        plan_add(p, -1, d, (BufRef[]){w, s1, s2, g, p->grad_sumsq}, o->clip_norm > 0 ? 5 : 4);
         break;
     case OPT_SGD:
     default:
@@ -373,7 +369,7 @@ static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, si
         snprintf(err, errlen, "model '%s' has %d head(s); head %d does not exist", m->name, nheads, head);
         return -1;
     }
-    if (m->opt.clip_norm > 0 && (m->nheads > 0 || (m->opt.kind != OPT_ADAMW))) {
+    if (m->opt.clip_norm > 0 && (m->nheads > 0 || m->opt.kind != OPT_ADAMW)) {
         snprintf(err, errlen, "model '%s': gradient clipping is AdamW's here, over one network's gradients "
                               "(not a multi-task model's)", m->name);
         return -1;
