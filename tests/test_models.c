@@ -388,15 +388,18 @@ static void check_training_lowers_loss(const ModelSpec *base, float lr, int step
     double first = trainer_step(&t, 0, NULL), last = first;
     for (int s = 1; s < steps; s++)
         last = trainer_step(&t, s, NULL);
+    trainer_free(&t);
     if (!(last < 0.8 * first))
         fail_msg("%s: loss %.6g -> %.6g after %d steps", m.name, first, last, steps);
-    trainer_free(&t);
 }
 
 static void test_training_lowers_loss(void **state)
 {
     ModelSpec c = conv_model(), l = lstm_model(), a = ae_model(), d = dag_model();
-    check_training_lowers_loss(&c, 2.0f, 200);
+    /* tiny-conv sits on a plateau near loss 0.9 for ~100 steps; how it leaves depends on
+     * rounding (thread count, sanitizer builds) at larger rates, so the rate is moderate and
+     * the run long enough that every build ends far below the criterion */
+    check_training_lowers_loss(&c, 0.5f, 400);
     check_training_lowers_loss(&l, 0.02f, 40);
     check_training_lowers_loss(&a, 0.01f, 40);
     check_training_lowers_loss(&d, 0.5f, 100);
