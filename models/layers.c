@@ -1040,6 +1040,11 @@ static int attention_infer(const LayerSpec *l, const Shape *in, Shape *out, char
         snprintf(msg, n, "heads %d: must be >= 1 and divide the width %d", a->heads, in->d[1]);
         return -1;
     }
+    const int shards = a->shards > 1 ? a->shards : 1;
+    if (a->shards < 0 || a->heads % shards != 0) {
+        snprintf(msg, n, "shards %d: must be >= 1 and divide the heads %d", a->shards, a->heads);
+        return -1;
+    }
     if (!(a->dropout >= 0 && a->dropout < 1)) {
         snprintf(msg, n, "dropout %g: must be in [0, 1)", a->dropout);
         return -1;
@@ -1049,11 +1054,12 @@ static int attention_infer(const LayerSpec *l, const Shape *in, Shape *out, char
         return -1;
     }
     *out = *in;
-    return check_weights(3.0 * in->d[1] * in->d[1], msg, n);
+    return check_weights(4.0 * in->d[1] * in->d[1] / shards, msg, n);
 }
 
 typedef struct {
     int T, D, B, H, hd, BH, rows;
+    int Dl;                   /* this shard's width: its H heads x hd (D without shards) */
     bool drop;                /* dropout on the weights (training only) */
     OpDesc bmm[ATTN_BMMS];    /* the strided BMMs (op_attention_bmms) */
 } AttnDims;
@@ -1061,8 +1067,10 @@ typedef struct {
 static AttnDims attn_dims(const LayerCtx *c, const LayerSpec *l)
 {
     AttnDims a;
-    a.T = c->in_shape[0].d[0], a.D = c->in_shape[0].d[1], a.B = c->batch, a.H = l->u.attn.heads;
-    a.hd = a.D / a.H, a.BH = a.B * a.H, a.rows = a.T * a.B;
+    const int shards = l->u.attn.shards > 1 ? l->u.attn.shards : 1;
+    a.T = c->in_shape[0].d[0], a.D = c->in_shape[0].d[1], a.B = c->batch;
+    a.hd = a.D / l->u.attn.heads, a.H = l->u.attn.heads / shards, a.Dl = a.H * a.hd;
+    a.BH = a.B * a.H, a.rows = a.T * a.B;
     a.drop = training(c) && l->u.attn.dropout > 0;
     op_attention_bmms(a.B, a.H, a.T, a.hd, a.bmm);
     return a;
@@ -1076,28 +1084,28 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
     Plan *p = c->plan;
     PlanLayer *pl = self(c);
     const AttnDims a = attn_dims(c, l);
-    const size_t D = (size_t)a.D, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
-    pl->w = plan_add_tensor(p, c->layer, "qkv_kernel", D * 3 * D, true, !l->no_decay, l->init, l->init_scale, 0,
-                            a.D, 3 * a.D);
-    pl->b = add_fill(c, "qkv_bias", 3 * D, true, 0);
+    const size_t D = (size_t)a.D, Dl = (size_t)a.Dl, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
+    pl->w = plan_add_tensor(p, c->layer, "qkv_kernel", D * 3 * Dl, true, !l->no_decay, l->init, l->init_scale, 0,
+                            a.D, 3 * a.Dl);
+    pl->b = add_fill(c, "qkv_bias", 3 * Dl, true, 0);
     const float ps = l->u.attn.proj_init_scale > 0 ? l->u.attn.proj_init_scale : l->init_scale;
-    pl->saved[5] = plan_add_tensor(p, c->layer, "proj_kernel", D * D, true, !l->no_decay, l->init, ps, 0, a.D, a.D);
+    pl->saved[5] = plan_add_tensor(p, c->layer, "proj_kernel", Dl * D, true, !l->no_decay, l->init, ps, 0, a.Dl, a.D);
     pl->saved[6] = add_fill(c, "proj_bias", D, true, 0);
     if (!c->active)
         return;
     alloc_output(c, rows * D);
-    const BufRef qkv = pl->saved[0] = plan_alloc(p, ARENA_ACT, rows * 3 * D * F32);
+    const BufRef qkv = pl->saved[0] = plan_alloc(p, ARENA_ACT, rows * 3 * Dl * F32);
     pl->saved[1] = plan_alloc(p, ARENA_ACT, weights * F32);
     pl->saved[2] = pl->saved[1];
     if (a.drop) {
         pl->saved[2] = plan_alloc(p, ARENA_ACT, weights * F32);
         pl->saved[3] = plan_alloc(p, ARENA_ACT, weights * F32);
     }
-    pl->saved[4] = plan_alloc(p, ARENA_ACT, rows * D * F32);
-    /* qkv (rows, 3D) = x Wqkv + b */
-    plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, 3 * a.D, a.D, false, false, 0), (BufRef[]){qkv, c->x[0], pl->w},
+    pl->saved[4] = plan_alloc(p, ARENA_ACT, rows * Dl * F32);
+    /* qkv (rows, 3 Dl) = x Wqkv + b */
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, 3 * a.Dl, a.D, false, false, 0), (BufRef[]){qkv, c->x[0], pl->w},
              3);
-    plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, 3 * a.D, 1), (BufRef[]){qkv, pl->b}, 2);
+    plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, 3 * a.Dl, 1), (BufRef[]){qkv, pl->b}, 2);
     /* scores (BH, T, T) = q k^T / sqrt(hd), then softmax in place */
     plan_add(p, c->layer, a.bmm[ATTN_SCORES], (BufRef[]){pl->saved[1], qkv, tail(qkv, (size_t)a.hd)}, 3);
     const int srows = a.BH * a.T;
@@ -1111,10 +1119,10 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
         plan_add(p, c->layer, op_dropout(PHASE_FWD, weights, l->u.attn.dropout, seed),
                  (BufRef[]){pl->saved[2], pl->saved[3], pl->saved[1], p->step_counter}, 4);
     }
-    /* context (T, B, D) = weights v, head by head into its columns */
+    /* context (T, B, Dl) = weights v, head by head into its columns */
     plan_add(p, c->layer, a.bmm[ATTN_CONTEXT], (BufRef[]){pl->saved[4], pl->saved[2], tail(qkv, 2 * (size_t)a.hd)}, 3);
     /* y = context Wproj + b */
-    plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, a.D, a.D, false, false, 0),
+    plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, a.D, a.Dl, false, false, 0),
              (BufRef[]){pl->y, pl->saved[4], pl->saved[5]}, 3);
     plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, a.D, 1), (BufRef[]){pl->y, pl->saved[6]}, 2);
 }
@@ -1124,18 +1132,18 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     Plan *p = c->plan;
     PlanLayer *pl = self(c);
     const AttnDims a = attn_dims(c, l);
-    const size_t D = (size_t)a.D, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
+    const size_t Dl = (size_t)a.Dl, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
     const size_t hd = (size_t)a.hd;
     const BufRef qkv = pl->saved[0];
-    const BufRef dctx = plan_alloc(p, ARENA_ACTGRAD, rows * D * F32);
-    const BufRef dqkv = plan_alloc(p, ARENA_ACTGRAD, rows * 3 * D * F32);
+    const BufRef dctx = plan_alloc(p, ARENA_ACTGRAD, rows * Dl * F32);
+    const BufRef dqkv = plan_alloc(p, ARENA_ACTGRAD, rows * 3 * Dl * F32);
     const BufRef dw = plan_alloc(p, ARENA_ACTGRAD, weights * F32); /* of the weights (after dropout) */
     const BufRef ds = plan_alloc(p, ARENA_ACTGRAD, weights * F32); /* of the scores */
     /* the projection */
     emit_bias_grad(c, pl->saved[6], pl->dy, a.rows, a.D, 1);
-    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.D, a.D, a.rows, true, false, 0),
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.Dl, a.D, a.rows, true, false, 0),
              (BufRef[]){grad_of(pl->saved[5]), pl->saved[4], pl->dy}, 3);
-    plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, a.rows, a.D, a.D, false, true, 0),
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, a.rows, a.Dl, a.D, false, true, 0),
              (BufRef[]){dctx, pl->dy, pl->saved[5]}, 3);
     /* context = W v: dW = dctx v^T; dv = W^T dctx, into dqkv's v columns */
     plan_add(p, c->layer, a.bmm[ATTN_D_WEIGHTS], (BufRef[]){dw, dctx, tail(qkv, 2 * hd)}, 3);
@@ -1151,12 +1159,12 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     plan_add(p, c->layer, a.bmm[ATTN_D_Q], (BufRef[]){dqkv, ds, tail(qkv, hd)}, 3);
     plan_add(p, c->layer, a.bmm[ATTN_D_K], (BufRef[]){tail(dqkv, hd), ds, qkv}, 3);
     /* the QKV projection */
-    emit_bias_grad(c, pl->b, dqkv, a.rows, 3 * a.D, 1);
-    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.D, 3 * a.D, a.rows, true, false, 0),
+    emit_bias_grad(c, pl->b, dqkv, a.rows, 3 * a.Dl, 1);
+    plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.D, 3 * a.Dl, a.rows, true, false, 0),
              (BufRef[]){grad_of(pl->w), c->x[0], dqkv}, 3);
     if (c->need_dx[0])
         plan_add(p, c->layer,
-                 op_gemm(PHASE_BWD_DATA, a.rows, a.D, 3 * a.D, false, true, take_dx(c, written, 0) ? 1 : 0),
+                 op_gemm(PHASE_BWD_DATA, a.rows, a.D, 3 * a.Dl, false, true, take_dx(c, written, 0) ? 1 : 0),
                  (BufRef[]){c->dx[0], dqkv, pl->w}, 3);
 }
 

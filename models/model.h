@@ -123,6 +123,11 @@ typedef struct {
     bool causal;
     float dropout;         /* on the attention weights (GPT-2, BERT: 0.1; llm.c: 0) */
     float proj_init_scale; /* Wproj's N(0, s) (GPT-2: 0.02 / sqrt(2 layers)); 0: init_scale */
+    int shards;            /* tensor parallel (Megatron's ParallelAttention): the layer is one of
+                            * `shards` ranks, holding heads / shards heads: Wqkv's (D, 3D / shards)
+                            * columns and Wproj's (D / shards, D) rows of them. Its output is
+                            * that rank's partial sum, which the ranks' allreduce completes.
+                            * 0 or 1: the whole layer */
 } AttentionSpec;
 
 typedef struct {

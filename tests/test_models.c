@@ -212,14 +212,17 @@ static ModelSpec text_model(void)
 /* A GPT-style decoder over time-major token sequences: token and position embeddings,
  * one pre-norm block with causal attention (2 heads, dropout on the weights) and a GELU
  * MLP, a final layer norm and the LM head tied to the token table, scored per step. */
-static ModelSpec gpt_model(bool causal, float dropout)
+/* shards > 1: heads 4, the attention one tensor-parallel shard of them (its partial sum) */
+static ModelSpec gpt_model(bool causal, float dropout, int shards)
 {
     Builder b = {.init = INIT_GLOROT_UNIFORM};
     const int D = 8, V = 11, T = 5;
     int tok = zb_token_embedding(&b, "wte", V, D, 0.5f, true);
     int x = zb_position(&b, "wpe", tok, T + 2, 0.5f);
     int h = zb_layernorm(&b, "ln_1", x, 1e-5f);
-    h = zb_attention(&b, "attn", h, 2, causal, dropout, 0.4f, 0.3f);
+    h = zb_attention(&b, "attn", h, shards > 1 ? 4 : 2, causal, dropout, 0.4f, 0.3f);
+    if (shards > 1)
+        b.layers[h].u.attn.shards = shards;
     x = zb_add2(&b, "res_1", x, h, NOACT);
     h = zb_layernorm(&b, "ln_2", x, 1e-5f);
     h = zb_dense_normal(&b, "fc", h, 4 * D, ACT_GELU, 0.4f);
@@ -340,8 +343,9 @@ static void test_gradcheck_sequences(void **state) { gradcheck(seq_model(), 3); 
 static void test_gradcheck_sparse_autoencoder(void **state) { gradcheck(ae_model(), 4); }
 static void test_gradcheck_dag(void **state) { gradcheck(dag_model(), 4); }
 static void test_gradcheck_text(void **state) { gradcheck(text_model(), 3); }
-static void test_gradcheck_gpt(void **state) { gradcheck(gpt_model(true, 0.2f), 3); }
-static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f), 2); }
+static void test_gradcheck_gpt(void **state) { gradcheck(gpt_model(true, 0.2f, 1), 3); }
+static void test_gradcheck_attention_shard(void **state) { gradcheck(gpt_model(true, 0.2f, 2), 3); }
+static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f, 1), 2); }
 static void test_gradcheck_masked_lm(void **state) { gradcheck(bert_model(), 4); }
 
 /* BERT's masking on bert-base's batches: 15% of the positions scored; of those 80% show the
@@ -404,7 +408,7 @@ static void test_training_lowers_loss(void **state)
     check_training_lowers_loss(&a, 0.01f, 40);
     check_training_lowers_loss(&d, 0.5f, 100);
     /* AdamW with decoupled decay and clipping (tight enough to act on the first steps) */
-    ModelSpec g = gpt_model(true, 0.0f);
+    ModelSpec g = gpt_model(true, 0.0f, 1);
     g.opt = (OptSpec){.kind = OPT_ADAMW, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
                       .clip_norm = 0.5f};
     check_training_lowers_loss(&g, 0.01f, 60);
@@ -549,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_gradcheck_dag),
         cmocka_unit_test(test_gradcheck_text),
         cmocka_unit_test(test_gradcheck_gpt),
+        cmocka_unit_test(test_gradcheck_attention_shard),
         cmocka_unit_test(test_gradcheck_encoder),
         cmocka_unit_test(test_gradcheck_masked_lm),
         cmocka_unit_test(test_masked_tokens),
