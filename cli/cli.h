@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "models/model.h"
 #include "predictor/predict.h"
+#include "predictor/system_pricer.h"
 #include "verify/runner.h"
 
 #define DLPERF_VERSION "0.1.0"
@@ -175,11 +176,34 @@ typedef struct {
     int micro_batches;     /* of the pipeline (default: the stages x 4) */
     int summa_n;           /* predict --summa N: a distributed N x N x N GEMM (seed 003) */
     bool csv;              /* predict: CSV on stdout */
+    /* predict: a transformer under Megatron-style parallelism (predictor/transformer_parallel.h) */
+    bool parallel;         /* any of the options below given */
+    int tp, pp, micro_batch, interleave;
+    bool sp, zero1, search;
+    const char *recompute;
 } WhatIfOpts;
 /* predict --summa N --system NAME: seed 003's SUMMA estimate on the system's devices. */
 int predict_summa(Cli *cli, const WhatIfOpts *o);
 /* predict MODEL --system NAME: one configuration on a spec-sheet system, explained. */
 int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts *o);
+
+/* What every what-if command needs: the database, this machine's calibration where one
+ * is used (for this machine; for another device only what no GPU evidence prices), and the
+ * system made ready to price (predictor/system_pricer.h). */
+typedef struct {
+    Db *db;
+    MachineRow machine;
+    CalibrationRow cal; /* id 0: none used */
+    CostModel *cm;
+    SystemPricer sp;
+    bool all_algos;
+} WhatIf;
+int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w);
+void whatif_close(WhatIf *w);
+/* predict MODEL --system NAME --tp T --pp P | --search: the transformer's iteration and
+ * memory per GPU under tensor, sequence, pipeline and data parallelism (cli/predict_parallel.c);
+ * batch is the global batch. */
+int predict_transformer_parallel(Cli *cli, const WhatIf *w, const ModelSpec *m, int batch, const WhatIfOpts *o);
 int cmd_run(int argc, char **argv, Cli *cli);
 int cmd_validate(int argc, char **argv, Cli *cli);
 int cmd_import(int argc, char **argv, Cli *cli);

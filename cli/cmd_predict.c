@@ -19,12 +19,14 @@ typedef struct {
     int ranks;            /* data-parallel on this machine (mpirun -np ranks) */
     WhatIfOpts w;         /* --system and its options */
     bool whatif_option;   /* one of --nodes, --precision, --allreduce, --overlap given */
+    bool parallel_option; /* one of --tp, --pp, --sp, --recompute, --micro-batch, --interleave, --zero1, --search */
     const char *batches;  /* --batches LIST: the step and its memory at each batch */
 } PredictOpts;
 
 enum { OPT_BATCH = 1, OPT_OPS, OPT_HOLDOUT, OPT_DEVICE_MEMORY, OPT_RANKS, OPT_SYSTEM, OPT_NODES, OPT_PRECISION,
        OPT_ALLREDUCE, OPT_OVERLAP, OPT_PIPELINE, OPT_MICRO_BATCHES, OPT_SUMMA, OPT_NO_HOST, OPT_DEVICE, OPT_MODE, OPT_WITHOUT_OWN,
-       OPT_NO_PROFILES, OPT_CSV, OPT_BATCHES };
+       OPT_NO_PROFILES, OPT_CSV, OPT_BATCHES, OPT_TP, OPT_PP, OPT_SP, OPT_RECOMPUTE, OPT_MICRO_BATCH, OPT_INTERLEAVE,
+       OPT_ZERO1, OPT_SEARCH };
 enum { MAX_BATCHES = 64 };
 
 static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
@@ -64,6 +66,16 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
         o->whatif_option = true;
         return cli_parse_int(cli, "--micro-batches", arg, 1, 1 << 20, &o->w.micro_batches);
     case OPT_SUMMA: o->whatif_option = true; return cli_parse_int(cli, "--summa", arg, 1, 1 << 30, &o->w.summa_n);
+    case OPT_TP: o->parallel_option = true; return cli_parse_int(cli, "--tp", arg, 1, 1024, &o->w.tp);
+    case OPT_PP: o->parallel_option = true; return cli_parse_int(cli, "--pp", arg, 1, 100000, &o->w.pp);
+    case OPT_SP: o->parallel_option = true; o->w.sp = true; return 0;
+    case OPT_RECOMPUTE: o->parallel_option = true; o->w.recompute = arg; return 0;
+    case OPT_MICRO_BATCH:
+        o->parallel_option = true;
+        return cli_parse_int(cli, "--micro-batch", arg, 1, 1 << 20, &o->w.micro_batch);
+    case OPT_INTERLEAVE: o->parallel_option = true; return cli_parse_int(cli, "--interleave", arg, 1, 64, &o->w.interleave);
+    case OPT_ZERO1: o->parallel_option = true; o->w.zero1 = true; return 0;
+    case OPT_SEARCH: o->parallel_option = true; o->w.search = true; return 0;
     }
     return EXIT_USAGE;
 }
@@ -295,7 +307,11 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         {"no-host", no_argument, NULL, OPT_NO_HOST}, {"device", required_argument, NULL, OPT_DEVICE},
         {"mode", required_argument, NULL, OPT_MODE}, {"without-own", no_argument, NULL, OPT_WITHOUT_OWN},
         {"csv", no_argument, NULL, OPT_CSV}, {"batches", required_argument, NULL, OPT_BATCHES},
-        {"no-profiles", no_argument, NULL, OPT_NO_PROFILES}, {0}};
+        {"no-profiles", no_argument, NULL, OPT_NO_PROFILES}, {"tp", required_argument, NULL, OPT_TP},
+        {"pp", required_argument, NULL, OPT_PP}, {"sp", no_argument, NULL, OPT_SP},
+        {"recompute", required_argument, NULL, OPT_RECOMPUTE}, {"micro-batch", required_argument, NULL, OPT_MICRO_BATCH},
+        {"interleave", required_argument, NULL, OPT_INTERLEAVE}, {"zero1", no_argument, NULL, OPT_ZERO1},
+        {"search", no_argument, NULL, OPT_SEARCH}, {0}};
     PredictOpts po = {0};
     int rc = cli_parse(cli, argc, argv, opts, predict_option, &po, command_usage(cli->cmd));
     if (rc)
@@ -314,6 +330,23 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if (po.w.pipeline && (po.w.nodes > 1 || po.w.overlap || po.w.allreduce))
         return cli_error(cli, EXIT_USAGE, "--pipeline S puts the model on S devices; --nodes, --overlap and "
                                           "--allreduce describe data parallelism");
+    if (po.parallel_option) {
+        po.w.parallel = true;
+        if (!po.w.system)
+            return cli_error(cli, EXIT_USAGE, "--tp, --pp, --sp, --recompute, --micro-batch, --interleave, --zero1 and "
+                                              "--search place a transformer on a spec-sheet system: give --system NAME");
+        if (po.w.pipeline || po.w.overlap || po.w.allreduce || po.w.summa_n || po.w.mode)
+            return cli_error(cli, EXIT_USAGE, "--tp/--pp/--search is Megatron-style parallelism; --pipeline, "
+                                              "--overlap, --allreduce, --summa and --mode do not go with it");
+        if (po.w.search && (po.w.tp || po.w.pp || po.w.sp || po.w.recompute || po.w.micro_batch || po.w.interleave ||
+                            po.w.zero1))
+            return cli_error(cli, EXIT_USAGE, "--search chooses tp, pp, sequence parallelism, recomputation, the "
+                                              "micro-batch, interleaving and the optimizer itself; give only "
+                                              "--nodes and --batch with it");
+        if (!po.batch)
+            return cli_error(cli, EXIT_USAGE, "--tp/--pp/--search: give the global batch (--batch N, sequences an "
+                                              "iteration)");
+    }
     if (po.w.csv && cli->json)
         return cli_error(cli, EXIT_USAGE, "--csv and --json: one output format at a time");
     if (po.w.csv && (po.w.summa_n || po.w.pipeline))
@@ -337,8 +370,14 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     }
     const ModelSpec *m;
     Plan plan;
-    if ((rc = cli_model_plan(cli, argc, argv, nb ? batches[0] : po.batch, &m, &plan)))
+    /* a parallel prediction's batch is the global batch: the model is planned at one sequence
+     * here, its shares at the micro-batch */
+    if ((rc = cli_model_plan(cli, argc, argv, po.parallel_option ? 1 : nb ? batches[0] : po.batch, &m, &plan)))
         return rc;
+    if (po.parallel_option) {
+        plan_free(&plan);
+        return predict_on_system(cli, m, po.batch, &po.w);
+    }
     const int batch = plan.batch;
     if (po.w.system || po.w.device) { /* batch: per device */
         plan_free(&plan);

@@ -15,21 +15,8 @@
 #include "predictor/parallel.h"
 #include "predictor/system_pricer.h"
 
-/* What every what-if command needs: the database, this machine's calibration where one
- * is used (for this machine; for another device only what no GPU evidence prices), and the
- * system made ready to price (predictor/system_pricer.h). */
-typedef struct {
-    Db *db;
-    MachineRow machine;
-    CalibrationRow cal; /* id 0: none used */
-    CostModel *cm;
-    SystemPricer sp;
-    bool all_algos;
-} WhatIf;
 
-static void whatif_close(WhatIf *w);
-
-static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
+int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
 {
     memset(w, 0, sizeof *w);
     char err[512];
@@ -100,7 +87,7 @@ static int whatif_open(Cli *cli, const WhatIfOpts *o, WhatIf *w)
     return 0;
 }
 
-static void whatif_close(WhatIf *w)
+void whatif_close(WhatIf *w)
 {
     sysp_close(&w->sp);
     cm_free(w->cm);
@@ -312,6 +299,11 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
     int rc = whatif_open(cli, o, &w);
     if (rc)
         return rc;
+    if (o->parallel) {
+        rc = predict_transformer_parallel(cli, &w, m, batch, o);
+        whatif_close(&w);
+        return rc;
+    }
     if (o->pipeline > 0) {
         rc = predict_pipeline(cli, &w, m, batch, o);
         whatif_close(&w);

@@ -245,6 +245,77 @@ done
     ok profiles-newer-devices-faster || fail profiles-newer-devices-faster "h100 ${t_dgx_h100:-?} a100 ${t_dgx_a100:-?} p100 ${t_p100_pcie_node:-?}"
 run predict-no-profiles 1 "$DLPERF" predict resnet50 --system dgx-a100 --no-profiles --db "$T/fresh.db" &&
     expect predict-no-profiles "$T/err" "nothing prices a100-sxm4-80gb at fp32" && one_line predict-no-profiles
+# ---- a transformer under Megatron-style parallelism, priced from the profiles ----
+# Korthikanti et al. 2022's configurations (Table 3) on DGX A100 nodes at 16-bit: fp16 and
+# bf16 share the A100's tensor peak, and the profiles hold 16-bit evidence at fp16 only
+for n in megatron-22b gpt3-175b megatron-530b megatron-1t; do
+    "$DLPERF" models --from-hf "docs/examples/hf-configs/$n.json" --output "$T/$n.json" 2>"$T/err" ||
+        fail "tp-model-file-$n" "$(cat "$T/err")"
+done
+tp() { # NAME PAPER_S MODEL NODES ARGS...: the iteration, its parts summing to it, within 20% of the paper
+    tpn=$1 paper=$2 model=$3 nodes=$4
+    shift 4
+    run "tp-$tpn" 0 "$DLPERF" predict --model-file "$T/$model.json" --system dgx-a100 --precision fp16 --nodes "$nodes" \
+        --db "$T/fresh.db" --json "$@" || return
+    [ "$(json "abs(json_extract(j, '\$.iteration_s') - (SELECT sum(value) FROM json_each(json_extract(j, '\$.time_s'))))
+               < 1e-9 * json_extract(j, '\$.iteration_s') AND json_extract(j, '\$.fits')
+               AND abs(json_extract(j, '\$.iteration_s') / $paper - 1) < 0.2")" = 1 ] &&
+        ok "tp-$tpn" || fail "tp-$tpn" "paper $paper s; $(head -c 600 "$T/out")"
+}
+tp 22b-full 1.42 megatron-22b 1 --tp 8 --pp 1 --batch 4 --micro-batch 4 --recompute full
+tp 22b-selective 1.10 megatron-22b 1 --tp 8 --pp 1 --batch 4 --micro-batch 4 --sp --recompute selective
+sel22=$(json "json_extract(j, '\$.iteration_s')")
+tp 175b-full 18.13 gpt3-175b 8 --tp 8 --pp 8 --batch 64 --recompute full --interleave 3
+tp 175b-selective 13.75 gpt3-175b 8 --tp 8 --pp 8 --batch 64 --sp --recompute selective --interleave 3
+sel175=$(json "json_extract(j, '\$.iteration_s')")
+[ "$(json "json_extract(j, '\$.time_s.bubble') > 0 AND json_extract(j, '\$.time_s.pp_comm') > 0
+           AND json_extract(j, '\$.memory_per_gpu_bytes.stage') = 'first' AND json_extract(j, '\$.dp') = 1")" = 1 ] &&
+    ok tp-175b-pipeline-parts || fail tp-175b-pipeline-parts "$(head -c 600 "$T/out")"
+tp 530b-full 49.05 megatron-530b 35 --tp 8 --pp 35 --batch 280 --recompute full --interleave 3
+tp 530b-selective 37.83 megatron-530b 35 --tp 8 --pp 35 --batch 280 --sp --recompute selective --interleave 3
+tp 530b-dp8 39.15 megatron-530b 280 --tp 8 --pp 35 --batch 2240 --sp --recompute selective --interleave 3 --zero1
+[ "$(json "json_extract(j, '\$.dp') = 8 AND json_extract(j, '\$.time_s.dp_comm') > 0 AND json_extract(j, '\$.distributed_optimizer')")" = 1 ] &&
+    ok tp-530b-dp8-parts || fail tp-530b-dp8-parts "$(head -c 600 "$T/out")"
+tp 1t-full 94.42 megatron-1t 64 --tp 8 --pp 64 --batch 512 --recompute full
+tp 1t-selective 71.49 megatron-1t 64 --tp 8 --pp 64 --batch 512 --sp --recompute selective
+# the search holds the paper's configuration, so it finds one at least as fast, and it fits
+run tp-search 0 "$DLPERF" predict --model-file "$T/gpt3-175b.json" --system dgx-a100 --precision fp16 --nodes 8 \
+    --batch 64 --search --db "$T/fresh.db" --json
+[ "$(json "json_extract(j, '\$.configurations_fitting') > 0 AND json_extract(j, '\$.configurations_tried')
+           >= json_extract(j, '\$.configurations_fitting') AND json_extract(j, '\$.fits')
+           AND json_extract(j, '\$.iteration_s') <= ${sel175:-0} * (1 + 1e-9)")" = 1 ] &&
+    ok tp-search-finds-at-least-the-paper || fail tp-search-finds-at-least-the-paper "paper config ${sel175:-?} s; $(head -c 600 "$T/out")"
+run tp-search-text 0 "$DLPERF" predict --model-file "$T/megatron-22b.json" --system dgx-a100 --precision fp16 --batch 4 \
+    --search --db "$T/fresh.db"
+expect tp-search-text "$T/out" "the fastest that fits"
+expect tp-search-text-parts "$T/out" "pipeline bubble"
+run tp-csv 0 "$DLPERF" predict --model-file "$T/megatron-22b.json" --system dgx-a100 --precision fp16 --tp 8 --batch 4 \
+    --micro-batch 4 --sp --recompute selective --db "$T/fresh.db" --csv
+[ "$(csvq "$T/out" /dev/null "count(*) || ',' || min(tp) || ',' || min(abs(iteration_s - ${sel22:-0}) < 1e-5 * ${sel22:-1}) FROM c --")" = "1,8,1" ] &&
+    ok tp-csv || fail tp-csv "$(cat "$T/out")"
+run tp-text 0 "$DLPERF" predict --model-file "$T/megatron-22b.json" --system dgx-a100 --precision fp16 --tp 8 --batch 4 \
+    --micro-batch 4 --sp --recompute selective --db "$T/fresh.db"
+expect tp-text "$T/out" "memory per GPU"
+expect tp-text-sources "$T/out" "one rank's share priced op by op"
+# what it refuses, in one line each
+tp_refuses() { # NAME EXPECTED ARGS...
+    trn=$1 trwant=$2
+    shift 2
+    run "tp-refuses-$trn" 2 "$DLPERF" predict "$@" --db "$T/fresh.db" && expect "tp-refuses-$trn" "$T/err" "$trwant" &&
+        one_line "tp-refuses-$trn"
+}
+M22="--model-file $T/megatron-22b.json"
+tp_refuses no-system "give --system NAME" $M22 --tp 8 --batch 4
+tp_refuses no-batch "give the global batch" $M22 --system dgx-a100 --tp 8
+tp_refuses sp-without-tp "give --tp > 1" $M22 --system dgx-a100 --sp --batch 4
+tp_refuses search-and-tp "give only --nodes and --batch" $M22 --system dgx-a100 --search --tp 8 --batch 4
+tp_refuses tp-across-nodes "stays inside a node" $M22 --system dgx-a100 --nodes 2 --tp 16 --batch 4
+tp_refuses pp-divides "--pp 5 must divide the 48 blocks" $M22 --system dgx-a100 --nodes 5 --tp 8 --pp 5 --batch 4
+tp_refuses recompute "--recompute 'some': expected none, selective or full" $M22 --system dgx-a100 --tp 8 --recompute some --batch 4
+tp_refuses zero1-one-replica "--zero1 splits the optimizer" $M22 --system dgx-a100 --tp 8 --zero1 --batch 4
+tp_refuses with-pipeline "--pipeline, --overlap" $M22 --system dgx-a100 --tp 8 --pipeline 2 --batch 4
+tp_refuses not-a-transformer "alexnet-owt is not a transformer" alexnet-owt --system dgx-a100 --tp 8 --batch 4
+
 run show-device-profile 0 "$DLPERF" calibrate --show --device h100-sxm5 --db "$T/fresh.db"
 expect show-device-profile "$T/out" "built-in profile systems/profiles/h100-sxm5.json"
 expect show-device-profile-groups "$T/out" "fp32 .*bmm .*tiles"

@@ -1,0 +1,47 @@
+/* models/transformer.h — a transformer model seen as its shape, and one tensor-parallel
+ * rank's share of it.
+ *
+ * What the parallel predictor (predictor/transformer_parallel.h) needs of a model: its
+ * blocks' dimensions read back from the layers (any model zb_transformer, a HuggingFace
+ * config or a model file of the same layers builds), and a small model that is exactly
+ * what one of t tensor-parallel ranks computes for one block (Megatron's column- and
+ * row-parallel splits: its heads, its MLP columns), with the vocabulary-parallel
+ * embedding and LM head, so that the device pricer prices each op at its sharded shape.
+ */
+#ifndef DLPERF_TRANSFORMER_H
+#define DLPERF_TRANSFORMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "models/model.h"
+
+typedef struct {
+    int layers, hidden, heads, ffn, vocab, seq;
+    bool causal;
+    int act;                    /* the MLP's activation */
+    float attn_dropout, dropout; /* on the attention weights; on the blocks' residual branches */
+    double params;              /* the model's learnable parameters */
+    OptKind opt;
+} TransformerDims;
+
+/* Reads m's transformer dimensions: the blocks are its attention layers (all of one shape),
+ * the width their input's, the MLP the dense layer with an activation after the first
+ * attention, the vocabulary the classes, the sequence the input's steps. 0, or -1 with err
+ * naming the model and what is missing. */
+int transformer_dims(const ModelSpec *m, TransformerDims *out, char *err, size_t errlen);
+
+/* The share of one of `shards` tensor-parallel ranks, as a model of three parts whose
+ * layers are named "emb.*" (the vocabulary-parallel token embedding of vocab / shards rows
+ * and the positions), "blk.*" (one pre-norm block: norm, the attention's heads / shards
+ * heads, dropout, residual add, norm, the MLP's ffn / shards columns and rows, dropout,
+ * residual add) and "head.*" (the final norm and the LM head's vocab / shards columns; the
+ * loss over those columns). shards must divide heads, ffn and vocab. 0, or -1 with err. The
+ * layers are malloc'd (free m->layers). */
+int transformer_shard_model(const TransformerDims *d, int shards, ModelSpec *m, char *err, size_t errlen);
+
+typedef enum { SHARD_EMBEDDING, SHARD_BLOCK, SHARD_HEAD, SHARD_PART_COUNT } ShardPart;
+/* Which part a layer of the shard model belongs to (by its name's prefix). */
+ShardPart transformer_shard_part(const LayerSpec *l);
+
+#endif
