@@ -8,7 +8,9 @@ L4 and V100; its repository's HuggingFace configs of those models are in
 (`dlperf models --from-hf`, at the config's own positions), predicts forward and forward +
 backward on each GPU with evidence in the built-in profiles (`dlperf predict --model-file F
 --device D --mode forward|fwd-bwd`, fp32 as NeuSight's data, an eager framework's host floor
-included), and prints forward, backward and their sum with the memory and whether it fits.
+included), and prints forward, backward and their sum with the memory (activations counted as the
+framework frees them), whether it fits, and what priced the step's ops (the share of them
+by each source of predictor/device_price.h).
 No published step time is at hand to set these against: a prediction table, not a check.
 
     bench/gpu_transformers.py --configs ../shared/gpu_data/neusight/DLmodel_configs [--db FILE]
@@ -45,8 +47,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="dlperf-tf-")
     print("# forward and backward of one training step, fp32, PyTorch eager (the host floor per op), "
           "the built-in profiles' evidence")
-    print("%-11s %5s %6s  %-15s %11s %11s %11s %10s  %s" % ("# model", "batch", "tokens", "device", "forward",
-                                                         "backward", "fwd+bwd", "memory", "fits"))
+    print("%-11s %5s %6s  %-15s %11s %11s %11s %10s  %-4s  %s" % ("# model", "batch", "tokens", "device", "forward",
+                                                               "backward", "fwd+bwd", "memory", "fits", "ops priced by"))
     for config, name, batches in MODELS:
         path = os.path.join(tmp, name + ".json")
         subprocess.run([a.dlperf, "models", "--from-hf", os.path.join(a.configs, config), "--name", name,
@@ -59,9 +61,12 @@ def main():
                 fwd = run_json([a.dlperf] + common + ["--mode", "forward"])
                 both = run_json([a.dlperf] + common + ["--mode", "fwd-bwd"])
                 f, fb = fwd["compute_s"], both["compute_s"]
-                print("%-11s %5d %6d  %-15s %8.1f ms %8.1f ms %8.1f ms %7.1f GiB  %s" % (
+                src = both.get("ops_priced_by", {})
+                total = sum(src.values()) or 1
+                how = ", ".join("%s %d%%" % (k, round(100 * v / total)) for k, v in src.items())
+                print("%-11s %5d %6d  %-15s %8.1f ms %8.1f ms %8.1f ms %7.1f GiB  %-4s  %s" % (
                     name, batch, tokens, device, f * 1e3, (fb - f) * 1e3, fb * 1e3,
-                    both["memory_per_device_bytes"] / 2**30, "yes" if both["fits"] else "NO"), flush=True)
+                    both["memory_per_device_bytes"] / 2**30, "yes" if both["fits"] else "NO", how), flush=True)
 
 
 if __name__ == "__main__":

@@ -362,6 +362,12 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         cJSON_AddNumberToObject(j, "scaling_efficiency", pt.efficiency);
         cJSON_AddNumberToObject(j, "memory_per_device_bytes", step.mem_bytes);
         cJSON_AddBoolToObject(j, "fits", step.fits);
+        if (!w.sp.sys.device.calibrated) {
+            cJSON *src = cJSON_AddObjectToObject(j, "ops_priced_by");
+            for (int k = 0; k < DP_SOURCE_COUNT; k++)
+                if (step.priced_by[k])
+                    cJSON_AddNumberToObject(src, dp_source_name((DevPriceSource)k), step.priced_by[k]);
+        }
         cJSON_AddNumberToObject(j, "calibration_id", (double)w.cal.id);
         json_print(j);
         whatif_close(&w);

@@ -513,6 +513,76 @@ size_t plan_total_bytes(const Plan *p)
     return t;
 }
 
+typedef struct {
+    int arena;
+    size_t lo, hi;    /* [lo, hi) bytes */
+    int first, last;  /* ops touching it */
+} LiveBlock;
+
+static int block_cmp(const void *a, const void *b)
+{
+    const LiveBlock *x = a, *y = b;
+    if (x->arena != y->arena)
+        return x->arena < y->arena ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t plan_peak_live_bytes(const Plan *p, unsigned arena_mask)
+{
+    size_t n = 0;
+    for (int i = 0; i < p->nops; i++)
+        for (int k = 0; k < p->ops[i].nbuf; k++)
+            n += p->ops[i].buf[k].bytes > 0 && (arena_mask >> p->ops[i].buf[k].arena & 1u);
+    if (n == 0)
+        return 0;
+    LiveBlock *b = malloc(n * sizeof *b);
+    if (!b) { /* no room to analyse: every buffer counts, as a run keeps them */
+        size_t t = 0;
+        for (int a = 0; a < ARENA_COUNT; a++)
+            t += (arena_mask >> a & 1u) ? p->arena_bytes[a] : 0;
+        return t;
+    }
+    n = 0;
+    for (int i = 0; i < p->nops; i++)
+        for (int k = 0; k < p->ops[i].nbuf; k++) {
+            const BufRef *r = &p->ops[i].buf[k];
+            if (r->bytes > 0 && (arena_mask >> r->arena & 1u))
+                b[n++] = (LiveBlock){r->arena, r->offset, r->offset + r->bytes, i, i};
+        }
+    /* merge the references that overlap into blocks, each living over all their ops */
+    qsort(b, n, sizeof *b, block_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && b[m - 1].arena == b[i].arena && b[i].lo < b[m - 1].hi) {
+            LiveBlock *u = &b[m - 1];
+            u->hi = b[i].hi > u->hi ? b[i].hi : u->hi;
+            u->first = b[i].first < u->first ? b[i].first : u->first;
+            u->last = b[i].last > u->last ? b[i].last : u->last;
+        } else
+            b[m++] = b[i];
+    }
+    /* sweep the ops: a block's bytes from its first op through its last */
+    double *delta = calloc((size_t)p->nops + 1, sizeof *delta);
+    size_t peak = 0;
+    if (delta) {
+        for (size_t i = 0; i < m; i++) {
+            delta[b[i].first] += (double)(b[i].hi - b[i].lo);
+            delta[b[i].last + 1] -= (double)(b[i].hi - b[i].lo);
+        }
+        double live = 0;
+        for (int i = 0; i < p->nops; i++) {
+            live += delta[i];
+            if (live > (double)peak)
+                peak = (size_t)(live + 0.5);
+        }
+        free(delta);
+    } else
+        for (size_t i = 0; i < m; i++)
+            peak += b[i].hi - b[i].lo;
+    free(b);
+    return peak;
+}
+
 static double now_s(void)
 {
     struct timespec ts;

@@ -119,6 +119,13 @@ void plan_free(Plan *p);
 
 /* Total bytes of all arenas: what a run allocates besides the data set. */
 size_t plan_total_bytes(const Plan *p);
+
+/* The most bytes of the arenas in arena_mask (bit 1 << ArenaId) live at once over the step,
+ * a buffer living from the first op that touches it to the last: what a framework whose
+ * allocator frees each tensor after its last use holds (PyTorch's activations and their
+ * gradients), where a run here keeps every buffer for the whole step. Buffers that overlap
+ * (slices, views, in-place results) count as one. */
+size_t plan_peak_live_bytes(const Plan *p, unsigned arena_mask);
 const char *arena_name(ArenaId a);
 const char *plan_mode_name(PlanMode m);
 

@@ -156,9 +156,14 @@ int whatif_device_ops(const Plan *p, const CostModel *cm, DevicePricer *dp, cons
     out->compute_s += d->host_step_s, out->lo_s += d->host_step_s, out->hi_s += d->host_step_s;
     /* memory: what the plan allocates, values at the precision's width (the optimizer's
      * master copy and state stay fp32 in mixed precision: parameters, optimizer state kept),
-     * with the input batches a run holds (the one in use and the next, double-buffered) */
-    double mem = 0;
+     * with the input batches a run holds (the one in use and the next, double-buffered). On
+     * a device that is not this machine the framework frees each activation and activation
+     * gradient after its last use: their peak live bytes, not the arenas a run here keeps. */
+    const bool freed = !d->calibrated;
+    double mem = freed ? (double)plan_peak_live_bytes(p, 1u << ARENA_ACT | 1u << ARENA_ACTGRAD) * byte_scale : 0;
     for (int a = 0; a < ARENA_COUNT; a++) {
+        if (freed && (a == ARENA_ACT || a == ARENA_ACTGRAD))
+            continue;
         double b = (double)p->arena_bytes[a];
         if (a == ARENA_ACT || a == ARENA_ACTGRAD || a == ARENA_WS || a == ARENA_INPUT ||
             (a == ARENA_GRAD && !(fw && fw->autocast))) /* autocast: fp32 gradients */

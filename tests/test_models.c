@@ -382,6 +382,34 @@ static void test_masked_tokens(void **state)
     plan_free(&p);
 }
 
+/* The peak live bytes of the activations: a buffer lives from its first op to its last;
+ * overlapping references are one buffer. */
+static void test_plan_peak_live_bytes(void **state)
+{
+    PlanOp ops[5] = {0};
+    const BufRef A = {ARENA_ACT, 0, 100}, B = {ARENA_ACT, 128, 100}, C = {ARENA_ACTGRAD, 0, 100};
+    ops[0].buf[0] = A, ops[0].nbuf = 1;
+    ops[1].buf[0] = A, ops[1].buf[1] = B, ops[1].nbuf = 2;
+    ops[2].buf[0] = B, ops[2].buf[1] = C, ops[2].nbuf = 2;
+    ops[3].buf[0] = C, ops[3].nbuf = 1;
+    ops[4].buf[0] = (BufRef){ARENA_PARAM, 0, 1000}, ops[4].nbuf = 1; /* not counted */
+    Plan p = {.ops = ops, .nops = 5};
+    const unsigned both = 1u << ARENA_ACT | 1u << ARENA_ACTGRAD;
+    assert_int_equal(plan_peak_live_bytes(&p, both), 200);  /* A + B at op 1, B + C at op 2 */
+    assert_int_equal(plan_peak_live_bytes(&p, 1u << ARENA_ACTGRAD), 100);
+    /* a slice over A and B at the end keeps both (one block, 0..228) live to op 4 */
+    ops[4].buf[1] = (BufRef){ARENA_ACT, 50, 100}, ops[4].nbuf = 2;
+    assert_int_equal(plan_peak_live_bytes(&p, both), 328);
+    /* a real model: freeing after the last use never holds more than the arenas */
+    const ModelSpec *m = zoo_find("bert-base");
+    Plan q;
+    char err[256];
+    assert_int_equal(plan_build(m, 2, &q, err, sizeof err), 0);
+    const size_t live = plan_peak_live_bytes(&q, both);
+    assert_true(live > q.arena_bytes[ARENA_ACTGRAD] / 4 && live < q.arena_bytes[ARENA_ACT] + q.arena_bytes[ARENA_ACTGRAD]);
+    plan_free(&q);
+}
+
 static void check_training_lowers_loss(const ModelSpec *base, float lr, int steps)
 {
     ModelSpec m = *base;
@@ -561,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_shape_errors_name_the_layer),
         cmocka_unit_test(test_memory_refused_before_allocating),
         cmocka_unit_test(test_plan_shares_workspace_slices),
+        cmocka_unit_test(test_plan_peak_live_bytes),
         cmocka_unit_test(test_plan_memory_is_what_run_allocates),
         cmocka_unit_test(test_run_memory_is_what_allocation_occupies),
     };
