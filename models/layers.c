@@ -22,7 +22,7 @@
 static const char *const kind_names[LAYER_KIND_COUNT] = {
     "dense", "conv2d", "pool2d", "lstm", "rnn", "batchnorm", "lrn", "dropout",
     "concat", "add", "activation", "flatten", "embedding", "sparsity", "layernorm", "attention",
-    "position"};
+    "position", "to_sequence", "class_token", "first_step"};
 
 const char *layer_kind_name(LayerKind k) { return (unsigned)k < LAYER_KIND_COUNT ? kind_names[k] : "?"; }
 
@@ -1221,6 +1221,122 @@ static void position_backward(LayerCtx *c, const LayerSpec *l, bool *written)
         emit_dx_pass(c, written, 0, pl->dy, (size_t)rows * D);
 }
 
+/* ---- ViT's sequence layers ----
+ * to_sequence: the feature maps of the batch (B, C, H W) read as a (B C, H W) matrix,
+ * transposed into the time-major sequence (H W, B, C) every sequence layer reads.
+ * class_token: rows [0, B) of the output are the learned token, the rest the input.
+ * first_step: rows [0, B) of the time-major input. */
+
+static int to_sequence_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank != 3) {
+        char got[48];
+        shape_str(in, got, sizeof got);
+        snprintf(msg, n, "turns feature maps (C, H, W) into a sequence; previous layer gives %s", got);
+        return -1;
+    }
+    *out = (Shape){2, {in->d[1] * in->d[2], in->d[0]}};
+    return 0;
+}
+
+static void to_sequence_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    const int T = pl->out.d[0], C = pl->out.d[1];
+    alloc_output(c, (size_t)c->batch * T * C);
+    plan_add(c->plan, c->layer, op_transpose(PHASE_FWD, c->batch * C, T), (BufRef[]){pl->y, c->x[0]}, 2);
+}
+
+static void to_sequence_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    const int T = pl->out.d[0], C = pl->out.d[1];
+    BufRef bufs[2] = {{0}, pl->dy};
+    emit_dx_write(c, written, 0, op_transpose(PHASE_BWD_DATA, T, c->batch * C), bufs, 2, 0);
+}
+
+static int class_token_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank != 2) {
+        char got[48];
+        shape_str(in, got, sizeof got);
+        snprintf(msg, n, "prepends a token to a sequence (T, D); previous layer gives %s", got);
+        return -1;
+    }
+    *out = (Shape){2, {in->d[0] + 1, in->d[1]}};
+    return check_weights(in->d[1], msg, n);
+}
+
+static void class_token_forward(LayerCtx *c, const LayerSpec *l)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    const int T = c->in_shape[0].d[0], D = c->in_shape[0].d[1], B = c->batch;
+    pl->w = plan_add_tensor(p, c->layer, "token", (size_t)D, true, false, l->init, l->init_scale, 0, 1, D);
+    if (!c->active)
+        return;
+    const size_t head = (size_t)B * D;
+    alloc_output(c, head + (size_t)T * head);
+    /* every sample's step 0 reads the token (one row, repeated B times), then the input */
+    plan_add(p, c->layer, op_embedding_positions(PHASE_FWD, B, B, 1, D), (BufRef[]){buf_slice(pl->y, 0, head * F32), pl->w}, 2);
+    plan_add(p, c->layer, op_copy(PHASE_FWD, (size_t)T * head),
+             (BufRef[]){buf_slice(pl->y, head * F32, (size_t)T * head * F32), c->x[0]}, 2);
+}
+
+static void class_token_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    Plan *p = c->plan;
+    PlanLayer *pl = self(c);
+    const int T = c->in_shape[0].d[0], D = c->in_shape[0].d[1], B = c->batch;
+    const size_t head = (size_t)B * D;
+    OpDesc d = op_embedding_positions(PHASE_BWD_WEIGHTS, B, B, 1, D);
+    d.u.embed.accumulate = false;
+    plan_add(p, c->layer, d, (BufRef[]){grad_of(pl->w), buf_slice(pl->dy, 0, head * F32)}, 2);
+    if (c->need_dx[0])
+        emit_dx_pass(c, written, 0, buf_slice(pl->dy, head * F32, (size_t)T * head * F32), (size_t)T * head);
+}
+
+static int first_step_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (in->rank != 2) {
+        char got[48];
+        shape_str(in, got, sizeof got);
+        snprintf(msg, n, "takes the first step of a sequence (T, D); previous layer gives %s", got);
+        return -1;
+    }
+    *out = (Shape){1, {in->d[1]}};
+    return 0;
+}
+
+static void first_step_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    const size_t head = (size_t)c->batch * c->in_shape[0].d[1];
+    alloc_output(c, head);
+    plan_add(c->plan, c->layer, op_copy(PHASE_FWD, head), (BufRef[]){pl->y, buf_slice(c->x[0], 0, head * F32)}, 2);
+}
+
+static void first_step_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    const size_t head = (size_t)c->batch * c->in_shape[0].d[1], all = head * (size_t)c->in_shape[0].d[0];
+    const BufRef first = buf_slice(c->dx[0], 0, head * F32);
+    if (take_dx(c, written, 0)) { /* add into the first step of what is there */
+        plan_add(c->plan, c->layer, op_axpby(PHASE_BWD_DATA, head, 1, 1), (BufRef[]){first, first, pl->dy}, 3);
+        return;
+    }
+    plan_add(c->plan, c->layer, op_zero(PHASE_BWD_DATA, all), (BufRef[]){c->dx[0]}, 1);
+    plan_add(c->plan, c->layer, op_copy(PHASE_BWD_DATA, head), (BufRef[]){first, pl->dy}, 2);
+}
+
 /* ---- dispatch ---- */
 
 typedef struct {
@@ -1247,6 +1363,9 @@ static const LayerImpl impls[LAYER_KIND_COUNT] = {
     [LAYER_LAYERNORM] = {layernorm_infer, layernorm_forward, layernorm_backward},
     [LAYER_ATTENTION] = {attention_infer, attention_forward, attention_backward},
     [LAYER_POSITION] = {position_infer, position_forward, position_backward},
+    [LAYER_TO_SEQUENCE] = {to_sequence_infer, to_sequence_forward, to_sequence_backward},
+    [LAYER_CLASS_TOKEN] = {class_token_infer, class_token_forward, class_token_backward},
+    [LAYER_FIRST_STEP] = {first_step_infer, first_step_forward, first_step_backward},
 };
 
 /* A dense layer's tie: an earlier embedding whose table (vocab, dim) is (units, in). */

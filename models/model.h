@@ -43,6 +43,9 @@ typedef enum {
     LAYER_LAYERNORM,  /* layer normalisation over the features (per sample, per step) */
     LAYER_ATTENTION,  /* multi-head self-attention over a sequence: QKV, scores, context, projection */
     LAYER_POSITION,   /* adds a learned positional embedding to a sequence (GPT-2 wpe, BERT) */
+    LAYER_TO_SEQUENCE, /* feature maps (C, H, W) -> the sequence (H W, C) of their positions (ViT) */
+    LAYER_CLASS_TOKEN, /* prepends a learned token to a sequence: (T, D) -> (T + 1, D) (ViT, BERT's [CLS]) */
+    LAYER_FIRST_STEP,  /* the sequence's first step: (T, D) -> (D) (the class token's output) */
     LAYER_KIND_COUNT
 } LayerKind;
 

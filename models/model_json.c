@@ -37,7 +37,8 @@ static const char *const kind_words[LAYER_KIND_COUNT] = {
     [LAYER_ACTIVATION] = "activation", [LAYER_FLATTEN] = "flatten",
     [LAYER_EMBEDDING] = "embedding", [LAYER_SPARSITY] = "sparsity",
     [LAYER_LAYERNORM] = "layernorm", [LAYER_ATTENTION] = "attention",
-    [LAYER_POSITION] = "position",
+    [LAYER_POSITION] = "position",   [LAYER_TO_SEQUENCE] = "to_sequence",
+    [LAYER_CLASS_TOKEN] = "class_token", [LAYER_FIRST_STEP] = "first_step",
 };
 static const char *const act_words[ACT_COUNT] = {
     [ACT_RELU] = "relu", [ACT_SIGMOID] = "sigmoid", [ACT_TANH] = "tanh", [ACT_GELU] = "gelu"};
@@ -82,8 +83,11 @@ static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_SPARSITY] = {"rho", "beta"},
     [LAYER_LAYERNORM] = {"epsilon"},
     [LAYER_ATTENTION] = {"heads", "causal", "dropout", "kernel_initializer", "init_scale",
-                         "proj_init_scale", "weight_decay"},
+                         "proj_init_scale", "weight_decay", "shards"},
     [LAYER_POSITION] = {"positions", "token_types", "kernel_initializer", "init_scale", "weight_decay"},
+    [LAYER_TO_SEQUENCE] = {NULL},
+    [LAYER_CLASS_TOKEN] = {"kernel_initializer", "init_scale"},
+    [LAYER_FIRST_STEP] = {NULL},
 };
 static const char *const model_fields[] = {
     "format", "version", "name", "title", "source", "family", "origin", "demo", "input",
@@ -149,13 +153,13 @@ static bool kind_has_act(LayerKind k)
 static bool kind_has_kernel(LayerKind k)
 {
     return k == LAYER_DENSE || k == LAYER_CONV2D || k == LAYER_LSTM || k == LAYER_RNN ||
-           k == LAYER_EMBEDDING || k == LAYER_ATTENTION || k == LAYER_POSITION;
+           k == LAYER_EMBEDDING || k == LAYER_ATTENTION || k == LAYER_POSITION || k == LAYER_CLASS_TOKEN;
 }
 
 /* Keras' defaults: tables (Embedding) uniform, matrices glorot_uniform */
 static InitKind kind_default_init(LayerKind k)
 {
-    return k == LAYER_EMBEDDING || k == LAYER_POSITION ? INIT_UNIFORM : INIT_GLOROT_UNIFORM;
+    return k == LAYER_EMBEDDING || k == LAYER_POSITION || k == LAYER_CLASS_TOKEN ? INIT_UNIFORM : INIT_GLOROT_UNIFORM;
 }
 
 /* Whether a kind's tensors are in the weight-decay prefix unless the file says: kernels
@@ -868,7 +872,8 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
         return get_int(c, lj, "heads", true, 0, 1, INT_MAX, &L->u.attn.heads) ||
                get_bool(c, lj, "causal", false, &L->u.attn.causal) ||
                get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
-               get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale);
+               get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale) ||
+               get_int(c, lj, "shards", false, 0, 0, INT_MAX, &L->u.attn.shards);
     case LAYER_POSITION:
         return get_int(c, lj, "positions", true, 0, 1, INT_MAX, &L->u.pos.positions) ||
                get_bool(c, lj, "token_types", false, &L->u.pos.token_types);
@@ -876,6 +881,9 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
     case LAYER_ADD:
     case LAYER_ACTIVATION:
     case LAYER_FLATTEN:
+    case LAYER_TO_SEQUENCE:
+    case LAYER_CLASS_TOKEN:
+    case LAYER_FIRST_STEP:
     case LAYER_KIND_COUNT: return 0;
     }
     return 0;
@@ -1649,14 +1657,18 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
     case LAYER_ATTENTION:
         return add_int(o, "heads", L->u.attn.heads) && (!L->u.attn.causal || add_bool(o, "causal", true)) &&
                (L->u.attn.dropout == 0 || add_float(o, "dropout", L->u.attn.dropout)) &&
-               (L->u.attn.proj_init_scale == 0 || add_float(o, "proj_init_scale", L->u.attn.proj_init_scale));
+               (L->u.attn.proj_init_scale == 0 || add_float(o, "proj_init_scale", L->u.attn.proj_init_scale)) &&
+               (L->u.attn.shards <= 1 || add_int(o, "shards", L->u.attn.shards));
     case LAYER_POSITION:
         return add_int(o, "positions", L->u.pos.positions) &&
                (!L->u.pos.token_types || add_bool(o, "token_types", true));
     case LAYER_CONCAT:
     case LAYER_ADD:
     case LAYER_ACTIVATION:
-    case LAYER_FLATTEN: return true;
+    case LAYER_FLATTEN:
+    case LAYER_TO_SEQUENCE:
+    case LAYER_CLASS_TOKEN:
+    case LAYER_FIRST_STEP: return true;
     case LAYER_KIND_COUNT: return false;
     }
     return false;

@@ -676,6 +676,58 @@ static void build_bert_base(Builder *b, ModelSpec *m)
                      .data = DATA_MASKED_TOKENS, .default_batch = 32};
 }
 
+/* ViT-B/16 (Dosovitskiy et al. 2021; timm vit_base_patch16_224): the 224 x 224 image cut into
+ * 16 x 16 patches by a 16-stride convolution to 768 channels, its 196 positions as a
+ * sequence, a learned class token prepended and 197 learned positions added; 12 pre-norm
+ * blocks x + attn(ln(x)), x + mlp(ln(x)) with 12 bidirectional heads and a 3072-wide GELU
+ * MLP, layer norms eps 1e-6, no dropout (timm's default); the final norm, the class
+ * token's output, a 1000-way head. 86,567,656 parameters (timm's count). Trained as DeiT
+ * trains it on ImageNet-1k (Touvron et al. 2021): AdamW lr 5e-4 x batch / 512 (1e-3 at
+ * 1024), betas 0.9 / 0.999, weight decay 0.05 on the kernels (not on norms, biases, the
+ * positions or the class token); its warm-up, cosine decay and augmentations are not
+ * modelled. Kernels and tables N(0, 0.02). Synthetic images stand in for ImageNet. */
+static void build_vit_b16(Builder *b, ModelSpec *m)
+{
+    const int D = 768, heads = 12, layers = 12, patch = 16;
+    const float init = 0.02f, eps = 1e-6f;
+    b->init = INIT_NORMAL;
+    LayerSpec pe = zb_layer(LAYER_CONV2D, IN, NOACT, "patch_embed");
+    pe.u.conv = (ConvSpec){.filters = D, .kh = patch, .kw = patch, .stride = patch, .pad = PAD_VALID, .groups = 1};
+    pe.init_scale = init;
+    int x = zb_add(b, pe);
+    x = zb_to_sequence(b, "patches", x);
+    x = zb_class_token(b, "cls_token", x, init);
+    x = zb_position(b, "pos_embed", x, 197, init);
+    b->layers[x].no_decay = true;
+    char n[LAYER_NAME_MAX];
+    for (int i = 0; i < layers; i++) {
+        snprintf(n, sizeof n, "blocks%d.norm1", i);
+        int h = zb_layernorm(b, n, x, eps);
+        snprintf(n, sizeof n, "blocks%d.attn", i);
+        h = zb_attention(b, n, h, heads, false, 0, init, init);
+        snprintf(n, sizeof n, "blocks%d.res_1", i);
+        x = zb_add2(b, n, x, h, NOACT);
+        snprintf(n, sizeof n, "blocks%d.norm2", i);
+        h = zb_layernorm(b, n, x, eps);
+        snprintf(n, sizeof n, "blocks%d.mlp.fc1", i);
+        h = zb_dense_normal(b, n, h, 4 * D, ACT_GELU, init);
+        snprintf(n, sizeof n, "blocks%d.mlp.fc2", i);
+        h = zb_dense_normal(b, n, h, D, NOACT, init);
+        snprintf(n, sizeof n, "blocks%d.res_2", i);
+        x = zb_add2(b, n, x, h, NOACT);
+    }
+    x = zb_layernorm(b, "norm", x, eps);
+    x = zb_first_step(b, "cls_out", x);
+    zb_dense_normal(b, "head", x, 1000, NOACT, init);
+    *m = (ModelSpec){.name = "vit-b16", .title = "ViT-B/16 image classifier (224 x 224, 1000 classes)",
+                     .source = "Dosovitskiy et al. 2021; timm vit_base_patch16_224; DeiT's training (Touvron et al. 2021)",
+                     .family = "Transformer", .origin = "transformer", .input = {3, {3, 224, 224}},
+                     .loss = LOSS_SOFTMAX_XENT, .classes = 1000,
+                     .opt = {.kind = OPT_ADAMW, .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+                             .weight_decay = 0.05f},
+                     .data = DATA_IMAGES, .default_batch = 8};
+}
+
 /* ---------------------------------------------------------------------------------------
  * The table
  * ------------------------------------------------------------------------------------- */
@@ -687,7 +739,7 @@ static const BuildFn builders[] = {
     build_basic_lstm, build_lstm, build_rnn, build_resnet50, build_alexnet, build_vgg16, build_vgg19,
     build_resnet50_caffe, build_resnet101, build_resnet152, build_textcnn, build_eng_acoustic, build_sparse_ae,
     build_ufldl_cnn, build_fista, build_fmnist_convpool, build_fmnist_vgg, build_gpt2, build_gpt2_medium,
-    build_bert_base,
+    build_bert_base, build_vit_b16,
 };
 enum { NMODELS = sizeof builders / sizeof builders[0] };
 

@@ -47,6 +47,24 @@ int zb_position(Builder *b, const char *name, int in, int positions, float scale
     return zb_add(b, l);
 }
 
+int zb_to_sequence(Builder *b, const char *name, int in)
+{
+    return zb_add(b, zb_layer(LAYER_TO_SEQUENCE, in, NOACT, "%s", name));
+}
+
+int zb_class_token(Builder *b, const char *name, int in, float scale)
+{
+    LayerSpec l = zb_layer(LAYER_CLASS_TOKEN, in, NOACT, "%s", name);
+    l.init = INIT_NORMAL;
+    l.init_scale = scale;
+    return zb_add(b, l);
+}
+
+int zb_first_step(Builder *b, const char *name, int in)
+{
+    return zb_add(b, zb_layer(LAYER_FIRST_STEP, in, NOACT, "%s", name));
+}
+
 int zb_token_types(Builder *b, const char *name, int in, int types, float scale)
 {
     LayerSpec l = zb_layer(LAYER_POSITION, in, NOACT, "%s", name);

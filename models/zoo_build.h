@@ -47,6 +47,11 @@ int zb_layernorm(Builder *b, const char *name, int in, float eps);
 int zb_attention(Builder *b, const char *name, int in, int heads, bool causal, float dropout, float scale,
                  float proj_scale);
 int zb_position(Builder *b, const char *name, int in, int positions, float scale);
+/* ViT's: feature maps (C, H, W) to the sequence (H W, C); a learned token prepended, N(0,
+ * scale); the sequence's first step */
+int zb_to_sequence(Builder *b, const char *name, int in);
+int zb_class_token(Builder *b, const char *name, int in, float scale);
+int zb_first_step(Builder *b, const char *name, int in);
 /* BERT's token-type table of `types` rows, every token of type 0 */
 int zb_token_types(Builder *b, const char *name, int in, int types, float scale);
 /* a trainable token embedding of a time-major sequence of ids (T, 1), decayed or not */

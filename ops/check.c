@@ -1314,3 +1314,18 @@ bool op_spot_check(const OpDesc *d, void *const bufs[], void *const before[], in
         *max_err = ck.worst;
     return ck.ok;
 }
+
+void spot_check_transpose(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[], int samples,
+                          uint64_t seed)
+{
+    (void)b0;
+    const TransposeDesc *t = &op->u.transpose;
+    float *const *f = (float *const *)bufs;
+    Sampler s = sampler_init((size_t)t->rows * (size_t)t->cols, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx)) { /* y[j][i] = x[i][j] */
+        const size_t j = idx / (size_t)t->rows, i = idx % (size_t)t->rows;
+        const double ref = f[1][i * (size_t)t->cols + j];
+        check_one(ck, f[0][idx], ref, fabs(ref));
+    }
+}

@@ -314,5 +314,7 @@ void shrink_run(float *y, const float *x, const MemDesc *d);
 void norm1_run(float *out, const float *x, const MemDesc *d);
 /* out[0] = sum of x^2 over d->count, summed in double */
 void sumsq_run(float *out, const float *x, const MemDesc *d);
+/* y (cols, rows) = x (rows, cols)^T */
+void transpose_run(float *y, const float *x, const TransposeDesc *d);
 
 #endif

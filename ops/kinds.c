@@ -1656,6 +1656,63 @@ static bool chan_parse(KeyCursor *kc, OpDesc *r)
 }
 
 /* =======================================================================================
+ * TRANSPOSE (misc.c): FLOPs 0; bytes x read and y written. Key: phase, rows, cols.
+ * ===================================================================================== */
+
+OpDesc op_transpose(OpPhase phase, int rows, int cols)
+{
+    OpDesc d = {.kind = OP_TRANSPOSE, .phase = phase};
+    d.u.transpose = (TransposeDesc){.rows = rows, .cols = cols};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static const char *transpose_check(const OpDesc *d)
+{
+    const TransposeDesc *t = &d->u.transpose;
+    if (!ops_phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
+        return "transpose: phase must be fwd or bwd_data";
+    if (t->rows < 1 || t->cols < 1)
+        return "transpose: rows and cols must be >= 1";
+    if ((double)t->rows * t->cols > OPS_MAX_ELEMS)
+        return "transpose: tensor too large";
+    return NULL;
+}
+
+static OpCost transpose_cost(const OpDesc *d)
+{
+    return (OpCost){.flops = 0, .bytes = F * 2.0 * (double)d->u.transpose.rows * (double)d->u.transpose.cols};
+}
+
+static int transpose_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    const size_t n = (size_t)d->u.transpose.rows * (size_t)d->u.transpose.cols;
+    info[0] = ops_buf_f("y", n, BUF_OUT);
+    info[1] = ops_buf_f("x", n, BUF_IN);
+    return 2;
+}
+
+static void transpose_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    transpose_run(bufs[0], bufs[1], &d->u.transpose);
+}
+
+static int transpose_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    return snprintf(out, OP_KEY_MAX, "%s %s rows=%d cols=%d", op_kind_name(d->kind), op_phase_name(d->phase),
+                    d->u.transpose.rows, d->u.transpose.cols);
+}
+
+static bool transpose_parse(KeyCursor *kc, OpDesc *r)
+{
+    r->phase = kc_phase(kc);
+    r->u.transpose.rows = kc_int(kc, "rows");
+    r->u.transpose.cols = kc_int(kc, "cols");
+    return true;
+}
+
+/* =======================================================================================
  * AXPBY (misc.c): y = alpha a + beta b; FLOPs 3, bytes 3 arrays per element. One kernel
  * in every phase (no phase in the key, parsed as fwd); alpha and beta are values (parsed
  * as 1 and 1). Key: count.
@@ -2948,6 +3005,7 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
                   .parse = shrink_norm1_parse, .spot = spot_check_shrink_norm1,
                  .phaseless = true},
     [OP_ADAMW] = {KIND_FIELDS("adamw", update, spot_check_update), .phaseless = true},
+    [OP_TRANSPOSE] = KIND_ENTRY("transpose", transpose, spot_check_transpose),
 };
 
 bool op_kind_phaseless(OpKind k) { return op_kind_info(k)->phaseless; }

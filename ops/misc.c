@@ -8,6 +8,8 @@
 #include <omp.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "ops/kernels.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -397,4 +399,10 @@ void sumsq_run(float *out, const float *x, const MemDesc *d)
 {
     OPS_ASSERT(out && x && d);
     out[0] = (float)parallel_sum(x, d->count, sq_sum_span);
+}
+
+void transpose_run(float *y, const float *x, const TransposeDesc *d)
+{
+    /* OpenBLAS's out-of-place matrix copy, transposed (its blocked kernel) */
+    cblas_somatcopy(CblasRowMajor, CblasTrans, d->rows, d->cols, 1.0f, x, d->cols, y, d->rows);
 }

@@ -69,6 +69,7 @@ typedef enum {
     OP_SCALAR,       /* y = a op s with a scalar s: add, mul, pow, div                    */
     OP_SUMSQ,        /* out[0] = sum x^2 (the gradients' global norm, for clipping)       */
     OP_ADAMW,        /* PyTorch AdamW: decoupled weight decay, optional norm clipping     */
+    OP_TRANSPOSE,    /* y (cols, rows) = x (rows, cols)^T (feature maps to a sequence)    */
     OP_KIND_COUNT
 } OpKind;
 
@@ -485,6 +486,13 @@ typedef struct {
     long idle_us;            /* RETAIN: the wait before the read; 0 for the others */
 } MembwDesc;
 
+/* Out-of-place transpose of a row-major (rows, cols) matrix into (cols, rows): a batch of
+ * feature maps (B, C, T) read as (B C, T) becomes the time-major sequence (T, B C) = (T, B, C)
+ * (ViT's patches); its gradient is the transpose back (BWD_DATA, rows and cols swapped). */
+typedef struct {
+    int rows, cols;
+} TransposeDesc;
+
 typedef struct {
     OpKind kind;
     OpPhase phase;
@@ -515,6 +523,7 @@ typedef struct {
         SoftmaxDesc softmax;
         BinaryDesc binary;
         ScalarDesc scalar;
+        TransposeDesc transpose;
     } u;
 } OpDesc;
 
@@ -602,6 +611,8 @@ OpDesc op_batchnorm(OpPhase phase, int n, int c, int spatial, float eps, float m
 OpDesc op_lrn(OpPhase phase, int n, int c, int spatial, int size, float alpha, float beta, float k);
 OpDesc op_dropout(OpPhase phase, size_t count, float rate, uint32_t seed);
 OpDesc op_channel_copy(OpPhase phase, int n, int c_dst, int c_src, int offset, int spatial);
+/* TRANSPOSE: y (cols, rows) = x (rows, cols)^T; phase FWD or BWD_DATA. Buffers: y, x. */
+OpDesc op_transpose(OpPhase phase, int rows, int cols);
 OpDesc op_axpby(OpPhase phase, size_t count, float alpha, float beta);
 OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim);
 /* The positional lookup (EmbedDesc.repeat): n rows of `repeat` samples per position. */

@@ -68,6 +68,11 @@ static void test_zoo_parameter_counts(void **state)
         /* HF's BertForMaskedLM (bert-base-uncased): embeddings 30522*768 + 512*768 + 2*768 + 2*768,
          * 12 * (12 * 768^2 + 13 * 768), the head 768^2 + 768 + 2*768 + 30522 (decoder tied) */
         {"bert-base", 109514298, 109514298, false, 128.0 * (12.0 * 12 * 768 * 768 + 768.0 * 768 + 768.0 * 30522), 0.5},
+        /* timm's vit_base_patch16_224: the patch convolution 3 * 16^2 * 768 + 768, the class
+         * token 768, 197 * 768 positions, 12 * (12 * 768^2 + 13 * 768), the norm 2 * 768, the
+         * head 768 * 1000 + 1000; MACs the patch convolution's 196 * 768^2, 197 tokens * 12 *
+         * 12 * 768^2, the head 768 * 1000 */
+        {"vit-b16", 86567656, 86567656, false, 196.0 * 768 * 768 + 197.0 * 12 * 12 * 768 * 768 + 768.0 * 1000, 0.5},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const ModelSpec *m = zoo_find(want[i].name);
@@ -212,6 +217,34 @@ static ModelSpec text_model(void)
 /* A GPT-style decoder over time-major token sequences: token and position embeddings,
  * one pre-norm block with causal attention (2 heads, dropout on the weights) and a GELU
  * MLP, a final layer norm and the LM head tied to the token table, scored per step. */
+/* A tiny ViT: 4 x 4 patches of an 8 x 8 image by a strided convolution, the feature maps
+ * turned into a sequence, a class token prepended, positions added, one block, the class
+ * token's output classified */
+static ModelSpec vit_model(void)
+{
+    Builder b = {.init = INIT_NORMAL};
+    const int D = 8;
+    LayerSpec pe = zb_layer(LAYER_CONV2D, IN, NOACT, "patch");
+    pe.u.conv = (ConvSpec){.filters = D, .kh = 4, .kw = 4, .stride = 4, .pad = PAD_VALID, .groups = 1};
+    pe.init_scale = 0.3f;
+    int x = zb_add(&b, pe);
+    x = zb_to_sequence(&b, "seq", x);
+    x = zb_class_token(&b, "cls", x, 0.5f);
+    x = zb_position(&b, "pos", x, 5, 0.5f);
+    int h = zb_layernorm(&b, "ln_1", x, 1e-6f);
+    h = zb_attention(&b, "attn", h, 2, false, 0, 0.4f, 0.3f);
+    x = zb_add2(&b, "res_1", x, h, NOACT);
+    h = zb_layernorm(&b, "ln_2", x, 1e-6f);
+    h = zb_dense_normal(&b, "fc", h, 4 * D, ACT_GELU, 0.4f);
+    h = zb_dense_normal(&b, "proj", h, D, NOACT, 0.3f);
+    x = zb_add2(&b, "res_2", x, h, NOACT);
+    x = zb_layernorm(&b, "norm", x, 1e-6f);
+    x = zb_first_step(&b, "cls_out", x);
+    zb_dense_normal(&b, "head", x, 3, NOACT, 0.5f);
+    return tiny(&b, "tiny-vit", (Shape){3, {2, 8, 8}}, LOSS_SOFTMAX_XENT, 3, DATA_IMAGES);
+}
+
+
 /* shards > 1: heads 4, the attention one tensor-parallel shard of them (its partial sum) */
 static ModelSpec gpt_model(bool causal, float dropout, int shards)
 {
@@ -347,6 +380,7 @@ static void test_gradcheck_gpt(void **state) { gradcheck(gpt_model(true, 0.2f, 1
 static void test_gradcheck_attention_shard(void **state) { gradcheck(gpt_model(true, 0.2f, 2), 3); }
 static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f, 1), 2); }
 static void test_gradcheck_masked_lm(void **state) { gradcheck(bert_model(), 4); }
+static void test_gradcheck_vit(void **state) { gradcheck(vit_model(), 3); }
 
 /* BERT's masking on bert-base's batches: 15% of the positions scored; of those 80% show the
  * mask id (the vocabulary's last), 10% a random token, 10% their own. */
@@ -584,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_gradcheck_attention_shard),
         cmocka_unit_test(test_gradcheck_encoder),
         cmocka_unit_test(test_gradcheck_masked_lm),
+        cmocka_unit_test(test_gradcheck_vit),
         cmocka_unit_test(test_masked_tokens),
         cmocka_unit_test(test_training_lowers_loss),
         cmocka_unit_test(test_shape_errors_name_the_layer),

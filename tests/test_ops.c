@@ -2402,6 +2402,7 @@ static void test_keys(void **state)
         op_sumsq(PHASE_FWD, 124439808), op_sumsq(PHASE_FWD, 1),
         op_embedding_positions(PHASE_FWD, 1024 * 8, 8, 1024, 768), op_embedding_positions(PHASE_BWD_WEIGHTS, 1, 1, 1, 1),
         op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464), op_adamw(1, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0),
+        op_transpose(PHASE_FWD, 8 * 768, 196), op_transpose(PHASE_BWD_DATA, 1, 1),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -3557,6 +3558,8 @@ static void test_keys_unchanged(void **state)
          "sumsq count=124439808"},
         {op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464),
          "adamw count=124439808 decay=124318464"},
+        {op_transpose(PHASE_FWD, 8 * 768, 196),
+         "transpose fwd rows=6144 cols=196"},
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -3667,6 +3670,25 @@ static void spot_case(const OpDesc *d, uint64_t seed)
         free(bufs[i]), free(before[i]);
 }
 
+/* TRANSPOSE: y (cols, rows) = x^T, and the BWD_DATA transpose back restores x */
+static void test_transpose(void **state)
+{
+    const int R = 37, C = 53;
+    float *x = malloc(sizeof(float) * R * C), *y = malloc(sizeof(float) * R * C), *z = malloc(sizeof(float) * R * C);
+    for (int i = 0; i < R * C; i++)
+        x[i] = (float)i * 0.5f - 3.0f;
+    OpDesc f = op_transpose(PHASE_FWD, R, C), b = op_transpose(PHASE_BWD_DATA, C, R);
+    run(&f, (void *[]){y, x});
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++)
+            assert_true(y[j * R + i] == x[i * C + j]);
+    run(&b, (void *[]){z, y});
+    assert_memory_equal(z, x, sizeof(float) * R * C);
+    OpCost c = op_cost(&f);
+    assert_true(c.flops == 0 && c.bytes == 8.0 * R * C);
+    free(x), free(y), free(z);
+}
+
 static void test_spot_check(void **state)
 {
     (void)state;
@@ -3722,6 +3744,7 @@ static void test_spot_check(void **state)
         op_channel_copy(PHASE_FWD, 2, 7, 3, 2, 5), op_channel_copy(PHASE_FWD, 2, 7, 3, 0, 5),
         op_channel_copy(PHASE_BWD_DATA, 2, 7, 3, 2, 5),
         op_axpby(PHASE_FWD, 100, 0.5f, -2.0f),
+        op_transpose(PHASE_FWD, 6, 35), op_transpose(PHASE_BWD_DATA, 35, 6),
         op_embedding(PHASE_FWD, 20, 9, 4), op_embedding(PHASE_BWD_WEIGHTS, 20, 9, 4),
         op_kl_sparsity(PHASE_FWD, 8, 6, 0.1f, 3.0f),
         op_kl_sparsity(PHASE_BWD_DATA, 8, 6, 0.1f, 3.0f),
@@ -4374,6 +4397,7 @@ int main(void)
         cmocka_unit_test(test_binary_scalar),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_keys_unchanged),
+        cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),

@@ -88,6 +88,7 @@ static const TrainCase train_cases[] = {
     {.name = "gpt2", .batch = 1, .steps = 5, .why = "GPT-2 at context 256", .context = 256},
     {.name = "gpt2-medium", .batch = 1, .steps = 5, .why = "GPT-2 at context 128", .context = 128},
     {.name = "bert-base", .batch = 2, .steps = 5, .why = "BERT-base, 15% of 256 tokens scored"},
+    {.name = "vit-b16", .batch = 2, .steps = 5, .why = "ImageNet size"},
 };
 
 static const TrainCase *train_case(const ModelSpec *m)
