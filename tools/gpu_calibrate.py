@@ -253,6 +253,11 @@ class Op:
         x, y = self.t(int(f["count"])), self.t(int(f["count"]))
         return lambda: y.copy_(x)
 
+    def _transpose(self, torch, F, phase, words, f):
+        r, c = ints(f, "rows", "cols")
+        x, y = self.t(r, c), self.t(c, r)
+        return lambda: y.copy_(x.t())  # a contiguous transposed copy, as .transpose().contiguous()
+
     def _axpby(self, torch, F, phase, words, f):
         a, b, y = self.t(int(f["count"])), self.t(int(f["count"])), self.t(int(f["count"]))
         return lambda: torch.add(a, b, alpha=0.5, out=y)
