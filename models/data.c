@@ -180,7 +180,8 @@ static void datagen_batch(DataGen *g, const Plan *p, char *base, int b)
     case DATA_CLASSES:
         gen_classes(r, x, labels, B, shape_count(&m->input), class_target ? p->classes : 0, b * B);
         break;
-    case DATA_TOKENS: { /* token ids, uniform over the vocabulary of the first layer */
+    case DATA_TOKENS: /* token ids, uniform over the vocabulary of the first layer */
+    case DATA_TEXT_BYTES: { /* timing runs of a byte-level LM: the same shape, seeded bytes */
         int vocab = token_vocab(m);
         int32_t *ids = (int32_t *)x;
         for (size_t i = 0; i < n; i++)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <gsl/gsl_randist.h>
@@ -633,10 +634,181 @@ void dataset_gather(const Dataset *ds, const int *idx, int b, void *x_out, void 
     for (int i = 0; i < b; i++) {
         DS_ASSERT(idx[i] >= 0 && idx[i] < ds->n);
         size_t s = (size_t)idx[i];
+        if (ds->time_major) { /* step t of sample i at t * b + i, for x and the labels */
+            const uint32_t *x = (const uint32_t *)((const char *)ds->x + s * x_bytes);
+            const uint32_t *t = t_bytes ? (const uint32_t *)((const char *)ds->t + s * t_bytes) : NULL;
+            for (size_t k = 0; k < x_bytes / 4; k++)
+                ((uint32_t *)x_out)[k * (size_t)b + (size_t)i] = x[k];
+            for (size_t k = 0; t && k < t_bytes / 4; k++)
+                ((uint32_t *)t_out)[k * (size_t)b + (size_t)i] = t[k];
+            continue;
+        }
         memcpy((char *)x_out + (size_t)i * x_bytes, (const char *)ds->x + s * x_bytes, x_bytes);
         if (t_bytes)
             memcpy((char *)t_out + (size_t)i * t_bytes, (const char *)ds->t + s * t_bytes, t_bytes);
     }
+}
+
+/* ---- text as bytes ---- */
+
+static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Appends the file's bytes to *buf (*len used, *cap allocated). 0, or -1 with err. */
+static int append_file(const char *path, unsigned char **buf, size_t *len, size_t *cap, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        if (*cap - *len < 65536) {
+            size_t ncap = *cap ? 2 * *cap : 1 << 20;
+            unsigned char *nb = realloc(*buf, ncap);
+            if (!nb) {
+                fclose(f);
+                snprintf(err, errlen, "%s: out of memory reading it", path);
+                return -1;
+            }
+            *buf = nb, *cap = ncap;
+        }
+        size_t got = fread(*buf + *len, 1, *cap - *len, f);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    const int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        snprintf(err, errlen, "%s: read error", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_text(const char *path, unsigned char **buf, size_t *len, int *files, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t cap = 0;
+    *buf = NULL, *len = 0, *files = 0;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: %s (a text file, or a directory of them)", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        *files = 1;
+        return append_file(path, buf, len, &cap, err, errlen);
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    int n = 0, ncap = 0, rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char full[4096];
+        struct stat ls;
+        snprintf(full, sizeof full, "%s/%s", path, e->d_name);
+        if (e->d_name[0] == '.' || lstat(full, &ls) != 0 || !S_ISREG(ls.st_mode))
+            continue; /* links (another name of a file already read), directories, hidden */
+        if (n == ncap) {
+            ncap = ncap ? 2 * ncap : 64;
+            char **nn = realloc(names, (size_t)ncap * sizeof *nn);
+            if (!nn) {
+                rc = -1;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[n] = strdup(e->d_name))) {
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: out of memory listing it", path);
+    if (rc == 0 && names)
+        qsort(names, (size_t)n, sizeof *names, name_cmp);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char full[4096];
+        snprintf(full, sizeof full, "%s/%s", path, names[i]);
+        rc = append_file(full, buf, len, &cap, err, errlen);
+    }
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    *files = n;
+    if (rc != 0) {
+        free(*buf);
+        *buf = NULL, *len = 0;
+    }
+    return rc;
+}
+
+/* windows [first, first + n) of the text as a time-major byte data set */
+static int text_windows(const unsigned char *text, int steps, int first, int n, Dataset *ds, char *err,
+                        size_t errlen)
+{
+    memset(ds, 0, sizeof *ds);
+    int32_t *x = malloc((size_t)n * steps * sizeof *x), *t = malloc((size_t)n * steps * sizeof *t);
+    if (!x || !t) {
+        free(x), free(t);
+        snprintf(err, errlen, "out of memory for %d windows of %d bytes", n, steps);
+        return -1;
+    }
+    for (int w = 0; w < n; w++) {
+        const unsigned char *p = text + (size_t)(first + w) * steps;
+        for (int k = 0; k < steps; k++) {
+            x[(size_t)w * steps + k] = p[k];
+            t[(size_t)w * steps + k] = p[k + 1];
+        }
+    }
+    *ds = (Dataset){.n = n, .shape = {2, {steps, 1}}, .x_type = DS_I32, .x = x, .target = TARGET_CLASS,
+                    .t_count = steps, .t = t, .classes = 256, .time_major = true};
+    return 0;
+}
+
+int dataset_load_text_bytes(const char *path, int steps, double test_share, Dataset *train, Dataset *test,
+                            char *err, size_t errlen)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    if (!path || !*path)
+        path = TEXT_BYTES_DEFAULT_PATH;
+    unsigned char *text;
+    size_t len;
+    int files;
+    if (steps < 1 || read_text(path, &text, &len, &files, err, errlen) != 0) {
+        if (steps < 1)
+            snprintf(err, errlen, "%s: windows of %d bytes: must be >= 1", path, steps);
+        return -1;
+    }
+    /* windows of steps + 1 bytes that overlap by one: the last byte of one is the first
+     * input of the next */
+    const size_t windows = len > (size_t)steps ? (len - 1) / (size_t)steps : 0;
+    if (windows < 2 || windows > INT_MAX) {
+        snprintf(err, errlen, "%s: %zu bytes in %d file%s make %zu windows of %d + 1 bytes; a training and a "
+                 "test set need at least 2", path, len, files, files == 1 ? "" : "s", windows, steps);
+        free(text);
+        return -1;
+    }
+    int ntest = (int)((double)windows * test_share);
+    ntest = ntest < 1 ? 1 : ntest >= (int)windows ? (int)windows - 1 : ntest;
+    const int ntrain = (int)windows - ntest;
+    int rc = text_windows(text, steps, 0, ntrain, train, err, errlen);
+    if (rc == 0 && (rc = text_windows(text, steps, ntrain, ntest, test, err, errlen)) != 0)
+        dataset_free(train);
+    free(text);
+    if (rc == 0) {
+        snprintf(train->source, sizeof train->source, "%.200s: %zu bytes of %d file%s, train", path, len, files,
+                 files == 1 ? "" : "s");
+        snprintf(test->source, sizeof test->source, "%.200s: %zu bytes of %d file%s, test", path, len, files,
+                 files == 1 ? "" : "s");
+    }
+    return rc;
 }
 
 void dataset_permutation(int *perm, int n, uint64_t seed)

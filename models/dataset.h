@@ -39,6 +39,9 @@ typedef struct {
     void *t;                /* (n, t_count) int32 labels or floats; NULL for TARGET_INPUT */
     int classes;            /* TARGET_CLASS: labels are in [0, classes) */
     char source[256];       /* where it came from, for reports */
+    bool time_major;        /* a sequence's steps: dataset_gather writes the batch time-major,
+                               step t of sample b at t * batch + b, as the plan lays out a
+                               sequence of token ids and its per-step labels */
     bool view;              /* x and t point into another Dataset's buffers (dataset_split):
                                dataset_free does not free them, and that Dataset must
                                outlive this one */
@@ -58,6 +61,17 @@ int dataset_load_idx(const char *images_path, const char *labels_path, Dataset *
  * dataset-fashion-mnist). train: train-*-ubyte (60000 samples), else t10k-*-ubyte (10000).
  * Each file is looked for as NAME.gz, then as NAME (gunzipped). */
 int dataset_load_fashion_mnist(const char *dir, bool train, Dataset *ds, char *err, size_t errlen);
+
+/* Real text as bytes for a byte-level language model: `path` is a file, or a directory whose
+ * regular files (not links, not subdirectories) are read in name order and joined; when
+ * path is NULL, Debian's /usr/share/common-licenses (base-files: on every Debian system).
+ * The bytes are cut into windows of steps + 1: x the first `steps` bytes as int32 ids (shape
+ * (steps, 1)), the labels the `steps` bytes after each (t_count = steps, classes 256),
+ * time-major. The last test_share of the windows (at least one) are the test set, the rest
+ * the training set; both are refused when the text holds fewer than two windows. */
+int dataset_load_text_bytes(const char *path, int steps, double test_share, Dataset *train, Dataset *test,
+                            char *err, size_t errlen);
+#define TEXT_BYTES_DEFAULT_PATH "/usr/share/common-licenses"
 
 /* Loads a CANDLE-style CSV file of numbers, streamed line by line (the P1B1 files are
  * about 700 MB; only the parsed floats are kept). The first row is a header unless all of

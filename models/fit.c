@@ -89,6 +89,13 @@ static int load_task(const ModelSpec *m, int head, int batch, const FitOptions *
         }
         return 0;
     }
+    if (m->data == DATA_TEXT_BYTES) { /* a byte-level LM on real text: the last tenth of it held out */
+        if (m->classes != 256 || m->input.rank != 2 || !m->input_ids) {
+            snprintf(err, n, "%s: text as bytes feeds a language model of 256 classes over a sequence of ids", m->name);
+            return -1;
+        }
+        return dataset_load_text_bytes(o->data_dir, m->input.d[0], 0.1, &t->train, &t->test, err, n);
+    }
     if (m->input.rank == 2) {
         snprintf(err, n, "%s: epoch training of sequence models is not supported; use --steps", m->name);
         return -1;
@@ -392,9 +399,15 @@ int fit_run(const ModelSpec *m, const FitOptions *o, FitResult *r, char *err, si
         double test_loss = 0;
         for (int h = 0; rank == 0 && h < nheads; h++) {
             int width = (int)(infer[h].probs.bytes / sizeof(float) / batch);
-            test_loss += evaluate(&infer[h], &tasks[h].test, ar.base, scores, width) / nheads;
+            if (tasks[h].test.time_major) { /* a language model: its loss per step is the metric */
+                const double l = evaluate(&infer[h], &tasks[h].test, ar.base, NULL, width);
+                test_loss += l / nheads;
+                add_metric(r, "test_bits_per_byte", l / log(2.0));
+            } else {
+                test_loss += evaluate(&infer[h], &tasks[h].test, ar.base, scores, width) / nheads;
+                task_metrics(m, &tasks[h], scores, width, multi, f1s, &nf1, r);
+            }
             r->flops += plan_total_flops(&infer[h]) * ((tasks[h].test.n + batch - 1) / batch);
-            task_metrics(m, &tasks[h], scores, width, multi, f1s, &nf1, r);
         }
         if (rank == 0)
             add_metric(r, "test_loss", test_loss);

@@ -216,9 +216,12 @@ typedef enum {
     DATA_CLASSES,       /* labelled vectors with class structure (P3B1-like, seed 002) */
     DATA_TOKENS,        /* integer token sequences with labels (TextCNN) */
     DATA_FASHION_MNIST, /* the real Fashion-MNIST (Debian dataset-fashion-mnist) */
-    DATA_MASKED_TOKENS  /* a masked LM's batches (BERT): 15% of the positions scored, the rest
+    DATA_MASKED_TOKENS, /* a masked LM's batches (BERT): 15% of the positions scored, the rest
                          * labelled XENT_IGNORE; of the scored, 80% show the mask id (the
                          * vocabulary's last), 10% a random token, 10% their own */
+    DATA_TEXT_BYTES     /* real text as bytes (a byte-level LM): windows of T bytes, each step
+                         * labelled with the next byte (run --epochs; dataset.h). Timing runs
+                         * take seeded token streams of the same shape */
 } DataKind;
 
 /* Models that are not layer networks: their plan is built by their own expansion.

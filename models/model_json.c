@@ -57,7 +57,7 @@ static const char *const sched_words[] = {
 static const char *const data_words[] = {
     [DATA_EXPRESSION] = "expression", [DATA_IMAGES] = "images", [DATA_SEQUENCE] = "sequence",
     [DATA_CLASSES] = "classes", [DATA_TOKENS] = "tokens", [DATA_FASHION_MNIST] = "fashion_mnist",
-    [DATA_MASKED_TOKENS] = "masked_tokens"};
+    [DATA_MASKED_TOKENS] = "masked_tokens", [DATA_TEXT_BYTES] = "text_bytes"};
 
 /* Fields each layer type accepts (after the common ones). NULL-terminated. */
 static const char *const common_fields[] = {"name", "type", "inputs", "comment", NULL};
@@ -1311,14 +1311,17 @@ static int parse_model(Ctx *c, const cJSON *root, ModelSpec *m)
                  "data kinds", &data))
         return -1;
     m->data = (DataKind)data;
-    const bool tokens = m->data == DATA_TOKENS || m->data == DATA_MASKED_TOKENS;
+    const bool tokens = m->data == DATA_TOKENS || m->data == DATA_MASKED_TOKENS || m->data == DATA_TEXT_BYTES;
     if (tokens && !m->input_ids)
         return fail(c, "data", "\"%s\" are token ids: set \"input\": {\"shape\": [T], "
                                "\"ids\": true}", data_words[data]);
     if (!tokens && m->input_ids)
         return fail(c, "data", "\"input\" is token ids (\"ids\": true), which only \"data\": "
-                               "\"tokens\" or \"masked_tokens\" provides; got \"%s\"",
+                               "\"tokens\", \"masked_tokens\" or \"text_bytes\" provides; got \"%s\"",
                     data_words[data]);
+    if (m->data == DATA_TEXT_BYTES && (m->loss != LOSS_SOFTMAX_XENT || m->input.rank != 2 || m->classes != 256))
+        return fail(c, "data", "\"text_bytes\" trains a byte-level LM: a sequence of ids ([T, 1]), "
+                               "\"loss\": \"softmax_cross_entropy\" and \"classes\": 256");
     if (m->data == DATA_MASKED_TOKENS && (m->loss != LOSS_SOFTMAX_XENT || m->input.rank != 2))
         return fail(c, "data", "\"masked_tokens\" scores a masked LM: a sequence of ids ([T, 1]) and "
                                "\"loss\": \"softmax_cross_entropy\" over the vocabulary");

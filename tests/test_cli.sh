@@ -738,6 +738,18 @@ rc=$?
 obj=$(sed -n 's/.*-> \([^ ]*\) (last epoch).*/\1/p' "$T/out")
 if [ $rc -eq 2 ] || { [ $rc -eq 0 ] && [ -n "$obj" ] && awk -v o="$obj" 'BEGIN { exit !(o < 1e5) }'; }; then ok epochs-fista
 else fail epochs-fista "exit $rc, objective '$obj'; $(head -c 200 "$T/err")"; fi
+# a byte-level LM on real text (a licence Debian ships in base-files): 15 steps of one epoch
+# already put the held-out tenth well below the 8 bits a byte of knowing nothing (4.9 here)
+if run epochs-text 0 "$DLPERF" run gpt-bytes --epochs 1 --batch 16 --data-dir /usr/share/common-licenses/GPL-3 --json; then
+    [ "$(json "json_extract(j, '\$.metrics.test_bits_per_byte') BETWEEN 0.5 AND 6.5
+               AND abs(json_extract(j, '\$.metrics.test_bits_per_byte') * 0.693147 / json_extract(j, '\$.metrics.test_loss') - 1) < 1e-3")" = 1 ] &&
+        ok epochs-text-learns || fail epochs-text-learns "$(head -c 400 "$T/out")"
+fi
+printf 'too short' >"$T/short.txt"
+run epochs-text-short 1 "$DLPERF" run gpt-bytes --epochs 1 --data-dir "$T/short.txt" &&
+    expect epochs-text-short "$T/err" "9 bytes in 1 file make 0 windows of 128 + 1 bytes" && one_line epochs-text-short
+run epochs-text-missing 1 "$DLPERF" run gpt-bytes --epochs 1 --data-dir "$T/no-such-text" &&
+    expect epochs-text-missing "$T/err" "no-such-text: No such file or directory" && one_line epochs-text-missing
 # --epochs --json prints one JSON object with the epochs and the metrics.
 if run epochs-json 0 "$DLPERF" run fmnist-convpool --epochs 1 --batch 256 --data-dir "$F" --json; then
     [ "$(json "json_extract(j, '\$.metrics.test_accuracy') >= 0 AND json_extract(j, '\$.epochs') = 1")" = 1 ] \

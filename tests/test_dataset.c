@@ -593,6 +593,54 @@ static void test_split(void **state)
     dataset_free(&ds);
 }
 
+/* Text as bytes: a directory's regular files in name order (a link to one of them and a
+ * hidden file skipped), windows of steps + 1 that share their boundary byte, the last tenth
+ * (at least one window) held out, and the batch gathered time-major. */
+static void test_text_bytes(void **state)
+{
+    char dir[300], a[320], b[320], link[320], hidden[320];
+    path_in(dir, sizeof dir, "text");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(a, sizeof a, "%s/b-second", dir);
+    snprintf(b, sizeof b, "%s/a-first", dir);
+    write_raw(b, "abcdefghij", 10);
+    write_raw(a, "klmnopqrstu", 11); /* 21 bytes: (21 - 1) / 4 = 5 windows of 4 + 1 */
+    snprintf(link, sizeof link, "%s/c-link", dir);
+    assert_int_equal(symlink(b, link), 0);
+    snprintf(hidden, sizeof hidden, "%s/.hidden", dir);
+    write_raw(hidden, "zzzzzzzz", 8);
+    Dataset tr, te;
+    char err[512];
+    assert_int_equal(dataset_load_text_bytes(dir, 4, 0.1, &tr, &te, err, sizeof err), 0);
+    assert_int_equal(tr.n, 4);
+    assert_int_equal(te.n, 1);
+    assert_true(tr.time_major && tr.x_type == DS_I32 && tr.target == TARGET_CLASS && tr.t_count == 4);
+    assert_int_equal(tr.classes, 256);
+    const int32_t *x = tr.x, *t = tr.t;
+    assert_int_equal(x[4], 'e'); /* window 1 starts where window 0's labels end */
+    assert_int_equal(t[3], 'e');
+    assert_int_equal(((const int32_t *)te.x)[0], 'q');
+    assert_int_equal(((const int32_t *)te.t)[3], 'u');
+    assert_non_null(strstr(tr.source, "21 bytes of 2 files"));
+    /* time-major: step k of sample i at k * batch + i */
+    int idx[2] = {2, 0};
+    int32_t gx[8], gt[8];
+    dataset_gather(&tr, idx, 2, gx, gt);
+    assert_int_equal(gx[0], 'i');
+    assert_int_equal(gx[1], 'a');
+    assert_int_equal(gx[2], 'j');
+    assert_int_equal(gt[7], 'e');
+    dataset_free(&tr);
+    dataset_free(&te);
+    /* too little text, and a path that is not there */
+    assert_int_equal(dataset_load_text_bytes(b, 8, 0.1, &tr, &te, err, sizeof err), -1);
+    assert_non_null(strstr(err, "10 bytes in 1 file make 1 windows of 8 + 1 bytes"));
+    path_in(a, sizeof a, "missing");
+    assert_int_equal(dataset_load_text_bytes(a, 8, 0.1, &tr, &te, err, sizeof err), -1);
+    assert_non_null(strstr(err, "No such file or directory"));
+    assert_null(tr.x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_gather),
         cmocka_unit_test(test_permutation),
         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_text_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1057,7 +1057,7 @@ static void test_error_combinations(void **state)
     snprintf(buf, sizeof buf, ids,
              "{\"name\": \"e\", \"type\": \"embedding\", \"input_dim\": 9, \"output_dim\": 4}",
              "images");
-    EXPECT_ERR(buf, "field \"data\"", "only \"data\": \"tokens\" or \"masked_tokens\" provides; got \"images\"");
+    EXPECT_ERR(buf, "field \"data\"", "only \"data\": \"tokens\", \"masked_tokens\" or \"text_bytes\" provides; got \"images\"");
     EXPECT_ERR(model_with("{\"type\": \"flatten\"}",
                           "\"loss\": \"mse\", \"optimizer\": \"sgd\", \"data\": \"tokens\""),
                "field \"data\"", "\"ids\": true");

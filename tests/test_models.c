@@ -73,6 +73,8 @@ static void test_zoo_parameter_counts(void **state)
          * head 768 * 1000 + 1000; MACs the patch convolution's 196 * 768^2, 197 tokens * 12 *
          * 12 * 768^2, the head 768 * 1000 */
         {"vit-b16", 86567656, 86567656, false, 196.0 * 768 * 768 + 197.0 * 12 * 12 * 768 * 768 + 768.0 * 1000, 0.5},
+        /* 256 * 256 + 128 * 256 + 4 * (12 * 256^2 + 13 * 256) + 2 * 256, the head tied */
+        {"gpt-bytes", 3257856, 3257856, false, 128.0 * (4.0 * 12 * 256 * 256 + 256.0 * 256), 0.5},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const ModelSpec *m = zoo_find(want[i].name);
