@@ -70,8 +70,8 @@ static void print_estimate(const ModelSpec *m, const TransformerDims *d, const W
 {
     const ParallelConfig *c = &e->cfg;
     char b[4][32];
-    printf("%s on %s: %d nodes, %d GPUs (%s), %s\n", m->name, w->sp.sys.name, e->nodes, e->gpus,
-           w->sp.sys.device.name, precision_name(w->sp.prec));
+    printf("%s on %s: %d node%s, %d GPUs (%s), %s\n", m->name, w->sp.sys.name, e->nodes, e->nodes == 1 ? "" : "s",
+           e->gpus, w->sp.sys.device.name, precision_name(w->sp.prec));
     printf("  %.4g B parameters: %d blocks, width %d, %d heads, MLP %d, vocabulary %d, sequence %d\n", d->params / 1e9,
            d->layers, d->hidden, d->heads, d->ffn, d->vocab, d->seq);
     printf("  tensor %d x pipeline %d x data %d; sequence parallel %s; recomputation %s; %s; %s optimizer\n", c->tp,
