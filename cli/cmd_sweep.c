@@ -116,6 +116,10 @@ static void explain_pricing(const WhatIf *w, const DeviceStep *step)
     for (int k = 0; k < DP_SOURCE_COUNT; k++)
         total += step ? step->priced_by[k] : 0;
     printf("how it is priced (%s at %s, predictor/device_price.h):", d->name, precision_name(w->sp.prec));
+    if (w->sp.evidence_prec != w->sp.prec)
+        printf("\n  from GPU evidence at %s: no GPU has any at %s, and the device's %s and %s peaks are one",
+               precision_name(w->sp.evidence_prec), precision_name(w->sp.prec), precision_name(w->sp.prec),
+               precision_name(w->sp.evidence_prec));
     if (step && total > 0) {
         static const char *const what[DP_SOURCE_COUNT] = {
             "measured on it (exact)", "fitted to its measurements", "carried over from other GPUs' measurements",
@@ -363,6 +367,7 @@ int predict_on_system(Cli *cli, const ModelSpec *m, int batch, const WhatIfOpts 
         cJSON_AddNumberToObject(j, "memory_per_device_bytes", step.mem_bytes);
         cJSON_AddBoolToObject(j, "fits", step.fits);
         if (!w.sp.sys.device.calibrated) {
+            cJSON_AddStringToObject(j, "evidence_precision", precision_name(w.sp.evidence_prec));
             cJSON *src = cJSON_AddObjectToObject(j, "ops_priced_by");
             for (int k = 0; k < DP_SOURCE_COUNT; k++)
                 if (step.priced_by[k])

@@ -89,7 +89,11 @@ static void print_estimate(const ModelSpec *m, const TransformerDims *d, const W
         for (int k = 0; k < DP_SOURCE_COUNT; k++)
             if (sc->priced_by[k])
                 printf(" %d %s", sc->priced_by[k], dp_source_name((DevPriceSource)k));
-        printf(" of %d ops\n", total);
+        printf(" of %d ops", total);
+        if (w->sp.evidence_prec != w->sp.prec)
+            printf(" (GPU evidence at %s: none at %s, and the two peaks are one)", precision_name(w->sp.evidence_prec),
+                   precision_name(w->sp.prec));
+        printf("\n");
     }
     printf("\niteration %s: %.1f%% of the peak in model FLOPs (MFU), %.0f tokens/s\n", fmt_time(e->iter_s, b[0], 32),
            100 * e->mfu, e->tokens_per_s);
@@ -156,6 +160,7 @@ int predict_transformer_parallel(Cli *cli, const WhatIf *w, const ModelSpec *m, 
         cJSON_AddStringToObject(j, "system", w->sp.sys.name);
         cJSON_AddStringToObject(j, "device", w->sp.sys.device.name);
         cJSON_AddStringToObject(j, "precision", precision_name(w->sp.prec));
+        cJSON_AddStringToObject(j, "evidence_precision", precision_name(w->sp.evidence_prec));
         cJSON_AddNumberToObject(j, "parameters", d.params);
         if (o->search) {
             cJSON_AddNumberToObject(j, "configurations_tried", tried);

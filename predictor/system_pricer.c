@@ -21,6 +21,25 @@ int sysp_open(Db *db, const SystemSpec *sys, const CostModel *cm, const SystemPr
     if (!out->sys.device.calibrated) {
         if (!(out->dp = dp_open(db, &out->sys.device, o->prec, cm, o->dp_flags, o->progress, o->ctx, err, errlen)))
             return SYSP_FAIL;
+        out->evidence_prec = o->prec;
+        const double *peak = out->sys.device.peak_flops;
+        if (!dp_has_evidence(out->dp) && o->prec == PREC_BF16 && peak[PREC_FP16] > 0 &&
+            peak[PREC_FP16] == peak[PREC_BF16]) {
+            /* bf16 and fp16 run on the same tensor cores at one rate and move the same bytes:
+             * the fp16 evidence prices bf16 where no GPU has bf16 evidence */
+            DevicePricer *half = dp_open(db, &out->sys.device, PREC_FP16, cm, o->dp_flags, o->progress, o->ctx, err,
+                                         errlen);
+            if (!half) {
+                sysp_close(out);
+                return SYSP_FAIL;
+            }
+            if (dp_has_evidence(half)) {
+                dp_free(out->dp);
+                out->dp = half;
+                out->evidence_prec = PREC_FP16;
+            } else
+                dp_free(half);
+        }
         if (!dp_has_evidence(out->dp) && !cm) {
             snprintf(err, errlen,
                      "%s: nothing prices %s at %s: no GPU measurements at that precision (dlperf import FILE... "

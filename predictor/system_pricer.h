@@ -28,6 +28,9 @@ typedef struct {
     PlanMode mode;
     const CostModel *cm; /* this machine's calibration (borrowed; NULL: none) */
     DevicePricer *dp;    /* the device's pricer where it is not this machine */
+    Precision evidence_prec; /* the precision of the GPU evidence dp prices from: prec, or
+                              * fp16 for bf16 where no GPU has bf16 evidence and the device's
+                              * two 16-bit peaks are one (the same tensor cores, the same bytes) */
     Framework fw;        /* what drives that device: PyTorch, eager unless no_host */
     CommParams comm;
     AllreduceAlgo algo;

@@ -228,8 +228,19 @@ expect predict-system-evidence "$T/out" "how it is priced (p100-pcie-16gb at fp3
 expect predict-system-evidence-sources "$T/out" "of [0-9]* ops"
 run predict-system-evidence-json 0 "$DLPERF" predict p1b1 --system p100-pcie-node --db "$DB4" --json
 [ "$(json "json_extract(j, '\$.iteration_s') > 0")" = 1 ] && ok predict-system-evidence-json || fail predict-system-evidence-json "$(cat "$T/out")"
-run predict-system-nothing 1 "$DLPERF" predict p1b1 --system dgx-h100 --precision bf16 --db "$T/empty.db" &&
+run predict-system-nothing 1 "$DLPERF" predict p1b1 --system dgx-h100 --precision bf16 --no-profiles --db "$T/empty.db" &&
     expect predict-system-nothing "$T/err" "nothing prices h100-sxm5 at bf16" && one_line predict-system-nothing
+# no GPU has bf16 evidence in the profiles: bf16 takes the fp16 evidence where the device's
+# two 16-bit peaks are one (the H100), and prices exactly as fp16 does; a V100 has no bf16
+run predict-bf16-from-fp16 0 "$DLPERF" predict p1b1 --system dgx-h100 --precision bf16 --db "$T/empty.db" --json &&
+    bf16_s=$(json "json_extract(j, '\$.iteration_s')") &&
+    [ "$(json "json_extract(j, '\$.evidence_precision')")" = fp16 ] && ok predict-bf16-from-fp16 ||
+    fail predict-bf16-from-fp16 "$(head -c 300 "$T/out")"
+run predict-fp16 0 "$DLPERF" predict p1b1 --system dgx-h100 --precision fp16 --db "$T/empty.db" --json &&
+    [ "$(json "json_extract(j, '\$.evidence_precision') = 'fp16' AND json_extract(j, '\$.iteration_s') = ${bf16_s:-0}")" = 1 ] &&
+    ok predict-fp16-evidence || fail predict-fp16-evidence "$(head -c 300 "$T/out")"
+run predict-v100-bf16 2 "$DLPERF" predict p1b1 --system summit --precision bf16 --db "$T/empty.db" &&
+    expect predict-v100-bf16 "$T/err" "bf16" && one_line predict-v100-bf16
 
 # ---- a fresh clone's evidence: the built-in profiles (systems/profiles/) ----
 run predict-fresh-clone 0 "$DLPERF" predict resnet50 --system dgx-a100 --db "$T/fresh.db"
