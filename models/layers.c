@@ -44,14 +44,20 @@ static int check_weights(double count, char *msg, size_t n)
     return -1;
 }
 
-static int want_image(const Shape *in, char *msg, size_t n)
+/* 0 if the input has `rank` dimensions, else -1 with "<what>; previous layer gives <shape>" */
+static int want_rank(const Shape *in, int rank, const char *what, char *msg, size_t n)
 {
-    if (in->rank == 3)
+    if (in->rank == rank)
         return 0;
     char got[48];
     shape_str(in, got, sizeof got);
-    snprintf(msg, n, "expects a (C,H,W) input, previous layer gives %s", got);
+    snprintf(msg, n, "%s; previous layer gives %s", what, got);
     return -1;
+}
+
+static int want_image(const Shape *in, char *msg, size_t n)
+{
+    return want_rank(in, 3, "expects a (C,H,W) input", msg, n);
 }
 
 /* ---- common emission helpers ---- */
@@ -409,12 +415,8 @@ static int rec_gates(const LayerSpec *l) { return l->kind == LAYER_LSTM ? 4 : 1;
 static int rec_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
     const RecurrentSpec *s = &l->u.rnn;
-    if (in->rank != 2) {
-        char got[48];
-        shape_str(in, got, sizeof got);
-        snprintf(msg, n, "expects a (time steps, features) input, previous layer gives %s", got);
+    if (want_rank(in, 2, "expects a (time steps, features) input", msg, n))
         return -1;
-    }
     if (s->hidden < 1) {
         snprintf(msg, n, "hidden %d: must be >= 1", s->hidden);
         return -1;
@@ -1030,12 +1032,8 @@ static void layernorm_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 static int attention_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
     const AttentionSpec *a = &l->u.attn;
-    if (in->rank != 2) {
-        char got[48];
-        shape_str(in, got, sizeof got);
-        snprintf(msg, n, "attends over a sequence (T, D); previous layer gives %s", got);
+    if (want_rank(in, 2, "attends over a sequence (T, D)", msg, n))
         return -1;
-    }
     if (a->heads < 1 || in->d[1] % a->heads != 0) {
         snprintf(msg, n, "heads %d: must be >= 1 and divide the width %d", a->heads, in->d[1]);
         return -1;
@@ -1172,12 +1170,8 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 
 static int position_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
-    if (in->rank != 2) {
-        char got[48];
-        shape_str(in, got, sizeof got);
-        snprintf(msg, n, "adds positions to a sequence (T, D); previous layer gives %s", got);
+    if (want_rank(in, 2, "adds positions to a sequence (T, D)", msg, n))
         return -1;
-    }
     if (l->u.pos.token_types && l->u.pos.positions < 1) {
         snprintf(msg, n, "token types %d: the table needs at least one row", l->u.pos.positions);
         return -1;
@@ -1229,12 +1223,8 @@ static void position_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 
 static int to_sequence_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
-    if (in->rank != 3) {
-        char got[48];
-        shape_str(in, got, sizeof got);
-        snprintf(msg, n, "turns feature maps (C, H, W) into a sequence; previous layer gives %s", got);
+    if (want_rank(in, 3, "turns feature maps (C, H, W) into a sequence", msg, n))
         return -1;
-    }
     *out = (Shape){2, {in->d[1] * in->d[2], in->d[0]}};
     return 0;
 }
@@ -1261,12 +1251,8 @@ static void to_sequence_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 
 static int class_token_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
-    if (in->rank != 2) {
-        char got[48];
-        shape_str(in, got, sizeof got);
-        snprintf(msg, n, "prepends a token to a sequence (T, D); previous layer gives %s", got);
+    if (want_rank(in, 2, "prepends a token to a sequence (T, D)", msg, n))
         return -1;
-    }
     *out = (Shape){2, {in->d[0] + 1, in->d[1]}};
     return check_weights(in->d[1], msg, n);
 }
@@ -1302,12 +1288,8 @@ static void class_token_backward(LayerCtx *c, const LayerSpec *l, bool *written)
 
 static int first_step_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
 {
-    if (in->rank != 2) {
-        char got[48];
-        shape_str(in, got, sizeof got);
-        snprintf(msg, n, "takes the first step of a sequence (T, D); previous layer gives %s", got);
+    if (want_rank(in, 2, "takes the first step of a sequence (T, D)", msg, n))
         return -1;
-    }
     *out = (Shape){1, {in->d[1]}};
     return 0;
 }
