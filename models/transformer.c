@@ -65,9 +65,13 @@ static int must_divide(const char *what, int n, int shards, char *err, size_t er
 
 int transformer_shard_model(const TransformerDims *d, int shards, ModelSpec *m, char *err, size_t errlen)
 {
-    if (shards < 1 || must_divide("heads", d->heads, shards, err, errlen) ||
-        must_divide("MLP width", d->ffn, shards, err, errlen) || must_divide("vocabulary", d->vocab, shards, err, errlen))
-        return shards < 1 ? (snprintf(err, errlen, "tensor parallel %d: must be >= 1", shards), -1) : -1;
+    if (shards < 1) {
+        snprintf(err, errlen, "tensor parallel %d: must be >= 1", shards);
+        return -1;
+    }
+    if (must_divide("heads", d->heads, shards, err, errlen) || must_divide("MLP width", d->ffn, shards, err, errlen) ||
+        must_divide("vocabulary", d->vocab, shards, err, errlen))
+        return -1;
     Builder b = {.init = INIT_NORMAL};
     const float eps = 1e-5f, init = 0.02f;
     const int V = d->vocab / shards;
@@ -75,18 +79,12 @@ int transformer_shard_model(const TransformerDims *d, int shards, ModelSpec *m, 
     x = zb_position(&b, "emb.positions", x, d->seq, init);
     if (d->dropout > 0)
         x = zb_dropout(&b, "emb.dropout", x, d->dropout);
-    int h = zb_layernorm(&b, "blk.ln_1", x, eps);
-    h = zb_attention(&b, "blk.attn", h, d->heads, d->causal, d->attn_dropout, init, init);
-    b.layers[h].u.attn.shards = shards;
-    if (d->dropout > 0)
-        h = zb_dropout(&b, "blk.attn.dropout", h, d->dropout);
-    x = zb_add2(&b, "blk.res_1", x, h, NOACT);
-    h = zb_layernorm(&b, "blk.ln_2", x, eps);
-    h = zb_dense_normal(&b, "blk.mlp.fc", h, d->ffn / shards, d->act, init);
-    h = zb_dense_normal(&b, "blk.mlp.proj", h, d->hidden, NOACT, init);
-    if (d->dropout > 0)
-        h = zb_dropout(&b, "blk.mlp.dropout", h, d->dropout);
-    x = zb_add2(&b, "blk.res_2", x, h, NOACT);
+    const PreNormBlock blk = {.heads = d->heads, .shards = shards, .ffn = d->ffn / shards, .act = d->act,
+                              .width = d->hidden, .causal = d->causal, .eps = eps, .dropout = d->dropout,
+                              .attn_dropout = d->attn_dropout, .init = init, .proj_init = init,
+                              .names = {"ln_1", "attn", "attn.dropout", "res_1", "ln_2", "mlp.fc", "mlp.proj",
+                                        "mlp.dropout", "res_2"}};
+    x = zb_prenorm_block(&b, "blk.", &blk, x);
     x = zb_layernorm(&b, "head.ln_f", x, eps);
     LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, "head.lm");
     head.u.dense = (DenseSpec){.units = V, .no_bias = true};

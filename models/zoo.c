@@ -721,22 +721,14 @@ static void build_vit_b16(Builder *b, ModelSpec *m)
     x = zb_class_token(b, "cls_token", x, init);
     x = zb_position(b, "pos_embed", x, 197, init);
     b->layers[x].no_decay = true;
+    const PreNormBlock blk = {.heads = heads, .ffn = 4 * D, .act = ACT_GELU, .width = D, .eps = eps, .init = init,
+                              .proj_init = init,
+                              .names = {"norm1", "attn", "attn.dropout", "res_1", "norm2", "mlp.fc1", "mlp.fc2",
+                                        "mlp.dropout", "res_2"}};
     char n[LAYER_NAME_MAX];
     for (int i = 0; i < layers; i++) {
-        snprintf(n, sizeof n, "blocks%d.norm1", i);
-        int h = zb_layernorm(b, n, x, eps);
-        snprintf(n, sizeof n, "blocks%d.attn", i);
-        h = zb_attention(b, n, h, heads, false, 0, init, init);
-        snprintf(n, sizeof n, "blocks%d.res_1", i);
-        x = zb_add2(b, n, x, h, NOACT);
-        snprintf(n, sizeof n, "blocks%d.norm2", i);
-        h = zb_layernorm(b, n, x, eps);
-        snprintf(n, sizeof n, "blocks%d.mlp.fc1", i);
-        h = zb_dense_normal(b, n, h, 4 * D, ACT_GELU, init);
-        snprintf(n, sizeof n, "blocks%d.mlp.fc2", i);
-        h = zb_dense_normal(b, n, h, D, NOACT, init);
-        snprintf(n, sizeof n, "blocks%d.res_2", i);
-        x = zb_add2(b, n, x, h, NOACT);
+        snprintf(n, sizeof n, "blocks%d.", i);
+        x = zb_prenorm_block(b, n, &blk, x);
     }
     x = zb_layernorm(b, "norm", x, eps);
     x = zb_first_step(b, "cls_out", x);

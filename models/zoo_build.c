@@ -108,6 +108,27 @@ static const char *block_name(char n[LAYER_NAME_MAX], const char *block, int i, 
     return n;
 }
 
+/* GPT-2's block as HF names its parts */
+#define GPT2_BLOCK_NAMES                                                                                     \
+    {"ln_1", "attn", "attn.dropout", "res_1", "ln_2", "mlp.c_fc", "mlp.c_proj", "mlp.dropout", "res_2"}
+
+int zb_prenorm_block(Builder *b, const char *prefix, const PreNormBlock *k, int x)
+{
+    char n[LAYER_NAME_MAX];
+#define PART(p) (snprintf(n, sizeof n, "%s%s", prefix, k->names.p), n)
+    int h = zb_layernorm(b, PART(ln1), x, k->eps);
+    h = zb_attention(b, PART(attn), h, k->heads, k->causal, k->attn_dropout, k->init, k->proj_init);
+    b->layers[h].u.attn.shards = k->shards;
+    h = maybe_dropout(b, PART(attn_drop), h, k->dropout);
+    x = zb_add2(b, PART(res1), x, h, NOACT);
+    h = zb_layernorm(b, PART(ln2), x, k->eps);
+    h = zb_dense_normal(b, PART(fc), h, k->ffn, k->act, k->init);
+    h = zb_dense_normal(b, PART(proj), h, k->width, NOACT, k->proj_init);
+    h = maybe_dropout(b, PART(mlp_drop), h, k->dropout);
+    return zb_add2(b, PART(res2), x, h, NOACT);
+#undef PART
+}
+
 int zb_transformer(Builder *b, const TransformerShape *s)
 {
     const bool bert = s->family == TF_BERT;
@@ -135,15 +156,12 @@ int zb_transformer(Builder *b, const TransformerShape *s)
             x = zb_layernorm(b, block_name(n, "layer", i, "output.ln"), h, s->eps);
             continue;
         }
-        int h = zb_layernorm(b, block_name(n, "h", i, "ln_1"), x, s->eps);
-        h = zb_attention(b, block_name(n, "h", i, "attn"), h, s->heads, s->causal, s->attn_dropout, s->init, sr);
-        h = maybe_dropout(b, block_name(n, "h", i, "attn.dropout"), h, s->dropout);
-        x = zb_add2(b, block_name(n, "h", i, "res_1"), x, h, NOACT);
-        h = zb_layernorm(b, block_name(n, "h", i, "ln_2"), x, s->eps);
-        h = zb_dense_normal(b, block_name(n, "h", i, "mlp.c_fc"), h, s->ffn, s->act, s->init);
-        h = zb_dense_normal(b, block_name(n, "h", i, "mlp.c_proj"), h, s->width, NOACT, sr);
-        h = maybe_dropout(b, block_name(n, "h", i, "mlp.dropout"), h, s->dropout);
-        x = zb_add2(b, block_name(n, "h", i, "res_2"), x, h, NOACT);
+        const PreNormBlock gpt = {.heads = s->heads, .ffn = s->ffn, .act = s->act, .width = s->width,
+                                  .causal = s->causal, .eps = s->eps, .dropout = s->dropout,
+                                  .attn_dropout = s->attn_dropout, .init = s->init, .proj_init = sr,
+                                  .names = GPT2_BLOCK_NAMES};
+        snprintf(n, sizeof n, "h%d.", i);
+        x = zb_prenorm_block(b, n, &gpt, x);
     }
     LayerSpec head = zb_layer(LAYER_DENSE, x, NOACT, bert ? "cls.decoder" : "lm_head");
     if (bert) {

@@ -59,6 +59,20 @@ int zb_token_embedding(Builder *b, const char *name, int vocab, int dim, float s
 /* dense with a N(0, scale) kernel (whatever the builder's initializer) */
 int zb_dense_normal(Builder *b, const char *name, int in, int units, int act, float scale);
 
+/* One pre-norm transformer block, x + drop(attn(ln(x))), x + drop(mlp(ln(x))) (GPT-2's,
+ * ViT's, one tensor-parallel rank's share), its layers named prefix + the part's name (a
+ * dropout only where its rate is > 0). Returns the block's output. */
+typedef struct {
+    const char *ln1, *attn, *attn_drop, *res1, *ln2, *fc, *proj, *mlp_drop, *res2;
+} PreNormNames;
+typedef struct {
+    int heads, shards, ffn, act, width;
+    bool causal;
+    float eps, dropout, attn_dropout, init, proj_init;
+    PreNormNames names;
+} PreNormBlock;
+int zb_prenorm_block(Builder *b, const char *prefix, const PreNormBlock *blk, int x);
+
 /* A transformer as HF's configs describe one. Three families:
  *   TF_GPT2: pre-norm blocks x + drop(attn(ln(x))), x + drop(mlp(ln(x))), a final norm,
  *            the LM head tied to the token table (no bias); layers named as HF's GPT-2
