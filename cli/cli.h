@@ -177,7 +177,7 @@ typedef struct {
     int summa_n;           /* predict --summa N: a distributed N x N x N GEMM (seed 003) */
     bool csv;              /* predict: CSV on stdout */
     /* predict: a transformer under Megatron-style parallelism (predictor/transformer_parallel.h) */
-    bool parallel;         /* any of the options below given */
+    bool parallel;         /* any of the options below given (--tp, --pp, ... --search) */
     int tp, pp, micro_batch, interleave;
     bool sp, zero1, search;
     const char *recompute;

@@ -19,7 +19,6 @@ typedef struct {
     int ranks;            /* data-parallel on this machine (mpirun -np ranks) */
     WhatIfOpts w;         /* --system and its options */
     bool whatif_option;   /* one of --nodes, --precision, --allreduce, --overlap given */
-    bool parallel_option; /* one of --tp, --pp, --sp, --recompute, --micro-batch, --interleave, --zero1, --search */
     const char *batches;  /* --batches LIST: the step and its memory at each batch */
 } PredictOpts;
 
@@ -66,16 +65,16 @@ static int predict_option(Cli *cli, int id, const char *arg, void *ctx)
         o->whatif_option = true;
         return cli_parse_int(cli, "--micro-batches", arg, 1, 1 << 20, &o->w.micro_batches);
     case OPT_SUMMA: o->whatif_option = true; return cli_parse_int(cli, "--summa", arg, 1, 1 << 30, &o->w.summa_n);
-    case OPT_TP: o->parallel_option = true; return cli_parse_int(cli, "--tp", arg, 1, 1024, &o->w.tp);
-    case OPT_PP: o->parallel_option = true; return cli_parse_int(cli, "--pp", arg, 1, 100000, &o->w.pp);
-    case OPT_SP: o->parallel_option = true; o->w.sp = true; return 0;
-    case OPT_RECOMPUTE: o->parallel_option = true; o->w.recompute = arg; return 0;
+    case OPT_TP: o->w.parallel = true; return cli_parse_int(cli, "--tp", arg, 1, 1024, &o->w.tp);
+    case OPT_PP: o->w.parallel = true; return cli_parse_int(cli, "--pp", arg, 1, 100000, &o->w.pp);
+    case OPT_SP: o->w.parallel = true; o->w.sp = true; return 0;
+    case OPT_RECOMPUTE: o->w.parallel = true; o->w.recompute = arg; return 0;
     case OPT_MICRO_BATCH:
-        o->parallel_option = true;
+        o->w.parallel = true;
         return cli_parse_int(cli, "--micro-batch", arg, 1, 1 << 20, &o->w.micro_batch);
-    case OPT_INTERLEAVE: o->parallel_option = true; return cli_parse_int(cli, "--interleave", arg, 1, 64, &o->w.interleave);
-    case OPT_ZERO1: o->parallel_option = true; o->w.zero1 = true; return 0;
-    case OPT_SEARCH: o->parallel_option = true; o->w.search = true; return 0;
+    case OPT_INTERLEAVE: o->w.parallel = true; return cli_parse_int(cli, "--interleave", arg, 1, 64, &o->w.interleave);
+    case OPT_ZERO1: o->w.parallel = true; o->w.zero1 = true; return 0;
+    case OPT_SEARCH: o->w.parallel = true; o->w.search = true; return 0;
     }
     return EXIT_USAGE;
 }
@@ -330,8 +329,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if (po.w.pipeline && (po.w.nodes > 1 || po.w.overlap || po.w.allreduce))
         return cli_error(cli, EXIT_USAGE, "--pipeline S puts the model on S devices; --nodes, --overlap and "
                                           "--allreduce describe data parallelism");
-    if (po.parallel_option) {
-        po.w.parallel = true;
+    if (po.w.parallel) {
         if (!po.w.system)
             return cli_error(cli, EXIT_USAGE, "--tp, --pp, --sp, --recompute, --micro-batch, --interleave, --zero1 and "
                                               "--search place a transformer on a spec-sheet system: give --system NAME");
@@ -372,9 +370,9 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     Plan plan;
     /* a parallel prediction's batch is the global batch: the model is planned at one sequence
      * here, its shares at the micro-batch */
-    if ((rc = cli_model_plan(cli, argc, argv, po.parallel_option ? 1 : nb ? batches[0] : po.batch, &m, &plan)))
+    if ((rc = cli_model_plan(cli, argc, argv, po.w.parallel ? 1 : nb ? batches[0] : po.batch, &m, &plan)))
         return rc;
-    if (po.parallel_option) {
+    if (po.w.parallel) {
         plan_free(&plan);
         return predict_on_system(cli, m, po.batch, &po.w);
     }
