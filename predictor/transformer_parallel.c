@@ -187,9 +187,17 @@ static double dp_allreduce_s(const SystemSpec *sys, const CommParams *node, int 
     return allreduce_model_s(q > 1 ? AR_HIERARCHICAL : AR_RING, bytes, d, &cp);
 }
 
+/* fp32 state bytes a parameter: Adam's two moments, RMSprop's or momentum's one */
 static double optimizer_state_bytes(OptKind k)
 {
-    return k == OPT_ADAM || k == OPT_ADAMW || k == OPT_RMSPROP ? (k == OPT_RMSPROP ? 4 : 8) : k == OPT_MOMENTUM ? 4 : 0;
+    switch (k) {
+    case OPT_ADAM:
+    case OPT_ADAMW: return 8;
+    case OPT_RMSPROP:
+    case OPT_MOMENTUM: return 4;
+    case OPT_SGD: return 0;
+    }
+    return 0;
 }
 
 void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision prec, int nodes,
@@ -204,7 +212,8 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
     const int Lp = out->layers_per_stage = d->layers / p;
     const double vb = precision_bytes(prec);
     const CommParams node = whatif_comm_params(sys, NULL, prec);
-    const double per_gpu_inter = node.inter.beta_Bps / gpn;
+    /* a GPU's share of its node's NICs: every GPU of the node sends at once */
+    const LinkParams gpu_inter = {node.inter.alpha_s, node.inter.beta_Bps / gpn, 0};
     const double act_msg = (double)c->micro_batch * d->seq * d->hidden * vb; /* b s h values */
 
     /* one block, one micro-batch */
@@ -216,7 +225,7 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
     const double rc_blk = c->recompute == RECOMPUTE_FULL ? f : c->recompute == RECOMPUTE_SELECTIVE ? sc->core_fwd_s : 0;
     /* the embedding's allreduce (vocabulary-parallel lookup) forward; the head's
      * vocabulary-parallel loss reduces b s values three times: negligible */
-    const double emb = sc->fwd_s[SHARD_EMBEDDING] + sc->bwd_s[SHARD_EMBEDDING] + ring_s(act_msg, t, node.intra);
+    const double emb = sc->fwd_s[SHARD_EMBEDDING] + sc->bwd_s[SHARD_EMBEDDING] + tp_one;
     const double head = sc->fwd_s[SHARD_HEAD] + sc->bwd_s[SHARD_HEAD];
     const double first = Lp * (f + b) + emb + (p == 1 ? head : 0), last = p == 1 ? first : Lp * (f + b) + head;
     const double stage_compute = fmax(first, last);
@@ -224,7 +233,7 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
 
     /* neighbouring stages are t d ranks apart: another node once that is a node's worth */
     const bool pp_inter = t * dp >= gpn || !sys->has_intra;
-    const LinkParams pl = pp_inter ? (LinkParams){node.inter.alpha_s, per_gpu_inter, 0} : node.intra;
+    const LinkParams pl = pp_inter ? gpu_inter : node.intra;
     const double x = p > 1 ? pl.alpha_s + act_msg / (t > 1 ? t : 1) / pl.beta_Bps : 0;
     out->compute_s = m * stage_compute;
     out->recompute_s = m * Lp * rc_blk;
@@ -246,7 +255,7 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
                                        0.5 * dp_allreduce_s(sys, &node, t, dp, vb * rank_params)
                                  : dp_allreduce_s(sys, &node, t, dp, grads_bytes);
     if (p > 1) /* the tied word embedding's gradients between the first and last stage */
-        out->dp_comm_s += ring_s(4 * sc->emb_params, 2, (LinkParams){node.inter.alpha_s, per_gpu_inter, 0});
+        out->dp_comm_s += ring_s(4 * sc->emb_params, 2, gpu_inter);
     /* one fused pass: read the weights, gradients and states, write the weights and states
      * (and the 16-bit copy) */
     const double opt_bytes =
