@@ -22,18 +22,20 @@
 #include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
+#include "models/transformer.h"
 #include "ops/comm.h"
 
 typedef struct {
     int batch, steps, warmup, epochs;
     bool trace, convnet_protocol, steps_given, warmup_given, weak_scaling, overlap;
     int bucket_mib;
+    int tp; /* tensor-parallel ranks (0: none) */
     PlanMode mode;
     const char *data_dir, *save, *load;
 } RunOpts;
 
 enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_TRACE, OPT_EPOCHS, OPT_DATA_DIR, OPT_SAVE, OPT_LOAD, OPT_MODE,
-       OPT_PROTOCOL, OPT_SCALING, OPT_OVERLAP, OPT_BUCKET_MIB, OPT_CSV };
+       OPT_PROTOCOL, OPT_SCALING, OPT_OVERLAP, OPT_BUCKET_MIB, OPT_CSV, OPT_TP };
 
 /* --csv: a timed run's steps, one row each, instead of the text */
 static bool run_csv;
@@ -63,6 +65,7 @@ static int run_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_OVERLAP: o->overlap = true; return 0;
     case OPT_CSV: run_csv = true; return 0;
     case OPT_BUCKET_MIB: return cli_parse_int(cli, "--bucket-mib", arg, 1, 4096, &o->bucket_mib);
+    case OPT_TP: return cli_parse_int(cli, "--tp", arg, 1, 4096, &o->tp);
     case OPT_SCALING:
         if (strcmp(arg, "strong") != 0 && strcmp(arg, "weak") != 0)
             return cli_error(cli, EXIT_USAGE, "--scaling '%s': expected strong (--batch is the global batch) or "
@@ -209,8 +212,14 @@ static void print_ranks(const RunResult *r)
 {
     const RunRow *row = &r->row;
     char b1[32], b2[32], b3[32], b4[32];
-    printf("  ranks      %d, %s scaling: %d samples per rank; %s\n", row->sw.ranks, row->scaling, row->batch_per_rank,
-           row->sw.mpi_library);
+    const int tp = comm_tp_size();
+    if (tp > 1)
+        printf("  ranks      %d: tensor parallel %d x data parallel %d, %s scaling: %d samples per group; %s\n"
+               "             (the tensor-parallel sums are ops of the step: in its compute time)\n", row->sw.ranks,
+               tp, row->sw.ranks / tp, row->scaling, row->batch_per_rank, row->sw.mpi_library);
+    else
+        printf("  ranks      %d, %s scaling: %d samples per rank; %s\n", row->sw.ranks, row->scaling,
+               row->batch_per_rank, row->sw.mpi_library);
     double ar = 0;
     for (int i = 0; i < row->sw.ranks; i++)
         ar += row->rank_times[i].allreduce_s / row->sw.ranks;
@@ -242,9 +251,16 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
     Plan probe;
     if (plan_build_mode(m, batch, mode, &probe, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
-    const int ranks = comm_size();
+    const int ranks = comm_size(), tp = comm_tp_size();
     double flops = total_flops(&probe) * ranks; /* the job's: every rank's share */
     plan_free(&probe);
+    if (m->tp_whole) { /* tensor parallel: the whole model's work, not its shares' (which each
+                        * redo the parts every rank holds whole) */
+        if (plan_build_mode(m->tp_whole, batch, mode, &probe, err, sizeof err) != 0)
+            return cli_error(cli, EXIT_USAGE, "%s", err);
+        flops = total_flops(&probe) * (ranks / tp);
+        plan_free(&probe);
+    }
     RunResult r;
     const RunEnv env = cli_run_env(cli);
     if (run_train(&env, m, batch, mode, warmup, steps, trace, machine, scaling, bucket_bytes, &r, err, sizeof err)) {
@@ -295,6 +311,8 @@ static int run_steps(Cli *cli, const ModelSpec *m, int batch, PlanMode mode, int
         cJSON_AddStringToObject(o, "threading", row->sw.threading);
         cJSON_AddNumberToObject(o, "ranks", ranks);
         if (ranks > 1) {
+            cJSON_AddNumberToObject(o, "tensor_parallel", tp);
+            cJSON_AddNumberToObject(o, "data_parallel", ranks / tp);
             cJSON_AddStringToObject(o, "scaling", row->scaling);
             cJSON_AddNumberToObject(o, "batch_per_rank", row->batch_per_rank);
             cJSON_AddStringToObject(o, "mpi_library", row->sw.mpi_library);
@@ -391,6 +409,7 @@ int cmd_run(int argc, char **argv, Cli *cli)
                                          {"overlap", no_argument, NULL, OPT_OVERLAP},
                                          {"bucket-mib", required_argument, NULL, OPT_BUCKET_MIB},
                                          {"csv", no_argument, NULL, OPT_CSV},
+                                         {"tp", required_argument, NULL, OPT_TP},
                                          {0}};
     RunOpts ro = {.steps = 10, .warmup = 2, .mode = PLAN_TRAIN};
     int rc = cli_parse(cli, argc, argv, opts, run_option, &ro, command_usage(cli->cmd));
@@ -412,8 +431,15 @@ int cmd_run(int argc, char **argv, Cli *cli)
             ro.steps = 100;
     }
     /* under mpirun: data-parallel over the job's ranks (MPI starts after the BLAS choice,
-     * which may re-execute this process) */
-    const int ranks = comm_env_size();
+     * which may re-execute this process), or over its groups of --tp ranks, each group
+     * training one copy of the model split tensor-parallel */
+    const int job = comm_env_size(), tp = ro.tp > 1 ? ro.tp : 1;
+    if (tp > 1 && job % tp != 0)
+        return cli_error(cli, EXIT_USAGE, "--tp %d: must divide the job's %d ranks (mpirun -np P, P a multiple of "
+                                          "%d)", tp, job, tp);
+    if (tp > 1 && (ro.epochs || ro.convnet_protocol))
+        return cli_error(cli, EXIT_USAGE, "--tp times training steps (--steps); not with --epochs or --protocol");
+    const int ranks = job / tp; /* data-parallel ranks */
     if ((ro.overlap || ro.bucket_mib) && ranks < 2)
         return cli_error(cli, EXIT_USAGE, "--overlap and --bucket-mib shape the gradients' allreduce of a "
                                           "data-parallel run: run under mpirun -np P");
@@ -433,6 +459,16 @@ int cmd_run(int argc, char **argv, Cli *cli)
     if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
         return rc;
     int batch = probe.batch; /* per rank from here */
+    static ModelSpec share; /* lives until the process ends, as zoo models do */
+    if (tp > 1) {
+        char terr[512];
+        plan_free(&probe);
+        if (transformer_tensor_parallel(m, tp, &share, terr, sizeof terr) != 0)
+            return cli_error(cli, EXIT_USAGE, "--tp %d: %s", tp, terr);
+        m = &share;
+        if (plan_build_mode(m, batch, ro.mode, &probe, terr, sizeof terr) != 0)
+            return cli_error(cli, EXIT_USAGE, "%s", terr);
+    }
     if (ranks > 1 && !ro.weak_scaling) {
         if (batch % ranks != 0 || batch < ranks) {
             plan_free(&probe);
@@ -454,14 +490,14 @@ int cmd_run(int argc, char **argv, Cli *cli)
     }
     char err[512];
     if (!ro.epochs && trainer_check_memory_shared(&probe, trainer_data_batches(ro.warmup + ro.steps),
-                                                  ranks > 1 ? comm_env_local_size() : 1,
+                                                  job > 1 ? comm_env_local_size() : 1,
                                                   ranks > 1 && ro.mode != PLAN_INFERENCE, err, sizeof err) != 0) {
         plan_free(&probe);
         return cli_error(cli, EXIT_FAIL, "%s", err);
     }
     plan_free(&probe);
     blas_select(cli);
-    if (comm_start(err, sizeof err) != 0)
+    if (comm_start(err, sizeof err) != 0 || comm_split_tensor_parallel(tp, err, sizeof err) != 0)
         return cli_error(cli, EXIT_FAIL, "%s", err);
     comm_reuse_collective_buffers();
 

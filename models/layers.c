@@ -22,7 +22,7 @@
 static const char *const kind_names[LAYER_KIND_COUNT] = {
     "dense", "conv2d", "pool2d", "lstm", "rnn", "batchnorm", "lrn", "dropout",
     "concat", "add", "activation", "flatten", "embedding", "sparsity", "layernorm", "attention",
-    "position", "to_sequence", "class_token", "first_step"};
+    "position", "to_sequence", "class_token", "first_step", "tp_copy", "tp_sum"};
 
 const char *layer_kind_name(LayerKind k) { return (unsigned)k < LAYER_KIND_COUNT ? kind_names[k] : "?"; }
 
@@ -151,6 +151,9 @@ static BufRef add_fill(LayerCtx *c, const char *role, size_t count, bool learnab
     return plan_add_tensor(c->plan, c->layer, role, count, learnable, false, INIT_UNIFORM, 0, fill, 0, 0);
 }
 
+/* The tensor just laid out is this rank's part of one split over the tensor-parallel ranks. */
+static void mark_tp_split(LayerCtx *c) { c->plan->params[c->plan->nparams - 1].tp_split = true; }
+
 /* ---- dense ---- */
 
 static int dense_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
@@ -186,8 +189,13 @@ static void dense_forward(LayerCtx *c, const LayerSpec *l)
     dense_dims(c, l, &rows, &in);
     const bool tied = dense_tied(l);
     pl->w = tied ? p->layers[l->u.dense.tie - 1].w : add_kernel(c, l, (size_t)in * out, in, out); /* (in, out) */
-    if (!l->u.dense.no_bias)
+    if (l->u.dense.tp_split && !tied)
+        mark_tp_split(c);
+    if (!l->u.dense.no_bias) {
         pl->b = add_fill(c, "bias", (size_t)out, true, 0);
+        if (l->u.dense.tp_split)
+            mark_tp_split(c);
+    }
     if (!c->active)
         return;
     const size_t count = (size_t)rows * out;
@@ -1083,12 +1091,20 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
     PlanLayer *pl = self(c);
     const AttnDims a = attn_dims(c, l);
     const size_t D = (size_t)a.D, Dl = (size_t)a.Dl, rows = (size_t)a.rows, weights = (size_t)a.BH * a.T * a.T;
+    const bool split = l->u.attn.shards > 1, proj_bias = !l->u.attn.no_proj_bias;
     pl->w = plan_add_tensor(p, c->layer, "qkv_kernel", D * 3 * Dl, true, !l->no_decay, l->init, l->init_scale, 0,
                             a.D, 3 * a.Dl);
+    if (split)
+        mark_tp_split(c);
     pl->b = add_fill(c, "qkv_bias", 3 * Dl, true, 0);
+    if (split)
+        mark_tp_split(c);
     const float ps = l->u.attn.proj_init_scale > 0 ? l->u.attn.proj_init_scale : l->init_scale;
     pl->saved[5] = plan_add_tensor(p, c->layer, "proj_kernel", Dl * D, true, !l->no_decay, l->init, ps, 0, a.Dl, a.D);
-    pl->saved[6] = add_fill(c, "proj_bias", D, true, 0);
+    if (split)
+        mark_tp_split(c);
+    if (proj_bias)
+        pl->saved[6] = add_fill(c, "proj_bias", D, true, 0);
     if (!c->active)
         return;
     alloc_output(c, rows * D);
@@ -1122,7 +1138,8 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
     /* y = context Wproj + b */
     plan_add(p, c->layer, op_gemm(PHASE_FWD, a.rows, a.D, a.Dl, false, false, 0),
              (BufRef[]){pl->y, pl->saved[4], pl->saved[5]}, 3);
-    plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, a.D, 1), (BufRef[]){pl->y, pl->saved[6]}, 2);
+    if (proj_bias)
+        plan_add(p, c->layer, op_bias(PHASE_FWD, a.rows, a.D, 1), (BufRef[]){pl->y, pl->saved[6]}, 2);
 }
 
 static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
@@ -1138,7 +1155,8 @@ static void attention_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     const BufRef dw = plan_alloc(p, ARENA_ACTGRAD, weights * F32); /* of the weights (after dropout) */
     const BufRef ds = plan_alloc(p, ARENA_ACTGRAD, weights * F32); /* of the scores */
     /* the projection */
-    emit_bias_grad(c, pl->saved[6], pl->dy, a.rows, a.D, 1);
+    if (!l->u.attn.no_proj_bias)
+        emit_bias_grad(c, pl->saved[6], pl->dy, a.rows, a.D, 1);
     plan_add(p, c->layer, op_gemm(PHASE_BWD_WEIGHTS, a.Dl, a.D, a.rows, true, false, 0),
              (BufRef[]){grad_of(pl->saved[5]), pl->saved[4], pl->dy}, 3);
     plan_add(p, c->layer, op_gemm(PHASE_BWD_DATA, a.rows, a.Dl, a.D, false, true, 0),
@@ -1319,6 +1337,93 @@ static void first_step_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     plan_add(c->plan, c->layer, op_copy(PHASE_BWD_DATA, head), (BufRef[]){first, pl->dy}, 2);
 }
 
+/* ---- tensor parallel: Megatron's f and g ----
+ * A column-parallel layer (attention's heads, the MLP's first half) reads the whole input
+ * on every rank and gives each rank part of the input's gradient: TP_COPY before it is the
+ * input itself forward (a view, no op) and sums those parts backward. A row-parallel layer
+ * (attention's projection, the MLP's second half) gives each rank part of the output:
+ * TP_SUM after it sums them forward, adds the bias the layer left out (so that it is added
+ * once, not once a rank), and passes the gradient on as it is backward. */
+
+static int tp_infer(const LayerSpec *l, const Shape *in, Shape *out, char *msg, size_t n)
+{
+    if (l->u.tp.ranks < 1) {
+        snprintf(msg, n, "ranks %d: the tensor-parallel group's size must be >= 1", l->u.tp.ranks);
+        return -1;
+    }
+    if (in->rank != 1 && in->rank != 2) {
+        snprintf(msg, n, "takes features (F) or a sequence (T, F), got a rank-%d input", in->rank);
+        return -1;
+    }
+    if (l->kind == LAYER_TP_COPY && l->u.tp.bias) {
+        snprintf(msg, n, "a tp_copy layer has no bias (tp_sum adds the row-parallel layer's)");
+        return -1;
+    }
+    *out = *in;
+    return 0;
+}
+
+/* rows and width of a layer's (batch of) features or sequences */
+static void tp_dims(const LayerCtx *c, int *rows, int *width)
+{
+    const Shape *s = &c->in_shape[0];
+    *width = s->rank == 2 ? s->d[1] : s->d[0];
+    *rows = s->rank == 2 ? c->batch * s->d[0] : c->batch;
+}
+
+static void tp_copy_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    if (!c->active)
+        return;
+    /* y is x; the gradient has a buffer of its own, where the column-parallel layer's
+     * part goes before the sum */
+    pl->y = c->x[0];
+    if (training(c)) {
+        int rows, width;
+        tp_dims(c, &rows, &width);
+        pl->dy = plan_alloc(c->plan, ARENA_ACTGRAD, (size_t)rows * width * F32);
+    }
+}
+
+static void tp_copy_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    if (!c->need_dx[0])
+        return;
+    int rows, width;
+    tp_dims(c, &rows, &width);
+    BufRef bufs[2] = {{0}, pl->dy};
+    emit_dx_write(c, written, 0, op_allreduce(PHASE_BWD_DATA, (size_t)rows * width, l->u.tp.ranks), bufs, 2, 0);
+}
+
+static void tp_sum_forward(LayerCtx *c, const LayerSpec *l)
+{
+    PlanLayer *pl = self(c);
+    int rows, width;
+    tp_dims(c, &rows, &width);
+    if (l->u.tp.bias)
+        pl->b = add_fill(c, "bias", (size_t)width, true, 0);
+    if (!c->active)
+        return;
+    alloc_output(c, (size_t)rows * width);
+    plan_add(c->plan, c->layer, op_allreduce(PHASE_FWD, (size_t)rows * width, l->u.tp.ranks),
+             (BufRef[]){pl->y, c->x[0]}, 2);
+    if (l->u.tp.bias)
+        plan_add(c->plan, c->layer, op_bias(PHASE_FWD, rows, width, 1), (BufRef[]){pl->y, pl->b}, 2);
+}
+
+static void tp_sum_backward(LayerCtx *c, const LayerSpec *l, bool *written)
+{
+    PlanLayer *pl = self(c);
+    int rows, width;
+    tp_dims(c, &rows, &width);
+    if (l->u.tp.bias)
+        emit_bias_grad(c, pl->b, pl->dy, rows, width, 1);
+    if (c->need_dx[0])
+        emit_dx_pass(c, written, 0, pl->dy, (size_t)rows * width);
+}
+
 /* ---- dispatch ---- */
 
 typedef struct {
@@ -1348,6 +1453,8 @@ static const LayerImpl impls[LAYER_KIND_COUNT] = {
     [LAYER_TO_SEQUENCE] = {to_sequence_infer, to_sequence_forward, to_sequence_backward},
     [LAYER_CLASS_TOKEN] = {class_token_infer, class_token_forward, class_token_backward},
     [LAYER_FIRST_STEP] = {first_step_infer, first_step_forward, first_step_backward},
+    [LAYER_TP_COPY] = {tp_infer, tp_copy_forward, tp_copy_backward},
+    [LAYER_TP_SUM] = {tp_infer, tp_sum_forward, tp_sum_backward},
 };
 
 /* A dense layer's tie: an earlier embedding whose table (vocab, dim) is (units, in). */

@@ -46,6 +46,12 @@ typedef enum {
     LAYER_TO_SEQUENCE, /* feature maps (C, H, W) -> the sequence (H W, C) of their positions (ViT) */
     LAYER_CLASS_TOKEN, /* prepends a learned token to a sequence: (T, D) -> (T + 1, D) (ViT, BERT's [CLS]) */
     LAYER_FIRST_STEP,  /* the sequence's first step: (T, D) -> (D) (the class token's output) */
+    LAYER_TP_COPY,     /* tensor parallel, Megatron's f: the input as it is forward; backward the
+                        * input's gradient summed over the tensor-parallel ranks (before a
+                        * column-parallel layer, whose ranks each give part of it) */
+    LAYER_TP_SUM,      /* tensor parallel, Megatron's g: forward the sum over the ranks of their
+                        * partial outputs (after a row-parallel layer), plus the bias that layer
+                        * leaves out; backward the gradient as it is */
     LAYER_KIND_COUNT
 } LayerKind;
 
@@ -61,6 +67,9 @@ typedef enum {
 typedef struct {
     int units;
     bool no_bias;
+    bool tp_split;  /* one tensor-parallel rank's share of a larger layer (Megatron's column-
+                     * or row-parallel linear): its kernel and bias are part of the whole
+                     * layer's, so the gradients' global norm sums them over the ranks */
     int tie; /* 1 + the index of an embedding layer whose table (units, in) is this layer's
               * kernel, transposed (GPT-2's LM head is wte^T); 0: a kernel of its own */
 } DenseSpec;
@@ -131,7 +140,16 @@ typedef struct {
                             * columns and Wproj's (D / shards, D) rows of them. Its output is
                             * that rank's partial sum, which the ranks' allreduce completes.
                             * 0 or 1: the whole layer */
+    bool no_proj_bias;     /* the projection's bias is left out (a TP_SUM layer adds it after the
+                            * ranks' sum: Megatron's row-parallel bias) */
 } AttentionSpec;
+
+/* LAYER_TP_COPY, LAYER_TP_SUM: the tensor-parallel group's size, and (TP_SUM) whether a bias
+ * of the output's width is added after the sum. */
+typedef struct {
+    int ranks;
+    bool bias;
+} TensorParallelSpec;
 
 typedef struct {
     int positions;    /* rows of the table (GPT-2's n_positions 1024); a sequence uses its first T */
@@ -165,6 +183,7 @@ typedef struct {
         LayerNormSpec ln;
         AttentionSpec attn;
         PositionSpec pos;
+        TensorParallelSpec tp;
     } u;
 } LayerSpec;
 
@@ -248,7 +267,7 @@ typedef struct {
 
 enum { MODEL_MAX_HEADS = 4 };
 
-typedef struct {
+typedef struct ModelSpec {
     char name[MODEL_NAME_MAX]; /* CLI name: lower-case, hyphenated */
     const char *title;         /* one line for people */
     const char *source;        /* where the architecture comes from */
@@ -275,6 +294,11 @@ typedef struct {
     int test_samples;          /* held-out samples the reference evaluates */
     Algorithm algorithm;       /* ALGO_NETWORK for every layer model */
     FistaSpec fista;
+    /* one tensor-parallel rank's share of a model (transformer_tensor_parallel): the whole
+     * model it is a share of, whose initial parameters each rank slices its own from, and
+     * the ranks it is split over; NULL and 0 otherwise */
+    const struct ModelSpec *tp_whole;
+    int tp_ranks;
 } ModelSpec;
 
 /* Inputs of layer l (count, and the i-th; ninputs 0 means one input). */

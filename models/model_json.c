@@ -63,7 +63,7 @@ static const char *const data_words[] = {
 static const char *const common_fields[] = {"name", "type", "inputs", "comment", NULL};
 static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_DENSE] = {"units", "activation", "use_bias", "kernel_initializer", "init_scale",
-                     "weight_decay", "tie"},
+                     "weight_decay", "tie", "tp_split"},
     [LAYER_CONV2D] = {"filters", "kernel", "stride", "padding", "groups", "use_bias",
                       "activation", "kernel_initializer", "init_scale", "weight_decay"},
     [LAYER_POOL2D] = {"pool", "size", "stride", "padding", "ceil_mode", "global"},
@@ -83,11 +83,13 @@ static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_SPARSITY] = {"rho", "beta"},
     [LAYER_LAYERNORM] = {"epsilon"},
     [LAYER_ATTENTION] = {"heads", "causal", "dropout", "kernel_initializer", "init_scale",
-                         "proj_init_scale", "weight_decay", "shards"},
+                         "proj_init_scale", "weight_decay", "shards", "proj_bias"},
     [LAYER_POSITION] = {"positions", "token_types", "kernel_initializer", "init_scale", "weight_decay"},
     [LAYER_TO_SEQUENCE] = {NULL},
     [LAYER_CLASS_TOKEN] = {"kernel_initializer", "init_scale"},
     [LAYER_FIRST_STEP] = {NULL},
+    [LAYER_TP_COPY] = {"ranks"},
+    [LAYER_TP_SUM] = {"ranks", "use_bias"},
 };
 static const char *const model_fields[] = {
     "format", "version", "name", "title", "source", "family", "origin", "demo", "input",
@@ -828,7 +830,7 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
     case LAYER_DENSE: {
         bool bias;
         if (get_int(c, lj, "units", true, 0, 1, INT_MAX, &L->u.dense.units) ||
-            get_bool(c, lj, "use_bias", true, &bias))
+            get_bool(c, lj, "use_bias", true, &bias) || get_bool(c, lj, "tp_split", false, &L->u.dense.tp_split))
             return -1;
         L->u.dense.no_bias = !bias;
         return 0;
@@ -868,12 +870,25 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
                          &L->u.sparsity.beta);
     case LAYER_LAYERNORM:
         return get_float(c, lj, "epsilon", false, DEFAULT_LN_EPS, RANGE_POSITIVE, &L->u.ln.eps);
-    case LAYER_ATTENTION:
-        return get_int(c, lj, "heads", true, 0, 1, INT_MAX, &L->u.attn.heads) ||
-               get_bool(c, lj, "causal", false, &L->u.attn.causal) ||
-               get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
-               get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale) ||
-               get_int(c, lj, "shards", false, 0, 0, INT_MAX, &L->u.attn.shards);
+    case LAYER_ATTENTION: {
+        bool proj_bias = true;
+        int rc = get_int(c, lj, "heads", true, 0, 1, INT_MAX, &L->u.attn.heads) ||
+                 get_bool(c, lj, "causal", false, &L->u.attn.causal) ||
+                 get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
+                 get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale) ||
+                 get_int(c, lj, "shards", false, 0, 0, INT_MAX, &L->u.attn.shards) ||
+                 get_bool(c, lj, "proj_bias", true, &proj_bias);
+        L->u.attn.no_proj_bias = !proj_bias;
+        return rc;
+    }
+    case LAYER_TP_COPY:
+    case LAYER_TP_SUM: {
+        bool bias = L->kind == LAYER_TP_SUM;
+        int rc = get_int(c, lj, "ranks", true, 0, 1, INT_MAX, &L->u.tp.ranks) ||
+                 (L->kind == LAYER_TP_SUM && get_bool(c, lj, "use_bias", true, &bias));
+        L->u.tp.bias = L->kind == LAYER_TP_SUM && bias;
+        return rc;
+    }
     case LAYER_POSITION:
         return get_int(c, lj, "positions", true, 0, 1, INT_MAX, &L->u.pos.positions) ||
                get_bool(c, lj, "token_types", false, &L->u.pos.token_types);
@@ -1609,7 +1624,8 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
     switch (L->kind) {
     case LAYER_DENSE:
         return add_int(o, "units", L->u.dense.units) &&
-               (!L->u.dense.no_bias || add_bool(o, "use_bias", false));
+               (!L->u.dense.no_bias || add_bool(o, "use_bias", false)) &&
+               (!L->u.dense.tp_split || add_bool(o, "tp_split", true));
     case LAYER_CONV2D: {
         const ConvSpec *s = &L->u.conv;
         return add_int(o, "filters", s->filters) && add_pair(o, "kernel", s->kh, s->kw) &&
@@ -1661,7 +1677,11 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
         return add_int(o, "heads", L->u.attn.heads) && (!L->u.attn.causal || add_bool(o, "causal", true)) &&
                (L->u.attn.dropout == 0 || add_float(o, "dropout", L->u.attn.dropout)) &&
                (L->u.attn.proj_init_scale == 0 || add_float(o, "proj_init_scale", L->u.attn.proj_init_scale)) &&
-               (L->u.attn.shards <= 1 || add_int(o, "shards", L->u.attn.shards));
+               (L->u.attn.shards <= 1 || add_int(o, "shards", L->u.attn.shards)) &&
+               (!L->u.attn.no_proj_bias || add_bool(o, "proj_bias", false));
+    case LAYER_TP_COPY: return add_int(o, "ranks", L->u.tp.ranks);
+    case LAYER_TP_SUM:
+        return add_int(o, "ranks", L->u.tp.ranks) && (L->u.tp.bias || add_bool(o, "use_bias", false));
     case LAYER_POSITION:
         return add_int(o, "positions", L->u.pos.positions) &&
                (!L->u.pos.token_types || add_bool(o, "token_types", true));

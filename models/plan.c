@@ -310,6 +310,39 @@ static int cmp_param_offset(const void *a, const void *b)
     return (x->ref.offset > y->ref.offset) - (x->ref.offset < y->ref.offset);
 }
 
+/* The global norm of a tensor-parallel rank's share: the sum of squares over its buffer
+ * counts the tensors every rank holds whole once, as it should, but only this rank's part
+ * of the split ones. Each split tensor's sum of squares goes into its own float, the
+ * group sums those, and what the other ranks add (the sums less this rank's own, all >= 0,
+ * so their 1-norm is their sum) goes onto the total: Megatron's norm over model-parallel
+ * ranks, exactly, with the kinds of op the plan already has. */
+static void emit_tp_norm(Plan *p)
+{
+    int k = 0, ranks = 1;
+    for (int i = 0; i < p->nparams; i++)
+        k += p->params[i].learnable && p->params[i].tp_split;
+    for (int i = 0; i < p->model->nlayers; i++) /* the group's size, as the model's layers say it */
+        if (p->model->layers[i].kind == LAYER_TP_COPY || p->model->layers[i].kind == LAYER_TP_SUM)
+            ranks = p->model->layers[i].u.tp.ranks;
+    if (k == 0 || ranks == 1)
+        return;
+    const BufRef own = plan_alloc(p, ARENA_ACT, (size_t)k * sizeof(float));
+    const BufRef all = plan_alloc(p, ARENA_ACT, (size_t)k * sizeof(float));
+    const BufRef others = plan_alloc(p, ARENA_ACT, sizeof(float));
+    for (int i = 0, j = 0; i < p->nparams; i++) {
+        const PlanParam *pp = &p->params[i];
+        if (!pp->learnable || !pp->tp_split)
+            continue;
+        const BufRef g = {.arena = ARENA_GRAD, .offset = pp->ref.offset, .bytes = pp->ref.bytes};
+        plan_add(p, -1, op_sumsq(PHASE_UPDATE, pp->count), (BufRef[]){buf_slice(own, (size_t)j++ * sizeof(float),
+                                                                                  sizeof(float)), g}, 2);
+    }
+    plan_add(p, -1, op_allreduce(PHASE_UPDATE, (size_t)k, ranks), (BufRef[]){all, own}, 2);
+    plan_add(p, -1, op_axpby(PHASE_UPDATE, (size_t)k, 1, -1), (BufRef[]){all, all, own}, 3);
+    plan_add(p, -1, op_norm1(PHASE_UPDATE, (size_t)k), (BufRef[]){others, all}, 2);
+    plan_add(p, -1, op_axpby(PHASE_UPDATE, 1, 1, 1), (BufRef[]){p->grad_sumsq, p->grad_sumsq, others}, 3);
+}
+
 /* The update: one flat op over the one parameter buffer (alignment padding included; its
  * gradient is zero). A multi-task head updates only the parameters on its path — the
  * other towers' are not its to change — in as few ranges as their layout allows. */
@@ -323,6 +356,7 @@ static void emit_update(Plan *p, const OptSpec *o, const bool *needed)
         p->grad_sumsq = plan_alloc(p, ARENA_ACT, sizeof(float));
         plan_add(p, -1, op_sumsq(PHASE_UPDATE, whole / sizeof(float)),
                  (BufRef[]){p->grad_sumsq, {.arena = ARENA_GRAD, .offset = 0, .bytes = whole}}, 2);
+        emit_tp_norm(p);
     }
     if (p->model->nheads == 0) {
         emit_update_range(p, o, 0, whole, whole);

@@ -60,6 +60,8 @@ typedef struct {
     float fill;      /* non-kernel tensors: initial value (bias 0, gamma 1, running_var 1) */
     bool learnable;  /* ARENA_PARAM (true) or ARENA_STATE */
     bool decayed;    /* in the L2-decay prefix */
+    bool tp_split;   /* a tensor-parallel rank's part of a tensor split over the ranks (the
+                      * others are whole on every rank) */
 } PlanParam;
 
 typedef struct {

@@ -1,6 +1,7 @@
 /* models/train.c — the trainer: memory check, one allocation per arena, initialisation,
  * and the training step (which is plan_exec on the arenas). */
 #include "models/train.h"
+#include "models/transformer.h"
 
 #include "models/fista.h"
 #include "ops/comm.h"
@@ -87,7 +88,7 @@ int trainer_init(Trainer *t, const ModelSpec *m, int batch, int nbatches, uint64
 int trainer_init_mode(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                       char *err, size_t errlen)
 {
-    const DataParallel one = {0, 1, 1, 0};
+    const DataParallel one = {0, 1, 1, 0, 1};
     return trainer_init_dp(t, m, batch, mode, nbatches, seed, &one, err, errlen);
 }
 
@@ -161,13 +162,19 @@ static int data_generate_share(const Trainer *t, const DataParallel *dp, uint64_
     return 0;
 }
 
+/* The optimizer's own ops among those that close the plan (the others compute the
+ * clipping norm: sums of squares and, tensor-parallel, their sum over the ranks). */
+static bool is_optimizer(const OpDesc *d)
+{
+    return d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM || d->kind == OP_ADAM ||
+           d->kind == OP_ADAMW;
+}
+
 void plan_average_ranks(Plan *p, int nranks)
 {
     for (int i = p->update_op; i >= 0 && i < p->nops; i++) { /* the update ops close the plan */
         OpDesc *d = &p->ops[i].desc;
-        assert(d->kind == OP_SGD || d->kind == OP_RMSPROP || d->kind == OP_MOMENTUM || d->kind == OP_ADAM ||
-               d->kind == OP_ADAMW || d->kind == OP_SUMSQ);
-        if (d->kind != OP_SUMSQ) /* the norm of the summed gradients; the update takes the mean's */
+        if (is_optimizer(d)) /* the norm is the summed gradients'; the update takes the mean's */
             d->u.update.grad_ranks = nranks;
     }
 }
@@ -191,7 +198,7 @@ double plan_exec_data_parallel(const Plan *p, void *const base[ARENA_COUNT], int
     const size_t floats = p->arena_bytes[ARENA_GRAD] / sizeof(float);
     plan_exec_range(p, base, 0, update, NULL);
     const double t0 = comm_wtime();
-    comm_allreduce_sum_f32(base[ARENA_GRAD], floats);
+    comm_dp_allreduce_sum_f32(base[ARENA_GRAD], floats);
     const double sum_s = comm_wtime() - t0;
     assert(update == p->nops || p->ops[update].desc.u.update.grad_ranks == nranks); /* plan_average_ranks */
     plan_exec_range(p, base, update, p->nops, NULL);
@@ -234,6 +241,36 @@ static int grad_buckets(Trainer *t, size_t bucket_bytes)
     return 0;
 }
 
+/* A tensor-parallel rank's share starts from its part of the parameters the whole model
+ * starts from at this seed: one process of the whole model and a tensor-parallel job of
+ * its shares then train the same network. */
+static int tp_init(Trainer *t, const ModelSpec *m, const DataParallel *dp, uint64_t seed, char *err, size_t errlen)
+{
+    const int tp = dp->tp > 1 ? dp->tp : 1;
+    if (m->tp_ranks != tp || comm_tp_size() != tp) {
+        snprintf(err, errlen, "%s is a share of %d tensor-parallel ranks; this job's groups have %d (run it under "
+                 "mpirun with --tp %d)", m->name, m->tp_ranks, comm_tp_size(), m->tp_ranks);
+        return -1;
+    }
+    Plan whole;
+    if (plan_build_mode(m->tp_whole, 1, PLAN_INFERENCE, &whole, err, errlen) != 0)
+        return -1;
+    float *wp = calloc(whole.arena_bytes[ARENA_PARAM] / sizeof(float) + 1, sizeof(float));
+    float *ws = calloc(whole.arena_bytes[ARENA_STATE] / sizeof(float) + 1, sizeof(float));
+    int rc = -1;
+    if (!wp || !ws)
+        snprintf(err, errlen, "%s: cannot allocate %.2f GiB for the whole model's initial parameters", m->name,
+                 (double)whole.arena_bytes[ARENA_PARAM] / 1073741824.0);
+    else {
+        params_init(&whole, wp, ws, seed);
+        rc = transformer_tp_slice(&t->plan, t->mem[ARENA_PARAM], &whole, wp, comm_tp_rank(), err, errlen);
+    }
+    free(wp);
+    free(ws);
+    plan_free(&whole);
+    return rc;
+}
+
 int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, int nbatches, uint64_t seed,
                     const DataParallel *dp, char *err, size_t errlen)
 {
@@ -273,7 +310,19 @@ int trainer_init_dp(Trainer *t, const ModelSpec *m, int batch, PlanMode mode, in
         return -1;
     }
     t->base[ARENA_INPUT] = t->data;
+    for (int i = 0; i < t->plan.nops; i++) /* the plan's sums over the ranks need this job's groups */
+        if (t->plan.ops[i].desc.kind == OP_ALLREDUCE && t->plan.ops[i].desc.u.allreduce.ranks != comm_tp_size()) {
+            snprintf(err, errlen, "%s sums over %d tensor-parallel ranks; this job's groups have %d (run it under "
+                     "mpirun with --tp %d)", m->name, t->plan.ops[i].desc.u.allreduce.ranks, comm_tp_size(),
+                     t->plan.ops[i].desc.u.allreduce.ranks);
+            trainer_free(t);
+            return -1;
+        }
     params_init(&t->plan, t->mem[ARENA_PARAM], t->mem[ARENA_STATE], seed);
+    if (m->tp_whole && tp_init(t, m, dp, seed, err, errlen) != 0) { /* the learnable ones: slices */
+        trainer_free(t);
+        return -1;
+    }
     if (m->algorithm == ALGO_FISTA) {
         double lipschitz;
         t->fista_t = 1;
@@ -383,7 +432,7 @@ void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, doub
 {
     double epoch = steps_per_epoch > 0 ? (double)updates / steps_per_epoch : 0;
     for (int i = p->update_op; i >= 0 && i < p->nops; i++) { /* the update ops close the plan */
-        if (p->ops[i].desc.kind == OP_SUMSQ) /* the clipping norm: no lr, no step */
+        if (!is_optimizer(&p->ops[i].desc)) /* the clipping norm: no lr, no step */
             continue;
         UpdateDesc *u = &p->ops[i].desc.u.update;
         u->lr = (float)schedule_lr(&p->model->opt, epoch);
@@ -417,9 +466,9 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
             plan_exec_range(p, t->base, i, i + 1, op_time_s);
             while (next < t->nbuckets && t->buckets[next].ready_op <= i) {
                 const GradBucket *bk = &t->buckets[next++];
-                if (comm_iallreduce_sum_f32(g + bk->first, bk->count) != 0) { /* too many in flight */
+                if (comm_dp_iallreduce_sum_f32(g + bk->first, bk->count) != 0) { /* too many in flight */
                     comm_wait_all();
-                    comm_iallreduce_sum_f32(g + bk->first, bk->count);
+                    comm_dp_iallreduce_sum_f32(g + bk->first, bk->count);
                 }
             }
             comm_progress();
@@ -447,7 +496,7 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
         double t1 = comm_wtime();
         comm_barrier();
         double t2 = comm_wtime();
-        comm_allreduce_sum_f32(t->base[ARENA_GRAD], p->arena_bytes[ARENA_GRAD] / sizeof(float));
+        comm_dp_allreduce_sum_f32(t->base[ARENA_GRAD], p->arena_bytes[ARENA_GRAD] / sizeof(float));
         double t3 = comm_wtime();
         comm_barrier();
         double t4 = comm_wtime();
@@ -458,5 +507,6 @@ double trainer_step(Trainer *t, int step, double *op_time_s)
     t->updates++;
     float loss;
     memcpy(&loss, (char *)t->base[ARENA_ACT] + p->loss.offset, sizeof loss);
-    return ranks_mean_loss(loss, t->dp.nranks);
+    /* every rank of a tensor-parallel group has the whole loss: the mean over all ranks */
+    return ranks_mean_loss(loss, t->dp.nranks * (t->dp.tp > 1 ? t->dp.tp : 1));
 }

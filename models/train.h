@@ -18,6 +18,10 @@
 typedef struct {
     int rank, nranks, local_ranks;
     size_t bucket_bytes;
+    /* tensor parallel (comm_split_tensor_parallel): the model is one of `tp` ranks' shares
+     * (ModelSpec.tp_whole), rank and nranks are this process's place in the data-parallel
+     * group and its size, local_ranks still every process on the node; 0 or 1: none */
+    int tp;
 } DataParallel;
 
 /* A contiguous range of the gradient buffer summed by one non-blocking allreduce. */

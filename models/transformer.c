@@ -104,3 +104,190 @@ ShardPart transformer_shard_part(const LayerSpec *l)
 {
     return strncmp(l->name, "emb.", 4) == 0 ? SHARD_EMBEDDING : strncmp(l->name, "blk.", 4) == 0 ? SHARD_BLOCK : SHARD_HEAD;
 }
+
+/* ---- one rank's share for a real tensor-parallel run ---- */
+
+/* The consumers of each layer, counted (the model input's are not). */
+static int *consumer_counts(const ModelSpec *m, int *only)
+{
+    int *n = calloc((size_t)m->nlayers, sizeof *n);
+    if (!n)
+        return NULL;
+    for (int i = 0; i < m->nlayers; i++)
+        for (int k = 0; k < layer_ninputs(&m->layers[i]); k++) {
+            const int src = m->layers[i].inputs[k];
+            if (src >= 0) {
+                n[src]++;
+                only[src] = i;
+            }
+        }
+    return n;
+}
+
+static LayerSpec tp_layer(LayerKind kind, int input, int ranks, bool bias, const char *base, const char *suffix)
+{
+    LayerSpec l = {.kind = kind, .act = ACTIVATION_NONE, .inputs = {input}};
+    l.u.tp = (TensorParallelSpec){.ranks = ranks, .bias = bias};
+    snprintf(l.name, sizeof l.name, "%.*s%s", (int)(sizeof l.name - strlen(suffix) - 1), base, suffix);
+    return l;
+}
+
+int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *out, char *err, size_t errlen)
+{
+    if (ranks < 1) {
+        snprintf(err, errlen, "tensor parallel %d: must be >= 1", ranks);
+        return -1;
+    }
+    if (whole->algorithm != ALGO_NETWORK || whole->nheads > 0 || whole->tp_whole) {
+        snprintf(err, errlen, "%s: tensor parallelism splits one network of one head (not %s)", whole->name,
+                 whole->tp_whole ? "a share already" : whole->nheads > 0 ? "a multi-task model" : "FISTA");
+        return -1;
+    }
+    const int n = whole->nlayers;
+    int *only = calloc((size_t)n, sizeof *only), *map = calloc((size_t)n, sizeof *map);
+    int *users = consumer_counts(whole, only);
+    /* at most three layers for each of the whole's */
+    LayerSpec *L = calloc((size_t)3 * n, sizeof *L);
+    int nl = 0, splits = 0, rc = -1;
+    if (!only || !map || !users || !L) {
+        snprintf(err, errlen, "%s: out of memory", whole->name);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        const LayerSpec *l = &whole->layers[i];
+        LayerSpec c = *l;
+        for (int k = 0; k < layer_ninputs(l); k++)
+            c.inputs[k] = l->inputs[k] < 0 ? l->inputs[k] : map[l->inputs[k]];
+        if (c.kind == LAYER_DENSE && c.u.dense.tie)
+            c.u.dense.tie = map[c.u.dense.tie - 1] + 1;
+        /* an MLP's first half: an activated dense layer feeding only an unactivated one */
+        const bool first_half = l->kind == LAYER_DENSE && l->act != ACTIVATION_NONE && !l->u.dense.tie &&
+                                users[i] == 1 && whole->layers[only[i]].kind == LAYER_DENSE &&
+                                whole->layers[only[i]].act == ACTIVATION_NONE && !whole->layers[only[i]].u.dense.tie;
+        const bool second_half = l->kind == LAYER_DENSE && l->inputs[0] >= 0 && !l->u.dense.tie &&
+                                 l->act == ACTIVATION_NONE && whole->layers[l->inputs[0]].kind == LAYER_DENSE &&
+                                 whole->layers[l->inputs[0]].act != ACTIVATION_NONE &&
+                                 users[l->inputs[0]] == 1 && !whole->layers[l->inputs[0]].u.dense.tie;
+        if (l->kind == LAYER_ATTENTION) {
+            if (l->u.attn.shards > 1 || l->u.attn.no_proj_bias || l->u.attn.heads % ranks != 0) {
+                snprintf(err, errlen, "%s: layer '%s' cannot split over %d ranks (%d heads%s)", whole->name, l->name,
+                         ranks, l->u.attn.heads, l->u.attn.shards > 1 ? ", a share already" : "");
+                goto done;
+            }
+            L[nl] = tp_layer(LAYER_TP_COPY, c.inputs[0], ranks, false, l->name, ".f");
+            c.inputs[0] = nl++;
+            c.u.attn.shards = ranks, c.u.attn.no_proj_bias = true;
+            L[nl++] = c;
+            L[nl] = tp_layer(LAYER_TP_SUM, nl - 1, ranks, true, l->name, ".g");
+            nl++;
+            splits++;
+        } else if (first_half) {
+            if (l->u.dense.units % ranks != 0) {
+                snprintf(err, errlen, "%s: layer '%s' (%d units) cannot split over %d ranks", whole->name, l->name,
+                         l->u.dense.units, ranks);
+                goto done;
+            }
+            L[nl] = tp_layer(LAYER_TP_COPY, c.inputs[0], ranks, false, l->name, ".f");
+            c.inputs[0] = nl++;
+            c.u.dense.units /= ranks, c.u.dense.tp_split = true;
+            L[nl++] = c;
+            splits++;
+        } else if (second_half) {
+            const bool bias = !c.u.dense.no_bias;
+            c.u.dense.no_bias = true, c.u.dense.tp_split = true;
+            L[nl++] = c;
+            L[nl] = tp_layer(LAYER_TP_SUM, nl - 1, ranks, bias, l->name, ".g");
+            nl++;
+        } else {
+            L[nl++] = c;
+        }
+        map[i] = nl - 1;
+    }
+    if (splits == 0) {
+        snprintf(err, errlen, "%s has no attention layer or MLP to split over tensor-parallel ranks", whole->name);
+        goto done;
+    }
+    *out = *whole;
+    out->layers = L, out->nlayers = nl, out->tp_whole = whole, out->tp_ranks = ranks;
+    if (snprintf(out->name, sizeof out->name, "%s-tp%d", whole->name, ranks) >= (int)sizeof out->name) {
+        snprintf(err, errlen, "%s: the name is too long for its share's ('%s-tp%d')", whole->name, whole->name, ranks);
+        goto done;
+    }
+    L = NULL;
+    rc = 0;
+done:
+    free(L);
+    free(only);
+    free(map);
+    free(users);
+    return rc;
+}
+
+static int layer_named(const Plan *p, const char *name)
+{
+    for (int i = 0; i < p->nlayers; i++)
+        if (strcmp(p->layers[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* The whole model's tensor a share's tensor is a part of: the same layer and role, but a
+ * TP_SUM's bias, which is its row-parallel layer's (NAME.g holds NAME's bias, an
+ * attention's proj_bias). */
+static const PlanParam *whole_tensor(const Plan *share, const PlanParam *sp, const Plan *whole)
+{
+    char name[LAYER_NAME_MAX];
+    const char *role = sp->role;
+    snprintf(name, sizeof name, "%s", share->layers[sp->layer].name);
+    if (share->layers[sp->layer].kind == LAYER_TP_SUM) {
+        const size_t len = strlen(name);
+        if (len < 2 || strcmp(name + len - 2, ".g") != 0)
+            return NULL;
+        name[len - 2] = '\0';
+    }
+    const int wl = layer_named(whole, name);
+    if (wl < 0)
+        return NULL;
+    if (share->layers[sp->layer].kind == LAYER_TP_SUM && whole->layers[wl].kind == LAYER_ATTENTION)
+        role = "proj_bias";
+    for (int i = 0; i < whole->nparams; i++)
+        if (whole->params[i].layer == wl && strcmp(whole->params[i].role, role) == 0)
+            return &whole->params[i];
+    return NULL;
+}
+
+int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
+                         size_t errlen)
+{
+    const int t = share->model->tp_ranks > 1 ? share->model->tp_ranks : 1;
+    for (int i = 0; i < share->nparams; i++) {
+        const PlanParam *sp = &share->params[i];
+        if (!sp->learnable)
+            continue;
+        const PlanParam *w = whole_tensor(share, sp, whole);
+        float *dst = params + sp->ref.offset / sizeof(float);
+        if (!w) {
+            snprintf(err, errlen, "%s: tensor %s of layer '%s' has no counterpart in %s", share->model->name, sp->role,
+                     share->layers[sp->layer].name, whole->model->name);
+            return -1;
+        }
+        const float *src = wp + w->ref.offset / sizeof(float);
+        if (!sp->tp_split && sp->count == w->count) {
+            memcpy(dst, src, sp->count * sizeof *dst);
+        } else if (sp->tp_split && sp->fan_in > 0 && sp->fan_in == w->fan_in && (size_t)sp->fan_out * t == (size_t)w->fan_out) {
+            /* (in, out) row-major: this rank's block of columns in every row */
+            for (size_t r = 0; r < (size_t)sp->fan_in; r++)
+                memcpy(dst + r * sp->fan_out, src + r * w->fan_out + (size_t)rank * sp->fan_out,
+                       (size_t)sp->fan_out * sizeof *dst);
+        } else if (sp->tp_split && sp->count * t == w->count &&
+                   (sp->fan_in == 0 || ((size_t)sp->fan_in * t == (size_t)w->fan_in && sp->fan_out == w->fan_out))) {
+            /* a row-parallel kernel's block of rows, or a column-parallel bias's block */
+            memcpy(dst, src + (size_t)rank * sp->count, sp->count * sizeof *dst);
+        } else {
+            snprintf(err, errlen, "%s: tensor %s of layer '%s' (%zu values) is no part of %zu over %d ranks",
+                     share->model->name, sp->role, share->layers[sp->layer].name, sp->count, w->count, t);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "models/model.h"
+#include "models/plan.h"
 
 typedef struct {
     int layers, hidden, heads, ffn, vocab, seq;
@@ -39,6 +40,29 @@ int transformer_dims(const ModelSpec *m, TransformerDims *out, char *err, size_t
  * loss over those columns). shards must divide heads, ffn and vocab. 0, or -1 with err. The
  * layers are malloc'd (free m->layers). */
 int transformer_shard_model(const TransformerDims *d, int shards, ModelSpec *m, char *err, size_t errlen);
+
+/* One rank's share of a whole model trained tensor-parallel over `ranks` ranks (Megatron-LM's
+ * splits, Shoeybi et al. 2019), as a model every rank of the group builds alike:
+ *   - each attention layer holds heads / ranks heads (AttentionSpec.shards) between a TP_COPY
+ *     before it and a TP_SUM after it, which adds the projection's bias after the sum;
+ *   - each MLP, a dense layer with an activation whose one consumer is a dense layer without
+ *     one, splits the first by its columns (units / ranks) after a TP_COPY and the second by
+ *     its rows, its bias moved into a TP_SUM after it;
+ *   - everything else (embeddings, norms, residual adds, the LM head) is whole on every rank.
+ * The embedding and the LM head stay whole (Megatron splits the vocabulary too; here the
+ * vocabulary's work is done by every rank of the group). The share keeps the whole model's
+ * layer names (a TP_COPY is named NAME.f, a TP_SUM NAME.g) and points at it (tp_whole), so
+ * that each rank starts from its slices of the whole model's initial parameters
+ * (transformer_tp_slice). 0, or -1 with err naming the layer that does not split; the
+ * layers are malloc'd (free out->layers). */
+int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *out, char *err, size_t errlen);
+
+/* Copies into `params` (the share's ARENA_PARAM) this rank's part of every learnable tensor of
+ * `whole` (a plan of share->model->tp_whole) as its values wp hold them: whole tensors as they
+ * are, split ones as the rank's columns (a column-parallel kernel, its bias) or rows (a
+ * row-parallel kernel). 0, or -1 with err naming a tensor with no counterpart. */
+int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
+                         size_t errlen);
 
 typedef enum { SHARD_EMBEDDING, SHARD_BLOCK, SHARD_HEAD, SHARD_PART_COUNT } ShardPart;
 /* Which part a layer of the shard model belongs to (by its name's prefix). */

@@ -1329,3 +1329,20 @@ void spot_check_transpose(SpotCheck *ck, const OpDesc *op, void *const bufs[], f
         check_one(ck, f[0][idx], ref, fabs(ref));
     }
 }
+
+/* A group of one: y is x. In a larger group the other terms of the sum live on the other
+ * ranks, so only the run as a whole can check it: test_mpi.sh trains tensor-parallel jobs
+ * against one process's losses. */
+void spot_check_allreduce(SpotCheck *ck, const OpDesc *op, void *const bufs[], float *const b0[], int samples,
+                          uint64_t seed)
+{
+    const AllreduceDesc *a = &op->u.allreduce;
+    if (a->ranks > 1)
+        return;
+    float *const *f = (float *const *)bufs;
+    const float *x = bufs[0] == bufs[1] && b0[1] ? b0[1] : f[1];
+    Sampler s = sampler_init(a->count, samples, seed);
+    size_t idx;
+    while (sampler_next(&s, &idx))
+        check_one(ck, f[0][idx], x[idx], fabs(x[idx]));
+}

@@ -18,6 +18,9 @@
 
 static bool started;
 static int my_rank, my_size = 1;
+/* comm_split_tensor_parallel's groups (MPI_COMM_NULL before the split) */
+static MPI_Comm tp_comm = MPI_COMM_NULL, dp_comm = MPI_COMM_NULL;
+static int tp_size = 1, tp_rank, dp_size_split, dp_rank_split;
 
 static void peer_teardown(void);
 
@@ -195,6 +198,10 @@ int comm_finish(int rc)
         MPI_Abort(MPI_COMM_WORLD, rc);
     }
     peer_teardown();
+    if (tp_comm != MPI_COMM_NULL) {
+        MPI_Comm_free(&tp_comm);
+        MPI_Comm_free(&dp_comm);
+    }
     MPI_Finalize();
     return rc;
 }
@@ -224,18 +231,75 @@ void comm_allreduce_sum_f32(float *buf, size_t n)
     }
 }
 
+/* ---- tensor- and data-parallel groups ---- */
+
+int comm_split_tensor_parallel(int tp, char *err, size_t errlen)
+{
+    if (tp < 1 || my_size % tp != 0) {
+        snprintf(err, errlen, "tensor parallel %d must divide the job's %d ranks", tp, my_size);
+        return -1;
+    }
+    if (tp_comm != MPI_COMM_NULL) {
+        snprintf(err, errlen, "the job's ranks are split into tensor-parallel groups already");
+        return -1;
+    }
+    if (!started || tp == 1)
+        return 0;
+    MPI_Comm_split(MPI_COMM_WORLD, my_rank / tp, my_rank % tp, &tp_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, my_rank % tp, my_rank / tp, &dp_comm);
+    MPI_Comm_size(tp_comm, &tp_size);
+    MPI_Comm_rank(tp_comm, &tp_rank);
+    MPI_Comm_size(dp_comm, &dp_size_split);
+    MPI_Comm_rank(dp_comm, &dp_rank_split);
+    return 0;
+}
+
+int comm_tp_size(void) { return tp_size; }
+int comm_tp_rank(void) { return tp_rank; }
+int comm_dp_size(void) { return tp_comm != MPI_COMM_NULL ? dp_size_split : my_size; }
+int comm_dp_rank(void) { return tp_comm != MPI_COMM_NULL ? dp_rank_split : my_rank; }
+static MPI_Comm grad_comm(void) { return dp_comm != MPI_COMM_NULL ? dp_comm : MPI_COMM_WORLD; }
+
+void comm_tp_allreduce_f32(float *y, const float *x, size_t n)
+{
+    if (tp_size == 1) {
+        if (y != x)
+            memcpy(y, x, n * sizeof *y);
+        return;
+    }
+    for (size_t off = 0; off < n; off += COMM_CHUNK) {
+        size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
+        WATCHED("tensor-parallel allreduce",
+                MPI_Allreduce(y == x ? MPI_IN_PLACE : (const void *)(x + off), y + off, (int)c, MPI_FLOAT, MPI_SUM,
+                              tp_comm));
+    }
+}
+
+void comm_dp_allreduce_sum_f32(float *buf, size_t n)
+{
+    if (!started || comm_dp_size() == 1)
+        return;
+    for (size_t off = 0; off < n; off += COMM_CHUNK) {
+        size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
+        WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_SUM, grad_comm()));
+    }
+}
+
 static MPI_Request pending[COMM_MAX_PENDING];
 static int npending;
 
-int comm_iallreduce_sum_f32(float *buf, size_t n)
+static int iallreduce_on(MPI_Comm comm, int size, float *buf, size_t n)
 {
-    if (!started || my_size == 1)
+    if (!started || size == 1)
         return 0;
     if (npending == COMM_MAX_PENDING || n > INT_MAX)
         return -1;
-    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &pending[npending++]);
+    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, comm, &pending[npending++]);
     return 0;
 }
+
+int comm_iallreduce_sum_f32(float *buf, size_t n) { return iallreduce_on(MPI_COMM_WORLD, my_size, buf, n); }
+int comm_dp_iallreduce_sum_f32(float *buf, size_t n) { return iallreduce_on(grad_comm(), comm_dp_size(), buf, n); }
 
 void comm_progress(void)
 {

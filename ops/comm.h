@@ -43,6 +43,26 @@ const char *comm_library(void);
 /* Sums n floats over all ranks, in place (MPI_Allreduce, MPI_SUM; counts above INT_MAX in
  * pieces). No-op on one rank. */
 void comm_allreduce_sum_f32(float *buf, size_t n);
+
+/* Tensor parallelism (Megatron-LM's layout): the job's ranks in groups of `tp` consecutive
+ * ranks, each group one copy of the model split tp ways (consecutive, so that a group's
+ * ranks share a node and its fast links); the ranks at the same place in every group form
+ * a data-parallel group, over which the gradients are summed. Before the split (and
+ * without MPI) the tensor-parallel group is this rank alone and the data-parallel group
+ * the whole job. Collective; once per job. 0, or -1 with err (tp does not divide the
+ * ranks). */
+int comm_split_tensor_parallel(int tp, char *err, size_t errlen);
+int comm_tp_size(void);
+int comm_tp_rank(void);
+int comm_dp_size(void);
+int comm_dp_rank(void);
+/* y = the tensor-parallel group's sum of x, n floats (y may be x: in place); a copy in a
+ * group of one. */
+void comm_tp_allreduce_f32(float *y, const float *x, size_t n);
+/* The gradients' sums of a training step: comm_allreduce_sum_f32 and
+ * comm_iallreduce_sum_f32 over the data-parallel group. */
+void comm_dp_allreduce_sum_f32(float *buf, size_t n);
+int comm_dp_iallreduce_sum_f32(float *buf, size_t n);
 /* Non-blocking in-place sum of n floats (MPI_Iallreduce; n <= INT_MAX): the Horovod
  * pattern starts each gradient bucket's sum as soon as backward has produced it. Returns 0,
  * or -1 if too many are in flight (COMM_MAX_PENDING). comm_progress lets MPI advance them

@@ -93,7 +93,8 @@ OpSpotFn spot_check_gemm, spot_check_conv, spot_check_pool, spot_check_bias, spo
     spot_check_batchnorm, spot_check_lrn, spot_check_dropout, spot_check_channel,
     spot_check_axpby, spot_check_embedding, spot_check_kl, spot_check_shrink_norm1,
     spot_check_gru, spot_check_spmm, spot_check_peak, spot_check_membw, spot_check_bmm,
-    spot_check_layernorm, spot_check_softmax, spot_check_binary, spot_check_scalar, spot_check_transpose;
+    spot_check_layernorm, spot_check_softmax, spot_check_binary, spot_check_scalar, spot_check_transpose,
+    spot_check_allreduce;
 
 /* ---- the table ---- */
 

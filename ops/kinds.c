@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/comm.h"
 #include "ops/kind.h"
 
 static const double F = sizeof(float);
@@ -1713,6 +1714,64 @@ static bool transpose_parse(KeyCursor *kc, OpDesc *r)
 }
 
 /* =======================================================================================
+ * ALLREDUCE (comm.c): the tensor-parallel group's sum. FLOPs (ranks - 1) adds per element;
+ * bytes x read and y written here (the links' traffic is the communication model's to
+ * price, not the memory roofline's). Key: phase, count, ranks.
+ * ===================================================================================== */
+
+OpDesc op_allreduce(OpPhase phase, size_t count, int ranks)
+{
+    OpDesc d = {.kind = OP_ALLREDUCE, .phase = phase};
+    d.u.allreduce = (AllreduceDesc){.count = count, .ranks = ranks};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+static const char *allreduce_check(const OpDesc *d)
+{
+    if (!ops_phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA) | PH(PHASE_UPDATE)))
+        return "allreduce: phase must be fwd, bwd_data or update";
+    if (d->u.allreduce.ranks < 1)
+        return "allreduce: ranks must be >= 1";
+    return ops_count_check(d->u.allreduce.count);
+}
+
+static OpCost allreduce_cost(const OpDesc *d)
+{
+    const double e = (double)d->u.allreduce.count;
+    return (OpCost){.flops = (d->u.allreduce.ranks - 1.0) * e, .bytes = F * 2.0 * e};
+}
+
+static int allreduce_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
+{
+    info[0] = ops_buf_f("y", d->u.allreduce.count, BUF_OUT);
+    info[1] = ops_buf_f("x", d->u.allreduce.count, BUF_IN);
+    return 2;
+}
+
+static void allreduce_exec(const OpDesc *d, void *const bufs[], void *ws)
+{
+    (void)ws;
+    /* the plan was built for this group's size: trainer_init checks it before any step */
+    OPS_ASSERT(d->u.allreduce.ranks == comm_tp_size());
+    comm_tp_allreduce_f32(bufs[0], bufs[1], d->u.allreduce.count);
+}
+
+static int allreduce_key(const OpDesc *d, char out[OP_KEY_MAX])
+{
+    return snprintf(out, OP_KEY_MAX, "%s %s count=%zu ranks=%d", op_kind_name(d->kind), op_phase_name(d->phase),
+                    d->u.allreduce.count, d->u.allreduce.ranks);
+}
+
+static bool allreduce_parse(KeyCursor *kc, OpDesc *r)
+{
+    r->phase = kc_phase(kc);
+    r->u.allreduce.count = kc_size(kc, "count");
+    r->u.allreduce.ranks = kc_int(kc, "ranks");
+    return true;
+}
+
+/* =======================================================================================
  * AXPBY (misc.c): y = alpha a + beta b; FLOPs 3, bytes 3 arrays per element. One kernel
  * in every phase (no phase in the key, parsed as fwd); alpha and beta are values (parsed
  * as 1 and 1). Key: count.
@@ -3006,6 +3065,7 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
                  .phaseless = true},
     [OP_ADAMW] = {KIND_FIELDS("adamw", update, spot_check_update), .phaseless = true},
     [OP_TRANSPOSE] = KIND_ENTRY("transpose", transpose, spot_check_transpose),
+    [OP_ALLREDUCE] = KIND_ENTRY("allreduce", allreduce, spot_check_allreduce),
 };
 
 bool op_kind_phaseless(OpKind k) { return op_kind_info(k)->phaseless; }

@@ -70,6 +70,8 @@ typedef enum {
     OP_SUMSQ,        /* out[0] = sum x^2 (the gradients' global norm, for clipping)       */
     OP_ADAMW,        /* PyTorch AdamW: decoupled weight decay, optional norm clipping     */
     OP_TRANSPOSE,    /* y (cols, rows) = x (rows, cols)^T (feature maps to a sequence)    */
+    /* ---- collectives inside a step ---- */
+    OP_ALLREDUCE,    /* y = the sum of x over the tensor-parallel group (Megatron's f, g) */
     OP_KIND_COUNT
 } OpKind;
 
@@ -493,6 +495,16 @@ typedef struct {
     int rows, cols;
 } TransposeDesc;
 
+/* The sum of `count` floats over the `ranks` ranks of this process's tensor-parallel group
+ * (ops/comm.h), y = sum x, in place where y is x. Megatron's two conjugate operators are this
+ * op in one phase each: g, after a row-parallel layer, sums the ranks' partial outputs in
+ * the forward pass; f, before a column-parallel layer, sums the ranks' partial input
+ * gradients in the backward pass. One rank: a copy. */
+typedef struct {
+    size_t count;
+    int ranks;
+} AllreduceDesc;
+
 typedef struct {
     OpKind kind;
     OpPhase phase;
@@ -524,6 +536,7 @@ typedef struct {
         BinaryDesc binary;
         ScalarDesc scalar;
         TransposeDesc transpose;
+        AllreduceDesc allreduce;
     } u;
 } OpDesc;
 
@@ -613,6 +626,9 @@ OpDesc op_dropout(OpPhase phase, size_t count, float rate, uint32_t seed);
 OpDesc op_channel_copy(OpPhase phase, int n, int c_dst, int c_src, int offset, int spatial);
 /* TRANSPOSE: y (cols, rows) = x (rows, cols)^T; phase FWD or BWD_DATA. Buffers: y, x. */
 OpDesc op_transpose(OpPhase phase, int rows, int cols);
+/* ALLREDUCE: y = the tensor-parallel group's sum of x (count floats over `ranks` ranks);
+ * phase FWD, BWD_DATA or UPDATE (the gradients' global norm). Buffers: y, x (y may be x). */
+OpDesc op_allreduce(OpPhase phase, size_t count, int ranks);
 OpDesc op_axpby(OpPhase phase, size_t count, float alpha, float beta);
 OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim);
 /* The positional lookup (EmbedDesc.repeat): n rows of `repeat` samples per position. */

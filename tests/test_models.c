@@ -15,6 +15,7 @@
 
 #include "models/plan.h"
 #include "models/train.h"
+#include "models/transformer.h"
 #include "models/zoo_build.h"
 
 /* Batch-norm layers of a model: Caffe stores one extra scale-factor blob per BN. */
@@ -380,6 +381,96 @@ static void test_gradcheck_dag(void **state) { gradcheck(dag_model(), 4); }
 static void test_gradcheck_text(void **state) { gradcheck(text_model(), 3); }
 static void test_gradcheck_gpt(void **state) { gradcheck(gpt_model(true, 0.2f, 1), 3); }
 static void test_gradcheck_attention_shard(void **state) { gradcheck(gpt_model(true, 0.2f, 2), 3); }
+/* A tensor-parallel share on a group of one: the sums are copies, so its f and g layers'
+ * backward (the gradient passed on, accumulated into a residual, the bias after the sum)
+ * is checked as any other layer's. */
+static void test_gradcheck_tensor_parallel_layers(void **state)
+{
+    ModelSpec whole = gpt_model(true, 0.2f, 1), share;
+    char err[256];
+    assert_int_equal(transformer_tensor_parallel(&whole, 1, &share, err, sizeof err), 0);
+    check_gradients(&share, 3);
+    free((void *)share.layers);
+    free((void *)whole.layers);
+}
+
+/* The share starts from its slices of the whole model's parameters, so on a group of one it
+ * is the whole model: the same loss, step after step. */
+static void test_tensor_parallel_share_of_one_is_the_model(void **state)
+{
+    ModelSpec whole = gpt_model(true, 0.0f, 1), share;
+    char err[256];
+    assert_int_equal(transformer_tensor_parallel(&whole, 1, &share, err, sizeof err), 0);
+    Trainer a, b;
+    assert_int_equal(trainer_init(&a, &whole, 3, 4, 9, err, sizeof err), 0);
+    assert_int_equal(trainer_init(&b, &share, 3, 4, 9, err, sizeof err), 0);
+    for (int s = 0; s < 4; s++) {
+        const double la = trainer_step(&a, s, NULL), lb = trainer_step(&b, s, NULL);
+        assert_float_equal(lb, la, 1e-6 * fabs(la));
+    }
+    trainer_free(&a);
+    trainer_free(&b);
+    free((void *)share.layers);
+    free((void *)whole.layers);
+}
+
+/* GPT-2 124M in two shares: each holds the whole embedding, norms, biases after the sums and
+ * LM head, and half of every attention's and MLP's tensors; the ranks' slices of a whole
+ * parameter buffer cover each split value exactly once. */
+static void test_tensor_parallel_split(void **state)
+{
+    const ModelSpec *gpt2 = zoo_find("gpt2");
+    ModelSpec share;
+    char err[256];
+    assert_int_equal(transformer_tensor_parallel(gpt2, 2, &share, err, sizeof err), 0);
+    Plan w, s;
+    assert_int_equal(plan_build_mode(gpt2, 1, PLAN_INFERENCE, &w, err, sizeof err), 0);
+    assert_int_equal(plan_build_mode(&share, 1, PLAN_INFERENCE, &s, err, sizeof err), 0);
+    size_t whole_part = 0, split = 0;
+    for (int i = 0; i < s.nparams; i++)
+        if (s.params[i].learnable)
+            *(s.params[i].tp_split ? &split : &whole_part) += s.params[i].count;
+    assert_int_equal(whole_part + 2 * split, w.param_count);
+    /* each block: Wqkv, its bias, Wproj, the MLP's two kernels and first bias, halved */
+    assert_int_equal(split, 12 * (768 * 2304 + 2304 + 768 * 768 + 2 * 768 * 3072 + 3072) / 2);
+    /* h0.attn's Wqkv (768, 2304): rank r holds columns r*1152 .. r*1152 + 1151 of every row,
+     * its heads' [q k v]; the two ranks' blocks do not meet */
+    const size_t nw = w.arena_bytes[ARENA_PARAM] / sizeof(float), ns = s.arena_bytes[ARENA_PARAM] / sizeof(float);
+    float *wp = malloc(nw * sizeof *wp), *sp = malloc(ns * sizeof *sp);
+    unsigned char *seen = calloc(nw, 1);
+    for (size_t i = 0; i < nw; i++)
+        wp[i] = (float)(i % 16777216); /* exact in a float */
+    const PlanParam *wq = NULL, *sq = NULL;
+    for (int k = 0; k < w.nparams; k++)
+        if (strcmp(w.layers[w.params[k].layer].name, "h0.attn") == 0 && strcmp(w.params[k].role, "qkv_kernel") == 0)
+            wq = &w.params[k];
+    for (int k = 0; k < s.nparams; k++)
+        if (strcmp(s.layers[s.params[k].layer].name, "h0.attn") == 0 && strcmp(s.params[k].role, "qkv_kernel") == 0)
+            sq = &s.params[k];
+    assert_non_null(wq);
+    assert_non_null(sq);
+    assert_true(sq->tp_split);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(transformer_tp_slice(&s, sp, &w, wp, r, err, sizeof err), 0);
+        for (size_t row = 0; row < 768; row += 101)
+            for (size_t col = 0; col < 1152; col += 37) {
+                const size_t at = wq->ref.offset / sizeof(float) + row * 2304 + (size_t)r * 1152 + col;
+                assert_float_equal(sp[sq->ref.offset / sizeof(float) + row * 1152 + col], wp[at], 0);
+                seen[at]++;
+            }
+    }
+    for (size_t i = 0; i < nw; i++)
+        assert_true(seen[i] <= 1);
+    free(wp), free(sp), free(seen);
+    plan_free(&w), plan_free(&s);
+    free((void *)share.layers);
+    /* what does not split is refused, naming the layer */
+    ModelSpec tiny_gpt = gpt_model(true, 0.0f, 1);
+    assert_int_equal(transformer_tensor_parallel(&tiny_gpt, 3, &share, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'attn' cannot split over 3 ranks"));
+    free((void *)tiny_gpt.layers);
+}
+
 static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f, 1), 2); }
 static void test_gradcheck_masked_lm(void **state) { gradcheck(bert_model(), 4); }
 static void test_gradcheck_vit(void **state) { gradcheck(vit_model(), 3); }
@@ -619,6 +710,9 @@ int main(void)
         cmocka_unit_test(test_gradcheck_gpt),
         cmocka_unit_test(test_gradcheck_attention_shard),
         cmocka_unit_test(test_gradcheck_encoder),
+        cmocka_unit_test(test_gradcheck_tensor_parallel_layers),
+        cmocka_unit_test(test_tensor_parallel_share_of_one_is_the_model),
+        cmocka_unit_test(test_tensor_parallel_split),
         cmocka_unit_test(test_gradcheck_masked_lm),
         cmocka_unit_test(test_gradcheck_vit),
         cmocka_unit_test(test_masked_tokens),

@@ -118,6 +118,28 @@ run overlap-needs-mpi 2 "$DLPERF" run fmnist-convpool --overlap --steps 1 && exp
 run bucket-needs-overlap 2 mpi 2 "$DLPERF" run fmnist-convpool --bucket-mib 4 --steps 1 --threads 1 &&
     expect bucket-needs-overlap "$T/err" "--bucket-mib goes with --overlap"
 
+# ---- tensor parallel: a GPT split over pairs of ranks trains as one process does ----
+# gpt-bytes has dropout, whose masks the shares draw per layer of their own (their layers
+# are numbered differently), so it trains equivalently, not identically: the check here is
+# that it trains (the loss falls) and says how the job was split; tests/mpi/equivalence.c
+# checks the numbers on a GPT without dropout.
+if run tp-run-np4 0 mpi 4 "$DLPERF" run gpt-bytes --tp 2 --batch 4 --steps 3 --warmup 0 --threads 1 --json; then
+    if [ "$(json "json_extract(j, '\$.tensor_parallel') = 2 AND json_extract(j, '\$.data_parallel') = 2 AND
+              json_extract(j, '\$.model') = 'gpt-bytes-tp2' AND json_extract(j, '\$.batch') = 4 AND
+              json_extract(j, '\$.loss_last') < json_extract(j, '\$.loss_first') AND
+              json_extract(j, '\$.allreduce_bytes') > 0")" = 1 ]; then
+        ok tp-run-np4-json
+    else fail tp-run-np4-json "$(head -c 600 "$T/out")"; fi
+fi
+run tp-indivisible 2 mpi 2 "$DLPERF" run gpt-bytes --tp 3 --steps 1 --threads 1 &&
+    expect tp-indivisible "$T/err" "--tp 3: must divide the job's 2 ranks"
+run tp-one-process 2 "$DLPERF" run gpt-bytes --tp 2 --steps 1 &&
+    expect tp-one-process "$T/err" "--tp 2: must divide the job's 1 ranks"
+run tp-nothing-to-split 2 mpi 2 "$DLPERF" run fmnist-convpool --tp 2 --steps 1 --threads 1 &&
+    expect tp-nothing-to-split "$T/err" "no attention layer or MLP to split"
+run tp-epochs-refused 2 mpi 2 "$DLPERF" run gpt-bytes --tp 2 --epochs 1 --threads 1 &&
+    expect tp-epochs-refused "$T/err" "--tp times training steps"
+
 # ---- bad input under mpirun: a rank says which (whichever mpirun lets finish first), the job exits non-zero ----
 if run strong-indivisible 2 mpi 2 "$DLPERF" run fmnist-convpool --batch 7 --steps 1 --threads 1; then
     expect strong-indivisible "$T/err" "rank [01] of 2.*--batch 7: strong scaling splits the global batch over the 2 ranks"

@@ -37,7 +37,8 @@ static double median_of(double *v, int n)
 
 DataParallel run_data_parallel(size_t bucket_bytes)
 {
-    return (DataParallel){comm_rank(), comm_size(), comm_size() > 1 ? comm_env_local_size() : 1, bucket_bytes};
+    return (DataParallel){comm_dp_rank(), comm_dp_size(), comm_size() > 1 ? comm_env_local_size() : 1, bucket_bytes,
+                          comm_tp_size()};
 }
 
 /* Data-parallel: rank 0 gets every rank's step, compute, wait and allreduce time of every
@@ -148,7 +149,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
      * 140 us): the host of the EPYC VMs moves the vCPUs within a run, and a small model's
      * steps run 1.5-2x slower apart or on one core (microbench/placement.c). One process
      * only: a data-parallel job's ranks are probed around the run instead. */
-    const bool probe_cores = env->threads >= 2 && dp.nranks == 1;
+    const bool probe_cores = env->threads >= 2 && comm_size() == 1;
     double rtt_before_ns = 0, share_before = 0; /* the probes just before the step */
     if (probe_cores) {
         out->step_rtt_ns = calloc((size_t)room, sizeof *out->step_rtt_ns);
@@ -170,7 +171,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
     double timed_s = 0; /* the job's timed steps so far: the same on every rank */
     for (int s = 0;; s++) {
         /* a data-parallel job's ranks stop together or not at all: only one process checks */
-        if (env->stop && *env->stop && dp.nranks == 1) {
+        if (env->stop && *env->stop && comm_size() == 1) {
             out->interrupted = true;
             rc = verify_fail(err, errlen, VERIFY_FAIL, "%s interrupted before step %d", m->name, s + 1);
             goto done;
@@ -262,7 +263,7 @@ int run_train_for(const RunEnv *env, const ModelSpec *m, int batch, PlanMode mod
         rc = VERIFY_FAIL;
         goto done;
     }
-    if (dp.nranks > 1 && gather_rank_times(local_s + warmup, split + warmup, steps, out) != 0) {
+    if (comm_size() > 1 && gather_rank_times(local_s + warmup, split + warmup, steps, out) != 0) {
         rc = verify_fail(err, errlen, VERIFY_FAIL, "out of memory for %s's run", m->name);
         goto done;
     }

@@ -1,4 +1,5 @@
-/* tests/mpi/equivalence.c — data-parallel training is the training of the global batch.
+/* tests/mpi/equivalence.c — data-parallel training is the training of the global batch,
+ * and so is tensor-parallel training.
  *
  * Run under mpirun (tests/test_mpi.sh runs it with -np 2 and -np 4): every rank trains
  * its share of the batch data-parallel for a few steps while rank 0 also trains the same
@@ -6,6 +7,10 @@
  * last step every rank's parameters must equal the single process's within float
  * tolerance (the ranks sum their shares' gradients in a different order than one GEMM
  * over the whole batch does); the same with the gradients summed in overlapped buckets.
+ * Last, the job splits into tensor-parallel pairs (tp 2, data parallel over the pairs): a
+ * small GPT's shares train against the whole model on one process, its gradients clipped
+ * to a norm they exceed (so that the norm over the split tensors matters), and every rank's
+ * share must end equal to its slice of the single process's parameters.
  * Prints "ok NAME" / "FAIL NAME: why" lines on rank 0.
  */
 #include <malloc.h>
@@ -16,6 +21,7 @@
 
 #include "models/model_json.h"
 #include "models/train.h"
+#include "models/transformer.h"
 #include "ops/comm.h"
 #include "ops/ops.h"
 
@@ -65,7 +71,7 @@ static void check_model(const char *json, int rank, int nranks, size_t bucket_by
         return;
     }
     const int local = GLOBAL_BATCH / nranks;
-    const DataParallel dp = {rank, nranks, nranks, bucket_bytes}, one = {0, 1, 1, 0};
+    const DataParallel dp = {rank, nranks, nranks, bucket_bytes, 1}, one = {0, 1, 1, 0, 1};
     char how[64] = "";
     if (bucket_bytes)
         snprintf(how, sizeof how, ", overlapped buckets of %zu B", bucket_bytes);
@@ -137,6 +143,130 @@ static void check_model(const char *json, int rank, int nranks, size_t bucket_by
     model_free(m);
 }
 
+/* A two-block GPT: causal attention of 4 heads, a GELU MLP, the LM head tied to the token
+ * table; AdamW with its gradients clipped to 0.05, below their norm. */
+static const char tiny_gpt[] =
+    "{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"tp-gpt\", \"input\": {\"shape\": [8, 1], \"ids\": true},"
+    " \"layers\": ["
+    "  {\"name\": \"wte\", \"type\": \"embedding\", \"input_dim\": 16, \"output_dim\": 16, \"trainable\": true,"
+    "   \"kernel_initializer\": \"normal\", \"init_scale\": 0.3, \"inputs\": [\"input\"]},"
+    "  {\"name\": \"wpe\", \"type\": \"position\", \"positions\": 8, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h0.ln_1\", \"type\": \"layernorm\"},"
+    "  {\"name\": \"h0.attn\", \"type\": \"attention\", \"heads\": 4, \"causal\": true, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h0.res_1\", \"type\": \"add\", \"inputs\": [\"wpe\", \"h0.attn\"]},"
+    "  {\"name\": \"h0.ln_2\", \"type\": \"layernorm\"},"
+    "  {\"name\": \"h0.fc\", \"type\": \"dense\", \"units\": 64, \"activation\": \"gelu\", \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h0.proj\", \"type\": \"dense\", \"units\": 16, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h0.res_2\", \"type\": \"add\", \"inputs\": [\"h0.res_1\", \"h0.proj\"]},"
+    "  {\"name\": \"h1.ln_1\", \"type\": \"layernorm\"},"
+    "  {\"name\": \"h1.attn\", \"type\": \"attention\", \"heads\": 4, \"causal\": true, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h1.res_1\", \"type\": \"add\", \"inputs\": [\"h0.res_2\", \"h1.attn\"]},"
+    "  {\"name\": \"h1.ln_2\", \"type\": \"layernorm\"},"
+    "  {\"name\": \"h1.fc\", \"type\": \"dense\", \"units\": 64, \"activation\": \"gelu\", \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h1.proj\", \"type\": \"dense\", \"units\": 16, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
+    "  {\"name\": \"h1.res_2\", \"type\": \"add\", \"inputs\": [\"h1.res_1\", \"h1.proj\"]},"
+    "  {\"name\": \"ln_f\", \"type\": \"layernorm\"},"
+    "  {\"name\": \"lm_head\", \"type\": \"dense\", \"units\": 16, \"use_bias\": false, \"tie\": \"wte\"}],"
+    " \"loss\": \"softmax_cross_entropy\", \"classes\": 16,"
+    " \"optimizer\": {\"type\": \"adamw\", \"lr\": 0.01, \"weight_decay\": 0.1, \"clip_norm\": 0.05},"
+    " \"data\": \"tokens\", \"batch\": 8}";
+
+/* The job in tensor-parallel pairs: each pair trains the GPT's shares data-parallel with the
+ * other pairs; rank 0 also trains the whole model alone at the global batch. */
+static void check_tensor_parallel(int rank, int nranks)
+{
+    char err[512], name[160], why[256];
+    const int tp = 2, dp_ranks = nranks / tp;
+    ModelSpec *whole = model_json_parse(tiny_gpt, "equivalence", err, sizeof err);
+    ModelSpec share;
+    if (!whole || transformer_tensor_parallel(whole, tp, &share, err, sizeof err) != 0) {
+        report(rank, false, "tp-gpt: the share builds", err);
+        if (whole)
+            model_free(whole);
+        return;
+    }
+    if (comm_split_tensor_parallel(tp, err, sizeof err) != 0) {
+        report(rank, false, "tp-gpt: the job splits into pairs", err);
+        free((void *)share.layers);
+        model_free(whole);
+        return;
+    }
+    const DataParallel dp = {comm_dp_rank(), dp_ranks, nranks, 0, tp}, one = {0, 1, 1, 0, 1};
+    Trainer t, ref;
+    int rc = trainer_init_dp(&t, &share, GLOBAL_BATCH / dp_ranks, PLAN_TRAIN, STEPS, 11, &dp, err, sizeof err);
+    double rcs = rc;
+    comm_allreduce_max_f64(&rcs, 1);
+    snprintf(name, sizeof name, "tp-gpt: tp 2 x dp %d trainer starts", dp_ranks);
+    report(rank, rcs == 0, name, err);
+    if (rcs != 0) {
+        free((void *)share.layers);
+        model_free(whole);
+        return;
+    }
+    bool have_ref = rank == 0 && trainer_init_dp(&ref, whole, GLOBAL_BATCH, PLAN_TRAIN, STEPS, 11, &one, err,
+                                                 sizeof err) == 0;
+    double worst_loss = 0, first_norm = 0;
+    for (int s = 0; s < STEPS; s++) {
+        double l = trainer_step(&t, s, NULL);
+        if (have_ref) {
+            double lr = trainer_step(&ref, s, NULL);
+            worst_loss = fmax(worst_loss, fabs(l - lr) / fmax(fabs(lr), 1e-6));
+            if (s == 0) {
+                float sq;
+                memcpy(&sq, (char *)ref.base[ARENA_ACT] + ref.plan.grad_sumsq.offset, sizeof sq);
+                first_norm = sqrt(sq);
+            }
+        }
+    }
+    snprintf(name, sizeof name, "tp-gpt: tp 2 x dp %d step losses equal one process's at batch %d", dp_ranks,
+             GLOBAL_BATCH);
+    snprintf(why, sizeof why, "largest relative loss difference %.3g (limit 1e-4)", worst_loss);
+    report(rank, have_ref && worst_loss < 1e-4, name, have_ref ? why : err);
+    snprintf(why, sizeof why, "the first step's gradient norm %.3g", first_norm);
+    report(rank, rank != 0 || first_norm > 0.05, "tp-gpt: the gradients were clipped", why);
+
+    /* each rank's share against its slice of the single process's parameters */
+    Plan wp;
+    double worst[2] = {1, 0};
+    if (plan_build_mode(whole, 1, PLAN_INFERENCE, &wp, err, sizeof err) == 0) {
+        const size_t n = wp.arena_bytes[ARENA_PARAM] / sizeof(float), ns = t.plan.arena_bytes[ARENA_PARAM] / sizeof(float);
+        float *want = calloc(n + 1, sizeof *want), *slice = calloc(ns + 1, sizeof *slice);
+        if (have_ref)
+            memcpy(want, ref.base[ARENA_PARAM], n * sizeof *want);
+        comm_bcast(want, n * sizeof *want, 0);
+        if (transformer_tp_slice(&t.plan, slice, &wp, want, comm_tp_rank(), err, sizeof err) == 0) {
+            const float *mine = t.base[ARENA_PARAM];
+            /* but the keys' biases: softmax does not change when every key moves by one vector,
+             * so their gradient is zero but for rounding, which Adam scales up into steps of
+             * either sign (per head [q k v], 4 values each) */
+            double scale = 0, diff = 0;
+            for (int q = 0; q < t.plan.nparams; q++) {
+                const PlanParam *pp = &t.plan.params[q];
+                const bool keys = strcmp(pp->role, "qkv_bias") == 0;
+                for (size_t j = 0, at = pp->ref.offset / sizeof(float); j < pp->count; j++, at++) {
+                    scale = fmax(scale, fabs(slice[at]));
+                    if (!keys || (j / 4) % 3 != 1)
+                        diff = fmax(diff, fabs((double)mine[at] - slice[at]));
+                }
+            }
+            worst[0] = diff / fmax(scale, 1e-12);
+        }
+        free(want);
+        free(slice);
+        plan_free(&wp);
+    }
+    comm_allreduce_max_f64(worst, 1);
+    snprintf(name, sizeof name, "tp-gpt: tp 2 x dp %d shares after %d steps equal one process's slices", dp_ranks,
+             STEPS);
+    snprintf(why, sizeof why, "largest difference %.3g of the largest weight (limit 1e-5)", worst[0]);
+    report(rank, worst[0] < 1e-5, name, why);
+    if (have_ref)
+        trainer_free(&ref);
+    trainer_free(&t);
+    free((void *)share.layers);
+    model_free(whole);
+}
+
 /* Under a job, large blocks (Open MPI's allreduce temporaries) come from the heap once the
  * job asks for it: glibc's default serves 256 MiB with a fresh mmap (mallinfo2's hblkhd
  * grows), after comm_reuse_collective_buffers from the heap (it does not). */
@@ -186,6 +316,8 @@ int main(void)
         check_model(models[i], rank, nranks, 0);
         check_model(models[i], rank, nranks, 1024);
     }
+    if (nranks % 2 == 0)
+        check_tensor_parallel(rank, nranks); /* last: it splits the job for good */
     double f = failures;
     comm_bcast(&f, sizeof f, 0);
     comm_finish(0); /* every rank knows the verdict: finalize, no job abort */
