@@ -22,6 +22,7 @@
 #include "predictor/machine_pricer.h"
 #include "microbench/mb.h"
 #include "models/plan.h"
+#include "models/transformer.h"
 #include "ops/comm.h"
 
 
@@ -53,10 +54,11 @@ typedef struct {
     double budget_min;        /* --budget: minutes at most (-1: not given; 0: none) */
     int show_ranks;           /* --show --ranks N: the calibration N ranks measured at once (0: one process's) */
     const char *show_device;  /* --show --device NAME: the evidence of a device that is not this machine */
+    int tp;                   /* --tp T: each model as one of T tensor-parallel ranks' shares */
 } CalOpts;
 
 enum { OPT_QUICK = 1, OPT_FULL, OPT_ONLY, OPT_MODELS, OPT_BATCH, OPT_SHOW, OPT_ROUNDS, OPT_RANKS, OPT_DEVICE, OPT_VERBOSE,
-       OPT_CSV, OPT_BUDGET };
+       OPT_CSV, OPT_BUDGET, OPT_TP };
 /* The default calibration's bound on 2 cores, whatever the host: its kernels sample for a
  * shorter time where the host runs them slower than the protocol expects. */
 #define CAL_DEFAULT_BUDGET_MIN 15
@@ -118,6 +120,10 @@ static int model_item(const char *item, void *ctx)
 static int cal_option(Cli *cli, int id, const char *arg, void *ctx)
 {
     CalOpts *o = ctx;
+    if (id == OPT_TP) {
+        o->any_measure_option = true;
+        return cli_parse_int(cli, "--tp", arg, 1, 4096, &o->tp);
+    }
     ItemCtx ic = {cli, o};
     o->any_measure_option |=
         id != OPT_SHOW && id != OPT_RANKS && id != OPT_DEVICE && id != OPT_VERBOSE && id != OPT_CSV;
@@ -165,6 +171,22 @@ static void progress(int done, int total, const char *family, const char *key, d
     }
 }
 
+/* --tp: each model as one tensor-parallel rank's share (its ops at the shapes a rank runs;
+ * its sums over the group are collectives, which --only comm measures). */
+static int replace_by_shares(Cli *cli, CalOpts *o)
+{
+    static ModelSpec shares[MAX_MODELS]; /* live until the process ends */
+    char err[512];
+    for (int i = 0; i < o->nmodels; i++) {
+        if (o->models[i]->tp_ranks > 1)
+            continue;
+        if (transformer_tensor_parallel(o->models[i], o->tp, &shares[i], err, sizeof err) != 0)
+            return cli_error(cli, EXIT_USAGE, "--tp %d: %s", o->tp, err);
+        o->models[i] = &shares[i];
+    }
+    return 0;
+}
+
 /* The ops of the chosen models' training steps. */
 static OpDesc *model_ops(const CalOpts *o, int *n, char *err, size_t errlen)
 {
@@ -192,6 +214,8 @@ static OpDesc *model_ops(const CalOpts *o, int *n, char *err, size_t errlen)
         ops = grown;
         for (int j = 0; j < p.nops; j++) { /* each on its own workspace slices: the plan's
                                               spacing changes where they lie, not the time */
+            if (p.ops[j].desc.kind == OP_ALLREDUCE) /* a collective: --only comm measures those */
+                continue;
             ops[*n] = p.ops[j].desc;
             op_workspace_set_slice(&ops[(*n)++], 0);
         }
@@ -417,6 +441,7 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
                                          {"device", required_argument, NULL, OPT_DEVICE},
                                          {"verbose", no_argument, NULL, OPT_VERBOSE},
                                          {"csv", no_argument, NULL, OPT_CSV},
+                                         {"tp", required_argument, NULL, OPT_TP},
                                          {0}};
     CalOpts co = {.rounds = 1, .budget_min = -1};
     int rc = cli_parse(cli, argc, argv, opts, cal_option, &co, command_usage(cli->cmd));
@@ -468,6 +493,11 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--only comm measures communication alone (every rank at once; with "
                                           "--models, their gradients' allreduce); calibrate the other families in a "
                                           "separate run");
+    if (co.tp > 1 && co.nmodels == 0 && !cli->model_file)
+        return cli_error(cli, EXIT_USAGE, "--tp %d splits the models named by --models or --model-file; name them",
+                         co.tp);
+    if (co.tp > 1 && !cli->model_file && replace_by_shares(cli, &co) != 0)
+        return EXIT_USAGE;
     if (co.comm)
         return calibrate_comm(cli, &co);
     any = false;
@@ -483,6 +513,8 @@ int cmd_calibrate(int argc, char **argv, Cli *cli)
         if (co.nmodels == MAX_MODELS)
             return cli_error(cli, EXIT_USAGE, "--models and --model-file: at most %d models", MAX_MODELS);
         co.models[co.nmodels++] = loaded;
+        if (co.tp > 1 && replace_by_shares(cli, &co) != 0)
+            return EXIT_USAGE;
     }
     /* by default the main job's three models (quick) or the suite's models */
     /* model ops: the named models; by default the suite's, except in quick mode, which

@@ -19,6 +19,7 @@
 #include "cli/validate_device.h"
 #include "microbench/mb.h"
 #include "models/model_json.h"
+#include "models/transformer.h"
 #include "ops/comm.h"
 #include "predictor/machine_pricer.h"
 #include "verify/validation.h"
@@ -31,10 +32,11 @@
 typedef struct {
     ValidationOpts run;
     bool zoo, scaling_given, csv;
+    int tp; /* tensor-parallel ranks (0: none) */
 } ValidateArgs;
 
 enum { OPT_BATCH = 1, OPT_STEPS, OPT_WARMUP, OPT_ROUNDS, OPT_HOLDOUT, OPT_TRACE, OPT_ZOO, OPT_SCALING, OPT_MIN_TIME,
-       OPT_WAIT_NEAR, OPT_CSV, TOP_MISSES = 5, MAX_MODELS = VALIDATION_MAX_MODELS };
+       OPT_WAIT_NEAR, OPT_CSV, OPT_TP, TOP_MISSES = 5, MAX_MODELS = VALIDATION_MAX_MODELS };
 
 /* A duration option: seconds from 0 (zero_means says what 0 does, or "") to 3600. */
 static int parse_seconds(const Cli *cli, const char *opt, const char *arg, const char *zero_means, double *out)
@@ -63,6 +65,7 @@ static int validate_option(Cli *cli, int id, const char *arg, void *ctx)
     case OPT_TRACE: o->trace = true; return 0;
     case OPT_ZOO: a->zoo = true; return 0;
     case OPT_CSV: a->csv = true; return 0;
+    case OPT_TP: return cli_parse_int(cli, "--tp", arg, 1, 4096, &a->tp);
     case OPT_SCALING:
         if (strcmp(arg, "strong") != 0 && strcmp(arg, "weak") != 0)
             return cli_error(cli, EXIT_USAGE, "--scaling '%s': expected strong (--batch is the global batch) or "
@@ -137,15 +140,27 @@ static void print_dp_csv(const DpResult *res, int nm, int ranks, const char *sca
 }
 
 /* Under mpirun: every rank trains; rank 0 predicts first, compares, stores and prints. */
-static int validate_dp(Cli *cli, const ValidationOpts *vo, bool csv, const ModelSpec *const *models, int nm)
+static int validate_dp(Cli *cli, const ValidationOpts *vo, bool csv, const ModelSpec *const *models, int nm, int tp)
 {
-    const int ranks = comm_env_size(), local = comm_env_local_size();
+    /* tensor parallel: each group of tp ranks trains a copy of the model split tp ways,
+     * and the copies are the data-parallel ranks */
+    const int ranks = comm_env_size() / tp, local = comm_env_local_size();
     DpResult res[VALIDATION_MAX_MODELS];
     char err[1024];
-    if (validation_dp_setup(models, nm, vo, ranks, res, err, sizeof err) != 0)
+    static ModelSpec shares[VALIDATION_MAX_MODELS]; /* live until the process ends */
+    const ModelSpec *run_models[VALIDATION_MAX_MODELS];
+    for (int i = 0; i < nm; i++) {
+        run_models[i] = models[i];
+        if (tp > 1) {
+            if (transformer_tensor_parallel(models[i], tp, &shares[i], err, sizeof err) != 0)
+                return cli_error(cli, EXIT_USAGE, "--tp %d: %s", tp, err);
+            run_models[i] = &shares[i];
+        }
+    }
+    if (validation_dp_setup(run_models, nm, vo, ranks, res, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
     blas_select(cli);
-    if (comm_start(err, sizeof err) != 0)
+    if (comm_start(err, sizeof err) != 0 || comm_split_tensor_parallel(tp, err, sizeof err) != 0)
         return cli_error(cli, EXIT_FAIL, "%s", err);
     comm_reuse_collective_buffers();
     const bool root = comm_rank() == 0;
@@ -171,6 +186,7 @@ static int validate_dp(Cli *cli, const ValidationOpts *vo, bool csv, const Model
             db_close(db);
             return cli_error(cli, EXIT_FAIL, "%s", err);
         }
+        cm_set_collectives(cm, comm); /* the sums over tensor-parallel groups */
     }
     const RunEnv env = cli_run_env(cli);
     const char *scaling = vo->weak_scaling ? "weak" : "strong";
@@ -725,6 +741,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
                                          {"zoo", no_argument, NULL, OPT_ZOO},
                                          {"scaling", required_argument, NULL, OPT_SCALING},
                                          {"csv", no_argument, NULL, OPT_CSV},
+                                         {"tp", required_argument, NULL, OPT_TP},
                                          {0}};
     ValidateArgs args = {.run = {.steps = 5, .warmup = 1, .rounds = 1, .min_time_s = 2.0,
                                  .wait_near_s = VALIDATION_WAIT_NEAR_S}};
@@ -742,6 +759,9 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         return cli_error(cli, EXIT_USAGE, "--zoo validates every model; give either --zoo or model names ('%s')",
                          argv[optind]);
     const bool dp = comm_env_size() > 1;
+    if (args.tp > 1 && (!dp || comm_env_size() % args.tp != 0))
+        return cli_error(cli, EXIT_USAGE, "--tp %d: must divide the job's %d ranks (mpirun -np P, P a multiple of %d)",
+                         args.tp, comm_env_size(), args.tp);
     if (dp && (args.zoo || vo.holdout || vo.trace))
         return cli_error(cli, EXIT_USAGE, "under mpirun, validate compares data-parallel runs of named models; "
                                           "--zoo, --holdout and --trace are for one process");
@@ -779,7 +799,7 @@ int cmd_validate(int argc, char **argv, Cli *cli)
         const ModelSpec *models[MAX_MODELS];
         for (int i = 0; i < nm; i++)
             models[i] = res[i].m;
-        return validate_dp(cli, &vo, args.csv, models, nm);
+        return validate_dp(cli, &vo, args.csv, models, nm, args.tp > 1 ? args.tp : 1);
     }
     for (int i = 0; i < nm; i++) {
         res[i].batch = vo.batch ? vo.batch : res[i].m->default_batch;

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "predictor/comm_model.h"
 #include "predictor/predict.h"
 
 enum {
@@ -111,6 +112,7 @@ typedef struct {
 } EnvPoint;
 
 struct CostModel {
+    const CommModel *collectives; /* prices the sums inside a step (cm_set_collectives) */
     Entry *e;
     int n, cap;
     Fit *fits;
@@ -1366,10 +1368,38 @@ int cm_price_cached(const CostModel *cm, const OpDesc *d, double cached, OpPrice
     return cm_price_placed(cm, d, cached, 0.0, out, err, errlen);
 }
 
+void cm_set_collectives(CostModel *cm, const CommModel *comm) { cm->collectives = comm; }
+
+/* A sum over the tensor-parallel group: the machine's measured collective of that many
+ * ranks (comm_model_allreduce_s: measured where calibrated at that size, else the best
+ * algorithm's fit), not a kernel of the compute calibration. */
+static int price_collective(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen)
+{
+    const AllreduceDesc *a = &d->u.allreduce;
+    if (a->ranks <= 1) { /* a copy */
+        const OpDesc c = op_copy(d->phase, a->count);
+        return cm_price_placed(cm, &c, 0, 0, out, err, errlen);
+    }
+    if (!cm->collectives) {
+        snprintf(err, errlen, "the step sums over %d tensor-parallel ranks: that is priced from this machine's "
+                 "collectives (mpirun -np %d dlperf calibrate --only comm)", a->ranks, a->ranks);
+        return -1;
+    }
+    const double bytes = (double)a->count * sizeof(float);
+    CommSource src;
+    const double t = comm_model_allreduce_s(cm->collectives, bytes, a->ranks, &src);
+    double lo, hi;
+    comm_model_allreduce_band(cm->collectives, bytes, a->ranks, &lo, &hi);
+    *out = (OpPrice){.time_s = t, .lo_s = lo, .hi_s = hi, .source = src == COMM_MEASURED ? PRICE_EXACT : PRICE_FITTED};
+    return 0;
+}
+
 int cm_price_placed(const CostModel *cm, const OpDesc *d, double cached, double remote, OpPrice *out, char *err,
                     size_t errlen)
 {
     assert(cm->sorted);
+    if (d->kind == OP_ALLREDUCE)
+        return price_collective(cm, d, out, err, errlen);
     cached = fmin(fmax(cached, 0.0), 1.0);
     remote = fmin(fmax(remote, 0.0), 1.0 - cached);
     char key[OP_KEY_MAX];

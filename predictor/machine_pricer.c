@@ -135,8 +135,6 @@ int machine_predict_dp(const CostModel *cm, const CalibrationRow *cal, int threa
     if (machine_predict(cm, cal, threads, p, pred, ops, err, errlen))
         return 1;
     pred->ranks = ranks;
-    if (ranks <= 1)
-        return 0;
     const double f = over;
     pred->iter_s *= f, pred->iter_lo_s *= f, pred->iter_hi_s *= f;
     pred->fwd_s *= f, pred->bwd_s *= f, pred->update_s *= f;
@@ -145,12 +143,19 @@ int machine_predict_dp(const CostModel *cm, const CalibrationRow *cal, int threa
         (*ops)[i].lo_s *= f;
         (*ops)[i].hi_s *= f;
     }
+    if (ranks <= 1)
+        return 0;
     CommSource src;
     pred->allreduce_s = comm_model_allreduce_s(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &src);
     snprintf(pred->allreduce_source, sizeof pred->allreduce_source, "%s",
              src == COMM_MEASURED ? "measured" : "fitted");
     comm_model_allreduce_band(comm, (double)p->arena_bytes[ARENA_GRAD], ranks, &pred->allreduce_lo_s,
                               &pred->allreduce_hi_s);
+    /* tensor parallel: the data-parallel groups (one per rank of a tensor-parallel group) sum
+     * at once, each calibrated alone; on oversubscribed cores they share them as the
+     * compute does */
+    if (p->model->tp_ranks > 1)
+        pred->allreduce_s *= f, pred->allreduce_lo_s *= f, pred->allreduce_hi_s *= f;
     pred->iter_s += pred->allreduce_s;
     pred->iter_lo_s += pred->allreduce_lo_s;
     pred->iter_hi_s += pred->allreduce_hi_s;

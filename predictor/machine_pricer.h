@@ -33,13 +33,16 @@ int machine_calibration_dp(Db *db, const MachineRow *m, int threads, int local_r
 int machine_predict(const CostModel *cm, const CalibrationRow *cal, int threads, const Plan *p, PredictionRow *pred,
                     OpTimeRow **ops, char *err, size_t errlen);
 
-/* Data-parallel on this machine: the plan (one rank's share of the batch) priced as
- * machine_predict does (the update averages the summed gradients inside its own pass:
- * plan_average_ranks), times `over` (machine_calibration_dp), plus the gradients' allreduce
- * from the communication model (pred->allreduce_s, included in iter_s; no overlap: dlperf's
- * trainer sums after backward by default), and the memory that allreduce holds on each
- * rank (pred->mem_comm, from the calibration's probes; 0 where none probed it; *probed_at,
- * if not NULL: the rank count whose probes gave it, comm_model_allreduce_scratch's). */
+/* Data-parallel on this machine: the plan (one rank's share of the batch; tensor parallel:
+ * one rank's share of the model, its sums over the group priced as collectives where the
+ * cost model has them, cm_set_collectives) priced as machine_predict does (the update
+ * averages the summed gradients inside its own pass: plan_average_ranks), times `over`
+ * (machine_calibration_dp), plus the gradients' allreduce over `ranks` (the data-parallel
+ * group) from the communication model (pred->allreduce_s, included in iter_s; tensor
+ * parallel: times `over`, as the groups sum at once; no overlap: dlperf's trainer sums
+ * after backward by default), and the memory that allreduce holds on each rank
+ * (pred->mem_comm, from the calibration's probes; 0 where none probed it; *probed_at, if
+ * not NULL: the rank count whose probes gave it, comm_model_allreduce_scratch's). */
 int machine_predict_dp(const CostModel *cm, const CalibrationRow *cal, int threads, const CommModel *comm,
                        const Plan *p, int ranks, double over, PredictionRow *pred, OpTimeRow **ops, int *probed_at,
                        char *err, size_t errlen);

@@ -75,6 +75,12 @@ int cm_fit_summary(const CostModel *cm, CmFitInfo *out, int max);
  * read bandwidth of the largest working set measured (DRAM, bytes/s). */
 void cm_limits(const CostModel *cm, double *peak_flops_s, double *dram_bytes_s);
 
+/* The sums over tensor-parallel ranks inside a step (OP_ALLREDUCE) are collectives, priced
+ * from the machine's communication model once it is set here (a group of one is a copy);
+ * without it they are refused, saying which calibration prices them. NULL unsets it. */
+struct CommModel;
+void cm_set_collectives(CostModel *cm, const struct CommModel *comm);
+
 /* Prices one descriptor. Returns 0, or -1 if nothing in the calibration can price this
  * kind of op (err says which kind and what to calibrate). */
 int cm_price(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen);

@@ -590,7 +590,9 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
                       const CostModel *cm, const CommModel *comm, double over, const ValidationOpts *vo, DpResult *res,
                       int nm, int *done_out, char *err, size_t errlen)
 {
-    const int ranks = comm_env_size();
+    /* tensor parallel: each group of comm_tp_size() ranks trains one copy (res[i].m a share)
+     * and `ranks` counts the copies, the data-parallel group the gradients are summed over */
+    const int ranks = comm_dp_size(), tp = comm_tp_size();
     const bool root = comm_rank() == 0;
     const char *scaling = vo->weak_scaling ? "weak" : "strong";
     int rc = 0, predicted = 0;
@@ -600,8 +602,9 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
             DpResult *r = &res[i];
             if (root) {
                 char of_rounds[32];
-                fprintf(stderr, "validate: %s at batch %d (%d per rank x %d ranks, %d/%d%s): %straining %d+%d steps "
-                                "(timed: at least %g s)...\n", r->m->name, r->batch * ranks, r->batch, ranks, i + 1, nm,
+                fprintf(stderr, "validate: %s at batch %d (%d per %s x %d, %d/%d%s): %straining %d+%d steps "
+                                "(timed: at least %g s)...\n", r->m->name, r->batch * ranks, r->batch,
+                        tp > 1 ? "tensor-parallel group" : "rank", ranks, i + 1, nm,
                         round_label(of_rounds, sizeof of_rounds, round, vo->rounds),
                         round == 0 ? "predicting, then " : "", vo->warmup, vo->steps, vo->min_time_s);
             }
@@ -635,7 +638,9 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
             Drift drift;
             if ((rc = drift_measure_ops(env->threads, cm, r->refs, r->nrefs, over, &drift, err, errlen)))
                 break;
-            const double ar_before = dp_allreduce_reference(env, r->grad_bytes);
+            /* the reference times the whole job's allreduce: not the data-parallel groups' sum
+             * under tensor parallelism */
+            const double ar_before = tp > 1 ? 0 : dp_allreduce_reference(env, r->grad_bytes);
             const double rtt_before = comm_peer_rtt_ns();
             RunResult run;
             if ((rc = run_train_for(env, r->m, r->batch, PLAN_TRAIN, vo->warmup, vo->steps, vo->min_time_s, false,
@@ -645,14 +650,14 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
                 break;
             }
             const double rtt_after = comm_peer_rtt_ns();
-            const double ar_after = dp_allreduce_reference(env, r->grad_bytes);
+            const double ar_after = tp > 1 ? 0 : dp_allreduce_reference(env, r->grad_bytes);
             if (root) {
                 DpRound *k = &r->round[r->nrounds];
                 /* where the ranks ran, classed against the fastest round trip seen so far */
                 if (rtt_before > 0 && rtt_after > 0) {
                     rtt_fastest_ns = fmin(rtt_fastest_ns, fmin(rtt_before, rtt_after));
                     k->rtt_before_ns = rtt_before, k->rtt_after_ns = rtt_after;
-                    k->cores_ratio = fmax(rtt_before, rtt_after) / dp_rtt_near_ns(comm, ranks, rtt_fastest_ns);
+                    k->cores_ratio = fmax(rtt_before, rtt_after) / dp_rtt_near_ns(comm, comm_size(), rtt_fastest_ns);
                     k->apart = k->cores_ratio >= MB_FAR_RTT;
                     snprintf(run.row.placement, sizeof run.row.placement, "%s", k->apart ? "apart" : "near");
                     run.row.cores_cross = k->cores_ratio;
