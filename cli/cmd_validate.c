@@ -115,7 +115,7 @@ static void print_csv(const ModelValidation *res, int nm, const ValidationOpts *
 }
 
 /* --csv under mpirun: one row per model, the iteration and its compute and allreduce. */
-static void print_dp_csv(const DpResult *res, int nm, int ranks, const char *scaling, int threads)
+static void print_dp_csv(const DpResult *res, int nm, int ranks, int tp, const char *scaling, int threads)
 {
     printf("model,ranks,scaling,batch,batch_per_rank,threads,predicted_s,measured_s,error_pct,predicted_compute_s,"
            "measured_compute_s,predicted_allreduce_s,measured_allreduce_s,allreduce_error_pct,drift_compute,"
@@ -124,7 +124,7 @@ static void print_dp_csv(const DpResult *res, int nm, int ranks, const char *sca
     for (int i = 0; i < nm; i++) {
         const DpResult *r = &res[i];
         const double pc = r->pred.iter_s - r->pred.allreduce_s;
-        printf("%s,%d,%s,%d,%d,%d", r->m->name, ranks, scaling, r->batch * ranks, r->batch, threads);
+        printf("%s,%d,%s,%d,%d,%d", r->m->name, ranks * tp, scaling, r->batch * ranks, r->batch, threads);
         csv_num(r->pred.iter_s), csv_num(r->meas_s);
         csv_num(100 * (r->pred.iter_s - r->meas_s) / r->meas_s);
         csv_num(pc), csv_num(r->meas_compute_s);
@@ -196,14 +196,16 @@ static int validate_dp(Cli *cli, const ValidationOpts *vo, bool csv, const Model
         cli_error(cli, rc, "%s", err);
     if (root && done > 0) {
         if (csv) {
-            print_dp_csv(res, done, ranks, scaling, cli->threads);
+            print_dp_csv(res, done, ranks, tp, scaling, cli->threads);
         } else if (cli->json) {
             cJSON *arr = cJSON_CreateArray();
             for (int i = 0; i < done; i++) {
                 const DpResult *r = &res[i];
                 cJSON *o = cJSON_CreateObject();
                 cJSON_AddStringToObject(o, "model", r->m->name);
-                cJSON_AddNumberToObject(o, "ranks", ranks);
+                cJSON_AddNumberToObject(o, "ranks", ranks * tp);
+                cJSON_AddNumberToObject(o, "tensor_parallel", tp);
+                cJSON_AddNumberToObject(o, "data_parallel", ranks);
                 cJSON_AddStringToObject(o, "scaling", scaling);
                 cJSON_AddNumberToObject(o, "batch", r->batch * ranks);
                 cJSON_AddNumberToObject(o, "batch_per_rank", r->batch);
@@ -267,9 +269,15 @@ static int validate_dp(Cli *cli, const ValidationOpts *vo, bool csv, const Model
                 snprintf(how, sizeof how, "%s", cal.sw.ranks > 1 ? "measured by as many ranks at once"
                                                 : over > 1        ? "one process's, slowed by the cores' oversubscription"
                                                                   : "one process's");
-            printf("data-parallel validation: %d ranks (%d on this node) x %d threads, %s scaling, compute from "
-                   "calibration %lld (%s), allreduce from the communication calibration (%s)\n",
-                   ranks, local, cli->threads, scaling, (long long)cal.id, how, comm_library());
+            if (tp > 1)
+                printf("tensor-parallel validation: tensor parallel %d x data parallel %d (%d ranks, %d on this "
+                       "node) x %d threads, %s scaling, compute from calibration %lld (%s), the group's sums and the "
+                       "gradients' allreduce from the communication calibration (%s)\n", tp, ranks, ranks * tp,
+                       local, cli->threads, scaling, (long long)cal.id, how, comm_library());
+            else
+                printf("data-parallel validation: %d ranks (%d on this node) x %d threads, %s scaling, compute from "
+                       "calibration %lld (%s), allreduce from the communication calibration (%s)\n",
+                       ranks, local, cli->threads, scaling, (long long)cal.id, how, comm_library());
             if (over > 1)
                 printf("  oversubscription: %d ranks x %d threads on %ld cores = %.2f\n", local, cli->threads,
                        sysconf(_SC_NPROCESSORS_ONLN), over);

@@ -48,7 +48,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"calibrate", cmd_calibrate, "measure this machine's operation speeds into the database",
      "usage: dlperf calibrate [--quick | --full] [--only FAMILY,...] [--models MODEL,...] [--model-file FILE]\n"
-     "                        [--batch N] [--rounds N] [--budget MIN] [--threads N] [--db FILE] [--json]\n"
+     "                        [--tp T] [--batch N] [--rounds N] [--budget MIN] [--threads N] [--db FILE] [--json]\n"
      "       dlperf calibrate --show [--verbose] [--ranks P] [--threads N] [--db FILE] [--csv | --json]\n"
      "       dlperf calibrate --show --device NAME [--db FILE] [--csv | --json]\n\n"
      "Measures the machine's limits (FMA peak on one and on all cores; read and triad\n"
@@ -70,6 +70,9 @@ static const Command commands[] = {
      "                   name groups (default: suite; with --quick none)\n"
      "  --batch N        batch size of those ops (default: --quick each model's; else the\n"
      "                   largest up to the model's whose step is at most 300 GFLOP)\n"
+     "  --tp T           those models as one of T tensor-parallel ranks' shares: their ops at\n"
+     "                   the shapes a rank runs (run --tp); with --only comm, the shares'\n"
+     "                   gradient buffers\n"
      "  --rounds N       measure the lists in N passes (1-10, default 1), each kernel taking a\n"
      "                   1/N share of its samples per pass, priced by the median of the\n"
      "                   passes' medians: on a shared machine a burst of contention in one\n"
@@ -200,7 +203,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"run", cmd_run, "really train a model: time its steps, or train it to a result",
      "usage: dlperf run MODEL [--steps N] [--warmup N] [--batch N] [--trace] [--mode M] [--csv | --json]\n"
-     "       mpirun -np P dlperf run MODEL [--scaling strong|weak] [--overlap [--bucket-mib N]] [--steps N]\n"
+     "       mpirun -np P dlperf run MODEL [--scaling strong|weak] [--overlap [--bucket-mib N]] [--tp T] [--steps N]\n"
      "       dlperf run MODEL --protocol convnet [--batch N]\n"
      "       [mpirun -np P] dlperf run MODEL --epochs N [--batch N] [--data-dir DIR] [--save FILE] [--load FILE]\n\n"
      "Timing (default): trains on the model's seeded synthetic batches, excludes warm-up steps\n"
@@ -218,6 +221,11 @@ static const Command commands[] = {
      "  --overlap        sum the gradients in buckets, each started as soon as backward wrote\n"
      "                   it (Horovod's tensor fusion), instead of one allreduce after backward\n"
      "  --bucket-mib N   the bucket size with --overlap (default 64, Horovod's)\n"
+     "  --tp T           tensor parallel (Megatron-LM's splits): each group of T consecutive\n"
+     "                   ranks trains one copy of the model, its attention heads and MLPs split\n"
+     "                   T ways, their partial results summed over the group inside the step;\n"
+     "                   the copies are data-parallel (P/T of them). The shares start from the\n"
+     "                   whole model's initial parameters: the job trains as one process would\n"
      "  --protocol convnet  the suite's protocol: 10 warm-up and 100 timed steps, forward and\n"
      "                   forward-backward, mean and sd per batch (per sample for RNNs)\n"
      "Training to a result:\n"
@@ -354,6 +362,7 @@ static const Command commands[] = {
      "usage: dlperf validate [MODEL... | --zoo] [--model-file FILE] [--holdout] [--trace] [--steps N] [--warmup N]\n"
      "                       [--min-time S] [--rounds N] [--wait-near S] [--batch N] [--threads N]\n"
      "                       [--csv | --json]\n"
+     "       mpirun -np P dlperf validate MODEL... [--scaling S] [--tp T] [--batch N] [--steps N] [--rounds N]\n"
      "       dlperf validate --device NAME [--without-own] [--no-profiles] [--format F] [--precision P]\n"
      "                       [--csv OUT] FILE...\n\n"
      "For each model (default: p1b1, alexnet-owt, basic-lstm): predicts first, then trains\n"
@@ -391,6 +400,9 @@ static const Command commands[] = {
      "                   holdout); under mpirun a row per model with its compute and allreduce\n"
      "  --scaling S      under mpirun: strong (the batch split over the ranks) or weak (a\n"
      "                   batch per rank), as for run\n"
+     "  --tp T           under mpirun: tensor parallel in groups of T ranks, as for run; the\n"
+     "                   group's sums inside the step priced from the communication calibration\n"
+     "                   of T ranks, the shares' ops from a calibration of them (calibrate --tp)\n"
      CLI_NO_QUIRK_HELP
      "\n--device NAME FILE...: a device that is not this machine, checked against measurements\n"
      "the database did not learn from: every row of the files (formats as for import) is\n"

@@ -24,30 +24,40 @@ static gsl_rng *rng_new(uint64_t seed)
     return r;
 }
 
-static void init_kernel(gsl_rng *r, const PlanParam *pp, float *w)
+/* The distribution of a kernel's or table's values. */
+static double draw_kernel(gsl_rng *r, const PlanParam *pp)
 {
     switch (pp->init) {
     case INIT_GLOROT_UNIFORM: { /* Keras default: U(-l, l), l = sqrt(6 / (fan_in + fan_out)) */
-        double l = sqrt(6.0 / (pp->fan_in + pp->fan_out));
-        for (size_t j = 0; j < pp->count; j++)
-            w[j] = (float)gsl_ran_flat(r, -l, l);
-        break;
+        const double l = sqrt(6.0 / (pp->fan_in + pp->fan_out));
+        return gsl_ran_flat(r, -l, l);
     }
-    case INIT_HE_NORMAL: { /* N(0, 2 / fan_in): keeps ReLU activations at unit scale */
-        double sd = sqrt(2.0 / pp->fan_in);
-        for (size_t j = 0; j < pp->count; j++)
-            w[j] = (float)gsl_ran_gaussian_ziggurat(r, sd);
-        break;
+    case INIT_HE_NORMAL: /* N(0, 2 / fan_in): keeps ReLU activations at unit scale */
+        return gsl_ran_gaussian_ziggurat(r, sqrt(2.0 / pp->fan_in));
+    case INIT_UNIFORM: return gsl_ran_flat(r, -pp->init_scale, pp->init_scale);
+    case INIT_NORMAL: return gsl_ran_gaussian_ziggurat(r, pp->init_scale);
     }
-    case INIT_UNIFORM:
+    return 0;
+}
+
+/* Drawn: kernels ("kernel", attention's "qkv_kernel" and "proj_kernel") and tables; the
+ * others start from their fill value. */
+static bool drawn(const PlanParam *pp)
+{
+    const size_t len = strlen(pp->role);
+    return (len >= 6 && strcmp(pp->role + len - 6, "kernel") == 0) || strcmp(pp->role, "embeddings") == 0;
+}
+
+void params_draw(const Plan *p, uint64_t seed, ParamPut put, void *ctx)
+{
+    gsl_rng *r = rng_new(seed);
+    for (int i = 0; i < p->nparams; i++) {
+        const PlanParam *pp = &p->params[i];
+        const bool draw = drawn(pp);
         for (size_t j = 0; j < pp->count; j++)
-            w[j] = (float)gsl_ran_flat(r, -pp->init_scale, pp->init_scale);
-        break;
-    case INIT_NORMAL:
-        for (size_t j = 0; j < pp->count; j++)
-            w[j] = (float)gsl_ran_gaussian_ziggurat(r, pp->init_scale);
-        break;
+            put(i, j, draw ? (float)draw_kernel(r, pp) : pp->fill, ctx);
     }
+    gsl_rng_free(r);
 }
 
 void params_init(const Plan *p, float *params, float *state, uint64_t seed)
@@ -56,14 +66,9 @@ void params_init(const Plan *p, float *params, float *state, uint64_t seed)
     for (int i = 0; i < p->nparams; i++) {
         const PlanParam *pp = &p->params[i];
         float *w = (pp->learnable ? params : state) + pp->ref.offset / sizeof(float);
-        /* drawn: kernels ("kernel", attention's "qkv_kernel" and "proj_kernel") and tables */
-        const size_t len = strlen(pp->role);
-        if ((len >= 6 && strcmp(pp->role + len - 6, "kernel") == 0) || strcmp(pp->role, "embeddings") == 0) {
-            init_kernel(r, pp, w);
-            continue;
-        }
-        for (size_t j = 0; j < pp->count; j++)
-            w[j] = pp->fill;
+        const bool draw = drawn(pp);
+        for (size_t j = 0; j < pp->count; j++) /* params_draw's values, without a call each */
+            w[j] = draw ? (float)draw_kernel(r, pp) : pp->fill;
     }
     gsl_rng_free(r);
 }

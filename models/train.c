@@ -252,21 +252,10 @@ static int tp_init(Trainer *t, const ModelSpec *m, const DataParallel *dp, uint6
                  "mpirun with --tp %d)", m->name, m->tp_ranks, comm_tp_size(), m->tp_ranks);
         return -1;
     }
-    Plan whole;
+    Plan whole; /* its tensor table only: nothing of the whole model is allocated */
     if (plan_build_mode(m->tp_whole, 1, PLAN_INFERENCE, &whole, err, errlen) != 0)
         return -1;
-    float *wp = calloc(whole.arena_bytes[ARENA_PARAM] / sizeof(float) + 1, sizeof(float));
-    float *ws = calloc(whole.arena_bytes[ARENA_STATE] / sizeof(float) + 1, sizeof(float));
-    int rc = -1;
-    if (!wp || !ws)
-        snprintf(err, errlen, "%s: cannot allocate %.2f GiB for the whole model's initial parameters", m->name,
-                 (double)whole.arena_bytes[ARENA_PARAM] / 1073741824.0);
-    else {
-        params_init(&whole, wp, ws, seed);
-        rc = transformer_tp_slice(&t->plan, t->mem[ARENA_PARAM], &whole, wp, comm_tp_rank(), err, errlen);
-    }
-    free(wp);
-    free(ws);
+    const int rc = transformer_tp_init(&t->plan, t->mem[ARENA_PARAM], &whole, seed, comm_tp_rank(), err, errlen);
     plan_free(&whole);
     return rc;
 }

@@ -132,6 +132,11 @@ void plan_step_values(Plan *p, void *const base[ARENA_COUNT], long updates, doub
 
 /* Initialises the parameters and state from the plan's tensor table (seeded). */
 void params_init(const Plan *p, float *params, float *state, uint64_t seed);
+/* The same values, one at a time: put(i, j, v, ctx) gets value j of tensor p->params[i], in
+ * params_init's order (a tensor-parallel rank keeps its slices of a whole model's values
+ * without holding the whole model). */
+typedef void (*ParamPut)(int tensor, size_t j, float v, void *ctx);
+void params_draw(const Plan *p, uint64_t seed, ParamPut put, void *ctx);
 /* Fills the data set (nbatches batches laid out like ARENA_INPUT, `stride` bytes apart). */
 void data_generate(const Plan *p, char *data, int nbatches, size_t stride, uint64_t seed);
 /* The same batches, one at a time: each generated into `batch` (one batch's bytes) and

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/plan.h"
+#include "models/train.h"
 #include "models/zoo_build.h"
 
 int transformer_dims(const ModelSpec *m, TransformerDims *out, char *err, size_t errlen)
@@ -256,38 +257,125 @@ static const PlanParam *whole_tensor(const Plan *share, const PlanParam *sp, con
     return NULL;
 }
 
-int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
-                         size_t errlen)
+/* Where a share's tensor lies in the whole model's (tp_places). */
+typedef enum { PLACE_NONE, PLACE_WHOLE, PLACE_COLUMNS, PLACE_BLOCK } PlaceKind;
+typedef struct {
+    const PlanParam *sp; /* the share's tensor, NULL: the rank holds none of it */
+    PlaceKind how;
+} Place;
+
+/* For each tensor of the whole model, the share's tensor that holds part of it (or all). 0,
+ * or -1 with err naming a share tensor with no counterpart. */
+static int tp_places(const Plan *share, const Plan *whole, Place *places, char *err, size_t errlen)
 {
     const int t = share->model->tp_ranks > 1 ? share->model->tp_ranks : 1;
+    for (int i = 0; i < whole->nparams; i++)
+        places[i] = (Place){NULL, PLACE_NONE};
     for (int i = 0; i < share->nparams; i++) {
         const PlanParam *sp = &share->params[i];
         if (!sp->learnable)
             continue;
         const PlanParam *w = whole_tensor(share, sp, whole);
-        float *dst = params + sp->ref.offset / sizeof(float);
         if (!w) {
             snprintf(err, errlen, "%s: tensor %s of layer '%s' has no counterpart in %s", share->model->name, sp->role,
                      share->layers[sp->layer].name, whole->model->name);
             return -1;
         }
-        const float *src = wp + w->ref.offset / sizeof(float);
-        if (!sp->tp_split && sp->count == w->count) {
-            memcpy(dst, src, sp->count * sizeof *dst);
-        } else if (sp->tp_split && sp->fan_in > 0 && sp->fan_in == w->fan_in && (size_t)sp->fan_out * t == (size_t)w->fan_out) {
-            /* (in, out) row-major: this rank's block of columns in every row */
-            for (size_t r = 0; r < (size_t)sp->fan_in; r++)
-                memcpy(dst + r * sp->fan_out, src + r * w->fan_out + (size_t)rank * sp->fan_out,
-                       (size_t)sp->fan_out * sizeof *dst);
-        } else if (sp->tp_split && sp->count * t == w->count &&
-                   (sp->fan_in == 0 || ((size_t)sp->fan_in * t == (size_t)w->fan_in && sp->fan_out == w->fan_out))) {
-            /* a row-parallel kernel's block of rows, or a column-parallel bias's block */
-            memcpy(dst, src + (size_t)rank * sp->count, sp->count * sizeof *dst);
-        } else {
+        PlaceKind how = PLACE_NONE;
+        if (!sp->tp_split && sp->count == w->count)
+            how = PLACE_WHOLE;
+        else if (sp->tp_split && sp->fan_in > 0 && sp->fan_in == w->fan_in && (size_t)sp->fan_out * t == (size_t)w->fan_out)
+            how = PLACE_COLUMNS; /* (in, out) row-major: this rank's block of columns in every row */
+        else if (sp->tp_split && sp->count * t == w->count &&
+                 (sp->fan_in == 0 || ((size_t)sp->fan_in * t == (size_t)w->fan_in && sp->fan_out == w->fan_out)))
+            how = PLACE_BLOCK; /* a row-parallel kernel's block of rows, or a column-parallel bias's block */
+        if (how == PLACE_NONE) {
             snprintf(err, errlen, "%s: tensor %s of layer '%s' (%zu values) is no part of %zu over %d ranks",
                      share->model->name, sp->role, share->layers[sp->layer].name, sp->count, w->count, t);
             return -1;
         }
+        places[w - whole->params] = (Place){sp, how};
     }
+    return 0;
+}
+
+/* Where value j of whole tensor w goes in the rank's share (an index into the share's
+ * tensor), or false where another rank holds it. */
+static bool place_of(const Place *pl, const PlanParam *w, size_t j, int rank, size_t *dest)
+{
+    const PlanParam *sp = pl->sp;
+    switch (pl->how) {
+    case PLACE_WHOLE: *dest = j; return true;
+    case PLACE_COLUMNS: {
+        const size_t row = j / (size_t)w->fan_out, col = j % (size_t)w->fan_out, first = (size_t)rank * sp->fan_out;
+        if (col < first || col >= first + (size_t)sp->fan_out)
+            return false;
+        *dest = row * (size_t)sp->fan_out + (col - first);
+        return true;
+    }
+    case PLACE_BLOCK:
+        if (j < (size_t)rank * sp->count || j >= (size_t)(rank + 1) * sp->count)
+            return false;
+        *dest = j - (size_t)rank * sp->count;
+        return true;
+    case PLACE_NONE: break;
+    }
+    return false;
+}
+
+int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
+                         size_t errlen)
+{
+    Place *places = malloc((size_t)(whole->nparams > 0 ? whole->nparams : 1) * sizeof *places);
+    if (!places || tp_places(share, whole, places, err, errlen) != 0) {
+        if (!places)
+            snprintf(err, errlen, "out of memory");
+        free(places);
+        return -1;
+    }
+    for (int i = 0; i < whole->nparams; i++) {
+        const PlanParam *w = &whole->params[i];
+        if (!places[i].sp)
+            continue;
+        float *dst = params + places[i].sp->ref.offset / sizeof(float);
+        const float *src = wp + w->ref.offset / sizeof(float);
+        size_t at;
+        for (size_t j = 0; j < w->count; j++)
+            if (place_of(&places[i], w, j, rank, &at))
+                dst[at] = src[j];
+    }
+    free(places);
+    return 0;
+}
+
+typedef struct {
+    const Plan *whole;
+    const Place *places;
+    float *params;
+    int rank;
+} InitCtx;
+
+static void keep_mine(int tensor, size_t j, float v, void *ctx)
+{
+    const InitCtx *c = ctx;
+    const Place *pl = &c->places[tensor];
+    size_t at;
+    if (pl->sp && place_of(pl, &c->whole->params[tensor], j, c->rank, &at))
+        c->params[pl->sp->ref.offset / sizeof(float) + at] = v;
+}
+
+int transformer_tp_init(const Plan *share, float *params, const Plan *whole, uint64_t seed, int rank, char *err,
+                        size_t errlen)
+{
+    Place *places = malloc((size_t)(whole->nparams > 0 ? whole->nparams : 1) * sizeof *places);
+    if (!places || tp_places(share, whole, places, err, errlen) != 0) {
+        if (!places)
+            snprintf(err, errlen, "out of memory");
+        free(places);
+        return -1;
+    }
+    InitCtx c = {whole, places, params, rank};
+    params_draw(whole, seed, keep_mine, &c);
+    free(places);
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "models/model.h"
 #include "models/plan.h"
@@ -63,6 +64,10 @@ int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *ou
  * row-parallel kernel). 0, or -1 with err naming a tensor with no counterpart. */
 int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
                          size_t errlen);
+/* The same slices of the whole model's initial values at `seed` (params_init's), drawn one
+ * at a time: a rank never holds the whole model. */
+int transformer_tp_init(const Plan *share, float *params, const Plan *whole, uint64_t seed, int rank, char *err,
+                        size_t errlen);
 
 typedef enum { SHARD_EMBEDDING, SHARD_BLOCK, SHARD_HEAD, SHARD_PART_COUNT } ShardPart;
 /* Which part a layer of the shard model belongs to (by its name's prefix). */

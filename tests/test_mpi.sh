@@ -484,6 +484,29 @@ fi
 run validate-scaling-needs-mpi 2 "$DLPERF" validate p3b1 --scaling weak &&
     expect validate-scaling-needs-mpi "$T/err" "run validate under mpirun"
 
+# ---- tensor parallel: the shares' ops calibrated (calibrate --tp), the group's sums priced
+# from the 2-rank communication calibration, the job compared with its prediction (last: its
+# 2-rank calibration is the newest from here on) ----
+if run cal-tp 0 mpi 2 "$DLPERF" calibrate --quick --threads 1 --only peak,memory,model-op,eltwise --models gpt-bytes \
+       --tp 2 --batch 2; then
+    [ "$(sql "SELECT count(*) FROM measurement WHERE key LIKE 'gemm m=256 n=384 k=256 %'")" -ge 1 ] &&
+        ok cal-tp-share-ops || fail cal-tp-share-ops "no gemm of the share's QKV (n = 3 x 256 / 2)"
+    [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'allreduce' AND family != 'comm'")" = 0 ] &&
+        ok cal-tp-no-collective || fail cal-tp-no-collective "the group's sums were timed as kernels"
+fi
+if run validate-tp 0 mpi 2 "$DLPERF" validate gpt-bytes --tp 2 --batch 2 --steps 2 --threads 1 --min-time 0 --json; then
+    [ "$(json "json_extract(j, '\$[0].model') = 'gpt-bytes-tp2' AND json_extract(j, '\$[0].predicted_s') > 0
+               AND json_extract(j, '\$[0].measured_s') > 0 AND json_extract(j, '\$[0].ranks') = 2
+               AND json_extract(j, '\$[0].tensor_parallel') = 2 AND json_extract(j, '\$[0].data_parallel') = 1
+               AND json_extract(j, '\$[0].batch') = 2")" = 1 ] &&
+        ok validate-tp-json || fail validate-tp-json "$(head -c 800 "$T/out")"
+    # the group's sums are ops of the prediction, priced from the collectives
+    [ "$(sql "SELECT count(*) FROM prediction_op WHERE key LIKE 'allreduce fwd count=% ranks=2' AND time_s > 0")" -ge 8 ] &&
+        ok validate-tp-sums-priced || fail validate-tp-sums-priced "$(sql "SELECT key, time_s FROM prediction_op WHERE key LIKE 'allreduce%' LIMIT 5")"
+fi
+run validate-tp-indivisible 2 mpi 2 "$DLPERF" validate gpt-bytes --tp 4 --steps 1 --threads 1 &&
+    expect validate-tp-indivisible "$T/err" "--tp 4: must divide the job's 2 ranks"
+
 # ---- bench/allreduce_series: the host's steadiness check runs, and refuses bad input ----
 if run allreduce-series 0 mpi 2 "$BUILD/bench/allreduce_series" 4096 1 0.5; then
     expect allreduce-series-header "$T/out" '^window_start_s,samples,p10_ms,median_ms,p90_ms$'

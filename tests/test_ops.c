@@ -2403,6 +2403,7 @@ static void test_keys(void **state)
         op_embedding_positions(PHASE_FWD, 1024 * 8, 8, 1024, 768), op_embedding_positions(PHASE_BWD_WEIGHTS, 1, 1, 1, 1),
         op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464), op_adamw(1, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0),
         op_transpose(PHASE_FWD, 8 * 768, 196), op_transpose(PHASE_BWD_DATA, 1, 1),
+        op_allreduce(PHASE_FWD, 1024 * 768, 2), op_allreduce(PHASE_BWD_DATA, 1, 1), op_allreduce(PHASE_UPDATE, 48, 8),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -3560,6 +3561,8 @@ static void test_keys_unchanged(void **state)
          "adamw count=124439808 decay=124318464"},
         {op_transpose(PHASE_FWD, 8 * 768, 196),
          "transpose fwd rows=6144 cols=196"},
+        {op_allreduce(PHASE_BWD_DATA, 1024 * 768, 2),
+         "allreduce bwd_data count=786432 ranks=2"},
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -3670,6 +3673,27 @@ static void spot_case(const OpDesc *d, uint64_t seed)
         free(bufs[i]), free(before[i]);
 }
 
+/* ALLREDUCE in a group of one (a process without MPI): y is x, out of place and in place;
+ * a larger group's sum is checked by tests/mpi/equivalence.c */
+static void test_allreduce_group_of_one(void **state)
+{
+    enum { N = 1000 };
+    float x[N], y[N], z[N];
+    for (int i = 0; i < N; i++)
+        x[i] = z[i] = (float)i * 0.25f - 7.0f;
+    OpDesc d = op_allreduce(PHASE_FWD, N, 1);
+    run(&d, (void *[]){y, x});
+    assert_memory_equal(y, x, sizeof x);
+    run(&d, (void *[]){z, z});
+    assert_memory_equal(z, x, sizeof x);
+    OpCost c = op_cost(&d);
+    assert_true(c.flops == 0 && c.bytes == 8.0 * N);
+    assert_true(op_cost(&(OpDesc){.kind = OP_ALLREDUCE, .phase = PHASE_FWD, .u.allreduce = {N, 4}}).flops == 3.0 * N);
+    OpDesc bad;
+    assert_false(op_key_parse("allreduce fwd count=10 ranks=0", &bad));
+    assert_false(op_key_parse("allreduce bwd_weights count=10 ranks=2", &bad));
+}
+
 /* TRANSPOSE: y (cols, rows) = x^T, and the BWD_DATA transpose back restores x */
 static void test_transpose(void **state)
 {
@@ -3745,6 +3769,7 @@ static void test_spot_check(void **state)
         op_channel_copy(PHASE_BWD_DATA, 2, 7, 3, 2, 5),
         op_axpby(PHASE_FWD, 100, 0.5f, -2.0f),
         op_transpose(PHASE_FWD, 6, 35), op_transpose(PHASE_BWD_DATA, 35, 6),
+        op_allreduce(PHASE_FWD, 300, 1),
         op_embedding(PHASE_FWD, 20, 9, 4), op_embedding(PHASE_BWD_WEIGHTS, 20, 9, 4),
         op_kl_sparsity(PHASE_FWD, 8, 6, 0.1f, 3.0f),
         op_kl_sparsity(PHASE_BWD_DATA, 8, 6, 0.1f, 3.0f),
@@ -4398,6 +4423,7 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_keys_unchanged),
         cmocka_unit_test(test_transpose),
+        cmocka_unit_test(test_allreduce_group_of_one),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),

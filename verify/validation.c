@@ -517,7 +517,8 @@ static void dp_drift_refs(const OpTimeRow *ops, int nops, int idx[2])
 {
     idx[0] = idx[1] = -1;
     for (int i = 0; i < nops; i++) {
-        if (strcmp(ops[i].source, "exact") != 0)
+        /* a tensor-parallel sum is a collective, priced from the communication calibration */
+        if (strcmp(ops[i].source, "exact") != 0 || strcmp(ops[i].kind, "allreduce") == 0)
             continue;
         const int cls = drift_compute_kind(ops[i].kind) ? 0 : 1;
         if (idx[cls] < 0 || ops[i].time_s > ops[idx[cls]].time_s)
