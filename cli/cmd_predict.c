@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "predictor/machine_pricer.h"
 #include "models/train.h"
+#include "models/transformer.h"
 
 typedef struct {
     int batch;
@@ -181,7 +182,10 @@ static cJSON *prediction_json(const PredictionRow *p, const OpTimeRow *ops, int 
     cJSON_AddBoolToObject(mem, "fits", f->fits);
     cJSON_AddNumberToObject(mem, "largest_batch", (double)f->largest_batch);
     cJSON_AddBoolToObject(o, "holdout", p->holdout);
-    cJSON_AddNumberToObject(o, "ranks", p->ranks > 1 ? p->ranks : 1);
+    const int tp = plan->model->tp_ranks > 1 ? plan->model->tp_ranks : 1, dp = p->ranks > 1 ? p->ranks : 1;
+    cJSON_AddNumberToObject(o, "ranks", dp * tp); /* the job's */
+    cJSON_AddNumberToObject(o, "tensor_parallel", tp);
+    cJSON_AddNumberToObject(o, "data_parallel", dp);
     cJSON_AddNumberToObject(o, "cache_bytes", llc_bytes);
     if (p->ranks > 1) {
         cJSON_AddNumberToObject(o, "allreduce_s", p->allreduce_s);
@@ -329,10 +333,21 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if (po.w.pipeline && (po.w.nodes > 1 || po.w.overlap || po.w.allreduce))
         return cli_error(cli, EXIT_USAGE, "--pipeline S puts the model on S devices; --nodes, --overlap and "
                                           "--allreduce describe data parallelism");
+    /* --ranks P --tp T without a system: this machine's tensor-parallel job (run --tp) */
+    const bool only_tp = po.w.tp && !po.w.pp && !po.w.sp && !po.w.recompute && !po.w.micro_batch && !po.w.interleave &&
+                         !po.w.zero1 && !po.w.search;
+    int here_tp = 1;
+    if (po.w.parallel && !po.w.system && !po.w.device && po.ranks && only_tp) {
+        if (po.ranks % po.w.tp != 0)
+            return cli_error(cli, EXIT_USAGE, "--tp %d: must divide --ranks %d (the job's ranks, as mpirun -np gives "
+                             "them)", po.w.tp, po.ranks);
+        here_tp = po.w.tp, po.w.parallel = false;
+    }
     if (po.w.parallel) {
         if (!po.w.system)
             return cli_error(cli, EXIT_USAGE, "--tp, --pp, --sp, --recompute, --micro-batch, --interleave, --zero1 and "
-                                              "--search place a transformer on a spec-sheet system: give --system NAME");
+                                              "--search place a transformer on a spec-sheet system: give --system NAME "
+                                              "(this machine: --ranks P --tp T)");
         if (po.w.pipeline || po.w.overlap || po.w.allreduce || po.w.summa_n || po.w.mode)
             return cli_error(cli, EXIT_USAGE, "--tp/--pp/--search is Megatron-style parallelism; --pipeline, "
                                               "--overlap, --allreduce, --summa and --mode do not go with it");
@@ -375,6 +390,17 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     if (po.w.parallel) {
         plan_free(&plan);
         return predict_on_system(cli, m, po.batch, &po.w);
+    }
+    static ModelSpec tp_share; /* --tp here: one rank's share, living until the process ends */
+    if (here_tp > 1) {
+        char terr[512];
+        const int b = plan.batch;
+        plan_free(&plan);
+        if (transformer_tensor_parallel(m, here_tp, &tp_share, terr, sizeof terr) != 0)
+            return cli_error(cli, EXIT_USAGE, "--tp %d: %s", here_tp, terr);
+        m = &tp_share;
+        if (plan_build(m, b, &plan, terr, sizeof terr) != 0)
+            return cli_error(cli, EXIT_USAGE, "%s", terr);
     }
     const int batch = plan.batch;
     if (po.w.system || po.w.device) { /* batch: per device */
@@ -423,14 +449,17 @@ int cmd_predict(int argc, char **argv, Cli *cli)
     CommModel *comm = NULL;
     int comm_probed_at = 0, runtime_ranks = 0;
     double rank_runtime = 0;
-    if (po.ranks > 1) { /* --batch is each rank's share; ranks on this node time-share its cores */
+    if (po.ranks > 1) { /* --batch is each rank's share (tensor parallel: each group's); ranks on
+                         * this node time-share its cores */
         if (!(comm = comm_model_load(db, machine.id, err, sizeof err))) {
             cli_error(cli, EXIT_FAIL, "%s", err);
             goto done;
         }
-        rc = machine_predict_dp(cm, &cal, cli->threads, comm, &plan, po.ranks, over, &pred, &ops, &comm_probed_at, err,
-                                sizeof err);
+        cm_set_collectives(cm, comm); /* a share's sums over its group */
+        rc = machine_predict_dp(cm, &cal, cli->threads, comm, &plan, po.ranks / here_tp, over, &pred, &ops,
+                                &comm_probed_at, err, sizeof err);
         rank_runtime = comm_model_rank_runtime(comm, po.ranks, &runtime_ranks);
+        cm_set_collectives(cm, NULL);
         comm_model_free(comm);
         if (rc) {
             cli_error(cli, EXIT_FAIL, "%s", err);
@@ -501,7 +530,7 @@ int cmd_predict(int argc, char **argv, Cli *cli)
            cal.started_at, cal.sw.blas_core);
     printf("\niteration   %s  (band %s .. %s)   %.1f samples/s\n", fmt_time(pred.iter_s, b1, 32),
            fmt_time(pred.iter_lo_s, b2, 32), fmt_time(pred.iter_hi_s, b3, 32),
-           batch * (po.ranks > 1 ? po.ranks : 1) / pred.iter_s);
+           batch * (po.ranks > 1 ? po.ranks / here_tp : 1) / pred.iter_s);
     if (apart_s > 0)
         printf("  with the threads' cores apart (the host moved the vCPUs onto cores that share no cache, as it did\n"
                "  in some calibration passes): %s (x%.2f), from the kernels' times apart and the data the ops pass\n"
@@ -513,8 +542,13 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         if (cal.sw.ranks > 1)
             snprintf(how, sizeof how, "; compute measured by %d ranks at once%s", cal.sw.ranks,
                      over > 1 ? ", one per core" : "");
-        printf("  data-parallel: %d ranks on this machine, %d per rank (global batch %d)%s\n", po.ranks, batch,
-               batch * po.ranks, how);
+        if (here_tp > 1)
+            printf("  tensor parallel %d x data parallel %d: %d ranks on this machine, %d per group (global batch "
+                   "%d), the group's sums priced from the %d-rank collectives%s\n", here_tp, po.ranks / here_tp,
+                   po.ranks, batch, batch * (po.ranks / here_tp), here_tp, how);
+        else
+            printf("  data-parallel: %d ranks on this machine, %d per rank (global batch %d)%s\n", po.ranks, batch,
+                   batch * po.ranks, how);
         if (over > 1)
             printf("  compute slowed %.2fx: %d ranks x %d threads share %ld cores\n", over, po.ranks, cli->threads,
                    sysconf(_SC_NPROCESSORS_ONLN));

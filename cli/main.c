@@ -128,7 +128,7 @@ static const Command commands[] = {
      "\ncommon options:\n" CLI_COMMON_HELP},
     {"predict", cmd_predict, "predict iteration time and memory of a model from the calibration",
      "usage: dlperf predict MODEL|--model-file FILE [--batch N] [--threads N] [--ops] [--holdout]\n"
-     "                      [--device-memory SIZE] [--ranks P] [--csv | --json]\n"
+     "                      [--device-memory SIZE] [--ranks P [--tp T]] [--csv | --json]\n"
      "       dlperf predict MODEL|--model-file FILE --batches LIST [--device-memory SIZE] [--csv | --json]\n"
      "       dlperf predict MODEL --system NAME [--nodes N] [--precision P] [--allreduce A] [--overlap]\n"
      "                      [--no-host] [--mode M] [--without-own] [--no-profiles]\n"
@@ -160,6 +160,9 @@ static const Command commands[] = {
      "  --ranks P        data-parallel on this machine (mpirun -np P): --batch per rank, cores\n"
      "                   shared by the ranks, the gradients' allreduce from the communication\n"
      "                   calibration ('mpirun -np P dlperf calibrate --only comm')\n"
+     "  --ranks P --tp T this machine's job of P/T tensor-parallel groups (run --tp): one rank's\n"
+     "                   share, --batch per group, the group's sums priced from the T-rank\n"
+     "                   communication calibration\n"
      "A spec-sheet system instead of this machine (see 'dlperf systems'):\n"
      "  --system NAME    price each op on the system's device from the best evidence there is\n"
      "                   (its own imported measurements, other GPUs' carried over by their\n"

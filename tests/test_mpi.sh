@@ -504,6 +504,17 @@ if run validate-tp 0 mpi 2 "$DLPERF" validate gpt-bytes --tp 2 --batch 2 --steps
     [ "$(sql "SELECT count(*) FROM prediction_op WHERE key LIKE 'allreduce fwd count=% ranks=2' AND time_s > 0")" -ge 8 ] &&
         ok validate-tp-sums-priced || fail validate-tp-sums-priced "$(sql "SELECT key, time_s FROM prediction_op WHERE key LIKE 'allreduce%' LIMIT 5")"
 fi
+# the same job predicted without running it: the same price
+if [ -n "$(json "json_extract(j, '\$[0].predicted_s')" 2>/dev/null)" ]; then
+    tp_pred=$(json "json_extract(j, '\$[0].predicted_s')")
+    if run predict-tp 0 "$DLPERF" predict gpt-bytes --ranks 2 --tp 2 --batch 2 --threads 1 --json; then
+        [ "$(json "json_extract(j, '\$.model') = 'gpt-bytes-tp2' AND
+                   abs(json_extract(j, '\$.iteration_s') - $tp_pred) <= 1e-9 * $tp_pred")" = 1 ] &&
+            ok predict-tp-as-validated || fail predict-tp-as-validated "validate $tp_pred; $(head -c 400 "$T/out")"
+    fi
+fi
+run predict-tp-indivisible 2 "$DLPERF" predict gpt-bytes --ranks 3 --tp 2 &&
+    expect predict-tp-indivisible "$T/err" "--tp 2: must divide --ranks 3"
 run validate-tp-indivisible 2 mpi 2 "$DLPERF" validate gpt-bytes --tp 4 --steps 1 --threads 1 &&
     expect validate-tp-indivisible "$T/err" "--tp 4: must divide the job's 2 ranks"
 
