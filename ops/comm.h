@@ -1,5 +1,6 @@
 /* ops/comm.h — the one place dlperf talks MPI: the data-parallel gradient sum, the
- * collectives the communication microbenchmarks time, and the job-wide error exit.
+ * tensor-parallel groups and their sums inside a step, the collectives the communication
+ * microbenchmarks time, and the job-wide error exit.
  *
  * The same binary runs on one process or under mpirun. MPI is started only when the
  * process was launched by an MPI launcher (OpenMPI, PMIx or PMI variables in the
