@@ -10,7 +10,12 @@ before/after each run, and the memory error. The commands are docs/accuracy.md's
 ("Data-parallel sets"); every validation is stored in the database.
 
     bench/dp_validate.py [--ranks 2,4] [--models alexnet-owt,basic-lstm,p1b1]
-                         [--batch 16] [--rounds 3] [--steps 8] [--db FILE] [--out DIR]
+                         [--batch 16] [--rounds 3] [--steps 8] [--tp T] [--db FILE] [--out DIR]
+
+With --tp T the jobs are tensor parallel in groups of T ranks (run --tp): the compute
+calibration measures the models' shares (calibrate --tp), --batch is per group, and the
+rank counts must be multiples of T. docs/accuracy.md's tensor-parallel GPT-2 set:
+`bench/dp_validate.py --tp 2 --ranks 2,4 --models gpt2 --batch 1 --rounds 2 --steps 4`.
 
 Open MPI's single-copy mechanism is left as the environment has it: setting
 OMPI_MCA_btl_vader_single_copy_mechanism=none (as the tests do for containers that refuse
@@ -58,6 +63,7 @@ def main():
     ap.add_argument("--batch", type=int, default=16, help="samples per rank")
     ap.add_argument("--rounds", type=int, default=3, help="calibration passes and validation rounds")
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks per group (1: data parallel only)")
     ap.add_argument("--db", default="", help="database (default: a new one in --out)")
     ap.add_argument("--out", default="", help="directory for each command's output (default: a new temporary one)")
     a = ap.parse_args()
@@ -67,6 +73,9 @@ def main():
         sys.exit(f"dp_validate: --ranks '{a.ranks}': give rank counts such as 2,4")
     if not ranks or min(ranks) < 2:
         sys.exit(f"dp_validate: --ranks '{a.ranks}': every rank count must be at least 2")
+    if a.tp < 1 or any(p % a.tp for p in ranks):
+        sys.exit(f"dp_validate: --tp {a.tp}: must be at least 1 and divide every rank count ({a.ranks})")
+    tp = ["--tp", str(a.tp)] if a.tp > 1 else []
     if not os.access(DLPERF, os.X_OK):
         sys.exit(f"dp_validate: {DLPERF} not found; run 'make' first")
     out = a.out or tempfile.mkdtemp(prefix="dlperf-dp-")
@@ -84,23 +93,28 @@ def main():
     # shares out), as `validate` under mpirun looks for them
     for c in sorted({min(p, cores) for p in ranks}):
         secs = mpirun(c, ["calibrate", "--only", "peak,memory,model-op,eltwise,stream", "--models", a.models,
-                          "--batch", str(a.batch), "--rounds", str(a.rounds)] + common,
+                          "--batch", str(a.batch), "--rounds", str(a.rounds)] + tp + common,
                       os.path.join(out, f"calibrate-compute-np{c}.txt"))
         print(f"dp_validate: compute calibration by {c} ranks {secs:.0f} s", file=sys.stderr)
     rows = []
+    if a.tp > 1 and a.tp not in ranks:  # the groups' sums are priced from the T-rank collectives
+        secs = mpirun(a.tp, ["calibrate", "--only", "comm", "--models", a.models, "--rounds", str(a.rounds)] + tp +
+                      common, os.path.join(out, f"calibrate-comm-np{a.tp}.txt"))
+        print(f"dp_validate: np={a.tp} communication calibration {secs:.0f} s", file=sys.stderr)
     for p in ranks:
-        secs = mpirun(p, ["calibrate", "--only", "comm", "--models", a.models, "--rounds", str(a.rounds)] + common,
+        secs = mpirun(p, ["calibrate", "--only", "comm", "--models", a.models, "--rounds", str(a.rounds)] + tp + common,
                       os.path.join(out, f"calibrate-comm-np{p}.txt"))
         print(f"dp_validate: np={p} communication calibration {secs:.0f} s", file=sys.stderr)
         path = os.path.join(out, f"validate-np{p}.json")
         secs = mpirun(p, ["validate"] + a.models.split(",") +
                       ["--batch", str(a.batch), "--scaling", "weak", "--steps", str(a.steps),
-                       "--rounds", str(a.rounds), "--json"] + common, path)
+                       "--rounds", str(a.rounds), "--json"] + tp + common, path)
         print(f"dp_validate: np={p} validation {secs:.0f} s", file=sys.stderr)
         with open(path) as f:
             for v in json.load(f):
                 rows.append((p, v))
-    print(f"# dlperf data-parallel validation: {a.batch} samples per rank, weak scaling, 1 thread per rank, "
+    how = f"tensor parallel {a.tp}, {a.batch} samples per group" if a.tp > 1 else f"{a.batch} samples per rank"
+    print(f"# dlperf data-parallel validation: {how}, weak scaling, 1 thread per rank, "
           f"{cores} cores; {a.rounds} calibration passes and validation rounds, {a.steps} steps; "
           f"Open MPI single-copy mechanism {single_copy}; database {db}")
     print(f"{'np':>3} {'model':<14} {'pred iter':>10} {'meas iter':>10} {'error':>7} {'pred AR':>10} "
@@ -108,12 +122,14 @@ def main():
           f"{'AR placed':>9} {'iter placed':>11}")
     worst = 0.0
     for p, v in rows:
-        it, ar = v["error_pct"], v.get("allreduce_error_pct", 0.0)
-        worst = max(worst, abs(it), abs(ar))
-        ref = f"x{v.get('drift_allreduce_before', 0):.2f}/{v.get('drift_allreduce_after', 0):.2f}"
+        it, ar = v["error_pct"], v.get("allreduce_error_pct")  # null: no gradients' sum (one group)
+        worst = max(worst, abs(it), abs(ar) if ar is not None else 0)
+        ar_txt = f"{ar:>+6.1f}%" if ar is not None else f"{'-':>7}"
+        ref = (f"x{v['drift_allreduce_before']:.2f}/{v['drift_allreduce_after']:.2f}" if v.get("drift_allreduce")
+               else "-")  # not timed (tensor parallel: it would time the whole job's sum)
         print(f"{p:>3} {v['model']:<14} {1e3 * v['predicted_s']:>8.1f}ms {1e3 * v['measured_s']:>8.1f}ms "
               f"{it:>+6.1f}% {1e3 * v['predicted_allreduce_s']:>8.1f}ms {1e3 * v['measured_allreduce_s']:>8.1f}ms "
-              f"{ar:>+6.1f}%  {ref:>11} {v['memory_error_pct']:>+6.1f}%  {placement(v):>11} "
+              f"{ar_txt}  {ref:>11} {v['memory_error_pct']:>+6.1f}%  {placement(v):>11} "
               f"{v.get('rounds_apart', 0)}/{v.get('rounds', 0):<3} {placed(v, 'allreduce_error_placed_pct'):>9} "
               f"{placed(v, 'error_placed_pct'):>11}")
     print(f"# largest |error| {worst:.1f}% (the test: within 10%); AR ref: the allreduce timed alone just before/after "
