@@ -97,6 +97,10 @@ struct Plan;
 int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, struct Plan *p);
 /* The --model-file model, loaded once (it lives until exit, as the zoo's); NULL with err. */
 const ModelSpec *cli_model_file(const Cli *cli, char *err, size_t errlen);
+/* One of tp tensor-parallel ranks' share of m (transformer_tensor_parallel), living until
+ * exit as the zoo's models do; NULL with the error printed ("--tp T: ...") where m does not
+ * split so. */
+const ModelSpec *cli_tp_share(const Cli *cli, const ModelSpec *m, int tp);
 /* Opens the database at cli->db_path (error printed on failure). */
 Db *cli_db_open(const Cli *cli);
 /* Records this machine (fingerprint) in the database; sets *machine_id. */

@@ -22,7 +22,6 @@
 #include "predictor/machine_pricer.h"
 #include "microbench/mb.h"
 #include "models/plan.h"
-#include "models/transformer.h"
 #include "ops/comm.h"
 
 
@@ -175,15 +174,9 @@ static void progress(int done, int total, const char *family, const char *key, d
  * its sums over the group are collectives, which --only comm measures). */
 static int replace_by_shares(Cli *cli, CalOpts *o)
 {
-    static ModelSpec shares[MAX_MODELS]; /* live until the process ends */
-    char err[512];
-    for (int i = 0; i < o->nmodels; i++) {
-        if (o->models[i]->tp_ranks > 1)
-            continue;
-        if (transformer_tensor_parallel(o->models[i], o->tp, &shares[i], err, sizeof err) != 0)
-            return cli_error(cli, EXIT_USAGE, "--tp %d: %s", o->tp, err);
-        o->models[i] = &shares[i];
-    }
+    for (int i = 0; i < o->nmodels; i++)
+        if (o->models[i]->tp_ranks <= 1 && !(o->models[i] = cli_tp_share(cli, o->models[i], o->tp)))
+            return EXIT_USAGE;
     return 0;
 }
 

@@ -11,7 +11,6 @@
 #include "cli/cli.h"
 #include "predictor/machine_pricer.h"
 #include "models/train.h"
-#include "models/transformer.h"
 
 typedef struct {
     int batch;
@@ -391,14 +390,12 @@ int cmd_predict(int argc, char **argv, Cli *cli)
         plan_free(&plan);
         return predict_on_system(cli, m, po.batch, &po.w);
     }
-    static ModelSpec tp_share; /* --tp here: one rank's share, living until the process ends */
-    if (here_tp > 1) {
+    if (here_tp > 1) { /* one rank's share */
         char terr[512];
         const int b = plan.batch;
         plan_free(&plan);
-        if (transformer_tensor_parallel(m, here_tp, &tp_share, terr, sizeof terr) != 0)
-            return cli_error(cli, EXIT_USAGE, "--tp %d: %s", here_tp, terr);
-        m = &tp_share;
+        if (!(m = cli_tp_share(cli, m, here_tp)))
+            return EXIT_USAGE;
         if (plan_build(m, b, &plan, terr, sizeof terr) != 0)
             return cli_error(cli, EXIT_USAGE, "%s", terr);
     }

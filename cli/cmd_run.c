@@ -22,7 +22,6 @@
 #include "models/fit.h"
 #include "models/plan.h"
 #include "models/train.h"
-#include "models/transformer.h"
 #include "ops/comm.h"
 
 typedef struct {
@@ -459,13 +458,11 @@ int cmd_run(int argc, char **argv, Cli *cli)
     if ((rc = cli_model_plan(cli, argc, argv, ro.batch, &m, &probe)))
         return rc;
     int batch = probe.batch; /* per rank from here */
-    static ModelSpec share; /* lives until the process ends, as zoo models do */
     if (tp > 1) {
         char terr[512];
         plan_free(&probe);
-        if (transformer_tensor_parallel(m, tp, &share, terr, sizeof terr) != 0)
-            return cli_error(cli, EXIT_USAGE, "--tp %d: %s", tp, terr);
-        m = &share;
+        if (!(m = cli_tp_share(cli, m, tp)))
+            return EXIT_USAGE;
         if (plan_build_mode(m, batch, ro.mode, &probe, terr, sizeof terr) != 0)
             return cli_error(cli, EXIT_USAGE, "%s", terr);
     }

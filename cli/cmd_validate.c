@@ -19,7 +19,6 @@
 #include "cli/validate_device.h"
 #include "microbench/mb.h"
 #include "models/model_json.h"
-#include "models/transformer.h"
 #include "ops/comm.h"
 #include "predictor/machine_pricer.h"
 #include "verify/validation.h"
@@ -147,16 +146,10 @@ static int validate_dp(Cli *cli, const ValidationOpts *vo, bool csv, const Model
     const int ranks = comm_env_size() / tp, local = comm_env_local_size();
     DpResult res[VALIDATION_MAX_MODELS];
     char err[1024];
-    static ModelSpec shares[VALIDATION_MAX_MODELS]; /* live until the process ends */
     const ModelSpec *run_models[VALIDATION_MAX_MODELS];
-    for (int i = 0; i < nm; i++) {
-        run_models[i] = models[i];
-        if (tp > 1) {
-            if (transformer_tensor_parallel(models[i], tp, &shares[i], err, sizeof err) != 0)
-                return cli_error(cli, EXIT_USAGE, "--tp %d: %s", tp, err);
-            run_models[i] = &shares[i];
-        }
-    }
+    for (int i = 0; i < nm; i++)
+        if (!(run_models[i] = tp > 1 ? cli_tp_share(cli, models[i], tp) : models[i]))
+            return EXIT_USAGE;
     if (validation_dp_setup(run_models, nm, vo, ranks, res, err, sizeof err) != 0)
         return cli_error(cli, EXIT_USAGE, "%s", err);
     blas_select(cli);

@@ -16,6 +16,7 @@
 #include "microbench/mb.h"
 #include "models/model_json.h"
 #include "models/plan.h"
+#include "models/transformer.h"
 #include "ops/comm.h"
 #include "ops/ops.h"
 
@@ -192,6 +193,34 @@ const ModelSpec *cli_model_file(const Cli *cli, char *err, size_t errlen)
         atexit(model_file_free);
     }
     return model_file_loaded;
+}
+
+/* The shares this process built: their layers are freed at exit (a leak checker sees no loss). */
+enum { TP_SHARES_MAX = 128 };
+static ModelSpec tp_shares[TP_SHARES_MAX];
+static int ntp_shares;
+
+static void tp_shares_free(void)
+{
+    for (int i = 0; i < ntp_shares; i++)
+        free((void *)tp_shares[i].layers);
+    ntp_shares = 0;
+}
+
+const ModelSpec *cli_tp_share(const Cli *cli, const ModelSpec *m, int tp)
+{
+    char err[512];
+    if (ntp_shares == TP_SHARES_MAX) {
+        cli_error(cli, EXIT_USAGE, "--tp %d: at most %d models split in one command", tp, TP_SHARES_MAX);
+        return NULL;
+    }
+    if (transformer_tensor_parallel(m, tp, &tp_shares[ntp_shares], err, sizeof err) != 0) {
+        cli_error(cli, EXIT_USAGE, "--tp %d: %s", tp, err);
+        return NULL;
+    }
+    if (ntp_shares++ == 0)
+        atexit(tp_shares_free);
+    return &tp_shares[ntp_shares - 1];
 }
 
 int cli_model_plan(const Cli *cli, int argc, char **argv, int batch, const ModelSpec **m, Plan *p)

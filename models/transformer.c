@@ -323,59 +323,59 @@ static bool place_of(const Place *pl, const PlanParam *w, size_t j, int rank, si
     return false;
 }
 
-int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
-                         size_t errlen)
-{
-    Place *places = malloc((size_t)(whole->nparams > 0 ? whole->nparams : 1) * sizeof *places);
-    if (!places || tp_places(share, whole, places, err, errlen) != 0) {
-        if (!places)
-            snprintf(err, errlen, "out of memory");
-        free(places);
-        return -1;
-    }
-    for (int i = 0; i < whole->nparams; i++) {
-        const PlanParam *w = &whole->params[i];
-        if (!places[i].sp)
-            continue;
-        float *dst = params + places[i].sp->ref.offset / sizeof(float);
-        const float *src = wp + w->ref.offset / sizeof(float);
-        size_t at;
-        for (size_t j = 0; j < w->count; j++)
-            if (place_of(&places[i], w, j, rank, &at))
-                dst[at] = src[j];
-    }
-    free(places);
-    return 0;
-}
-
+/* What a rank keeps of the whole model's values: each value j of whole tensor i, handed to
+ * keep_mine, goes to its place in the rank's share or nowhere. */
 typedef struct {
     const Plan *whole;
-    const Place *places;
+    Place *places;
     float *params;
     int rank;
-} InitCtx;
+} Keeper;
 
 static void keep_mine(int tensor, size_t j, float v, void *ctx)
 {
-    const InitCtx *c = ctx;
-    const Place *pl = &c->places[tensor];
+    const Keeper *k = ctx;
+    const Place *pl = &k->places[tensor];
     size_t at;
-    if (pl->sp && place_of(pl, &c->whole->params[tensor], j, c->rank, &at))
-        c->params[pl->sp->ref.offset / sizeof(float) + at] = v;
+    if (pl->sp && place_of(pl, &k->whole->params[tensor], j, k->rank, &at))
+        k->params[pl->sp->ref.offset / sizeof(float) + at] = v;
+}
+
+static int keeper_init(Keeper *k, const Plan *share, float *params, const Plan *whole, int rank, char *err,
+                       size_t errlen)
+{
+    *k = (Keeper){whole, malloc((size_t)(whole->nparams > 0 ? whole->nparams : 1) * sizeof *k->places), params, rank};
+    if (!k->places) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (tp_places(share, whole, k->places, err, errlen) != 0) {
+        free(k->places);
+        return -1;
+    }
+    return 0;
+}
+
+int transformer_tp_slice(const Plan *share, float *params, const Plan *whole, const float *wp, int rank, char *err,
+                         size_t errlen)
+{
+    Keeper k;
+    if (keeper_init(&k, share, params, whole, rank, err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < whole->nparams; i++)
+        for (size_t j = 0; k.places[i].sp && j < whole->params[i].count; j++)
+            keep_mine(i, j, wp[whole->params[i].ref.offset / sizeof(float) + j], &k);
+    free(k.places);
+    return 0;
 }
 
 int transformer_tp_init(const Plan *share, float *params, const Plan *whole, uint64_t seed, int rank, char *err,
                         size_t errlen)
 {
-    Place *places = malloc((size_t)(whole->nparams > 0 ? whole->nparams : 1) * sizeof *places);
-    if (!places || tp_places(share, whole, places, err, errlen) != 0) {
-        if (!places)
-            snprintf(err, errlen, "out of memory");
-        free(places);
+    Keeper k;
+    if (keeper_init(&k, share, params, whole, rank, err, errlen) != 0)
         return -1;
-    }
-    InitCtx c = {whole, places, params, rank};
-    params_draw(whole, seed, keep_mine, &c);
-    free(places);
+    params_draw(whole, seed, keep_mine, &k);
+    free(k.places);
     return 0;
 }

@@ -221,14 +221,21 @@ const char *comm_library(void)
     return started ? version : "";
 }
 
-void comm_allreduce_sum_f32(float *buf, size_t n)
+/* dst = the sum of src over comm's ranks, n floats in pieces of at most COMM_CHUNK (MPI
+ * counts are int); in place where dst is src. */
+static void sum_f32_on(MPI_Comm comm, const char *what, const float *src, float *dst, size_t n)
 {
-    if (!started || my_size == 1)
-        return;
     for (size_t off = 0; off < n; off += COMM_CHUNK) {
         size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        WATCHED(what, MPI_Allreduce(src == dst ? MPI_IN_PLACE : (const void *)(src + off), dst + off, (int)c,
+                                    MPI_FLOAT, MPI_SUM, comm));
     }
+}
+
+void comm_allreduce_sum_f32(float *buf, size_t n)
+{
+    if (started && my_size > 1)
+        sum_f32_on(MPI_COMM_WORLD, "allreduce", buf, buf, n);
 }
 
 /* ---- tensor- and data-parallel groups ---- */
@@ -267,22 +274,13 @@ void comm_tp_allreduce_f32(float *y, const float *x, size_t n)
             memcpy(y, x, n * sizeof *y);
         return;
     }
-    for (size_t off = 0; off < n; off += COMM_CHUNK) {
-        size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        WATCHED("tensor-parallel allreduce",
-                MPI_Allreduce(y == x ? MPI_IN_PLACE : (const void *)(x + off), y + off, (int)c, MPI_FLOAT, MPI_SUM,
-                              tp_comm));
-    }
+    sum_f32_on(tp_comm, "tensor-parallel allreduce", x, y, n);
 }
 
 void comm_dp_allreduce_sum_f32(float *buf, size_t n)
 {
-    if (!started || comm_dp_size() == 1)
-        return;
-    for (size_t off = 0; off < n; off += COMM_CHUNK) {
-        size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        WATCHED("allreduce", MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_SUM, grad_comm()));
-    }
+    if (started && comm_dp_size() > 1)
+        sum_f32_on(grad_comm(), "allreduce", buf, buf, n);
 }
 
 static MPI_Request pending[COMM_MAX_PENDING];
@@ -403,10 +401,7 @@ void comm_allreduce_f32(const float *src, float *dst, size_t n)
         memcpy(dst, src, n * sizeof *src);
         return;
     }
-    for (size_t off = 0; off < n; off += COMM_CHUNK) {
-        size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        WATCHED("allreduce", MPI_Allreduce(src + off, dst + off, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
-    }
+    sum_f32_on(MPI_COMM_WORLD, "allreduce", src, dst, n);
 }
 
 double comm_pingpong(void *buf, size_t bytes, int peer, int iters)
