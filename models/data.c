@@ -115,6 +115,8 @@ static void gen_classes(gsl_rng *r, float *x, int32_t *labels, int rows, int fea
 /* The vocabulary of a token model: the rows of its first (embedding) layer. */
 static int token_vocab(const ModelSpec *m)
 {
+    if (m->tp_whole) /* a tensor-parallel share reads the whole model's tokens */
+        m = m->tp_whole;
     return m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 2;
 }
 

@@ -901,11 +901,14 @@ static void embedding_forward(LayerCtx *c, const LayerSpec *l)
                             s->decayed && !s->frozen,
                             l->init_scale > 0 ? l->init : INIT_UNIFORM, l->init_scale > 0 ? l->init_scale : 0.05f, 0,
                             s->vocab, s->dim);
+    if (s->tp_split)
+        mark_tp_split(c);
     if (!c->active)
         return;
     alloc_output(c, (size_t)rows * s->dim);
-    plan_add(c->plan, c->layer, op_embedding(PHASE_FWD, rows, s->vocab, s->dim), (BufRef[]){pl->y, c->x[0], pl->w},
-             3);
+    const OpDesc d = s->tp_split ? op_embedding_part(PHASE_FWD, rows, s->vocab, s->dim)
+                                 : op_embedding(PHASE_FWD, rows, s->vocab, s->dim);
+    plan_add(c->plan, c->layer, d, (BufRef[]){pl->y, c->x[0], pl->w}, 3);
     /* the output's gradient is never read: only a trainable table needs it */
 }
 
@@ -916,7 +919,8 @@ static void embedding_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     if (s->frozen)
         return;
     int rows = c->batch * c->in_shape[0].d[0];
-    OpDesc d = op_embedding(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim);
+    OpDesc d = s->tp_split ? op_embedding_part(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim)
+                           : op_embedding(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim);
     /* a later dense layer whose kernel this table is (tied) wrote the gradient first */
     d.u.embed.accumulate = false;
     for (int j = c->layer + 1; j < c->model->nlayers; j++) {

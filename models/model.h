@@ -119,6 +119,9 @@ typedef struct {
     int vocab, dim;
     bool frozen;  /* pretrained, not trained ("static" word vectors): state, not a parameter */
     bool decayed; /* in the weight-decay prefix (GPT-2 decays every 2-D tensor; Keras none) */
+    bool tp_split; /* one tensor-parallel rank's block of vocab rows of a larger table
+                    * (vocabulary-parallel): ids outside the block look up zeros, and a
+                    * TP_SUM after the layer adds the group's blocks into the whole lookup */
 } EmbeddingSpec;
 
 typedef struct {
@@ -299,6 +302,10 @@ typedef struct ModelSpec {
      * the ranks it is split over; NULL and 0 otherwise */
     const struct ModelSpec *tp_whole;
     int tp_ranks;
+    /* the whole vocabulary when the LM head's columns are split over the tensor-parallel
+     * group (each rank's ceil(classes / tp_ranks), the last one's padded): the loss is then
+     * the vocabulary-parallel cross-entropy; 0 otherwise */
+    int tp_vocab;
 } ModelSpec;
 
 /* Inputs of layer l (count, and the i-th; ninputs 0 means one input). */

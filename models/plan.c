@@ -247,9 +247,12 @@ static void emit_loss(Plan *p, const ModelSpec *m, int out_layer, bool backward)
     p->probs = y;
     if (m->loss == LOSS_SOFTMAX_XENT) {
         p->probs = plan_alloc(p, ARENA_ACT, (size_t)rows * width * sizeof(float));
-        plan_add(p, -1, op_softmax_xent(PHASE_FWD, rows, width), (BufRef[]){p->loss, p->probs, y, p->target}, 4);
+        const int parts = m->tp_vocab > 0 ? m->tp_ranks : 0;
+        plan_add(p, -1, op_softmax_xent_parallel(PHASE_FWD, rows, width, parts, m->tp_vocab),
+                 (BufRef[]){p->loss, p->probs, y, p->target}, 4);
         if (backward)
-            plan_add(p, -1, op_softmax_xent(PHASE_BWD_DATA, rows, width), (BufRef[]){dy, p->probs, p->target}, 3);
+            plan_add(p, -1, op_softmax_xent_parallel(PHASE_BWD_DATA, rows, width, parts, m->tp_vocab),
+                     (BufRef[]){dy, p->probs, p->target}, 3);
         return;
     }
     bool mean = m->loss == LOSS_MSE;
@@ -424,9 +427,17 @@ static int build_once(const ModelSpec *m, int batch, PlanMode mode, int head, si
     }
     const PlanLayer *last = &p->layers[out_layer];
     int width = last->out.rank == 2 ? last->out.d[1] : shape_count(&last->out);
-    if (m->loss == LOSS_SOFTMAX_XENT && (last->out.rank == 3 || width != p->classes)) {
-        snprintf(err, errlen, "model '%s': softmax loss over %d classes, layer %d '%s' gives %d values per %s",
-                 m->name, p->classes, out_layer + 1, last->name, width, last->out.rank == 2 ? "step" : "sample");
+    /* a vocabulary-parallel head gives its rank's block of the classes */
+    const int block = m->tp_vocab > 0 ? (p->classes + m->tp_ranks - 1) / m->tp_ranks : p->classes;
+    if (m->tp_vocab > 0 && (m->loss != LOSS_SOFTMAX_XENT || m->nheads > 0 || m->tp_ranks < 2 || m->tp_vocab != p->classes)) {
+        snprintf(err, errlen, "model '%s': a vocabulary-parallel head needs one softmax loss over its %d classes "
+                 "split over 2 or more ranks", m->name, m->tp_vocab);
+        goto done;
+    }
+    if (m->loss == LOSS_SOFTMAX_XENT && (last->out.rank == 3 || width != block)) {
+        snprintf(err, errlen, "model '%s': softmax loss over %d classes%s, layer %d '%s' gives %d values per %s",
+                 m->name, block, m->tp_vocab > 0 ? " (a rank's block)" : "", out_layer + 1, last->name, width,
+                 last->out.rank == 2 ? "step" : "sample");
         goto done;
     }
     mark_needed(m, out_layer, needed);

@@ -145,6 +145,24 @@ int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *ou
         return -1;
     }
     const int n = whole->nlayers;
+    /* the vocabulary: an LM head (the last layer, dense, unactivated, under the softmax loss)
+     * over as many classes as a trainable token embedding has rows (the one it is tied to, if
+     * tied) splits with that embedding, Megatron's vocabulary-parallel pair */
+    const LayerSpec *head = &whole->layers[n - 1];
+    int vocab_emb = -1;
+    if (whole->loss == LOSS_SOFTMAX_XENT && head->kind == LAYER_DENSE && head->act == ACTIVATION_NONE)
+        for (int i = 0; i < n - 1; i++) {
+            const LayerSpec *e = &whole->layers[i];
+            if (e->kind == LAYER_EMBEDDING && !e->u.embed.frozen && e->u.embed.vocab == head->u.dense.units &&
+                (!head->u.dense.tie || head->u.dense.tie == i + 1) && vocab_emb < 0)
+                vocab_emb = i;
+        }
+    const int V = vocab_emb >= 0 ? head->u.dense.units : 0, block = (V + ranks - 1) / ranks;
+    if (vocab_emb >= 0 && ranks > 1 && (ranks - 1) * block >= V) {
+        snprintf(err, errlen, "%s: a vocabulary of %d cannot split over %d ranks (blocks of %d leave the last "
+                 "rank none)", whole->name, V, ranks, block);
+        return -1;
+    }
     int *only = calloc((size_t)n, sizeof *only), *map = calloc((size_t)n, sizeof *map);
     int *users = consumer_counts(whole, only);
     /* at most three layers for each of the whole's */
@@ -154,13 +172,14 @@ int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *ou
         snprintf(err, errlen, "%s: out of memory", whole->name);
         goto done;
     }
+    int emb_at = -1; /* the split embedding's place in the share (its TP_SUM follows it) */
     for (int i = 0; i < n; i++) {
         const LayerSpec *l = &whole->layers[i];
         LayerSpec c = *l;
         for (int k = 0; k < layer_ninputs(l); k++)
             c.inputs[k] = l->inputs[k] < 0 ? l->inputs[k] : map[l->inputs[k]];
         if (c.kind == LAYER_DENSE && c.u.dense.tie)
-            c.u.dense.tie = map[c.u.dense.tie - 1] + 1;
+            c.u.dense.tie = (c.u.dense.tie - 1 == vocab_emb ? emb_at : map[c.u.dense.tie - 1]) + 1;
         /* an MLP's first half: an activated dense layer feeding only an unactivated one */
         const bool first_half = l->kind == LAYER_DENSE && l->act != ACTIVATION_NONE && !l->u.dense.tie &&
                                 users[i] == 1 && whole->layers[only[i]].kind == LAYER_DENSE &&
@@ -169,7 +188,19 @@ int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *ou
                                  l->act == ACTIVATION_NONE && whole->layers[l->inputs[0]].kind == LAYER_DENSE &&
                                  whole->layers[l->inputs[0]].act != ACTIVATION_NONE &&
                                  users[l->inputs[0]] == 1 && !whole->layers[l->inputs[0]].u.dense.tie;
-        if (l->kind == LAYER_ATTENTION) {
+        if (i == vocab_emb) { /* its block of rows; the group's sum makes the whole lookup */
+            c.u.embed.vocab = block, c.u.embed.tp_split = true;
+            emb_at = nl;
+            L[nl++] = c;
+            L[nl] = tp_layer(LAYER_TP_SUM, nl - 1, ranks, false, l->name, ".g");
+            nl++;
+            splits++;
+        } else if (i == n - 1 && vocab_emb >= 0) { /* the head: its block of the classes */
+            L[nl] = tp_layer(LAYER_TP_COPY, c.inputs[0], ranks, false, l->name, ".f");
+            c.inputs[0] = nl++;
+            c.u.dense.units = block, c.u.dense.tp_split = true;
+            L[nl++] = c;
+        } else if (l->kind == LAYER_ATTENTION) {
             if (l->u.attn.shards > 1 || l->u.attn.no_proj_bias || l->u.attn.heads % ranks != 0) {
                 snprintf(err, errlen, "%s: layer '%s' cannot split over %d ranks (%d heads%s)", whole->name, l->name,
                          ranks, l->u.attn.heads, l->u.attn.shards > 1 ? ", a share already" : "");
@@ -210,6 +241,7 @@ int transformer_tensor_parallel(const ModelSpec *whole, int ranks, ModelSpec *ou
     }
     *out = *whole;
     out->layers = L, out->nlayers = nl, out->tp_whole = whole, out->tp_ranks = ranks;
+    out->tp_vocab = ranks > 1 ? V : 0;
     if (snprintf(out->name, sizeof out->name, "%s-tp%d", whole->name, ranks) >= (int)sizeof out->name) {
         snprintf(err, errlen, "%s: the name is too long for its share's ('%s-tp%d')", whole->name, whole->name, ranks);
         goto done;
@@ -257,6 +289,8 @@ static const PlanParam *whole_tensor(const Plan *share, const PlanParam *sp, con
     return NULL;
 }
 
+static size_t ceil_div(size_t a, int t) { return (a + (size_t)t - 1) / (size_t)t; }
+
 /* Where a share's tensor lies in the whole model's (tp_places). */
 typedef enum { PLACE_NONE, PLACE_WHOLE, PLACE_COLUMNS, PLACE_BLOCK } PlaceKind;
 typedef struct {
@@ -286,9 +320,11 @@ static int tp_places(const Plan *share, const Plan *whole, Place *places, char *
             how = PLACE_WHOLE;
         else if (sp->tp_split && sp->fan_in > 0 && sp->fan_in == w->fan_in && (size_t)sp->fan_out * t == (size_t)w->fan_out)
             how = PLACE_COLUMNS; /* (in, out) row-major: this rank's block of columns in every row */
-        else if (sp->tp_split && sp->count * t == w->count &&
-                 (sp->fan_in == 0 || ((size_t)sp->fan_in * t == (size_t)w->fan_in && sp->fan_out == w->fan_out)))
-            how = PLACE_BLOCK; /* a row-parallel kernel's block of rows, or a column-parallel bias's block */
+        else if (sp->tp_split && (sp->fan_in == 0 ? sp->count == ceil_div(w->count, t)
+                                                   : (size_t)sp->fan_in == ceil_div((size_t)w->fan_in, t) &&
+                                                         sp->fan_out == w->fan_out))
+            how = PLACE_BLOCK; /* a row-parallel kernel's block of rows, a column-parallel bias's block, a
+                                * vocabulary-parallel table's rows or head bias (the last block padded) */
         if (how == PLACE_NONE) {
             snprintf(err, errlen, "%s: tensor %s of layer '%s' (%zu values) is no part of %zu over %d ranks",
                      share->model->name, sp->role, share->layers[sp->layer].name, sp->count, w->count, t);
@@ -353,6 +389,10 @@ static int keeper_init(Keeper *k, const Plan *share, float *params, const Plan *
         free(k->places);
         return -1;
     }
+    /* what no whole tensor fills (a vocabulary block's padding) starts at zero */
+    for (int i = 0; i < share->nparams; i++)
+        if (share->params[i].learnable)
+            memset(params + share->params[i].ref.offset / sizeof(float), 0, share->params[i].count * sizeof(float));
     return 0;
 }
 

@@ -49,9 +49,14 @@ int transformer_shard_model(const TransformerDims *d, int shards, ModelSpec *m, 
  *   - each MLP, a dense layer with an activation whose one consumer is a dense layer without
  *     one, splits the first by its columns (units / ranks) after a TP_COPY and the second by
  *     its rows, its bias moved into a TP_SUM after it;
- *   - everything else (embeddings, norms, residual adds, the LM head) is whole on every rank.
- * The embedding and the LM head stay whole (Megatron splits the vocabulary too; here the
- * vocabulary's work is done by every rank of the group). The share keeps the whole model's
+ *   - a language model's vocabulary splits too (Megatron's vocabulary-parallel pair): the
+ *     token embedding the LM head is tied to (or, untied, the one of as many rows as the head
+ *     has classes) holds ceil(vocab / ranks) rows, a TP_SUM after it adding the ranks'
+ *     lookups, and the head, after a TP_COPY, those rows' classes (the last rank's block
+ *     padded); the loss is then the vocabulary-parallel cross-entropy (ModelSpec.tp_vocab);
+ *   - everything else (positions, norms, residual adds, a classifier's head) is whole on
+ *     every rank.
+ * The share keeps the whole model's
  * layer names (a TP_COPY is named NAME.f, a TP_SUM NAME.g) and points at it (tp_whole), so
  * that each rank starts from its slices of the whole model's initial parameters
  * (transformer_tp_slice). 0, or -1 with err naming the layer that does not split; the

@@ -277,6 +277,14 @@ void comm_tp_allreduce_f32(float *y, const float *x, size_t n)
     sum_f32_on(tp_comm, "tensor-parallel allreduce", x, y, n);
 }
 
+void comm_tp_allreduce_max_f32(float *buf, size_t n)
+{
+    for (size_t off = 0; tp_size > 1 && off < n; off += COMM_CHUNK) {
+        const size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
+        WATCHED("tensor-parallel max", MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_MAX, tp_comm));
+    }
+}
+
 void comm_dp_allreduce_sum_f32(float *buf, size_t n)
 {
     if (started && comm_dp_size() > 1)

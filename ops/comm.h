@@ -60,6 +60,9 @@ int comm_dp_rank(void);
 /* y = the tensor-parallel group's sum of x, n floats (y may be x: in place); a copy in a
  * group of one. */
 void comm_tp_allreduce_f32(float *y, const float *x, size_t n);
+/* buf = the tensor-parallel group's element-wise max, n floats in place (nothing in a group
+ * of one). */
+void comm_tp_allreduce_max_f32(float *buf, size_t n);
 /* The gradients' sums of a training step: comm_allreduce_sum_f32 and
  * comm_iallreduce_sum_f32 over the data-parallel group. */
 void comm_dp_allreduce_sum_f32(float *buf, size_t n);

@@ -137,7 +137,13 @@ void scalar_backward_data(float *da, const float *dy, const float *a, const Scal
  * labels (n) int32 in [0, classes) */
 void softmax_xent_forward(float *loss, float *probs, const float *logits,
                           const int32_t *labels, const XentDesc *d);
-/* dlogits (n, classes) = scale * (probs - onehot(labels)) / n */
+/* The vocabulary-parallel forward (XentDesc.parts): logits, probs (n, classes) this rank's
+ * columns; labels (n) in [0, total); the loss over every rank's columns; ws 3n floats.
+ * Sums over the tensor-parallel group (ops/comm.h). */
+void softmax_xent_forward_parallel(float *loss, float *probs, const float *logits, const int32_t *labels,
+                                   const XentDesc *d, float *ws);
+/* dlogits (n, classes) = scale * (probs - onehot(labels)) / n (parts: the onehot's column
+ * where this rank holds it) */
 void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_t *labels,
                                 const XentDesc *d);
 /* loss[1] = weight * sum (pred - target)^2 [/ (n*features) if mean]; pred, target (n, features) */

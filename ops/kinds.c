@@ -693,7 +693,9 @@ static bool act_parse(KeyCursor *kc, OpDesc *r)
 /* =======================================================================================
  * SOFTMAX_XENT (loss.c): FLOPs fwd 5 per logit (max, sub, exp, add, scale), bwd 2 (sub,
  * scale); bytes logits, probs, labels and the loss (fwd), probs, labels, dlogits (bwd).
- * Key: phase, n, classes; the loss scale is a value (parsed as 1).
+ * Key: phase, n, classes; the loss scale is a value (parsed as 1); then " parts=P total=V"
+ * for a vocabulary-parallel loss, priced as its own block of columns (its three sums of a
+ * value or two a row over the group are the cost model's, as collectives).
  * ===================================================================================== */
 
 OpDesc op_softmax_xent(OpPhase phase, int n, int classes)
@@ -704,14 +706,26 @@ OpDesc op_softmax_xent(OpPhase phase, int n, int classes)
     return d;
 }
 
+OpDesc op_softmax_xent_parallel(OpPhase phase, int n, int classes, int parts, int total)
+{
+    OpDesc d = {.kind = OP_SOFTMAX_XENT, .phase = phase};
+    d.u.xent = (XentDesc){.n = n, .classes = classes, .scale = 1.0f, .parts = parts, .total = total};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
 static const char *xent_check(const OpDesc *d)
 {
+    const XentDesc *x = &d->u.xent;
     if (!ops_phase_in(d->phase, PH(PHASE_FWD) | PH(PHASE_BWD_DATA)))
         return "softmax_xent: phase must be fwd or bwd_data";
-    if (d->u.xent.n < 1 || d->u.xent.classes < 1)
+    if (x->n < 1 || x->classes < 1)
         return "softmax_xent: n and classes must be >= 1";
-    if ((double)d->u.xent.n * d->u.xent.classes > OPS_MAX_ELEMS)
+    if ((double)x->n * x->classes > OPS_MAX_ELEMS)
         return "softmax_xent: tensor too large";
+    if (x->parts < 0 || (x->parts > 1 && ((double)(x->parts - 1) * x->classes >= x->total ||
+                                          (double)x->parts * x->classes < x->total)))
+        return "softmax_xent: parts P > 1 need total classes in ((P - 1) classes, P classes]";
     return NULL;
 }
 
@@ -739,10 +753,17 @@ static int xent_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
     return n;
 }
 
+/* The parallel forward's row statistics: each row's max, then its sum and label logit. */
+static size_t xent_workspace(const OpDesc *d)
+{
+    return d->phase == PHASE_FWD && d->u.xent.parts > 1 ? 3 * (size_t)d->u.xent.n * sizeof(float) : 0;
+}
+
 static void xent_exec(const OpDesc *d, void *const bufs[], void *ws)
 {
-    (void)ws;
-    if (d->phase == PHASE_FWD)
+    if (d->phase == PHASE_FWD && d->u.xent.parts > 1)
+        softmax_xent_forward_parallel(bufs[0], bufs[1], bufs[2], bufs[3], &d->u.xent, ws);
+    else if (d->phase == PHASE_FWD)
         softmax_xent_forward(bufs[0], bufs[1], bufs[2], bufs[3], &d->u.xent);
     else
         softmax_xent_backward_data(bufs[0], bufs[1], bufs[2], &d->u.xent);
@@ -750,8 +771,11 @@ static void xent_exec(const OpDesc *d, void *const bufs[], void *ws)
 
 static int xent_key(const OpDesc *d, char out[OP_KEY_MAX])
 {
-    return snprintf(out, OP_KEY_MAX, "%s %s n=%d classes=%d", op_kind_name(d->kind),
-                    op_phase_name(d->phase), d->u.xent.n, d->u.xent.classes);
+    int len = snprintf(out, OP_KEY_MAX, "%s %s n=%d classes=%d", op_kind_name(d->kind), op_phase_name(d->phase),
+                       d->u.xent.n, d->u.xent.classes);
+    if (d->u.xent.parts > 1)
+        len = ops_key_append(out, len, " parts=%d total=%d", d->u.xent.parts, d->u.xent.total);
+    return len;
 }
 
 static bool xent_parse(KeyCursor *kc, OpDesc *r)
@@ -760,6 +784,12 @@ static bool xent_parse(KeyCursor *kc, OpDesc *r)
     r->u.xent.n = kc_int(kc, "n");
     r->u.xent.classes = kc_int(kc, "classes");
     r->u.xent.scale = 1.0f;
+    if (kc_next_is(kc, " parts=")) {
+        r->u.xent.parts = kc_int(kc, "parts");
+        r->u.xent.total = kc_int(kc, "total");
+        if (r->u.xent.parts < 2)
+            return false;
+    }
     return true;
 }
 
@@ -1833,7 +1863,8 @@ static bool axpby_parse(KeyCursor *kc, OpDesc *r)
  * dy, the ids and either all of dW written (overwrite: it is cleared) or the min(n, vocab)
  * rows it reads and writes (accumulate; bwd); a positional lookup has no ids and touches
  * n / repeat rows. Key: phase, n, vocab, dim, acc (0 for FWD), then " pos=R" for a
- * positional lookup.
+ * positional lookup, " part=1" for a vocabulary-parallel block (priced as a whole lookup:
+ * the rows it does not hold are written as zeros).
  * ===================================================================================== */
 
 OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim)
@@ -1842,6 +1873,13 @@ OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim)
     d.u.embed = (EmbedDesc){.n = n, .vocab = vocab, .dim = dim,
                             .accumulate = phase != PHASE_FWD};
     DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_embedding_part(OpPhase phase, int n, int vocab, int dim)
+{
+    OpDesc d = op_embedding(phase, n, vocab, dim);
+    d.u.embed.part = true;
     return d;
 }
 
@@ -1865,6 +1903,8 @@ static const char *embed_check(const OpDesc *d)
         return "embedding: tensor too large";
     if (e->repeat < 0 || (e->repeat > 0 && (e->n % e->repeat != 0 || e->n / e->repeat > e->vocab)))
         return "embedding: positions need n a multiple of repeat and n / repeat <= the table's rows";
+    if (e->part && e->repeat > 0)
+        return "embedding: a positional lookup is not vocabulary-parallel";
     return NULL;
 }
 
@@ -1918,6 +1958,8 @@ static int embed_key(const OpDesc *d, char out[OP_KEY_MAX])
                        d->phase != PHASE_FWD && e->accumulate);
     if (e->repeat > 0)
         len = ops_key_append(out, len, " pos=%d", e->repeat);
+    if (e->part)
+        len = ops_key_append(out, len, " part=1");
     return len;
 }
 
@@ -1936,6 +1978,11 @@ static bool embed_parse(KeyCursor *kc, OpDesc *r)
         e->repeat = kc_int(kc, "pos");
         if (e->repeat < 1)
             return false;
+    }
+    if (kc_next_is(kc, " part=")) {
+        if (kc_int(kc, "part") != 1)
+            return false;
+        e->part = true;
     }
     return true;
 }
@@ -3007,7 +3054,7 @@ static const OpKindInfo KINDS[OP_KIND_COUNT] = {
     [OP_ACT] = {.name = "act", .check = act_check, .cost = act_cost, .buffers = act_buffers,
                 .run = act_exec, .key = act_key, .parse = act_parse,
                 .enums_ok = act_enums_ok, .spot = spot_check_act},
-    [OP_SOFTMAX_XENT] = KIND_ENTRY("softmax_xent", xent, spot_check_xent),
+    [OP_SOFTMAX_XENT] = {KIND_FIELDS("softmax_xent", xent, spot_check_xent), .workspace = xent_workspace},
     [OP_SQERR] = KIND_ENTRY("sqerr", sqerr, spot_check_sqerr),
     [OP_LSTM_CELL] = KIND_ENTRY("lstm_cell", lstm, spot_check_lstm),
     [OP_SGD] = {KIND_FIELDS("sgd", update, spot_check_update), .phaseless = true},

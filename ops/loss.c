@@ -5,7 +5,16 @@
  */
 #include <math.h>
 
+#include "ops/comm.h"
 #include "ops/kernels.h"
+
+/* The first class of this rank's columns, and how many of them are classes (not padding). */
+static int xent_first(const XentDesc *d) { return d->parts > 1 ? comm_tp_rank() * d->classes : 0; }
+static int xent_valid(const XentDesc *d)
+{
+    const int left = d->parts > 1 ? d->total - xent_first(d) : d->classes;
+    return left < d->classes ? left : d->classes;
+}
 
 /* Rows whose label counts (not XENT_IGNORE); a label out of [0, classes) aborts. */
 static int counted_rows(const int32_t *labels, int n, int k)
@@ -52,14 +61,69 @@ void softmax_xent_forward(float *loss, float *probs, const float *logits,
     loss[0] = counted > 0 ? (float)(total / counted) : 0.0f;
 }
 
+/* Contract: as softmax_xent_forward over the `total` classes of which logits hold this
+ * rank's block (XentDesc.parts; the group is comm_tp_size() ranks, or this one alone); the
+ * loss is the whole softmax's on every rank, probs this rank's columns of it (0 on
+ * padding). Three passes over the block with two sums over the group between them: the
+ * rows' max (MPI max), then their sums of exponentials and label logits (one MPI sum of
+ * 2n values, a label's logit coming from the rank that holds its column). */
+void softmax_xent_forward_parallel(float *loss, float *probs, const float *logits, const int32_t *labels,
+                                   const XentDesc *d, float *ws)
+{
+    OPS_ASSERT(loss && probs && logits && labels && d && ws && d->parts > 1);
+    OPS_ASSERT(comm_tp_size() == 1 || comm_tp_size() == d->parts);
+    const int n = d->n, k = d->classes, first = xent_first(d), valid = xent_valid(d);
+    OPS_ASSERT(valid >= 1);
+    const int counted = counted_rows(labels, n, d->total);
+    float *rmax = ws, *sums = ws + n; /* sums: n sums of exponentials, then n label logits */
+#pragma omp parallel for schedule(static) if ((size_t)n * (size_t)k >= ops_par_min)
+    for (int r = 0; r < n; r++) {
+        const float *l = logits + (size_t)r * (size_t)k;
+        float m = l[0];
+        for (int j = 1; j < valid; j++)
+            m = l[j] > m ? l[j] : m;
+        rmax[r] = m;
+    }
+    comm_tp_allreduce_max_f32(rmax, (size_t)n);
+#pragma omp parallel for schedule(static) if ((size_t)n * (size_t)k >= ops_par_min)
+    for (int r = 0; r < n; r++) {
+        const float *l = logits + (size_t)r * (size_t)k;
+        float *p = probs + (size_t)r * (size_t)k;
+        const float m = rmax[r];
+        double s = 0.0;
+        for (int j = 0; j < valid; j++) {
+            p[j] = expf(l[j] - m);
+            s += p[j];
+        }
+        for (int j = valid; j < k; j++)
+            p[j] = 0.0f;
+        sums[r] = (float)s;
+        const int32_t y = labels[r];
+        sums[n + r] = y != XENT_IGNORE && y >= first && y < first + valid ? l[y - first] - m : 0.0f;
+    }
+    comm_tp_allreduce_f32(sums, sums, 2 * (size_t)n);
+    double total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : total) if ((size_t)n * (size_t)k >= ops_par_min)
+    for (int r = 0; r < n; r++) {
+        float *p = probs + (size_t)r * (size_t)k;
+        const float inv = 1.0f / sums[r];
+        for (int j = 0; j < valid; j++)
+            p[j] *= inv;
+        if (labels[r] != XENT_IGNORE)
+            total += log((double)sums[r]) - (double)sums[n + r];
+    }
+    loss[0] = counted > 0 ? (float)(total / counted) : 0.0f;
+}
+
 /* Contract: dlogits (n, classes) = scale * (probs - onehot(labels)) / c, c the counted
- * rows (as the forward's); an ignored row's gradient is 0. Written. */
+ * rows (as the forward's); an ignored row's gradient is 0; under parts the onehot's column
+ * only on the rank that holds it. Written. */
 void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_t *labels,
                                 const XentDesc *d)
 {
     OPS_ASSERT(dlogits && probs && labels && d);
-    const int n = d->n, k = d->classes;
-    const int counted = counted_rows(labels, n, k);
+    const int n = d->n, k = d->classes, first = xent_first(d);
+    const int counted = counted_rows(labels, n, d->parts > 1 ? d->total : k);
     const float f = counted > 0 ? d->scale / (float)counted : 0.0f;
 #pragma omp parallel for schedule(static) if ((size_t)n * (size_t)k >= ops_par_min)
     for (int r = 0; r < n; r++) {
@@ -70,8 +134,8 @@ void softmax_xent_backward_data(float *dlogits, const float *probs, const int32_
 #pragma omp simd
         for (int j = 0; j < k; j++)
             g[j] = fr * p[j];
-        if (y != XENT_IGNORE)
-            g[y] = fr * (p[y] - 1.0f);
+        if (y != XENT_IGNORE && y >= first && y < first + k)
+            g[y - first] = fr * (p[y - first] - 1.0f);
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "ops/comm.h"
 #include "ops/kernels.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -185,17 +186,26 @@ static inline int32_t embed_id(const int32_t *ids, int i, const EmbedDesc *d)
     return d->repeat > 0 ? i / d->repeat : ids[i];
 }
 
+/* The first id of the table's rows: this rank's block of a vocabulary-parallel table. */
+static int32_t embed_first(const EmbedDesc *d) { return d->part ? (int32_t)comm_tp_rank() * d->vocab : 0; }
+
 /* Contract: see kernels.h; ids out of [0, vocab) abort (they would read outside W). */
 void embedding_forward(float *y, const int32_t *ids, const float *W, const EmbedDesc *d)
 {
     OPS_ASSERT(y && (ids || d->repeat > 0) && W && d);
     const size_t dim = (size_t)d->dim;
+    const int32_t first = embed_first(d);
 #pragma omp parallel for schedule(static) if ((size_t)d->n * dim >= ops_par_min)
     for (int i = 0; i < d->n; i++) {
-        const int32_t id = embed_id(ids, i, d);
+        const int32_t id = embed_id(ids, i, d) - first;
+        if (d->part && (id < 0 || id >= d->vocab)) { /* another rank's row */
+            OPS_ASSERT(id + first >= 0);
+            memset(y + (size_t)i * dim, 0, dim * sizeof(float));
+            continue;
+        }
         OPS_ASSERT(id >= 0 && id < d->vocab);
         if (ids && i + EMBED_AHEAD < d->n) {
-            const int32_t next = ids[i + EMBED_AHEAD];
+            const int32_t next = ids[i + EMBED_AHEAD] - first;
             if (next >= 0 && next < d->vocab) /* checked when its turn comes */
                 embed_prefetch_row(W + (size_t)next * dim, dim, 0);
         }
@@ -222,18 +232,21 @@ void embedding_backward_weights(float *dW, const float *dy, const int32_t *ids,
 {
     OPS_ASSERT(dW && dy && (ids || d->repeat > 0) && d);
     const size_t dim = (size_t)d->dim;
+    const int32_t first = embed_first(d);
     if (!d->accumulate)
         mem_zero(dW, (size_t)d->vocab * dim);
 #pragma omp parallel if ((size_t)d->n * dim >= ops_par_min)
     {
         const size_t t = (size_t)omp_get_num_threads(), k = (size_t)omp_get_thread_num();
         for (int i = 0; i < d->n; i++) {
-            const int32_t id = embed_id(ids, i, d);
+            const int32_t id = embed_id(ids, i, d) - first;
+            if (d->part && (id < 0 || id >= d->vocab)) /* another rank's row */
+                continue;
             OPS_ASSERT(id >= 0 && id < d->vocab);
             if (ids && i + EMBED_AHEAD < d->n) { /* positions run in order: prefetchers see them */
                 /* exactly this thread's lines of a later row: a prefetch-for-write of the
                  * neighbour's boundary line would steal it every row */
-                const int32_t next = ids[i + EMBED_AHEAD];
+                const int32_t next = ids[i + EMBED_AHEAD] - first;
                 if (next >= 0 && next < d->vocab) {
                     const float *nrow = dW + (size_t)next * dim;
                     const size_t nlo = k == 0 ? 0 : line_col(nrow, k * dim / t, dim);

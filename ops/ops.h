@@ -200,9 +200,18 @@ typedef struct {
  * other rows (no rows counted: loss 0). Every row's probabilities are computed (the work
  * does not depend on the labels). */
 enum { XENT_IGNORE = -100 };
+/* parts > 1: vocabulary-parallel (Megatron's parallel cross-entropy). The logits are one
+ * tensor-parallel rank's block of classes columns of a softmax over `total` classes split
+ * over `parts` ranks: the rank's columns are the classes [rank * classes, rank * classes +
+ * classes), those from `total` on padding (scored as absent: probability 0). The row's max
+ * and its sum of exponentials (with the label's logit, found on the rank that holds it) are
+ * summed over the group inside the op, so every rank computes the whole loss and its own
+ * columns' probabilities and gradient. Labels are in [0, total). In a group of one the op
+ * is the rank 0 block alone (what a calibration times). " parts=P total=V" ends the key. */
 typedef struct {
     int n, classes;
     float scale;
+    int parts, total;
 } XentDesc;
 
 /* Squared error between pred and target, both (n, features).
@@ -339,10 +348,16 @@ typedef struct {
  * time-major sequence of `repeat` samples: row i reads W[i / repeat] and there is no ids
  * buffer (HF's wpe(position_ids), the ids being 0..T-1 for every sample); n a multiple of
  * repeat and n / repeat <= vocab. " pos=R" ends its key. */
+/* part: a vocabulary-parallel table (Megatron's VocabParallelEmbedding): W is one
+ * tensor-parallel rank's block of vocab rows of a larger table, the ids
+ * [rank * vocab, rank * vocab + vocab); an id outside the block looks up zeros (forward) and
+ * adds nothing (backward), and the group's sum of the ranks' outputs is the whole lookup.
+ * Ids are >= 0. In a group of one the block is rank 0's. " part=1" ends the key. */
 typedef struct {
     int n, vocab, dim;
     bool accumulate;
     int repeat;
+    bool part;
 } EmbedDesc;
 
 /* Sparse-autoencoder penalty (UFLDL), rho in (0, 1), beta >= 0: a (n, units) are sigmoid
@@ -592,6 +607,8 @@ OpDesc op_act(OpPhase phase, ActKind act, size_t count);
 /* y over x, dx over dy (ActDesc.in_place); ACT_GELU is refused (its backward reads x). */
 OpDesc op_act_in_place(OpPhase phase, ActKind act, size_t count);
 OpDesc op_softmax_xent(OpPhase phase, int n, int classes);
+/* The vocabulary-parallel loss (XentDesc.parts): one rank's `classes` columns of `total`. */
+OpDesc op_softmax_xent_parallel(OpPhase phase, int n, int classes, int parts, int total);
 OpDesc op_sqerr(OpPhase phase, int n, int features, bool mean);
 OpDesc op_lstm_cell(OpPhase phase, int batch, int hidden, float forget_bias);
 OpDesc op_sgd(size_t count, float lr);
@@ -631,6 +648,8 @@ OpDesc op_transpose(OpPhase phase, int rows, int cols);
 OpDesc op_allreduce(OpPhase phase, size_t count, int ranks);
 OpDesc op_axpby(OpPhase phase, size_t count, float alpha, float beta);
 OpDesc op_embedding(OpPhase phase, int n, int vocab, int dim);
+/* One rank's block of a vocabulary-parallel table (EmbedDesc.part). */
+OpDesc op_embedding_part(OpPhase phase, int n, int vocab, int dim);
 /* The positional lookup (EmbedDesc.repeat): n rows of `repeat` samples per position. */
 OpDesc op_embedding_positions(OpPhase phase, int n, int repeat, int positions, int dim);
 OpDesc op_kl_sparsity(OpPhase phase, int n, int units, float rho, float beta);

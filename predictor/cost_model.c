@@ -1394,12 +1394,41 @@ static int price_collective(const CostModel *cm, const OpDesc *d, OpPrice *out, 
     return 0;
 }
 
+static int price_kernel(const CostModel *cm, const OpDesc *d, double cached, double remote, OpPrice *out, char *err,
+                        size_t errlen);
+
+/* The vocabulary-parallel loss's two sums over the group inside the op (its rows' max, then
+ * their sums and label logits: n and 2n values), priced as the group's collectives of
+ * those sizes; nothing in a group of one or where no collectives are set. */
+static int add_group_sums(const CostModel *cm, const OpDesc *d, OpPrice *out, char *err, size_t errlen)
+{
+    const XentDesc *x = &d->u.xent;
+    if (d->kind != OP_SOFTMAX_XENT || d->phase != PHASE_FWD || x->parts <= 1 || !cm->collectives)
+        return 0;
+    for (int k = 1; k <= 2; k++) {
+        const OpDesc sum = op_allreduce(PHASE_FWD, (size_t)k * (size_t)x->n, x->parts);
+        OpPrice p;
+        if (price_collective(cm, &sum, &p, err, errlen) != 0)
+            return -1;
+        out->time_s += p.time_s, out->lo_s += p.lo_s, out->hi_s += p.hi_s;
+    }
+    return 0;
+}
+
 int cm_price_placed(const CostModel *cm, const OpDesc *d, double cached, double remote, OpPrice *out, char *err,
                     size_t errlen)
 {
     assert(cm->sorted);
     if (d->kind == OP_ALLREDUCE)
         return price_collective(cm, d, out, err, errlen);
+    if (price_kernel(cm, d, cached, remote, out, err, errlen) != 0)
+        return -1;
+    return add_group_sums(cm, d, out, err, errlen);
+}
+
+static int price_kernel(const CostModel *cm, const OpDesc *d, double cached, double remote, OpPrice *out, char *err,
+                        size_t errlen)
+{
     cached = fmin(fmax(cached, 0.0), 1.0);
     remote = fmin(fmax(remote, 0.0), 1.0 - cached);
     char key[OP_KEY_MAX];

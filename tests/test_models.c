@@ -414,9 +414,10 @@ static void test_tensor_parallel_share_of_one_is_the_model(void **state)
     free((void *)whole.layers);
 }
 
-/* GPT-2 124M in two shares: each holds the whole embedding, norms, biases after the sums and
- * LM head, and half of every attention's and MLP's tensors; the ranks' slices of a whole
- * parameter buffer cover each split value exactly once. */
+/* GPT-2 124M in two shares: each holds the whole positions, norms and biases after the sums,
+ * half of every attention's and MLP's tensors, and a block of 25,129 of the token table's
+ * 50,257 rows (the LM head's, tied; the second block padded by a row); the ranks' slices of
+ * a whole parameter buffer cover each split value exactly once. */
 static void test_tensor_parallel_split(void **state)
 {
     const ModelSpec *gpt2 = zoo_find("gpt2");
@@ -430,9 +431,12 @@ static void test_tensor_parallel_split(void **state)
     for (int i = 0; i < s.nparams; i++)
         if (s.params[i].learnable)
             *(s.params[i].tp_split ? &split : &whole_part) += s.params[i].count;
-    assert_int_equal(whole_part + 2 * split, w.param_count);
-    /* each block: Wqkv, its bias, Wproj, the MLP's two kernels and first bias, halved */
-    assert_int_equal(split, 12 * (768 * 2304 + 2304 + 768 * 768 + 2 * 768 * 3072 + 3072) / 2);
+    assert_int_equal(whole_part + 2 * split, w.param_count + 768); /* the padding row */
+    /* each block: Wqkv, its bias, Wproj, the MLP's two kernels and first bias, halved; the
+     * token table's block */
+    assert_int_equal(split, 12 * (768 * 2304 + 2304 + 768 * 768 + 2 * 768 * 3072 + 3072) / 2 + 25129 * 768);
+    assert_int_equal(share.tp_vocab, 50257);
+    assert_int_equal(share.layers[share.nlayers - 1].u.dense.units, 25129);
     /* h0.attn's Wqkv (768, 2304): rank r holds columns r*1152 .. r*1152 + 1151 of every row,
      * its heads' [q k v]; the two ranks' blocks do not meet */
     const size_t nw = w.arena_bytes[ARENA_PARAM] / sizeof(float), ns = s.arena_bytes[ARENA_PARAM] / sizeof(float);

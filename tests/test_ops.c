@@ -2404,6 +2404,8 @@ static void test_keys(void **state)
         op_adamw(124439808, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 124318464), op_adamw(1, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0),
         op_transpose(PHASE_FWD, 8 * 768, 196), op_transpose(PHASE_BWD_DATA, 1, 1),
         op_allreduce(PHASE_FWD, 1024 * 768, 2), op_allreduce(PHASE_BWD_DATA, 1, 1), op_allreduce(PHASE_UPDATE, 48, 8),
+        op_softmax_xent_parallel(PHASE_FWD, 1024, 25129, 2, 50257), op_softmax_xent_parallel(PHASE_BWD_DATA, 1, 1, 2, 2),
+        op_embedding_part(PHASE_FWD, 1024, 25129, 768), op_embedding_part(PHASE_BWD_WEIGHTS, 1, 1, 1),
     };
     bool seen[OP_KIND_COUNT] = {0};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -3694,6 +3696,66 @@ static void test_allreduce_group_of_one(void **state)
     assert_false(op_key_parse("allreduce bwd_weights count=10 ranks=2", &bad));
 }
 
+/* The vocabulary-parallel pair in a group of one (rank 0's block, what a calibration
+ * times): the loss over labels the block holds is the plain loss; a label of
+ * another block is counted but gets no onehot; the table's block looks up zeros for the
+ * ids it does not hold and adds nothing for them. The group's sums are tests/mpi's. */
+static void test_vocabulary_parallel_group_of_one(void **state)
+{
+    enum { N = 4, K = 5, T = 9, V = 6, D = 3 };
+    float logits[N * K], p0[N * K], p1[N * K], g0[N * K], g1[N * K], l0 = 0, l1 = 0;
+    for (int i = 0; i < N * K; i++)
+        logits[i] = 0.3f * (float)((i * 7) % 11) - 1.0f;
+    int32_t local[N] = {0, 4, XENT_IGNORE, 2}, mixed[N] = {0, 7, XENT_IGNORE, 2};
+    OpDesc f = op_softmax_xent(PHASE_FWD, N, K), b = op_softmax_xent(PHASE_BWD_DATA, N, K);
+    OpDesc pf = op_softmax_xent_parallel(PHASE_FWD, N, K, 2, T), pb = op_softmax_xent_parallel(PHASE_BWD_DATA, N, K, 2, T);
+    assert_true(op_workspace_bytes(&pf) == 3 * N * sizeof(float) && op_workspace_bytes(&pb) == 0);
+    run(&f, (void *[]){&l0, p0, logits, local});
+    run(&b, (void *[]){g0, p0, local});
+    run(&pf, (void *[]){&l1, p1, logits, local});
+    run(&pb, (void *[]){g1, p1, local});
+    /* the row sums cross the group as floats: equal to a float's rounding */
+    assert_float_equal(l1, l0, 1e-6 * fabs(l0));
+    for (int i = 0; i < N * K; i++) {
+        assert_float_equal(p1[i], p0[i], 1e-6 * p0[i]);
+        assert_float_equal(g1[i], g0[i], 1e-6 * fabs(g0[i]) + 1e-9);
+    }
+    run(&pb, (void *[]){g1, p1, mixed}); /* row 1's label 7 is the other block's */
+    for (int j = 0; j < K; j++)
+        assert_float_equal(g1[K + j], p1[K + j] / 3.0f, 1e-7);
+    char key[OP_KEY_MAX];
+    op_key(&pf, key);
+    assert_string_equal(key, "softmax_xent fwd n=4 classes=5 parts=2 total=9");
+    OpCost c0 = op_cost(&f), c1 = op_cost(&pf);
+    assert_true(c0.flops == c1.flops && c0.bytes == c1.bytes);
+    OpDesc bad;
+    assert_false(op_key_parse("softmax_xent fwd n=4 classes=5 parts=2 total=11", &bad)); /* more than 2 blocks */
+    assert_false(op_key_parse("softmax_xent fwd n=4 classes=5 parts=2 total=5", &bad));  /* block 2 empty */
+    assert_false(op_key_parse("softmax_xent fwd n=4 classes=5 parts=1 total=5", &bad));
+
+    float W[V * D], y[N * D], dW[V * D];
+    for (int i = 0; i < V * D; i++)
+        W[i] = (float)i + 1.0f;
+    int32_t ids[N] = {1, 6, 5, 11}; /* 6 and 11: rows of the next block */
+    OpDesc e = op_embedding_part(PHASE_FWD, N, V, D), eb = op_embedding_part(PHASE_BWD_WEIGHTS, N, V, D);
+    eb.u.embed.accumulate = false;
+    run(&e, (void *[]){y, ids, W});
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < D; j++)
+            assert_true(y[i * D + j] == (ids[i] < V ? W[ids[i] * D + j] : 0.0f));
+    float dy[N * D];
+    for (int i = 0; i < N * D; i++)
+        dy[i] = 1.0f;
+    run(&eb, (void *[]){dW, dy, ids});
+    for (int r = 0; r < V; r++)
+        for (int j = 0; j < D; j++)
+            assert_true(dW[r * D + j] == (r == 1 || r == 5 ? 1.0f : 0.0f));
+    op_key(&e, key);
+    assert_string_equal(key, "embedding fwd n=4 vocab=6 dim=3 acc=0 part=1");
+    OpDesc back;
+    assert_true(op_key_parse(key, &back) && back.u.embed.part);
+}
+
 /* TRANSPOSE: y (cols, rows) = x^T, and the BWD_DATA transpose back restores x */
 static void test_transpose(void **state)
 {
@@ -4424,6 +4486,7 @@ int main(void)
         cmocka_unit_test(test_keys_unchanged),
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_allreduce_group_of_one),
+        cmocka_unit_test(test_vocabulary_parallel_group_of_one),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),

@@ -144,11 +144,12 @@ static void check_model(const char *json, int rank, int nranks, size_t bucket_by
 }
 
 /* A two-block GPT: causal attention of 4 heads, a GELU MLP, the LM head tied to the token
- * table; AdamW with its gradients clipped to 0.05, below their norm. */
+ * table of 17 rows (split 9 + 8 over two ranks, the second block padded); AdamW with its
+ * gradients clipped to 0.05, below their norm. */
 static const char tiny_gpt[] =
     "{\"format\": \"dlperf-model\", \"version\": 1, \"name\": \"tp-gpt\", \"input\": {\"shape\": [8, 1], \"ids\": true},"
     " \"layers\": ["
-    "  {\"name\": \"wte\", \"type\": \"embedding\", \"input_dim\": 16, \"output_dim\": 16, \"trainable\": true,"
+    "  {\"name\": \"wte\", \"type\": \"embedding\", \"input_dim\": 17, \"output_dim\": 16, \"trainable\": true,"
     "   \"kernel_initializer\": \"normal\", \"init_scale\": 0.3, \"inputs\": [\"input\"]},"
     "  {\"name\": \"wpe\", \"type\": \"position\", \"positions\": 8, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
     "  {\"name\": \"h0.ln_1\", \"type\": \"layernorm\"},"
@@ -166,8 +167,8 @@ static const char tiny_gpt[] =
     "  {\"name\": \"h1.proj\", \"type\": \"dense\", \"units\": 16, \"kernel_initializer\": \"normal\", \"init_scale\": 0.3},"
     "  {\"name\": \"h1.res_2\", \"type\": \"add\", \"inputs\": [\"h1.res_1\", \"h1.proj\"]},"
     "  {\"name\": \"ln_f\", \"type\": \"layernorm\"},"
-    "  {\"name\": \"lm_head\", \"type\": \"dense\", \"units\": 16, \"use_bias\": false, \"tie\": \"wte\"}],"
-    " \"loss\": \"softmax_cross_entropy\", \"classes\": 16,"
+    "  {\"name\": \"lm_head\", \"type\": \"dense\", \"units\": 17, \"use_bias\": false, \"tie\": \"wte\"}],"
+    " \"loss\": \"softmax_cross_entropy\", \"classes\": 17,"
     " \"optimizer\": {\"type\": \"adamw\", \"lr\": 0.01, \"weight_decay\": 0.1, \"clip_norm\": 0.05},"
     " \"data\": \"tokens\", \"batch\": 8}";
 
@@ -191,6 +192,10 @@ static void check_tensor_parallel(int rank, int nranks)
         model_free(whole);
         return;
     }
+    const LayerSpec *head = &share.layers[share.nlayers - 1];
+    snprintf(why, sizeof why, "the share's head has %d classes of %d (vocabulary %d)", head->u.dense.units,
+             whole->classes, share.tp_vocab);
+    report(rank, head->u.dense.units == 9 && share.tp_vocab == 17, "tp-gpt: the vocabulary splits 9 + 8", why);
     const DataParallel dp = {comm_dp_rank(), dp_ranks, nranks, 0, tp}, one = {0, 1, 1, 0, 1};
     Trainer t, ref;
     int rc = trainer_init_dp(&t, &share, GLOBAL_BATCH / dp_ranks, PLAN_TRAIN, STEPS, 11, &dp, err, sizeof err);
