@@ -9,6 +9,7 @@ devices' evidence, carried over by the sheets, says of a device it never measure
 median and 90th percentile of |error| per kind and device, and over all devices per kind.
 
     bench/gpu_loo.py --deepbench ../shared/gpu_data/deepbench --cde ../shared/gpu_data/cde [--db FILE]
+        [--cde-as-kernels]
 
 The data: github.com/baidu-research/DeepBench results/ (as tidy CSV: docs/import-format.md)
 and github.com/CDECatapult/ml-performance-prediction prediction_model/data/raw_data/.
@@ -70,6 +71,10 @@ def main():
     ap.add_argument("--db", help="database (default: a new temporary one)")
     ap.add_argument("--out", help="folder for the per-row CSVs")
     ap.add_argument("--reuse", action="store_true", help="--db already holds the imports")
+    ap.add_argument("--cde-as-kernels", action="store_true",
+                    help="also price CDE's convolution rows as kernels (scope kernel) from every device's kernel "
+                         "evidence, and print each device's median measured / priced ratio by filter: how much "
+                         "of a TensorFlow call is the kernel, and whether a board's kernels stand out")
     a = ap.parse_args()
     db = a.db or os.path.join(tempfile.mkdtemp(prefix="dlperf-loo-"), "loo.db")
     out = a.out or os.path.dirname(db)
@@ -109,6 +114,42 @@ def main():
     print("\n%-28s %-20s %7s %9s %9s" % ("# all devices", "class", "rows", "median", "p90"))
     for (src, cls), v in sorted(rows.items()):
         print("%-28s %-20s %7d %8.1f%% %8.1f%%" % (src, cls, len(v), quantile(v, 0.5), quantile(v, 0.9)))
+    if a.cde_as_kernels:
+        cde_as_kernels(a, db, out, [x for x in sets if x[0].startswith("cde ")])
+
+
+def cde_as_kernels(a, db, out, sets):
+    """CDE's convolution rows written again as kernel-scope rows of dlperf's CSV and priced
+    on their device (its own kernel evidence if any, else the other devices' carried over);
+    rows of 2 ms or more, where a call's fixed overhead matters least."""
+    import re
+    print("\nCDE's convolutions priced as kernels: median measured / priced (quartiles), rows of 2 ms or more")
+    print("%-12s %-16s %-24s %-24s %-24s" % ("# device", "sheet", "3x3 stride 1", "1x1", "other"))
+    for label, sheet, _, _ in sets:
+        src = os.path.join(out, label.replace(" ", "_") + ".csv")
+        kern = os.path.join(out, label.replace(" ", "_") + "_as_kernels.csv")
+        seen = set()
+        with open(kern, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["key", "precision", "time_ms", "scope"])
+            for r in csv.DictReader(open(src)):
+                if r["class"] == "conv2d fwd" and r["key"] not in seen:
+                    seen.add(r["key"])
+                    w.writerow([r["key"], "fp32", r["measured_ms"], "kernel"])
+        priced = os.path.join(out, label.replace(" ", "_") + "_as_kernels_priced.csv")
+        sh([a.dlperf, "validate", "--db", db, "--device", sheet, "--no-profiles", "--precision", "fp32", "--csv",
+            priced, kern])
+        ratios = collections.defaultdict(list)
+        for r in csv.DictReader(open(priced)):
+            if float(r["measured_ms"]) < 2:
+                continue
+            d = dict(re.findall(r"(\w+)=([\d,]+)", r["key"]))
+            cls = "3x3s1" if d["r"] == "3" and d["sh"] == "1" else "1x1" if d["r"] == "1" else "other"
+            ratios[cls].append(float(r["measured_ms"]) / float(r["predicted_ms"]))
+        cell = lambda v: "%.2f (%.2f-%.2f) n=%d" % (quantile(v, 0.5), quantile(v, 0.25), quantile(v, 0.75), len(v)) \
+            if v else "-"
+        print("%-12s %-16s %-24s %-24s %-24s" % (label.split()[1], sheet, cell(ratios["3x3s1"]), cell(ratios["1x1"]),
+                                              cell(ratios["other"])))
 
 
 if __name__ == "__main__":

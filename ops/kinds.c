@@ -497,6 +497,11 @@ static bool pool_parse(KeyCursor *kc, OpDesc *r)
 
 bool op_pool_global(const OpDesc *d) { return d->kind == OP_POOL2D && pool2d_is_global(&d->u.pool); }
 
+bool op_communicates(const OpDesc *d)
+{
+    return d->kind == OP_ALLREDUCE || (d->kind == OP_SOFTMAX_XENT && d->phase == PHASE_FWD && d->u.xent.parts > 1);
+}
+
 /* =======================================================================================
  * BIAS (eltwise.c): FWD y += b, BWD_WEIGHTS db (+)= sums. FLOPs 1 per element of y / dy;
  * bytes y read and written and b (fwd), dy and db (twice when accumulating; bwd).

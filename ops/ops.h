@@ -709,6 +709,10 @@ bool op_conv_rows(const OpDesc *d);
 /* True for a pooling whose window is the whole plane (ops/pool.c reduces the planes side
  * by side): the cost model fits it apart from the windowed poolings. */
 bool op_pool_global(const OpDesc *d);
+/* True for an op that exchanges data with the other ranks of its tensor-parallel group
+ * (an allreduce; the vocabulary-parallel loss's forward): every rank of the group must run
+ * it together, so it is never timed by one rank alone once the group is split. */
+bool op_communicates(const OpDesc *d);
 
 /* Fills info[0..n) in the order op_run expects bufs[] and returns n (<= OP_MAX_BUFS).
  *   GEMM              C(inout if beta!=0) | A | B            (bias: C | A | B | bias(n))

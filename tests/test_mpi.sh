@@ -493,6 +493,10 @@ if run cal-tp 0 mpi 2 "$DLPERF" calibrate --quick --threads 1 --only peak,memory
         ok cal-tp-share-ops || fail cal-tp-share-ops "no gemm of the share's QKV (n = 3 x 256 / 2)"
     [ "$(sql "SELECT count(*) FROM measurement WHERE kind = 'allreduce' AND family != 'comm'")" = 0 ] &&
         ok cal-tp-no-collective || fail cal-tp-no-collective "the group's sums were timed as kernels"
+    # the vocabulary-parallel pair: the head's block of 128 of the 256 byte classes, the table's rows
+    [ "$(sql "SELECT count(*) FROM measurement WHERE key LIKE 'softmax_xent fwd n=% classes=128 parts=2 total=256'")" -ge 1 ] &&
+        [ "$(sql "SELECT count(*) FROM measurement WHERE key LIKE 'embedding fwd % vocab=128 dim=256 acc=0 part=1'")" -ge 1 ] &&
+        ok cal-tp-vocab-ops || fail cal-tp-vocab-ops "$(sql "SELECT key FROM measurement WHERE key LIKE 'softmax_xent%' OR key LIKE 'embedding%'")"
 fi
 if run validate-tp 0 mpi 2 "$DLPERF" validate gpt-bytes --tp 2 --batch 2 --steps 2 --threads 1 --min-time 0 --json; then
     [ "$(json "json_extract(j, '\$[0].model') = 'gpt-bytes-tp2' AND json_extract(j, '\$[0].predicted_s') > 0
@@ -503,6 +507,8 @@ if run validate-tp 0 mpi 2 "$DLPERF" validate gpt-bytes --tp 2 --batch 2 --steps
     # the group's sums are ops of the prediction, priced from the collectives
     [ "$(sql "SELECT count(*) FROM prediction_op WHERE key LIKE 'allreduce fwd count=% ranks=2' AND time_s > 0")" -ge 8 ] &&
         ok validate-tp-sums-priced || fail validate-tp-sums-priced "$(sql "SELECT key, time_s FROM prediction_op WHERE key LIKE 'allreduce%' LIMIT 5")"
+    [ "$(sql "SELECT count(*) FROM prediction_op WHERE key LIKE 'softmax_xent fwd % parts=2 total=256' AND time_s > 0")" = 1 ] &&
+        ok validate-tp-vocab-loss || fail validate-tp-vocab-loss "$(sql "SELECT key, time_s FROM prediction_op WHERE key LIKE 'softmax_xent%'")"
 fi
 # the same job predicted without running it: the same price
 if [ -n "$(json "json_extract(j, '\$[0].predicted_s')" 2>/dev/null)" ]; then

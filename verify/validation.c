@@ -513,12 +513,13 @@ CostModel *validation_holdout_model(Db *db, const CalibrationRow *cal, const Mod
  * the rest). The calibration the prediction came from may hold none of drift_measure's
  * fixed shapes (a calibration of the model's ops alone), but it holds these. Indices into
  * the plan, -1 where the class has none. */
-static void dp_drift_refs(const OpTimeRow *ops, int nops, int idx[2])
+static void dp_drift_refs(const Plan *plan, const OpTimeRow *ops, int nops, int idx[2])
 {
     idx[0] = idx[1] = -1;
     for (int i = 0; i < nops; i++) {
-        /* a tensor-parallel sum is a collective, priced from the communication calibration */
-        if (strcmp(ops[i].source, "exact") != 0 || strcmp(ops[i].kind, "allreduce") == 0)
+        /* an op that sums over the tensor-parallel group runs only with the group: timed by
+         * each rank on its own, the ranks' repetitions would not meet */
+        if (strcmp(ops[i].source, "exact") != 0 || op_communicates(&plan->ops[i].desc))
             continue;
         const int cls = drift_compute_kind(ops[i].kind) ? 0 : 1;
         if (idx[cls] < 0 || ops[i].time_s > ops[idx[cls]].time_s)
@@ -622,7 +623,7 @@ int validation_dp_run(const RunEnv *env, Db *db, const MachineRow *machine, cons
                     if (rc == 0 && db_prediction_insert(db, &r->pred, r->pops, plan.nops) != 0)
                         rc = verify_fail(err, errlen, VERIFY_FAIL, "%s", db_errmsg(db));
                     if (rc == 0)
-                        dp_drift_refs(r->pops, r->nops, idx);
+                        dp_drift_refs(&plan, r->pops, r->nops, idx);
                     r->allreduce_apart_s = comm_model_allreduce_apart_s(comm, (double)plan.arena_bytes[ARENA_GRAD],
                                                                         ranks);
                 }
