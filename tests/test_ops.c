@@ -3710,6 +3710,9 @@ static void test_vocabulary_parallel_group_of_one(void **state)
     OpDesc f = op_softmax_xent(PHASE_FWD, N, K), b = op_softmax_xent(PHASE_BWD_DATA, N, K);
     OpDesc pf = op_softmax_xent_parallel(PHASE_FWD, N, K, 2, T), pb = op_softmax_xent_parallel(PHASE_BWD_DATA, N, K, 2, T);
     assert_true(op_workspace_bytes(&pf) == 3 * N * sizeof(float) && op_workspace_bytes(&pb) == 0);
+    /* only the forward sums over the group: never timed by one rank alone */
+    assert_true(op_communicates(&pf) && !op_communicates(&pb) && !op_communicates(&f));
+    assert_true(op_communicates(&(OpDesc){.kind = OP_ALLREDUCE, .phase = PHASE_FWD, .u.allreduce = {8, 2}}));
     run(&f, (void *[]){&l0, p0, logits, local});
     run(&b, (void *[]){g0, p0, local});
     run(&pf, (void *[]){&l1, p1, logits, local});
