@@ -120,6 +120,51 @@ static int token_vocab(const ModelSpec *m)
     return m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 2;
 }
 
+static int32_t skip_pad(int32_t t, int pad) { return t >= pad ? t + 1 : t; }
+
+/* The token id an attention's padding mask masks (the first such layer's), or -1. */
+static int pad_id_of(const ModelSpec *m)
+{
+    for (int i = 0; i < m->nlayers; i++)
+        if (m->layers[i].kind == LAYER_ATTENTION && m->layers[i].u.attn.padding_mask)
+            return m->layers[i].u.attn.pad_id;
+    return -1;
+}
+
+/* A masked LM's batch of B sequences of T steps, time-major (ids[t * B + b]), as BERT
+ * masks them (model.h). With a pad id (a model whose attention masks padding): each
+ * sequence is L steps long, L uniform in [ceil(T / 2), T], and padded to T with the pad
+ * id, unscored; no other token is the pad id. */
+static void gen_masked_tokens(gsl_rng *r, int32_t *ids, int32_t *labels, int B, int T, int vocab, int pad)
+{
+    int32_t *len = NULL;
+    if (pad >= 0) {
+        len = malloc((size_t)B * sizeof *len);
+        assert(len);
+        for (int b = 0; b < B; b++)
+            len[b] = (T + 1) / 2 + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(T - (T + 1) / 2 + 1));
+    }
+    /* a token other than the pad id: drawn from vocab - 1 values, those from pad on moved up */
+    #define DRAW() (pad < 0 ? (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab) \
+                            : skip_pad((int32_t)gsl_rng_uniform_int(r, (unsigned long)(vocab - 1)), pad))
+    for (size_t i = 0; i < (size_t)B * T; i++) {
+        labels[i] = XENT_IGNORE;
+        if (len && (int)(i / (size_t)B) >= len[i % (size_t)B]) {
+            ids[i] = pad;
+            continue;
+        }
+        const int32_t token = DRAW();
+        ids[i] = token;
+        if (gsl_rng_uniform(r) >= 0.15)
+            continue;
+        labels[i] = token;
+        const double u = gsl_rng_uniform(r);
+        ids[i] = u < 0.8 ? vocab - 1 : u < 0.9 ? DRAW() : token;
+    }
+    #undef DRAW
+    free(len);
+}
+
 /* Token sequences with a learnable class signal: sample i has class (first_class + i) mod
  * classes, and each of its words comes, with odds 0.3, from that class's band of the
  * vocabulary, otherwise uniformly from all of it. */
@@ -195,22 +240,11 @@ static void datagen_batch(DataGen *g, const Plan *p, char *base, int b)
             ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
         break;
     }
-    case DATA_MASKED_TOKENS: { /* BERT's masking of uniform token streams (model.h) */
-        const int vocab = token_vocab(m);
-        int32_t *ids = (int32_t *)x;
+    case DATA_MASKED_TOKENS: /* BERT's masking of uniform token streams (model.h) */
         assert(labels && nlabels == n);
-        for (size_t i = 0; i < n; i++) {
-            const int32_t token = (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
-            ids[i] = token;
-            labels[i] = XENT_IGNORE;
-            if (gsl_rng_uniform(r) >= 0.15)
-                continue;
-            labels[i] = token;
-            const double u = gsl_rng_uniform(r);
-            ids[i] = u < 0.8 ? vocab - 1 : u < 0.9 ? (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab) : token;
-        }
+        gen_masked_tokens(r, (int32_t *)x, labels, B, (int)(n / (size_t)B), token_vocab(m),
+                          pad_id_of(m->tp_whole ? m->tp_whole : m));
         break;
-    }
     case DATA_SEQUENCE: /* rnn-benchmarks: np.random.random inputs */
         for (size_t i = 0; i < n; i++)
             x[i] = (float)gsl_rng_uniform(r);

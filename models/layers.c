@@ -1127,9 +1127,13 @@ static void attention_forward(LayerCtx *c, const LayerSpec *l)
     /* scores (BH, T, T) = q k^T / sqrt(hd), then softmax in place */
     plan_add(p, c->layer, a.bmm[ATTN_SCORES], (BufRef[]){pl->saved[1], qkv, tail(qkv, (size_t)a.hd)}, 3);
     const int srows = a.BH * a.T;
-    plan_add(p, c->layer,
-             l->u.attn.causal ? op_softmax_causal(PHASE_FWD, srows, a.T) : op_softmax(PHASE_FWD, srows, a.T),
-             (BufRef[]){pl->saved[1], pl->saved[1]}, 2);
+    if (l->u.attn.padding_mask) /* the keys' token ids: the model input, (T, B) time-major */
+        plan_add(p, c->layer, op_softmax_padded(srows, a.T, l->u.attn.causal, a.B, l->u.attn.pad_id),
+                 (BufRef[]){pl->saved[1], pl->saved[1], p->input}, 3);
+    else
+        plan_add(p, c->layer,
+                 l->u.attn.causal ? op_softmax_causal(PHASE_FWD, srows, a.T) : op_softmax(PHASE_FWD, srows, a.T),
+                 (BufRef[]){pl->saved[1], pl->saved[1]}, 2);
     if (a.drop) {
         if (p->step_counter.bytes == 0)
             p->step_counter = plan_alloc(p, ARENA_STATE, sizeof(int32_t));
@@ -1480,6 +1484,27 @@ static int check_tie(const ModelSpec *m, const LayerSpec *l, const Shape *in, ch
     return 0;
 }
 
+/* An attention's padding mask reads the model's token ids, one a step of its sequence. */
+static int check_padding(const ModelSpec *m, const LayerSpec *l, const Shape *in, char *msg, size_t n)
+{
+    const int vocab = m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 0;
+    if (!m->input_ids || m->input.rank != 2 || m->input.d[1] != 1 || in->rank != 2 || m->input.d[0] != in->d[0]) {
+        snprintf(msg, n, "pad_token_id: a padding mask reads the model's token ids, a sequence [T, 1] as long as "
+                         "the attention's");
+        return -1;
+    }
+    if (l->u.attn.pad_id < 0 || (vocab > 0 && l->u.attn.pad_id >= vocab)) {
+        snprintf(msg, n, "pad_token_id %d: must be a token id, in [0, %d)", l->u.attn.pad_id, vocab);
+        return -1;
+    }
+    if (m->data == DATA_MASKED_TOKENS && l->u.attn.pad_id == vocab - 1) {
+        snprintf(msg, n, "pad_token_id %d: a masked LM's data show [MASK] as the vocabulary's last id; pad with "
+                         "another, in [0, %d)", l->u.attn.pad_id, vocab - 1);
+        return -1;
+    }
+    return 0;
+}
+
 int layer_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, int nin, Shape *out, char *msg, size_t n)
 {
     if ((unsigned)l->kind >= LAYER_KIND_COUNT) {
@@ -1509,6 +1534,8 @@ int layer_infer(const ModelSpec *m, const LayerSpec *l, const Shape *in, int nin
             return -1;
         }
         if (l->kind == LAYER_DENSE && l->u.dense.tie != 0 && check_tie(m, l, in, msg, n) != 0)
+            return -1;
+        if (l->kind == LAYER_ATTENTION && l->u.attn.padding_mask && check_padding(m, l, in, msg, n) != 0)
             return -1;
         return impls[l->kind].infer1(l, in, out, msg, n);
     }

@@ -145,6 +145,9 @@ typedef struct {
                             * 0 or 1: the whole layer */
     bool no_proj_bias;     /* the projection's bias is left out (a TP_SUM layer adds it after the
                             * ranks' sum: Megatron's row-parallel bias) */
+    bool padding_mask;     /* the keys whose token (the model's input id at that step) is pad_id
+                            * get no weight (HF's attention_mask of an encoder's padded batch) */
+    int pad_id;
 } AttentionSpec;
 
 /* LAYER_TP_COPY, LAYER_TP_SUM: the tensor-parallel group's size, and (TP_SUM) whether a bias

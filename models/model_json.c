@@ -83,7 +83,7 @@ static const char *const kind_fields[LAYER_KIND_COUNT][12] = {
     [LAYER_SPARSITY] = {"rho", "beta"},
     [LAYER_LAYERNORM] = {"epsilon"},
     [LAYER_ATTENTION] = {"heads", "causal", "dropout", "kernel_initializer", "init_scale",
-                         "proj_init_scale", "weight_decay", "shards", "proj_bias"},
+                         "proj_init_scale", "weight_decay", "shards", "proj_bias", "pad_token_id"},
     [LAYER_POSITION] = {"positions", "token_types", "kernel_initializer", "init_scale", "weight_decay"},
     [LAYER_TO_SEQUENCE] = {NULL},
     [LAYER_CLASS_TOKEN] = {"kernel_initializer", "init_scale"},
@@ -877,8 +877,10 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
                  get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
                  get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale) ||
                  get_int(c, lj, "shards", false, 0, 0, INT_MAX, &L->u.attn.shards) ||
-                 get_bool(c, lj, "proj_bias", true, &proj_bias);
+                 get_bool(c, lj, "proj_bias", true, &proj_bias) ||
+                 get_int(c, lj, "pad_token_id", false, -1, 0, INT_MAX, &L->u.attn.pad_id);
         L->u.attn.no_proj_bias = !proj_bias;
+        L->u.attn.padding_mask = L->u.attn.pad_id >= 0;
         return rc;
     }
     case LAYER_TP_COPY:
@@ -1678,7 +1680,8 @@ static bool add_kind_fields(cJSON *o, const LayerSpec *L)
                (L->u.attn.dropout == 0 || add_float(o, "dropout", L->u.attn.dropout)) &&
                (L->u.attn.proj_init_scale == 0 || add_float(o, "proj_init_scale", L->u.attn.proj_init_scale)) &&
                (L->u.attn.shards <= 1 || add_int(o, "shards", L->u.attn.shards)) &&
-               (!L->u.attn.no_proj_bias || add_bool(o, "proj_bias", false));
+               (!L->u.attn.no_proj_bias || add_bool(o, "proj_bias", false)) &&
+               (!L->u.attn.padding_mask || add_int(o, "pad_token_id", L->u.attn.pad_id));
     case LAYER_TP_COPY: return add_int(o, "ranks", L->u.tp.ranks);
     case LAYER_TP_SUM:
         return add_int(o, "ranks", L->u.tp.ranks) && (L->u.tp.bias || add_bool(o, "use_bias", false));

@@ -1157,21 +1157,27 @@ void spot_check_softmax(SpotCheck *ck, const OpDesc *op, void *const bufs[], flo
     const size_t H = (size_t)m->h;
     Sampler s = sampler_init((size_t)m->n * H, samples, seed);
     size_t idx;
+    /* a padding mask's keys: sample b's key j is padding where its id is the pad id */
+    const int32_t *ids = op->phase == PHASE_FWD && m->samples > 0 ? bufs[2] : NULL;
+    const size_t S = ids ? (size_t)m->samples : 1, per = (size_t)m->n / S;
+#define KEY_OF(row, j) (!ids || ids[(j) * S + (row) / per] != m->pad_id)
     while (sampler_next(&s, &idx)) {
         const size_t row = idx / H, col = idx % H;
         const size_t V = m->causal ? row % H + 1 : H; /* the row's visible columns */
-        if (col >= V) { /* masked: no weight, no gradient */
+        if (col >= V || !KEY_OF(row, col)) { /* masked: no weight, no gradient */
             const double prior = op->phase != PHASE_FWD && m->accumulate ? b0[0][idx] : 0.0;
             check_one(ck, f[0][idx], prior, fabs(prior));
             continue;
         }
         if (op->phase == PHASE_FWD) {
             const float *x = f[1] + row * H;
-            double mx = x[0], sum = 0.0;
-            for (size_t j = 1; j < V; j++)
-                mx = x[j] > mx ? x[j] : mx;
+            double mx = -INFINITY, sum = 0.0;
             for (size_t j = 0; j < V; j++)
-                sum += exp(x[j] - mx);
+                if (KEY_OF(row, j))
+                    mx = x[j] > mx ? x[j] : mx;
+            for (size_t j = 0; j < V; j++)
+                if (KEY_OF(row, j))
+                    sum += exp(x[j] - mx);
             const double ref = exp(f[1][idx] - mx) / sum;
             /* exp's argument carries the rounding of x - max: relative error ~ |x - max| ulp */
             check_one(ck, f[0][idx], ref, ref * (1.0 + fabs(f[1][idx] - mx)));
@@ -1187,6 +1193,7 @@ void spot_check_softmax(SpotCheck *ck, const OpDesc *op, void *const bufs[], flo
             check_one(ck, f[0][idx], prior + yy * (g - dot), fabs(prior) + fabs(yy) * (fabs(g) + dotm));
         }
     }
+#undef KEY_OF
 }
 
 /* a op b in double, with the magnitude of its rounding (pow: exp(b ln a), whose error

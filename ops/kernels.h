@@ -248,6 +248,8 @@ void layernorm_backward_data(float *dx, const float *dy, const float *x, const f
                              const float *mean, const float *rstd, const LnDesc *d);
 /* y = softmax(x) per row; y may alias x */
 void softmax_forward(float *y, const float *x, const SoftmaxDesc *d);
+/* the same under a key padding mask (SoftmaxDesc.samples): ids (h, samples) the token ids */
+void softmax_forward_padded(float *y, const float *x, const int32_t *ids, const SoftmaxDesc *d);
 /* dx (=|+=) y (dy - sum_j dy_j y_j) per row */
 void softmax_backward_data(float *dx, const float *dy, const float *y, const SoftmaxDesc *d);
 

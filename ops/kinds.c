@@ -2756,14 +2756,23 @@ static bool ln_parse(KeyCursor *kc, OpDesc *r)
  * row's dot as a multiply-add, subtract, multiply), +1 when accumulating; bytes x and y
  * (fwd), dy, y and dx (read too when accumulating; bwd). Under the causal mask the FLOPs
  * and the reads count the visible elements only, n (h + 1) / 2, and the writes of the
- * masked zeros count too (fwd's y, bwd's dx when not accumulating). Key: phase, n, h, acc
- * (0 for FWD), then " causal=1" when masked.
+ * masked zeros count too (fwd's y, bwd's dx when not accumulating). A padding mask adds
+ * the ids it reads. Key: phase, n, h, acc (0 for FWD), then " causal=1" when masked, then
+ * " pad=ID samples=B" under a padding mask.
  * ===================================================================================== */
 
 OpDesc op_softmax(OpPhase phase, int n, int h)
 {
     OpDesc d = {.kind = OP_SOFTMAX, .phase = phase};
     d.u.softmax = (SoftmaxDesc){.n = n, .h = h, .accumulate = phase != PHASE_FWD};
+    DESC_ASSERT_VALID(&d);
+    return d;
+}
+
+OpDesc op_softmax_padded(int n, int h, bool causal, int samples, int pad_id)
+{
+    OpDesc d = {.kind = OP_SOFTMAX, .phase = PHASE_FWD};
+    d.u.softmax = (SoftmaxDesc){.n = n, .h = h, .causal = causal, .samples = samples, .pad_id = pad_id};
     DESC_ASSERT_VALID(&d);
     return d;
 }
@@ -2785,6 +2794,9 @@ static const char *softmax_check(const OpDesc *d)
         return "softmax: n and h must be >= 1 (and the tensor at most 2^40)";
     if (m->causal && m->n % m->h != 0)
         return "softmax: causal rows n must be a multiple of h (blocks of h queries over h keys)";
+    if (m->samples < 0 || (m->samples > 0 && (d->phase != PHASE_FWD || m->pad_id < 0 || m->n % m->samples != 0 ||
+                                              (m->n / m->samples) % m->h != 0)))
+        return "softmax: a padding mask is the forward's, over samples whose rows are blocks of h (pad id >= 0)";
     return NULL;
 }
 
@@ -2793,8 +2805,8 @@ static OpCost softmax_cost(const OpDesc *d)
     const SoftmaxDesc *m = &d->u.softmax;
     const double e = (double)m->n * m->h;
     const double v = m->causal ? (double)m->n * (m->h + 1) / 2.0 : e; /* visible elements */
-    if (d->phase == PHASE_FWD)
-        return (OpCost){.flops = 5.0 * v, .bytes = F * (v + e)};
+    if (d->phase == PHASE_FWD) /* a padding mask reads the ids (and is charged the keys it masks) */
+        return (OpCost){.flops = 5.0 * v, .bytes = F * (v + e) + 4.0 * m->h * m->samples};
     if (m->accumulate)
         return (OpCost){.flops = 5.0 * v, .bytes = F * 4.0 * v};
     return (OpCost){.flops = 4.0 * v, .bytes = F * (2.0 * v + e)};
@@ -2808,6 +2820,8 @@ static int softmax_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
     if (d->phase == PHASE_FWD) {
         info[n++] = ops_buf_f("y", e, BUF_OUT);
         info[n++] = ops_buf_f("x", e, BUF_IN);
+        if (m->samples > 0)
+            info[n++] = ops_buf_i32("ids", (size_t)m->h * (size_t)m->samples);
     } else {
         info[n++] = ops_buf_f("dx", e, m->accumulate ? BUF_INOUT : BUF_OUT);
         info[n++] = ops_buf_f("dy", e, BUF_IN);
@@ -2819,7 +2833,9 @@ static int softmax_buffers(const OpDesc *d, OpBufInfo info[OP_MAX_BUFS])
 static void softmax_exec(const OpDesc *d, void *const bufs[], void *ws)
 {
     (void)ws;
-    if (d->phase == PHASE_FWD)
+    if (d->phase == PHASE_FWD && d->u.softmax.samples > 0)
+        softmax_forward_padded(bufs[0], bufs[1], bufs[2], &d->u.softmax);
+    else if (d->phase == PHASE_FWD)
         softmax_forward(bufs[0], bufs[1], &d->u.softmax);
     else
         softmax_backward_data(bufs[0], bufs[1], bufs[2], &d->u.softmax);
@@ -2832,6 +2848,8 @@ static int softmax_key(const OpDesc *d, char out[OP_KEY_MAX])
                        op_phase_name(d->phase), m->n, m->h, d->phase != PHASE_FWD && m->accumulate);
     if (m->causal)
         len = ops_key_append(out, len, " causal=1");
+    if (m->samples > 0)
+        len = ops_key_append(out, len, " pad=%d samples=%d", m->pad_id, m->samples);
     return len;
 }
 
@@ -2849,6 +2867,12 @@ static bool softmax_parse(KeyCursor *kc, OpDesc *r)
         if (kc_int(kc, "causal") != 1)
             return false;
         m->causal = true;
+    }
+    if (kc_next_is(kc, " pad=")) {
+        m->pad_id = kc_int(kc, "pad");
+        m->samples = kc_int(kc, "samples");
+        if (m->samples < 1)
+            return false;
     }
     return true;
 }

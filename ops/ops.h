@@ -396,10 +396,18 @@ typedef struct {
  * gradient (dx there is written 0, or left as it is when accumulating); the masked
  * columns are neither read nor exponentiated, which is about half the work. " causal=1"
  * ends the key (unmasked keys are unchanged). */
+/* samples > 0 (FWD): the key padding mask of an encoder's batch (HF's attention_mask, made
+ * from the token ids): x's rows are `samples` equal groups, sample b's n / samples rows (its
+ * heads' blocks of h queries over h keys), and a third buffer `ids` holds the model's token
+ * ids, (h, samples) time-major; key j of sample b is padding where ids[j * samples + b] ==
+ * pad_id and gets weight 0, as a causal mask's keys do (with causal too, both masks hold).
+ * A row left without keys is all 0. The backward needs no mask: y is 0 there. " pad=ID
+ * samples=B" ends the key. */
 typedef struct {
     int n, h;
     bool accumulate;
     bool causal;
+    int samples, pad_id;
 } SoftmaxDesc;
 
 /* Element-wise y = a op b over `count` values, a, b and y of the same shape (no
@@ -662,6 +670,8 @@ OpDesc op_layernorm(OpPhase phase, int n, int h, float eps);
 OpDesc op_softmax(OpPhase phase, int n, int h);
 /* The decoder's masked softmax (SoftmaxDesc.causal): n/h blocks of h queries over h keys. */
 OpDesc op_softmax_causal(OpPhase phase, int n, int h);
+/* The forward under a key padding mask (SoftmaxDesc.samples), causal or not. */
+OpDesc op_softmax_padded(int n, int h, bool causal, int samples, int pad_id);
 OpDesc op_binary(OpPhase phase, BinaryKind op, size_t count);
 OpDesc op_scalar(OpPhase phase, BinaryKind op, size_t count, float scalar);
 /* sparsity in [0, 1): the fraction of zeros of A; nnz_per_row = max(1, round(k * (1 - s))). */

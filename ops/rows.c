@@ -240,6 +240,36 @@ void softmax_forward(float *y, const float *x, const SoftmaxDesc *d)
     }
 }
 
+/* Contract: as softmax_forward, each row over the keys its sample's ids do not mark as
+ * padding (and, causal, its first r % h + 1); masked keys get 0, a row with none left is
+ * all 0. y may alias x. */
+void softmax_forward_padded(float *y, const float *x, const int32_t *ids, const SoftmaxDesc *d)
+{
+    OPS_ASSERT(y && x && ids && d && d->n > 0 && d->h > 0 && d->samples > 0);
+    const size_t n = (size_t)d->n, h = (size_t)d->h, S = (size_t)d->samples, per = n / S;
+#pragma omp parallel for schedule(static) if (n * h >= ops_par_min)
+    for (size_t r = 0; r < n; r++) {
+        const size_t v = softmax_visible(d, r), b = r / per;
+        const float *xr = x + r * h;
+        float *yr = y + r * h;
+        float m = -INFINITY;
+        for (size_t j = 0; j < v; j++)
+            if (ids[j * S + b] != d->pad_id && xr[j] > m)
+                m = xr[j];
+        double s = 0.0;
+        for (size_t j = 0; j < v; j++) {
+            const bool key = ids[j * S + b] != d->pad_id;
+            yr[j] = key ? expf(xr[j] - m) : 0.0f;
+            s += yr[j];
+        }
+        if (v < h)
+            memset(yr + v, 0, (h - v) * sizeof(float));
+        const float inv = s > 0.0 ? (float)(1.0 / s) : 0.0f; /* no key left: all 0 */
+        for (size_t j = 0; j < v; j++)
+            yr[j] *= inv;
+    }
+}
+
 OPS_TARGET_CLONES
 static void softmax_row_backward(float *restrict dx, const float *restrict dy,
                                  const float *restrict y, size_t h, bool acc)

@@ -1121,6 +1121,25 @@ static void test_parse_transformer(void **state)
     free(text);
     model_free(back);
     model_free(m);
+    /* a padding mask: its softmax reads the token ids, and the file says it again */
+    char buf[4096];
+    const char *at = strstr(gpt_text, "\"causal\": true,");
+    snprintf(buf, sizeof buf, "%.*s\"pad_token_id\": 0, %s", (int)(at - gpt_text), gpt_text, at);
+    m = parse_ok(buf);
+    assert_true(m->layers[3].u.attn.padding_mask && m->layers[3].u.attn.pad_id == 0);
+    assert_int_equal(plan_build(m, 2, &p, err, sizeof err), 0);
+    int padded = 0;
+    for (int i = 0; i < p.nops; i++)
+        padded += p.ops[i].desc.kind == OP_SOFTMAX && p.ops[i].desc.u.softmax.samples == 2;
+    assert_int_equal(padded, 1);
+    plan_free(&p);
+    text = model_json_export(m);
+    assert_non_null(strstr(text, "\"pad_token_id\": 0"));
+    back = parse_ok(text);
+    assert_memory_equal(back->layers, m->layers, sizeof(LayerSpec) * (size_t)m->nlayers);
+    free(text);
+    model_free(back);
+    model_free(m);
 }
 
 static void test_error_transformer(void **state)
@@ -1163,6 +1182,7 @@ static void test_transformer_shapes_refused(void **state)
     } cases[] = {
         {"\"heads\": 4,", "\"heads\": 5,", "heads 5: must be >= 1 and divide the width 32"},
         {"\"positions\": 64,", "\"positions\": 8,", "positions 8: the table must have a row for each of the sequence's 16"},
+        {"\"causal\": true,", "\"causal\": true, \"pad_token_id\": 100,", "pad_token_id 100: must be a token id, in [0, 100)"},
         {"\"units\": 100, \"use_bias\": false, \"tie\": \"wte\"", "\"units\": 99, \"use_bias\": false, \"tie\": \"wte\"",
          "tied to 'wte' (100 x 32)"},
     };

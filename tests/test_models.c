@@ -276,8 +276,9 @@ static ModelSpec gpt_model(bool causal, float dropout, int shards)
 
 /* A BERT-style masked LM: token, position and token-type embeddings, post-norm blocks with
  * dropout, the MLM head's transform and a tied decoder with its own bias; the loss scores
- * the masked positions only (DATA_MASKED_TOKENS labels the others XENT_IGNORE). */
-static ModelSpec bert_model(void)
+ * the masked positions only (DATA_MASKED_TOKENS labels the others XENT_IGNORE). pad >= 0:
+ * the attention masks the keys of that token, and the data pad each sequence with it. */
+static ModelSpec bert_model_padded(int pad)
 {
     Builder b = {.init = INIT_GLOROT_UNIFORM};
     const int D = 8, V = 13, T = 8;
@@ -287,6 +288,7 @@ static ModelSpec bert_model(void)
     x = zb_layernorm(&b, "emb_ln", x, 1e-12f);
     x = zb_dropout(&b, "emb_drop", x, 0.1f);
     int h = zb_attention(&b, "attn", x, 2, false, 0.1f, 0.4f, 0.4f);
+    b.layers[h].u.attn.padding_mask = pad >= 0, b.layers[h].u.attn.pad_id = pad;
     h = zb_add2(&b, "res_1", x, h, NOACT);
     x = zb_layernorm(&b, "ln_1", h, 1e-12f);
     h = zb_dense_normal(&b, "fc", x, 4 * D, ACT_GELU, 0.4f);
@@ -302,6 +304,8 @@ static ModelSpec bert_model(void)
     m.input_ids = true;
     return m;
 }
+
+static ModelSpec bert_model(void) { return bert_model_padded(-1); }
 
 /* Runs one step with lr = 0 (parameters unchanged) and the same dropout masks, and
  * returns the loss. */
@@ -477,6 +481,50 @@ static void test_tensor_parallel_split(void **state)
 
 static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f, 1), 2); }
 static void test_gradcheck_masked_lm(void **state) { gradcheck(bert_model(), 4); }
+static void test_gradcheck_masked_lm_padded(void **state) { gradcheck(bert_model_padded(0), 4); }
+
+/* A padded batch: each sequence's real tokens, then the pad id to the end (at least half
+ * of its 8 steps real), the pads unscored and no real token the pad id; and the attention's
+ * softmax gives the pads' keys no weight. */
+static void test_padding_mask(void **state)
+{
+    ModelSpec m = bert_model_padded(3);
+    Trainer t;
+    char err[512];
+    enum { B = 16, T = 8 };
+    assert_int_equal(trainer_init(&t, &m, B, 1, 5, err, sizeof err), 0);
+    const int32_t *ids = (const int32_t *)((char *)t.base[ARENA_INPUT] + t.plan.input.offset);
+    const int32_t *labels = (const int32_t *)((char *)t.base[ARENA_INPUT] + t.plan.target.offset);
+    int padded = 0;
+    for (int b = 0; b < B; b++) {
+        int len = T;
+        while (len > 0 && ids[(len - 1) * B + b] == 3)
+            len--;
+        assert_true(len >= T / 2);
+        for (int s = 0; s < T; s++) {
+            assert_true((s < len) == (ids[s * B + b] != 3));
+            if (s >= len)
+                assert_int_equal(labels[s * B + b], XENT_IGNORE);
+        }
+        padded += T - len;
+    }
+    assert_true(padded > 0);
+    loss_at(&t); /* the forward ran: the attention's weights of a pad's key are 0 */
+    int sm = -1;
+    for (int i = 0; i < t.plan.nops; i++)
+        if (t.plan.ops[i].desc.kind == OP_SOFTMAX && t.plan.ops[i].desc.phase == PHASE_FWD)
+            sm = i;
+    assert_true(sm >= 0 && t.plan.ops[sm].desc.u.softmax.samples == B && t.plan.ops[sm].desc.u.softmax.pad_id == 3);
+    const BufRef wref = t.plan.ops[sm].buf[0];
+    const float *w = (const float *)((char *)t.base[wref.arena] + wref.offset);
+    const int heads = 2, per = heads * T;
+    for (int r = 0; r < B * per; r++)
+        for (int j = 0; j < T; j++)
+            if (ids[j * B + r / per] == 3)
+                assert_true(w[(size_t)r * T + j] == 0.0f);
+    trainer_free(&t);
+    free((void *)m.layers);
+}
 static void test_gradcheck_vit(void **state) { gradcheck(vit_model(), 3); }
 
 /* BERT's masking on bert-base's batches: 15% of the positions scored; of those 80% show the
@@ -718,6 +766,8 @@ int main(void)
         cmocka_unit_test(test_tensor_parallel_share_of_one_is_the_model),
         cmocka_unit_test(test_tensor_parallel_split),
         cmocka_unit_test(test_gradcheck_masked_lm),
+        cmocka_unit_test(test_gradcheck_masked_lm_padded),
+        cmocka_unit_test(test_padding_mask),
         cmocka_unit_test(test_gradcheck_vit),
         cmocka_unit_test(test_masked_tokens),
         cmocka_unit_test(test_training_lowers_loss),

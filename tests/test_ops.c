@@ -2216,7 +2216,8 @@ static void key_roundtrip(const OpDesc *d)
         assert_true(p.phase == d->phase && p.u.softmax.n == d->u.softmax.n &&
                     p.u.softmax.h == d->u.softmax.h);
         assert_true(p.u.softmax.accumulate == (d->phase != PHASE_FWD && d->u.softmax.accumulate));
-        assert_true(p.u.softmax.causal == d->u.softmax.causal);
+        assert_true(p.u.softmax.causal == d->u.softmax.causal && p.u.softmax.samples == d->u.softmax.samples &&
+                    p.u.softmax.pad_id == d->u.softmax.pad_id);
         break;
     case OP_BINARY:
         assert_true(p.phase == d->phase && p.u.binary.op == d->u.binary.op &&
@@ -2249,6 +2250,7 @@ static void key_roundtrip(const OpDesc *d)
     case OP_SOFTMAX_XENT:
         assert_true(p.phase == d->phase && p.u.xent.n == d->u.xent.n &&
                     p.u.xent.classes == d->u.xent.classes);
+        assert_true(p.u.xent.parts == d->u.xent.parts && p.u.xent.total == d->u.xent.total);
         break;
     case OP_SQERR:
         assert_true(p.phase == d->phase && p.u.sqerr.n == d->u.sqerr.n &&
@@ -2291,7 +2293,7 @@ static void key_roundtrip(const OpDesc *d)
         assert_true(p.u.axpby.count == d->u.axpby.count);
         break;
     case OP_EMBEDDING:
-        assert_true(p.u.embed.repeat == d->u.embed.repeat);
+        assert_true(p.u.embed.repeat == d->u.embed.repeat && p.u.embed.part == d->u.embed.part);
         assert_true(p.phase == d->phase && p.u.embed.n == d->u.embed.n &&
                     p.u.embed.vocab == d->u.embed.vocab && p.u.embed.dim == d->u.embed.dim);
         assert_true(p.u.embed.accumulate == (d->phase != PHASE_FWD && d->u.embed.accumulate));
@@ -2397,6 +2399,7 @@ static void test_keys(void **state)
         op_scalar(PHASE_FWD, BIN_MUL, 1000, 0.125f), op_scalar(PHASE_BWD_DATA, BIN_DIV, 10, 8.0f),
         op_scalar(PHASE_FWD, BIN_POW, 7, 3.0f), op_scalar(PHASE_BWD_DATA, BIN_ADD, 1, 1.0f),
         op_softmax_causal(PHASE_FWD, 12 * 128, 128), op_softmax_causal(PHASE_BWD_DATA, 3, 1),
+        op_softmax_padded(8 * 12 * 128, 128, false, 8, 0), op_softmax_padded(2, 1, true, 1, 7),
         op_bmm_strided(PHASE_FWD, 96, 128, 128, 64, false, true, 0.125f, 0.0f, (int[3]){18432, 18432, 0},
                        (size_t[3]){192, 192, 0}),
         op_sumsq(PHASE_FWD, 124439808), op_sumsq(PHASE_FWD, 1),
@@ -3039,6 +3042,73 @@ static void softmax_case(int n, int h, float scale, bool causal, uint64_t seed)
     for (size_t i = 0; i < e; i++)
         assert_true(isfinite(y[i]));
     free(x), free(y), free(dy), free(dx), free(ry), free(rdx), free(ex), free(xi), free(xr);
+}
+
+/* The key padding mask: S samples, each H heads x T queries over T keys (b-major rows),
+ * the ids (T, S) time-major. Against the reference with the pads' keys (and, causal, the
+ * future's) at -inf, a sample of no real key all 0, in place, the spot check, and the
+ * backward (the plain one: y is 0 on the masked keys) against finite differences. */
+static void softmax_padded_case(int S, int H, int T, bool causal, uint64_t seed)
+{
+    const int n = S * H * T, pad = 2;
+    const size_t e = (size_t)n * T;
+    float *x = tu_floats(e), *y = tu_floats(e), *dy = tu_floats(e), *dx = tu_floats(e);
+    double *ry = tu_doubles(e);
+    int32_t *ids = calloc((size_t)T * S, sizeof *ids);
+    tu_fill_uniform(x, e, -3, 3, seed);
+    tu_fill_uniform(dy, e, -1, 1, seed + 1);
+    for (int b = 0; b < S; b++) /* sample b: b % (T + 1) pads at the end; the last: all pads */
+        for (int j = 0; j < T; j++)
+            ids[j * S + b] = b == S - 1 || j >= T - b % (T + 1) ? pad : 5 + j;
+    float *xr = causal ? causal_masked(x, n, T) : tu_dup(x, e);
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < T; j++)
+            if (ids[j * S + r / (H * T)] == pad)
+                xr[(size_t)r * T + j] = -INFINITY;
+    OpDesc f = op_softmax_padded(n, T, causal, S, pad);
+    char key[OP_KEY_MAX];
+    op_key(&f, key);
+    void *fb[] = {y, x, ids};
+    run(&f, fb);
+    for (int r = 0; r < n; r++) {
+        bool any = false;
+        for (int j = 0; j < T; j++)
+            any |= isfinite(xr[(size_t)r * T + j]);
+        if (any)
+            ref_softmax_forward(ry + (size_t)r * T, xr + (size_t)r * T, 1, T);
+        else
+            for (int j = 0; j < T; j++)
+                ry[(size_t)r * T + j] = 0.0;
+    }
+    assert_true(tu_close(key, y, ry, e, 1e-7, 1e-5));
+    expect_spot_ok(&f, fb, NULL);
+    float *xi = tu_dup(x, e);
+    run(&f, (void *[]){xi, xi, ids});
+    assert_true(tu_close_f("padded softmax in place", xi, y, e, 0, 0));
+    OpDesc b = softmax_of(PHASE_BWD_DATA, n, T, causal);
+    b.u.softmax.accumulate = false;
+    void *bb[] = {dx, dy, y};
+    run(&b, bb);
+    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
+    assert_true(tu_grad_check(key, x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 2, FD_EPS, 1e-4, FD_RTOL));
+    free(x), free(y), free(dy), free(dx), free(ry), free(xr), free(xi), free(ids);
+}
+
+static void test_softmax_padding_mask(void **state)
+{
+    (void)state;
+    softmax_padded_case(4, 2, 6, false, 3400);
+    softmax_padded_case(5, 3, 7, true, 3410);
+    softmax_padded_case(16, 12, 64, false, 3420); /* OpenMP rows */
+    OpDesc d = op_softmax_padded(4 * 2 * 6, 6, false, 4, 0), u = op_softmax(PHASE_FWD, 4 * 2 * 6, 6);
+    assert_true(op_cost(&d).flops == op_cost(&u).flops && op_cost(&d).bytes == op_cost(&u).bytes + 4.0 * 6 * 4);
+    char key[OP_KEY_MAX];
+    op_key(&d, key);
+    assert_string_equal(key, "softmax fwd n=48 h=6 acc=0 pad=0 samples=4");
+    OpDesc bad;
+    assert_false(op_key_parse("softmax fwd n=48 h=6 acc=0 pad=0 samples=5", &bad)); /* 48 rows in 5 samples */
+    assert_false(op_key_parse("softmax bwd_data n=48 h=6 acc=1 pad=0 samples=4", &bad));
+    assert_false(op_key_parse("softmax fwd n=48 h=6 acc=0 pad=-1 samples=4", &bad));
 }
 
 static void test_softmax(void **state)
@@ -4490,6 +4560,7 @@ int main(void)
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_allreduce_group_of_one),
         cmocka_unit_test(test_vocabulary_parallel_group_of_one),
+        cmocka_unit_test(test_softmax_padding_mask),
         cmocka_unit_test(test_spot_check),
         cmocka_unit_test(test_vecmath_accuracy),
         cmocka_unit_test(test_buffer_free_takes_back_huge_page_advice),
