@@ -28,6 +28,14 @@ fi
 # the example depthwise-separable model file (docs/examples) loads and profiles
 run example-mobilenet 0 "$DLPERF" profile --model-file docs/examples/mobilenet-64.json &&
     expect example-mobilenet "$T/out" "2,503,076 parameters"
+# the example padded masked LM: its attentions' softmax reads the token ids, and it trains
+run example-bert-padded 0 "$DLPERF" profile --model-file docs/examples/bert-mini-padded.json --ops --csv --batch 4 &&
+    expect example-bert-padded "$T/out" "^softmax fwd n=1024 h=64 acc=0 pad=0 samples=4,"
+if run example-bert-padded-trains 0 "$DLPERF" run --model-file docs/examples/bert-mini-padded.json --steps 12 \
+       --warmup 0 --batch 8 --threads 1 --json --db "$T/example.db"; then
+    [ "$(json "json_extract(j, '\$.loss_last') < json_extract(j, '\$.loss_first')")" = 1 ] &&
+        ok example-bert-padded-loss-falls || fail example-bert-padded-loss-falls "$(head -c 300 "$T/out")"
+fi
 run models-json 0 "$DLPERF" models --json
 if [ "$(json "json_array_length(j)")" -ge 3 ] &&
    [ "$(sqlite3 :memory: "SELECT json_extract(value, '\$.params') FROM json_each(readfile('$T/out')) WHERE json_extract(value, '\$.name') = 'p1b1'")" = 244397083 ]; then
