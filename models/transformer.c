@@ -318,8 +318,10 @@ static int tp_places(const Plan *share, const Plan *whole, Place *places, char *
         PlaceKind how = PLACE_NONE;
         if (!sp->tp_split && sp->count == w->count)
             how = PLACE_WHOLE;
-        else if (sp->tp_split && sp->fan_in > 0 && sp->fan_in == w->fan_in && (size_t)sp->fan_out * t == (size_t)w->fan_out)
-            how = PLACE_COLUMNS; /* (in, out) row-major: this rank's block of columns in every row */
+        else if (sp->tp_split && sp->fan_in > 0 && sp->fan_in == w->fan_in &&
+                 (size_t)sp->fan_out == ceil_div((size_t)w->fan_out, t))
+            how = PLACE_COLUMNS; /* (in, out) row-major: this rank's block of columns in every row (an
+                                  * untied LM head's last block padded) */
         else if (sp->tp_split && (sp->fan_in == 0 ? sp->count == ceil_div(w->count, t)
                                                    : (size_t)sp->fan_in == ceil_div((size_t)w->fan_in, t) &&
                                                          sp->fan_out == w->fan_out))

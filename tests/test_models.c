@@ -479,6 +479,58 @@ static void test_tensor_parallel_split(void **state)
     free((void *)tiny_gpt.layers);
 }
 
+/* An untied LM head over 11 classes in two shares: its kernel's columns split 6 + 5 (the
+ * second block padded with a zero column), its token table's rows likewise, every value of
+ * the whole model in exactly one rank's share. */
+static void test_tensor_parallel_untied_vocabulary(void **state)
+{
+    ModelSpec whole = gpt_model(true, 0.0f, 1), share;
+    LayerSpec *head = (LayerSpec *)&whole.layers[whole.nlayers - 1];
+    head->u.dense.tie = 0;
+    char err[256];
+    assert_int_equal(transformer_tensor_parallel(&whole, 2, &share, err, sizeof err), 0);
+    assert_int_equal(share.tp_vocab, 11);
+    assert_int_equal(share.layers[share.nlayers - 1].u.dense.units, 6);
+    Plan w, s;
+    assert_int_equal(plan_build_mode(&whole, 1, PLAN_INFERENCE, &w, err, sizeof err), 0);
+    assert_int_equal(plan_build_mode(&share, 1, PLAN_INFERENCE, &s, err, sizeof err), 0);
+    const size_t nw = w.arena_bytes[ARENA_PARAM] / sizeof(float), ns = s.arena_bytes[ARENA_PARAM] / sizeof(float);
+    float *wp = malloc(nw * sizeof *wp), *sp = malloc(ns * sizeof *sp);
+    for (size_t i = 0; i < nw; i++)
+        wp[i] = (float)(i + 1);
+    unsigned char *seen = calloc(nw, 1);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(transformer_tp_slice(&s, sp, &w, wp, r, err, sizeof err), 0);
+        for (int k = 0; k < s.nparams; k++) {
+            const PlanParam *pp = &s.params[k];
+            if (!pp->tp_split)
+                continue;
+            for (size_t j = 0; j < pp->count; j++) {
+                const float v = sp[pp->ref.offset / sizeof(float) + j];
+                if (v == 0.0f) /* padding: the last block's column or row */
+                    assert_int_equal(r, 1);
+                else
+                    seen[(size_t)v - 1]++;
+            }
+        }
+    }
+    size_t split_values = 0;
+    for (int k = 0; k < w.nparams; k++) {
+        const PlanParam *pp = &w.params[k];
+        const bool vocab = strcmp(w.layers[pp->layer].name, "lm_head") == 0 || strcmp(w.layers[pp->layer].name, "wte") == 0;
+        const bool block = strcmp(w.layers[pp->layer].name, "attn") == 0 || strcmp(w.layers[pp->layer].name, "fc") == 0 ||
+                           (strcmp(w.layers[pp->layer].name, "proj") == 0 && strcmp(pp->role, "kernel") == 0);
+        for (size_t j = 0; pp->learnable && (vocab || block) && j < pp->count; j++, split_values++)
+            if (strcmp(pp->role, "proj_bias") != 0)
+                assert_int_equal(seen[pp->ref.offset / sizeof(float) + j], 1);
+    }
+    assert_true(split_values > 0);
+    free(wp), free(sp), free(seen);
+    plan_free(&w), plan_free(&s);
+    free((void *)share.layers);
+    free((void *)whole.layers);
+}
+
 static void test_gradcheck_encoder(void **state) { gradcheck(gpt_model(false, 0.0f, 1), 2); }
 static void test_gradcheck_masked_lm(void **state) { gradcheck(bert_model(), 4); }
 static void test_gradcheck_masked_lm_padded(void **state) { gradcheck(bert_model_padded(0), 4); }
@@ -765,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_gradcheck_tensor_parallel_layers),
         cmocka_unit_test(test_tensor_parallel_share_of_one_is_the_model),
         cmocka_unit_test(test_tensor_parallel_split),
+        cmocka_unit_test(test_tensor_parallel_untied_vocabulary),
         cmocka_unit_test(test_gradcheck_masked_lm),
         cmocka_unit_test(test_gradcheck_masked_lm_padded),
         cmocka_unit_test(test_padding_mask),
