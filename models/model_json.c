@@ -872,15 +872,16 @@ static int parse_kind_fields(const Ctx *c, const cJSON *lj, LayerSpec *L)
         return get_float(c, lj, "epsilon", false, DEFAULT_LN_EPS, RANGE_POSITIVE, &L->u.ln.eps);
     case LAYER_ATTENTION: {
         bool proj_bias = true;
+        int pad = -1;
         int rc = get_int(c, lj, "heads", true, 0, 1, INT_MAX, &L->u.attn.heads) ||
                  get_bool(c, lj, "causal", false, &L->u.attn.causal) ||
                  get_float(c, lj, "dropout", false, 0, RANGE_RATE, &L->u.attn.dropout) ||
                  get_float(c, lj, "proj_init_scale", false, 0, RANGE_NONNEG, &L->u.attn.proj_init_scale) ||
                  get_int(c, lj, "shards", false, 0, 0, INT_MAX, &L->u.attn.shards) ||
                  get_bool(c, lj, "proj_bias", true, &proj_bias) ||
-                 get_int(c, lj, "pad_token_id", false, -1, 0, INT_MAX, &L->u.attn.pad_id);
+                 get_int(c, lj, "pad_token_id", false, -1, 0, INT_MAX, &pad);
         L->u.attn.no_proj_bias = !proj_bias;
-        L->u.attn.padding_mask = L->u.attn.pad_id >= 0;
+        L->u.attn.padding_mask = pad >= 0, L->u.attn.pad_id = pad >= 0 ? pad : 0; /* as a built layer */
         return rc;
     }
     case LAYER_TP_COPY:

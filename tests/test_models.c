@@ -288,7 +288,7 @@ static ModelSpec bert_model_padded(int pad)
     x = zb_layernorm(&b, "emb_ln", x, 1e-12f);
     x = zb_dropout(&b, "emb_drop", x, 0.1f);
     int h = zb_attention(&b, "attn", x, 2, false, 0.1f, 0.4f, 0.4f);
-    b.layers[h].u.attn.padding_mask = pad >= 0, b.layers[h].u.attn.pad_id = pad;
+    b.layers[h].u.attn.padding_mask = pad >= 0, b.layers[h].u.attn.pad_id = pad >= 0 ? pad : 0;
     h = zb_add2(&b, "res_1", x, h, NOACT);
     x = zb_layernorm(&b, "ln_1", h, 1e-12f);
     h = zb_dense_normal(&b, "fc", x, 4 * D, ACT_GELU, 0.4f);
