@@ -120,7 +120,15 @@ static int token_vocab(const ModelSpec *m)
     return m->layers[0].kind == LAYER_EMBEDDING ? m->layers[0].u.embed.vocab : 2;
 }
 
-static int32_t skip_pad(int32_t t, int pad) { return t >= pad ? t + 1 : t; }
+/* A token uniform over the vocabulary, or with a pad id (>= 0) over the others: drawn from
+ * vocab - 1 values, those from the pad id on moved up by one. */
+static int32_t draw_token(gsl_rng *r, int vocab, int pad)
+{
+    if (pad < 0)
+        return (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab);
+    const int32_t t = (int32_t)gsl_rng_uniform_int(r, (unsigned long)(vocab - 1));
+    return t >= pad ? t + 1 : t;
+}
 
 /* The token id an attention's padding mask masks (the first such layer's), or -1. */
 static int pad_id_of(const ModelSpec *m)
@@ -144,24 +152,20 @@ static void gen_masked_tokens(gsl_rng *r, int32_t *ids, int32_t *labels, int B, 
         for (int b = 0; b < B; b++)
             len[b] = (T + 1) / 2 + (int32_t)gsl_rng_uniform_int(r, (unsigned long)(T - (T + 1) / 2 + 1));
     }
-    /* a token other than the pad id: drawn from vocab - 1 values, those from pad on moved up */
-    #define DRAW() (pad < 0 ? (int32_t)gsl_rng_uniform_int(r, (unsigned long)vocab) \
-                            : skip_pad((int32_t)gsl_rng_uniform_int(r, (unsigned long)(vocab - 1)), pad))
     for (size_t i = 0; i < (size_t)B * T; i++) {
         labels[i] = XENT_IGNORE;
         if (len && (int)(i / (size_t)B) >= len[i % (size_t)B]) {
             ids[i] = pad;
             continue;
         }
-        const int32_t token = DRAW();
+        const int32_t token = draw_token(r, vocab, pad);
         ids[i] = token;
         if (gsl_rng_uniform(r) >= 0.15)
             continue;
         labels[i] = token;
         const double u = gsl_rng_uniform(r);
-        ids[i] = u < 0.8 ? vocab - 1 : u < 0.9 ? DRAW() : token;
+        ids[i] = u < 0.8 ? vocab - 1 : u < 0.9 ? draw_token(r, vocab, pad) : token;
     }
-    #undef DRAW
     free(len);
 }
 
@@ -242,8 +246,7 @@ static void datagen_batch(DataGen *g, const Plan *p, char *base, int b)
     }
     case DATA_MASKED_TOKENS: /* BERT's masking of uniform token streams (model.h) */
         assert(labels && nlabels == n);
-        gen_masked_tokens(r, (int32_t *)x, labels, B, (int)(n / (size_t)B), token_vocab(m),
-                          pad_id_of(m->tp_whole ? m->tp_whole : m));
+        gen_masked_tokens(r, (int32_t *)x, labels, B, (int)(n / (size_t)B), token_vocab(m), pad_id_of(m));
         break;
     case DATA_SEQUENCE: /* rnn-benchmarks: np.random.random inputs */
         for (size_t i = 0; i < n; i++)

@@ -891,6 +891,12 @@ static int embedding_infer(const ModelSpec *m, const LayerSpec *l, const Shape *
     return check_weights((double)s->vocab * s->dim, msg, n);
 }
 
+/* The table's lookup (FWD) or scatter-add (BWD_WEIGHTS): a vocabulary-parallel block's own. */
+static OpDesc embedding_op(OpPhase phase, int rows, const EmbeddingSpec *s)
+{
+    return s->tp_split ? op_embedding_part(phase, rows, s->vocab, s->dim) : op_embedding(phase, rows, s->vocab, s->dim);
+}
+
 static void embedding_forward(LayerCtx *c, const LayerSpec *l)
 {
     PlanLayer *pl = self(c);
@@ -906,9 +912,7 @@ static void embedding_forward(LayerCtx *c, const LayerSpec *l)
     if (!c->active)
         return;
     alloc_output(c, (size_t)rows * s->dim);
-    const OpDesc d = s->tp_split ? op_embedding_part(PHASE_FWD, rows, s->vocab, s->dim)
-                                 : op_embedding(PHASE_FWD, rows, s->vocab, s->dim);
-    plan_add(c->plan, c->layer, d, (BufRef[]){pl->y, c->x[0], pl->w}, 3);
+    plan_add(c->plan, c->layer, embedding_op(PHASE_FWD, rows, s), (BufRef[]){pl->y, c->x[0], pl->w}, 3);
     /* the output's gradient is never read: only a trainable table needs it */
 }
 
@@ -919,8 +923,7 @@ static void embedding_backward(LayerCtx *c, const LayerSpec *l, bool *written)
     if (s->frozen)
         return;
     int rows = c->batch * c->in_shape[0].d[0];
-    OpDesc d = s->tp_split ? op_embedding_part(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim)
-                           : op_embedding(PHASE_BWD_WEIGHTS, rows, s->vocab, s->dim);
+    OpDesc d = embedding_op(PHASE_BWD_WEIGHTS, rows, s);
     /* a later dense layer whose kernel this table is (tied) wrote the gradient first */
     d.u.embed.accumulate = false;
     for (int j = c->layer + 1; j < c->model->nlayers; j++) {

@@ -221,15 +221,20 @@ const char *comm_library(void)
     return started ? version : "";
 }
 
-/* dst = the sum of src over comm's ranks, n floats in pieces of at most COMM_CHUNK (MPI
- * counts are int); in place where dst is src. */
-static void sum_f32_on(MPI_Comm comm, const char *what, const float *src, float *dst, size_t n)
+/* dst = op (sum, max) of src over comm's ranks, element by element, n floats in pieces of
+ * at most COMM_CHUNK (MPI counts are int); in place where dst is src. */
+static void reduce_f32_on(MPI_Comm comm, MPI_Op op, const char *what, const float *src, float *dst, size_t n)
 {
     for (size_t off = 0; off < n; off += COMM_CHUNK) {
         size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
         WATCHED(what, MPI_Allreduce(src == dst ? MPI_IN_PLACE : (const void *)(src + off), dst + off, (int)c,
-                                    MPI_FLOAT, MPI_SUM, comm));
+                                    MPI_FLOAT, op, comm));
     }
+}
+
+static void sum_f32_on(MPI_Comm comm, const char *what, const float *src, float *dst, size_t n)
+{
+    reduce_f32_on(comm, MPI_SUM, what, src, dst, n);
 }
 
 void comm_allreduce_sum_f32(float *buf, size_t n)
@@ -279,10 +284,8 @@ void comm_tp_allreduce_f32(float *y, const float *x, size_t n)
 
 void comm_tp_allreduce_max_f32(float *buf, size_t n)
 {
-    for (size_t off = 0; tp_size > 1 && off < n; off += COMM_CHUNK) {
-        const size_t c = n - off < COMM_CHUNK ? n - off : COMM_CHUNK;
-        WATCHED("tensor-parallel max", MPI_Allreduce(MPI_IN_PLACE, buf + off, (int)c, MPI_FLOAT, MPI_MAX, tp_comm));
-    }
+    if (tp_size > 1)
+        reduce_f32_on(tp_comm, MPI_MAX, "tensor-parallel max", buf, buf, n);
 }
 
 void comm_dp_allreduce_sum_f32(float *buf, size_t n)

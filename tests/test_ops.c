@@ -2994,6 +2994,19 @@ static OpDesc softmax_of(OpPhase phase, int n, int h, bool causal)
     return causal ? op_softmax_causal(phase, n, h) : op_softmax(phase, n, h);
 }
 
+/* The backward (written, from the forward's y = fb[0]) against finite differences of the
+ * forward f over its input x = fb[1], along dy. */
+static void softmax_grad_check(const OpDesc *f, void *fb[], const char *key, int n, int h, bool causal,
+                               float *dx, float *dy, uint64_t seed)
+{
+    const size_t e = (size_t)n * h;
+    OpDesc b = softmax_of(PHASE_BWD_DATA, n, h, causal);
+    b.u.softmax.accumulate = false;
+    run(&b, (void *[]){dx, dy, fb[0]});
+    FwdObj o = {.fwd = f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
+    assert_true(tu_grad_check(key, fb[1], e, dx, fwd_objective, &o, FD_SAMPLES, seed, FD_EPS, 1e-4, FD_RTOL));
+}
+
 static void softmax_case(int n, int h, float scale, bool causal, uint64_t seed)
 {
     const size_t e = (size_t)n * h;
@@ -3030,15 +3043,8 @@ static void softmax_case(int n, int h, float scale, bool causal, uint64_t seed)
         expect_spot_ok(&b, bb, acc ? bb0 : NULL);
         free(dx0);
     }
-    if (e <= 4096) {
-        OpDesc b = softmax_of(PHASE_BWD_DATA, n, h, causal);
-        b.u.softmax.accumulate = false;
-        void *bb[] = {dx, dy, y};
-        run(&b, bb);
-        FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
-        assert_true(tu_grad_check(key, x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 2,
-                                  FD_EPS, 1e-4, FD_RTOL));
-    }
+    if (e <= 4096)
+        softmax_grad_check(&f, fb, key, n, h, causal, dx, dy, seed + 2);
     for (size_t i = 0; i < e; i++)
         assert_true(isfinite(y[i]));
     free(x), free(y), free(dy), free(dx), free(ry), free(rdx), free(ex), free(xi), free(xr);
@@ -3085,12 +3091,7 @@ static void softmax_padded_case(int S, int H, int T, bool causal, uint64_t seed)
     float *xi = tu_dup(x, e);
     run(&f, (void *[]){xi, xi, ids});
     assert_true(tu_close_f("padded softmax in place", xi, y, e, 0, 0));
-    OpDesc b = softmax_of(PHASE_BWD_DATA, n, T, causal);
-    b.u.softmax.accumulate = false;
-    void *bb[] = {dx, dy, y};
-    run(&b, bb);
-    FwdObj o = {.fwd = &f, .bufs = fb, .nout = 1, .out = {0}, .r = {dy}, .n = {e}};
-    assert_true(tu_grad_check(key, x, e, dx, fwd_objective, &o, FD_SAMPLES, seed + 2, FD_EPS, 1e-4, FD_RTOL));
+    softmax_grad_check(&f, fb, key, n, T, causal, dx, dy, seed + 2);
     free(x), free(y), free(dy), free(dx), free(ry), free(xr), free(xi), free(ids);
 }
 
