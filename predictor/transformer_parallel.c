@@ -223,13 +223,20 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
     const double tp_one = ring_s(act_msg, t, node.intra); /* one allreduce (or RS + AG) */
     const double tp_blk = 4 * tp_one + (c->recompute == RECOMPUTE_FULL ? 2 * tp_one : 0);
     const double rc_blk = c->recompute == RECOMPUTE_FULL ? f : c->recompute == RECOMPUTE_SELECTIVE ? sc->core_fwd_s : 0;
-    /* the embedding's allreduce (vocabulary-parallel lookup) forward; the head's
-     * vocabulary-parallel loss reduces b s values three times: negligible */
-    const double emb = sc->fwd_s[SHARD_EMBEDDING] + sc->bwd_s[SHARD_EMBEDDING] + tp_one;
-    const double head = sc->fwd_s[SHARD_HEAD] + sc->bwd_s[SHARD_HEAD];
-    const double first = Lp * (f + b) + emb + (p == 1 ? head : 0), last = p == 1 ? first : Lp * (f + b) + head;
-    const double stage_compute = fmax(first, last);
-    const double W = stage_compute + Lp * (rc_blk + tp_blk); /* the slowest stage, one micro-batch */
+    /* Outside the blocks: the vocabulary-parallel lookup's sum forward (first stage); the
+     * LM head's input gradient summed backward (its f), and the loss's two sums over the
+     * group, of the rows' maxima (b s fp32 values) and of their exponentials with the
+     * label's logit (2 b s), before the loss is known (last stage). */
+    const double micro_tokens = (double)c->micro_batch * d->seq;
+    const double emb_c = sc->fwd_s[SHARD_EMBEDDING] + sc->bwd_s[SHARD_EMBEDDING], emb_x = tp_one;
+    const double head_c = sc->fwd_s[SHARD_HEAD] + sc->bwd_s[SHARD_HEAD];
+    const double head_x = tp_one + ring_s(4 * micro_tokens, t, node.intra) + ring_s(8 * micro_tokens, t, node.intra);
+    const double first_c = Lp * (f + b) + emb_c + (p == 1 ? head_c : 0), first_x = emb_x + (p == 1 ? head_x : 0);
+    const double last_c = p == 1 ? first_c : Lp * (f + b) + head_c, last_x = p == 1 ? first_x : head_x;
+    const bool first_slowest = first_c + first_x >= last_c + last_x;
+    const double stage_compute = first_slowest ? first_c : last_c, stage_comm = first_slowest ? first_x : last_x;
+    /* the slowest stage, one micro-batch */
+    const double W = stage_compute + stage_comm + Lp * (rc_blk + tp_blk);
 
     /* neighbouring stages are t d ranks apart: another node once that is a node's worth */
     const bool pp_inter = t * dp >= gpn || !sys->has_intra;
@@ -237,7 +244,7 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
     const double x = p > 1 ? pl.alpha_s + act_msg / (t > 1 ? t : 1) / pl.beta_Bps : 0;
     out->compute_s = m * stage_compute;
     out->recompute_s = m * Lp * rc_blk;
-    out->tp_comm_s = m * Lp * tp_blk;
+    out->tp_comm_s = m * (Lp * tp_blk + stage_comm);
     if (p > 1) {
         out->pp_comm_s = (double)m * v * 2 * x;
         out->bubble_s = (p - 1) * (W / v + 2 * x);

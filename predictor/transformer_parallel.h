@@ -8,7 +8,9 @@
  *                        and two backward, on the node's links, not overlapped. Sequence
  *                        parallel turns each into a reduce-scatter and an all-gather (the
  *                        same bytes) and runs the norms, dropouts and residual adds on s / t
- *                        tokens each.
+ *                        tokens each. Outside the blocks: the vocabulary-parallel lookup's
+ *                        sum (b s h values), the LM head's input gradient's (b s h) and the
+ *                        loss's two small sums (b s and 2 b s fp32 values).
  *   pipeline parallel p  L / p blocks a stage (the embedding on the first, the final norm,
  *                        LM head and loss on the last); m = B / (b d) micro-batches in
  *                        1F1B order, each stage's blocks in v interleaved chunks. With W the

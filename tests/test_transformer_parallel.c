@@ -114,6 +114,14 @@ static SystemSpec test_system(void)
     return s;
 }
 
+/* an allreduce of `bytes` over n of test_system's GPUs: a ring on its NVLink, reducing at
+ * the device's streaming rate (3 bytes moved a byte reduced) */
+static double ring(double bytes, int n)
+{
+    const double f = (n - 1.0) / n;
+    return 2 * (n - 1) * 2e-6 + 2 * f * bytes / 300e9 + f * bytes * 3 / 2e12;
+}
+
 static const TransformerDims DIMS = {.layers = 16, .hidden = 4096, .heads = 32, .ffn = 16384, .vocab = 51200,
                                      .seq = 2048, .causal = true, .dropout = 0.1f, .attn_dropout = 0.1f,
                                      .opt = OPT_ADAMW};
@@ -169,7 +177,11 @@ static void test_pipeline_and_recomputation(void **state)
     c.recompute = RECOMPUTE_FULL;
     estimate(c, 4, &full);
     CLOSE(full.recompute_s, 32 * 4 * 0.010);
-    CLOSE(full.tp_comm_s, 1.5 * e.tp_comm_s);
+    /* a block's sums: 4 of b s h 16-bit values, 6 with full recomputation; the last stage
+     * adds the head's input gradient's and the loss's two (b s and 2 b s fp32 values) */
+    const double one = ring(2048.0 * 4096 * 2, 8);
+    CLOSE(full.tp_comm_s - e.tp_comm_s, 32 * 4 * 2 * one);
+    CLOSE(e.tp_comm_s, 32 * (4 * 4 * one + one + ring(4 * 2048.0, 8) + ring(8 * 2048.0, 8)));
     assert_true(full.activations_B < sel.activations_B && sel.activations_B < e.activations_B);
     /* sequence parallel: the norms, dropouts and adds on 1/8 of the tokens */
     c = base, c.sp = true;
