@@ -223,12 +223,15 @@ void tpar_estimate(const TransformerDims *d, const SystemSpec *sys, Precision pr
     const double tp_one = ring_s(act_msg, t, node.intra); /* one allreduce (or RS + AG) */
     const double tp_blk = 4 * tp_one + (c->recompute == RECOMPUTE_FULL ? 2 * tp_one : 0);
     const double rc_blk = c->recompute == RECOMPUTE_FULL ? f : c->recompute == RECOMPUTE_SELECTIVE ? sc->core_fwd_s : 0;
-    /* Outside the blocks: the vocabulary-parallel lookup's sum forward (first stage); the
-     * LM head's input gradient summed backward (its f), and the loss's two sums over the
-     * group, of the rows' maxima (b s fp32 values) and of their exponentials with the
-     * label's logit (2 b s), before the loss is known (last stage). */
+    /* Outside the blocks: the vocabulary-parallel lookup's sum forward (first stage; with
+     * sequence parallel a reduce-scatter into the sequence's shares, half an allreduce's
+     * sends); the LM head's input gradient summed backward (its f; with sequence parallel
+     * an all-gather forward and a reduce-scatter backward, the same sends), and the loss's
+     * two sums over the group, of the rows' maxima (b s fp32 values) and of their
+     * exponentials with the label's logit (2 b s), before the loss is known (last stage). */
     const double micro_tokens = (double)c->micro_batch * d->seq;
-    const double emb_c = sc->fwd_s[SHARD_EMBEDDING] + sc->bwd_s[SHARD_EMBEDDING], emb_x = tp_one;
+    const double emb_c = sc->fwd_s[SHARD_EMBEDDING] + sc->bwd_s[SHARD_EMBEDDING];
+    const double emb_x = c->sp ? 0.5 * tp_one : tp_one;
     const double head_c = sc->fwd_s[SHARD_HEAD] + sc->bwd_s[SHARD_HEAD];
     const double head_x = tp_one + ring_s(4 * micro_tokens, t, node.intra) + ring_s(8 * micro_tokens, t, node.intra);
     const double first_c = Lp * (f + b) + emb_c + (p == 1 ? head_c : 0), first_x = emb_x + (p == 1 ? head_x : 0);

@@ -207,6 +207,13 @@ static void test_memory_and_data_parallel(void **state)
     CLOSE(e.grads_B, 4 * P);
     CLOSE(e.optimizer_B, 12 * P); /* fp32 master weights and AdamW's two moments */
     assert_true(e.dp_comm_s > 0 && e.bubble_s == 0 && e.pp_comm_s == 0);
+    /* sequence parallel turns the lookup's sum into a reduce-scatter, half its sends; the
+     * blocks' and the head's sums keep their bytes */
+    ParallelEstimate sp;
+    c.sp = true;
+    estimate(c, 4, &sp);
+    CLOSE(sp.tp_comm_s, e.tp_comm_s - 8 * 0.5 * ring(2 * 2048.0 * 4096 * 2, 8));
+    c.sp = false;
     c.dist_opt = true;
     estimate(c, 4, &z);
     CLOSE(z.optimizer_B, 3 * P);
