@@ -119,15 +119,20 @@ static void test_model_file_round_trip(void **state)
     model_free(back), model_free(m);
 }
 
-/* docs/examples/hf-configs: the large models' shapes from their papers, and their counts by
- * Megatron's formula 12 l h^2 (1 + 13 / (12 h) + (V + s) / (12 l h)) */
+/* docs/examples/hf-configs: HuggingFace's configs of GPT-2 large, BERT-large and OPT-1.3B
+ * with their published counts; the larger models' shapes from their papers, and their
+ * counts by Megatron's formula 12 l h^2 (1 + 13 / (12 h) + (V + s) / (12 l h)) */
 static void test_example_configs(void **state)
 {
     (void)state;
     static const struct {
         const char *file;
         size_t params;
-    } cases[] = {{"docs/examples/hf-configs/gpt3-175b.json", 174604259328ULL},
+    } cases[] = {{"docs/examples/hf-configs/gpt2-large.json", 774030080ULL},
+                 {"docs/examples/hf-configs/bert-large.json", 335174458ULL},
+                 {"docs/examples/hf-configs/opt-1.3b.json", 1315758080ULL},
+                 {"docs/examples/hf-configs/gpt3-2.7b.json", 2651553280ULL},
+                 {"docs/examples/hf-configs/gpt3-175b.json", 174604259328ULL},
                  {"docs/examples/hf-configs/megatron-22b.json", 22074273792ULL},
                  {"docs/examples/hf-configs/megatron-530b.json", 529600819200ULL},
                  {"docs/examples/hf-configs/megatron-1t.json", 1008038758400ULL}};
